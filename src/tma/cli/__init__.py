@@ -1,0 +1,1 @@
+"""Command-line dispatch: one module per command, each with main(argv) -> int."""

@@ -1,0 +1,93 @@
+"""What every command shares: global options, config, the server handle, errors.
+
+Kept import-light: `tma status` and `tma event` run through here on every status
+line and every agent hook.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+
+USAGE = 2
+FAIL = 1
+
+
+class UsageError(Exception):
+    pass
+
+
+@dataclass
+class Globals:
+    socket_name: str | None = None
+    socket_path: str | None = None
+    config: str | None = None
+    manifest_dir: str | None = None
+    debug_timing: bool = False
+    client: str | None = None
+
+
+_VALUED = {"--socket-name": "socket_name", "--socket-path": "socket_path", "--config": "config",
+           "--manifest-dir": "manifest_dir", "-c": "client", "--client": "client"}
+
+
+def split_globals(argv: list[str]) -> tuple[Globals, list[str]]:
+    """Take the global options out of argv, wherever they stand."""
+    g = Globals()
+    rest: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            rest.extend(argv[i:])
+            break
+        name, eq, value = arg.partition("=")
+        if name in _VALUED and (eq or i + 1 < len(argv)):
+            if not eq:
+                value = argv[i + 1]
+                i += 1
+            setattr(g, _VALUED[name], value)
+        elif name in _VALUED:
+            raise UsageError(f"{name} needs a value")
+        elif arg == "--debug-timing":
+            g.debug_timing = True
+        else:
+            rest.append(arg)
+        i += 1
+    if g.socket_name and g.socket_path:
+        raise UsageError("--socket-name and --socket-path are mutually exclusive")
+    if g.client is not None and (g.client == "" or "#{" in g.client):
+        g.client = None  # an unexpanded #{client_name}: treat as absent
+    return g, rest
+
+
+def err(msg: str) -> None:
+    sys.stderr.write(msg if msg.endswith("\n") else msg + "\n")
+
+
+def load_config(g: Globals):
+    from tma.runtime.config import ConfigError, load
+
+    try:
+        return load(g.config)
+    except ConfigError as exc:
+        err(str(exc))
+        raise SystemExit(FAIL) from None
+
+
+def server(g: Globals, cfg=None):
+    from tma.tmux.adapter import Server, resolve_bin
+
+    return Server(resolve_bin(cfg.tmux_bin if cfg is not None else None),
+                  socket_name=g.socket_name, socket_path=g.socket_path)
+
+
+def now_ms() -> int:
+    import time
+
+    return time.time_ns() // 1_000_000
+
+
+def env_pane() -> str | None:
+    return os.environ.get("TMUX_PANE") or None

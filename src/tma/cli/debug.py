@@ -1,0 +1,126 @@
+"""`tma debug explain|capture|stamp`: manifest authoring and test harness tools."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from tma.cli import common
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tma debug", description="authoring and inspection tools")
+    sub = p.add_subparsers(dest="sub", required=True)
+    ex = sub.add_parser("explain", help="run detection on a pane or a capture and show why")
+    ex.add_argument("pane", nargs="?", help="pane id (live form)")
+    ex.add_argument("--capture", metavar="FILE", help="a capture in the fixture format")
+    ex.add_argument("--agent", help="manifest to use (default: the capture's agent header)")
+    ex.add_argument("--prior", choices=["idle", "working", "blocked", "unknown"],
+                    help="pretend the pane was stamped with this state (by a capture)")
+    ex.add_argument("--json", action="store_true")
+    cap = sub.add_parser("capture", help="print a pane in the fixture format")
+    cap.add_argument("pane")
+    st = sub.add_parser("stamp", help="(internal) apply exactly one guarded write")
+    st.add_argument("pane")
+    st.add_argument("--mode", choices=["publish", "hold", "remove"], default="publish")
+    st.add_argument("--state", default="idle")
+    st.add_argument("--detail", default="")
+    st.add_argument("--source", default="capture")
+    st.add_argument("--evidence-at", type=int, default=None)
+    st.add_argument("--stamped-at", type=int, default=None)
+    st.add_argument("--name", default="test")
+    st.add_argument("--pid", type=int, default=0)
+    st.add_argument("--hash", default="")
+    st.add_argument("--attention", action="store_true")
+    st.add_argument("--episode-reset", action="store_true")
+    st.add_argument("--guard", default="unconditional",
+                    help="unconditional | protect-hook | carveout:<ms> | refresh:<state> | "
+                         "hook:<ms>")
+    st.add_argument("--count", type=int, default=1, help="repeat the write N times (tests)")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    g, rest = common.split_globals(argv)
+    args = _parser().parse_args(rest)
+    if args.sub == "explain":
+        if args.capture:
+            return explain_capture(g, args)
+        if not args.pane:
+            raise common.UsageError("explain needs a PANE or --capture FILE")
+        from tma.cli import debug_live
+
+        return debug_live.explain(g, args)
+    if args.sub == "capture":
+        from tma.cli import debug_live
+
+        return debug_live.capture(g, args)
+    from tma.cli import debug_live
+
+    return debug_live.stamp(g, args)
+
+
+def _load_manifests(g: common.Globals):
+    from tma.runtime import manifests
+
+    cfg = common.load_config(g)
+    try:
+        mset = manifests.load(g.manifest_dir, cfg.agents)
+    except manifests.BundledManifestError as exc:
+        common.err(str(exc))
+        raise SystemExit(common.FAIL) from None
+    manifests.report_skipped(mset, sys.stderr.write)
+    return cfg, mset
+
+
+def explain_capture(g: common.Globals, args) -> int:
+    from tma.core import explain, fixture
+    from tma.core.rules import Screen
+
+    try:
+        with open(args.capture, encoding="utf-8", errors="surrogateescape", newline="") as fh:
+            cap = fixture.parse(fh.read())
+    except OSError as exc:
+        common.err(f"tma: cannot read {args.capture}: {exc.strerror}")
+        return common.FAIL
+    except fixture.FixtureError as exc:
+        common.err(f"tma: {args.capture}: {exc}")
+        return common.FAIL
+    cfg, mset = _load_manifests(g)
+    name = args.agent or cap.agent
+    manifest = mset.get(name)
+    if manifest is None:
+        common.err(f"tma: no manifest for agent {name!r} (loaded: {', '.join(mset.manifests)})")
+        return common.FAIL
+    at = cap.captured_at or 1
+    prior = explain.prior_stamp(args.prior, at=at - 10_000) if args.prior else None
+    det = explain.detect(manifest, Screen(cap.body, cap.title, cap.height), captured_at=at,
+                         now=at + 10, prev=prior, cfg=cfg.fold())
+    doc = explain.document(det, extra={"agent": name, "capture": args.capture})
+    if args.json:
+        sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+        return 0
+    sys.stdout.write(render_text(doc))
+    return 0
+
+
+def render_text(doc: dict) -> str:
+    lines = [f"agent: {doc.get('agent')}"]
+    for key in ("identity", "foreground_is_agent", "scrolled", "out_of_scope"):
+        if key in doc:
+            lines.append(f"{key}: {doc[key]}")
+    lines.append("rules:")
+    for r in doc["rules"]:
+        mark = "MATCH" if r["matched"] else "  -  "
+        claim = "  <- claim" if r["claim"] else ""
+        detail = f"/{r['detail']}" if r["detail"] else ""
+        skip = " (history view)" if r["skip_state_update"] else ""
+        lines.append(f"  [{mark}] #{r['index']} {r['state']}{detail} prio {r['priority']} "
+                     f"{r['region']}{skip}{claim}")
+    state = doc["state"] or "(none)"
+    detail = f"/{doc['detail']}" if doc["detail"] else ""
+    lines.append(f"verdict: {state}{detail} (source {doc['source']}, {doc['action']}"
+                 f"{', raises attention' if doc['set_attention'] else ''})")
+    lines.append(f"because: {doc['reason']}" + (f" [{doc['winning']}]" if doc["winning"] else ""))
+    return "\n".join(lines) + "\n"

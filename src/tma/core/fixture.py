@@ -1,0 +1,72 @@
+"""The capture fixture format: `# key: value` header lines, a `---` line, the raw body.
+
+Used by `tma debug capture` (writing), `tma debug explain --capture` (reading) and
+the tests. The body is kept byte for byte; it is split off at the first line that
+is exactly `---`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+SEPARATOR = "---"
+REQUIRED = ("agent", "title")
+
+
+class FixtureError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Capture:
+    headers: dict[str, str]
+    body: str
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def agent(self) -> str:
+        return self.headers["agent"]
+
+    @property
+    def title(self) -> str:
+        return self.headers.get("title", "")
+
+    @property
+    def height(self) -> int | None:
+        raw = self.headers.get("height", "")
+        return int(raw) if raw.isdigit() and int(raw) > 0 else None
+
+    @property
+    def captured_at(self) -> int:
+        """Epoch ms (older files store seconds; those are scaled)."""
+        raw = self.headers.get("captured_at", "")
+        if not raw.isdigit():
+            return 0
+        value = int(raw)
+        return value * 1000 if 0 < value < 10**12 else value
+
+
+def parse(text: str) -> Capture:
+    headers: dict[str, str] = {}
+    rest = text
+    while True:
+        line, sep, after = rest.partition("\n")
+        if line == SEPARATOR:
+            body = after
+            break
+        if not sep:
+            raise FixtureError("no '---' line separates the header from the body")
+        if not line.startswith("# ") or ":" not in line:
+            raise FixtureError(f"header line is not '# key: value': {line[:60]!r}")
+        key, _, value = line[2:].partition(":")
+        headers[key.strip()] = value[1:] if value.startswith(" ") else value
+        rest = after
+    for key in REQUIRED:
+        if key not in headers:
+            raise FixtureError(f"header {key!r} is missing")
+    return Capture(headers, body)
+
+
+def render(headers: dict[str, str], body: str) -> str:
+    lines = [f"# {k}: {v}" for k, v in headers.items()]
+    return "\n".join(lines) + "\n" + SEPARATOR + "\n" + body

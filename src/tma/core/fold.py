@@ -1,0 +1,221 @@
+"""The fold: evidence + facts + the previous stamp -> one write plan.
+
+Order (seed 000): a fresh hook claim; the foreground cap (holding a live hook
+claim); the scroll / history freeze; blocker > working > idle chrome; else hold
+the previous state, or unknown. Every time is passed in; nothing reads a clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from tma.core import plan as P
+from tma.core import states
+from tma.core.codec import Stamp
+from tma.core.rules import EngineResult
+
+HOOK = "hook"
+SCREEN = "screen"
+TITLE = "title"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    source: str  # hook | screen | title
+    state: str
+    detail: str
+    at: int
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class Facts:
+    agent_pid: int = 0  # the walked agent pid, 0 when none is walkable
+    foreground_is_agent: bool = True
+    scrolled: bool = False  # tmux scroll offset > 0 (copy-mode at offset 0 is live)
+    history_view: bool = False  # a skip_state_update rule matched
+
+
+@dataclass(frozen=True)
+class FoldConfig:
+    dwell_ms: int = 3000
+    hook_decay_ms: int = 60_000
+    blocked_decay_ms: int = 300_000
+    freshness_ms: int = 3000
+
+    def decay_window(self, state: str) -> int:
+        return self.blocked_decay_ms if state == states.BLOCKED else self.hook_decay_ms
+
+
+def evidence_from(result: EngineResult, at: int) -> list[Evidence]:
+    """The engine's per-state claims as evidence stamped with the capture time."""
+    return [
+        Evidence(c.source, c.state, c.detail, at, c.rule.label) for c in result.claims.values()
+    ]
+
+
+def _latest(evidence: Iterable[Evidence]) -> Evidence | None:
+    best = None
+    for ev in evidence:
+        if best is None or ev.at >= best.at:
+            best = ev
+    return best
+
+
+def _attention(prev: Stamp | None, state: str) -> bool:
+    """Raise on entering blocked and on a working->idle completion."""
+    prev_state = prev.state if prev is not None else None
+    if state == states.BLOCKED:
+        return prev_state != states.BLOCKED
+    if state == states.IDLE:
+        return prev_state == states.WORKING
+    return False
+
+
+def _publish(prev: Stamp | None, ev: Evidence, source: str, guard: P.Guard, reason: str,
+             episode_reset: bool) -> P.Plan:
+    return P.Plan(
+        P.PUBLISH,
+        state=ev.state,
+        detail=states.safe_detail(ev.detail),
+        source=source,
+        evidence_at=ev.at,
+        guard=guard,
+        set_attention=_attention(prev, ev.state),
+        episode_reset=episode_reset,
+        reason=reason,
+        label=ev.label,
+    )
+
+
+def _capture_guard(ev: Evidence, episode_reset: bool) -> P.Guard:
+    if episode_reset:
+        return P.Guard(P.UNCONDITIONAL)
+    if ev.state == states.BLOCKED:
+        return P.Guard(P.CARVE_OUT, at=ev.at)
+    return P.Guard(P.PROTECT_HOOK)
+
+
+def _hold(prev: Stamp | None, reason: str, now: int, episode_reset: bool) -> P.Plan:
+    if prev is None:
+        # Nothing to hold: the floor is unknown, written the way a capture writes.
+        ev = Evidence(SCREEN, states.UNKNOWN, "", now, "no evidence")
+        guard = P.Guard(P.UNCONDITIONAL) if episode_reset else P.Guard(P.PROTECT_HOOK)
+        return _publish(None, ev, states.SOURCE_CAPTURE, guard, reason + "; nothing to hold",
+                        episode_reset)
+    return P.Plan(P.HOLD, reason=reason)
+
+
+def _corroborate(prev: Stamp, ev: Evidence) -> P.Plan:
+    return P.Plan(
+        P.PUBLISH,
+        state=prev.state,
+        detail=prev.detail,
+        source=states.SOURCE_HOOK,
+        evidence_at=ev.at,
+        guard=P.Guard(P.REFRESH_CLAIM, state=prev.state),
+        reason=f"screen agrees with the hook claim ({prev.state}); evidence refreshed",
+        label=ev.label,
+    )
+
+
+def verdict(
+    prev: Stamp | None,
+    facts: Facts,
+    evidence: list[Evidence],
+    visible: Iterable[str],
+    cfg: FoldConfig,
+    now: int,
+) -> P.Plan:
+    visible = tuple(visible)
+    episode_reset = False
+    # 0. Episode boundary: a different agent process is a new episode.
+    if prev is not None and prev.pid and facts.agent_pid and prev.pid != facts.agent_pid:
+        prev = None
+        episode_reset = True
+
+    # 1. A fresh hook claim in this evidence set.
+    hooks = [e for e in evidence if e.source == HOOK and e.state in states.STATES]
+    hook = _latest(hooks)
+    if hook is not None:
+        return _publish(prev, hook, states.SOURCE_HOOK, P.Guard(P.HOOK_ARBITRATE, at=hook.at),
+                        f"hook event {hook.label}", episode_reset)
+
+    protected = prev is not None and prev.is_hook_claim
+
+    # 2. Foreground cap: the screen belongs to something else.
+    if not facts.foreground_is_agent:
+        if protected and facts.agent_pid:
+            return P.Plan(P.HOLD, reason="agent not in the foreground; its live hook claim holds")
+        ev = Evidence(TITLE, states.UNKNOWN, "", now, "foreground is not the agent")
+        return _publish(prev, ev, states.SOURCE_PROCESS, P.Guard(P.UNCONDITIONAL),
+                        "agent not in the foreground: capped at unknown", episode_reset)
+
+    # 3. Freeze: the viewport is not the live screen.
+    if facts.scrolled:
+        return _hold(prev, "pane is scrolled back: frozen", now, episode_reset)
+    if facts.history_view:
+        return _hold(prev, "a history view is on screen: frozen", now, episode_reset)
+
+    # 4. The three chrome slots, latest by time.
+    blocker = _latest(e for e in evidence if e.state == states.BLOCKED and e.source != HOOK)
+    working = _latest(e for e in evidence if e.state == states.WORKING and e.source != HOOK)
+    idle = _latest(e for e in evidence if e.state == states.IDLE and e.source != HOOK)
+
+    # 5. Against a protected hook claim.
+    if protected:
+        assert prev is not None
+        return _against_hook(prev, blocker, working or idle, visible, cfg, now)
+
+    # 6. The ladder.
+    if blocker is not None:
+        return _publish(prev, blocker, states.SOURCE_CAPTURE, _capture_guard(blocker, episode_reset),
+                        "blocker chrome", episode_reset)
+    if working is not None:
+        return _publish(prev, working, states.SOURCE_CAPTURE, _capture_guard(working, episode_reset),
+                        "working chrome", episode_reset)
+    if idle is not None:
+        if (
+            prev is not None
+            and prev.state == states.WORKING
+            and now - prev.evidence_at <= cfg.dwell_ms
+        ):
+            return P.Plan(P.HOLD, reason="idle chrome inside the working->idle dwell")
+        return _publish(prev, idle, states.SOURCE_CAPTURE, _capture_guard(idle, episode_reset),
+                        "idle chrome", episode_reset)
+
+    # 7. Nothing on screen: hold, or unknown.
+    return _hold(prev, "no rule matched", now, episode_reset)
+
+
+def _against_hook(
+    prev: Stamp,
+    blocker: Evidence | None,
+    candidate: Evidence | None,
+    visible: tuple[str, ...],
+    cfg: FoldConfig,
+    now: int,
+) -> P.Plan:
+    if blocker is not None:
+        if prev.state == states.BLOCKED:
+            return _corroborate(prev, blocker)
+        # The answered-prompt race is decided by evidence time, here and server-side.
+        if blocker.at > prev.evidence_at:
+            return _publish(prev, blocker, states.SOURCE_CAPTURE,
+                            P.Guard(P.CARVE_OUT, at=blocker.at),
+                            "blocker chrome newer than the hook claim", False)
+        return P.Plan(P.HOLD, reason="blocker chrome older than the hook claim")
+    if candidate is None:
+        return P.Plan(P.HOLD, reason="hook claim holds (silence never decays a claim)")
+    if candidate.state == prev.state:
+        return _corroborate(prev, candidate)
+    age = now - prev.evidence_at
+    if age <= cfg.decay_window(prev.state):
+        return P.Plan(P.HOLD, reason=f"hook claim {prev.state} inside its decay window")
+    if prev.state not in visible:
+        return P.Plan(P.HOLD, reason=f"hook claim {prev.state} is not screen-visible for this agent")
+    if prev.state == states.WORKING and candidate.state == states.IDLE and age <= cfg.dwell_ms:
+        return P.Plan(P.HOLD, reason="idle chrome inside the working->idle dwell")
+    return _publish(prev, candidate, states.SOURCE_CAPTURE, P.Guard(P.UNCONDITIONAL),
+                    f"hook claim {prev.state} decayed on contrary chrome", False)

@@ -1,0 +1,484 @@
+"""The agent manifest schema: validation of a parsed TOML document into a Manifest.
+
+Pure: callers hand in the decoded TOML table (or the text) and a name; reading
+files and choosing which directories to load is `tma.runtime.manifests`' job.
+Regexes use Python's `re` dialect and are compiled here, at load, so a bad one
+fails the manifest rather than a later match.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from typing import Any
+
+from tma.core import states
+
+ENGINE_VERSION = "0.1.0"
+
+CHANNELS = ("event", "file-tail", "screen")
+CONTEXT_FORMATS = (
+    "claude-statusline-json",
+    "codex-rollout-jsonl",
+    "cursor-statusline-json",
+    "pi-context-json",
+)
+COVERS = states.STATES[:3] + (states.LIFECYCLE,)  # working blocked idle lifecycle
+COMM_WIDTH = 15
+
+
+class ManifestError(ValueError):
+    """A manifest that cannot be loaded; the message names the field."""
+
+
+# ---------------------------------------------------------------- matchers
+
+
+class Matcher:
+    """A screen predicate over a region's text and its lines."""
+
+    def matches(self, text: str, lines: list[str]) -> bool:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Contains(Matcher):
+    text: str
+
+    def matches(self, text: str, lines: list[str]) -> bool:
+        return self.text in text
+
+
+@dataclass(frozen=True)
+class Regex(Matcher):
+    pattern: str
+    compiled: re.Pattern[str] = field(compare=False, repr=False)
+
+    def matches(self, text: str, lines: list[str]) -> bool:
+        return self.compiled.search(text) is not None
+
+
+@dataclass(frozen=True)
+class LineRegex(Matcher):
+    pattern: str
+    compiled: re.Pattern[str] = field(compare=False, repr=False)
+
+    def matches(self, text: str, lines: list[str]) -> bool:
+        search = self.compiled.search
+        return any(search(line) is not None for line in lines)
+
+
+@dataclass(frozen=True)
+class AnyOf(Matcher):
+    children: tuple[Matcher, ...]
+
+    def matches(self, text: str, lines: list[str]) -> bool:
+        return any(c.matches(text, lines) for c in self.children)
+
+
+@dataclass(frozen=True)
+class AllOf(Matcher):
+    children: tuple[Matcher, ...]
+
+    def matches(self, text: str, lines: list[str]) -> bool:
+        return all(c.matches(text, lines) for c in self.children)
+
+
+@dataclass(frozen=True)
+class Not(Matcher):
+    child: Matcher
+
+    def matches(self, text: str, lines: list[str]) -> bool:
+        return not self.child.matches(text, lines)
+
+
+# ---------------------------------------------------------------- schema types
+
+
+@dataclass(frozen=True)
+class Region:
+    kind: str  # tail_lines | visible | title
+    lines: int = 0
+
+    def __str__(self) -> str:
+        return f"tail_lines({self.lines})" if self.kind == "tail_lines" else self.kind
+
+
+@dataclass(frozen=True)
+class Rule:
+    index: int
+    state: str
+    region: Region
+    match: Matcher
+    detail: str = ""
+    priority: int = 0
+    skip_state_update: bool = False
+
+    @property
+    def label(self) -> str:
+        detail = f"/{self.detail}" if self.detail else ""
+        return f"rules[{self.index}] {self.state}{detail} {self.region}"
+
+
+@dataclass(frozen=True)
+class HookMapping:
+    index: int
+    event: str
+    matcher: str | None
+    compiled: re.Pattern[str] | None = field(compare=False, repr=False)
+    state: str = ""
+    detail: str = ""
+    lifecycle: str = ""  # start | end
+    turn_end: bool = False
+
+    def matches(self, payload: str) -> bool:
+        return self.compiled is None or self.compiled.search(payload) is not None
+
+
+@dataclass(frozen=True)
+class Identity:
+    process_names: tuple[str, ...]
+    title_patterns: tuple[re.Pattern[str], ...] = ()
+
+    def title_matches(self, title: str) -> bool:
+        return any(p.search(title) is not None for p in self.title_patterns)
+
+
+@dataclass(frozen=True)
+class ContextTelemetry:
+    channel: str
+    format: str
+
+
+@dataclass(frozen=True)
+class Manifest:
+    name: str
+    min_engine_version: str
+    identity: Identity
+    hook_capable: bool
+    covers: tuple[str, ...]
+    hooks: tuple[HookMapping, ...]
+    visible: tuple[str, ...]
+    rules: tuple[Rule, ...]
+    details: dict[str, tuple[str, ...]]
+    context: ContextTelemetry | None = None
+
+    def map_event(self, event: str, payload: str) -> HookMapping | None:
+        """First entry for the event whose matcher matches; else first matcher-less one."""
+        fallback = None
+        for m in self.hooks:
+            if m.event != event:
+                continue
+            if m.compiled is not None:
+                if m.compiled.search(payload) is not None:
+                    return m
+            elif fallback is None:
+                fallback = m
+        return fallback
+
+    def normalize_detail(self, token: str) -> str:
+        """Map an alias spelling to its canonical detail token."""
+        for canonical, aliases in self.details.items():
+            if token == canonical or token in aliases:
+                return canonical
+        return token
+
+    @property
+    def hook_events(self) -> tuple[str, ...]:
+        seen: list[str] = []
+        for m in self.hooks:
+            if m.event not in seen:
+                seen.append(m.event)
+        return tuple(seen)
+
+
+# ---------------------------------------------------------------- versions
+
+
+def parse_version(text: str) -> tuple[int, int, int]:
+    parts = text.strip().split(".")
+    if not 1 <= len(parts) <= 3 or not all(p.isdigit() for p in parts):
+        raise ManifestError(f"min_engine_version: {text!r} is not maj[.min[.patch]]")
+    nums = [int(p) for p in parts] + [0] * (3 - len(parts))
+    return nums[0], nums[1], nums[2]
+
+
+def check_engine(doc: dict[str, Any], engine: str = ENGINE_VERSION) -> None:
+    """The version gate, checked before anything else in the document."""
+    raw = doc.get("min_engine_version")
+    if raw is None:
+        raise ManifestError("min_engine_version: required")
+    if not isinstance(raw, str):
+        raise ManifestError("min_engine_version: must be a string like \"0.1\"")
+    if parse_version(raw) > parse_version(engine):
+        raise ManifestError(
+            f"requires engine {raw} but this engine is {engine} (upgrade tma to load it)"
+        )
+
+
+# ---------------------------------------------------------------- validation helpers
+
+
+def _table(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ManifestError(f"{where}: must be a table")
+    return value
+
+
+def _keys(table: dict[str, Any], where: str, allowed: tuple[str, ...]) -> None:
+    for key in table:
+        if key not in allowed:
+            raise ManifestError(f"{where}: unknown field {key!r}")
+
+
+def _str_list(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ManifestError(f"{where}: must be a list of strings")
+    return tuple(value)
+
+
+def _token(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not states.is_safe_token(value):
+        raise ManifestError(
+            f"{where}: {value!r} is not a safe token (non-empty; a-z, 0-9, _ and - only)"
+        )
+    return value
+
+
+def _state(value: Any, where: str) -> str:
+    if value not in states.STATES:
+        raise ManifestError(f"{where}: {value!r} is not one of {', '.join(states.STATES)}")
+    return value
+
+
+def _compile(pattern: Any, where: str) -> re.Pattern[str]:
+    if not isinstance(pattern, str):
+        raise ManifestError(f"{where}: must be a string")
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise ManifestError(f"{where}: bad regex {pattern!r}: {exc}") from None
+
+
+_REGION = re.compile(r"tail_lines\((\d+)\)")
+
+
+def _region(value: Any, where: str) -> Region:
+    if value in ("visible", "title"):
+        return Region(value)
+    m = _REGION.fullmatch(value) if isinstance(value, str) else None
+    if m is None or int(m.group(1)) < 1:
+        raise ManifestError(f"{where}: {value!r} is not tail_lines(N), visible or title")
+    return Region("tail_lines", int(m.group(1)))
+
+
+_MATCHER_KINDS = ("contains", "regex", "line_regex", "any", "all", "not")
+
+
+def _matcher(value: Any, where: str) -> Matcher:
+    table = _table(value, where)
+    if len(table) != 1:
+        raise ManifestError(f"{where}: a matcher has exactly one of {', '.join(_MATCHER_KINDS)}")
+    (kind, arg), = table.items()
+    if kind == "contains":
+        if not isinstance(arg, str) or not arg:
+            raise ManifestError(f"{where}.contains: must be a non-empty string")
+        return Contains(arg)
+    if kind == "regex":
+        return Regex(arg, _compile(arg, f"{where}.regex"))
+    if kind == "line_regex":
+        return LineRegex(arg, _compile(arg, f"{where}.line_regex"))
+    if kind in ("any", "all"):
+        if not isinstance(arg, list) or not arg:
+            raise ManifestError(f"{where}.{kind}: must be a non-empty list of matchers")
+        children = tuple(_matcher(c, f"{where}.{kind}[{i}]") for i, c in enumerate(arg))
+        return AnyOf(children) if kind == "any" else AllOf(children)
+    if kind == "not":
+        return Not(_matcher(arg, f"{where}.not"))
+    raise ManifestError(f"{where}: unknown matcher {kind!r} (expected {', '.join(_MATCHER_KINDS)})")
+
+
+# ---------------------------------------------------------------- sections
+
+
+def _identity(doc: dict[str, Any]) -> Identity:
+    if "identity" not in doc:
+        raise ManifestError("[identity]: required")
+    table = _table(doc["identity"], "[identity]")
+    _keys(table, "[identity]", ("process_names", "title_patterns"))
+    if "process_names" not in table:
+        raise ManifestError("[identity].process_names: required")
+    names = _str_list(table["process_names"], "[identity].process_names")
+    if not names or not all(names):
+        raise ManifestError("[identity].process_names: needs at least one non-empty name")
+    patterns = _str_list(table.get("title_patterns", []), "[identity].title_patterns")
+    compiled = tuple(
+        _compile(p, f"[identity].title_patterns[{i}]") for i, p in enumerate(patterns)
+    )
+    return Identity(names, compiled)
+
+
+def _hooks(doc: dict[str, Any]) -> tuple[bool, tuple[str, ...], tuple[HookMapping, ...]]:
+    if "hooks" not in doc:
+        return False, (), ()
+    table = _table(doc["hooks"], "[hooks]")
+    _keys(table, "[hooks]", ("covers", "map"))
+    covers = _str_list(table.get("covers", []), "[hooks].covers")
+    for c in covers:
+        if c not in COVERS:
+            raise ManifestError(f"[hooks].covers: {c!r} is not one of {', '.join(COVERS)}")
+    raw_map = table.get("map", [])
+    if not isinstance(raw_map, list):
+        raise ManifestError("[[hooks.map]]: must be an array of tables")
+    out = []
+    for i, entry in enumerate(raw_map):
+        where = f"[[hooks.map]][{i}]"
+        entry = _table(entry, where)
+        _keys(entry, where, ("event", "matcher", "claim", "turn_end"))
+        event = entry.get("event")
+        if not isinstance(event, str) or not event:
+            raise ManifestError(f"{where}.event: required non-empty string")
+        matcher = entry.get("matcher")
+        compiled = _compile(matcher, f"{where}.matcher") if matcher is not None else None
+        if "claim" not in entry:
+            raise ManifestError(f"{where}.claim: required")
+        claim = _table(entry["claim"], f"{where}.claim")
+        turn_end = entry.get("turn_end", False)
+        if not isinstance(turn_end, bool):
+            raise ManifestError(f"{where}.turn_end: must be true or false")
+        if "lifecycle" in claim:
+            _keys(claim, f"{where}.claim", ("lifecycle",))
+            if claim["lifecycle"] not in (states.LIFECYCLE_START, states.LIFECYCLE_END):
+                raise ManifestError(f"{where}.claim.lifecycle: must be \"start\" or \"end\"")
+            out.append(HookMapping(i, event, matcher, compiled, lifecycle=claim["lifecycle"],
+                                   turn_end=turn_end))
+            continue
+        _keys(claim, f"{where}.claim", ("state", "detail"))
+        if "state" not in claim:
+            raise ManifestError(f"{where}.claim: needs state = … or lifecycle = …")
+        state = _state(claim["state"], f"{where}.claim.state")
+        detail = _token(claim["detail"], f"{where}.claim.detail") if "detail" in claim else ""
+        out.append(HookMapping(i, event, matcher, compiled, state=state, detail=detail,
+                               turn_end=turn_end))
+    return True, covers, tuple(out)
+
+
+def _capture(doc: dict[str, Any]) -> tuple[str, ...]:
+    if "capture" not in doc:
+        raise ManifestError("[capture]: required (it may be empty)")
+    table = _table(doc["capture"], "[capture]")
+    _keys(table, "[capture]", ("visible",))
+    visible = _str_list(table.get("visible", []), "[capture].visible")
+    for v in visible:
+        _state(v, "[capture].visible")
+    return visible
+
+
+def _rules(doc: dict[str, Any]) -> tuple[Rule, ...]:
+    raw = doc.get("rules", [])
+    if not isinstance(raw, list):
+        raise ManifestError("[[rules]]: must be an array of tables")
+    out = []
+    for i, entry in enumerate(raw):
+        where = f"[[rules]][{i}]"
+        entry = _table(entry, where)
+        _keys(entry, where, ("state", "detail", "priority", "region", "match", "skip_state_update"))
+        for req in ("state", "region", "match"):
+            if req not in entry:
+                raise ManifestError(f"{where}.{req}: required")
+        state = _state(entry["state"], f"{where}.state")
+        region = _region(entry["region"], f"{where}.region")
+        if region.kind == "title" and state == states.BLOCKED:
+            raise ManifestError(
+                f"{where}: a blocked rule may not read the title region "
+                "(blocked must come from the dialog on screen, never from the title)"
+            )
+        detail = _token(entry["detail"], f"{where}.detail") if "detail" in entry else ""
+        priority = entry.get("priority", 0)
+        if not isinstance(priority, int) or isinstance(priority, bool):
+            raise ManifestError(f"{where}.priority: must be an integer")
+        skip = entry.get("skip_state_update", False)
+        if not isinstance(skip, bool):
+            raise ManifestError(f"{where}.skip_state_update: must be true or false")
+        match = _matcher(entry["match"], f"{where}.match")
+        out.append(Rule(i, state, region, match, detail, priority, skip))
+    return tuple(out)
+
+
+def _details(doc: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    table = _table(doc.get("details", {}), "[details]")
+    out: dict[str, tuple[str, ...]] = {}
+    for key, value in table.items():
+        where = f"[details].{key}"
+        _token(key, where)
+        if key in states.STATES:
+            raise ManifestError(f"{where}: a detail may not be named like a state")
+        value = _table(value, where)
+        _keys(value, where, ("aliases",))
+        aliases = _str_list(value.get("aliases", []), f"{where}.aliases")
+        for a in aliases:
+            _token(a, f"{where}.aliases")
+        out[key] = aliases
+    return out
+
+
+def _telemetry(doc: dict[str, Any]) -> ContextTelemetry | None:
+    if "telemetry" not in doc:
+        return None
+    table = _table(doc["telemetry"], "[telemetry]")
+    _keys(table, "[telemetry]", ("context",))
+    if "context" not in table:
+        return None
+    ctx = _table(table["context"], "[telemetry.context]")
+    _keys(ctx, "[telemetry.context]", ("channel", "format"))
+    channel = ctx.get("channel")
+    if channel not in CHANNELS:
+        raise ManifestError(
+            f"[telemetry.context].channel: {channel!r} is not one of {', '.join(CHANNELS)}"
+        )
+    fmt = ctx.get("format")
+    if not isinstance(fmt, str) or not fmt:
+        raise ManifestError("[telemetry.context].format: required string")
+    # An unknown format is accepted here and refused by the intake at read time.
+    return ContextTelemetry(channel, fmt)
+
+
+TOP_LEVEL = ("min_engine_version", "identity", "hooks", "capture", "rules", "details", "telemetry")
+
+
+def from_dict(name: str, doc: dict[str, Any], engine: str = ENGINE_VERSION) -> Manifest:
+    """Validate a decoded manifest table. Raises ManifestError naming the field."""
+    check_engine(doc, engine)
+    _keys(doc, "manifest", TOP_LEVEL)
+    identity = _identity(doc)
+    hook_capable, covers, hooks = _hooks(doc)
+    return Manifest(
+        name=name,
+        min_engine_version=doc["min_engine_version"],
+        identity=identity,
+        hook_capable=hook_capable,
+        covers=covers,
+        hooks=hooks,
+        visible=_capture(doc),
+        rules=_rules(doc),
+        details=_details(doc),
+        context=_telemetry(doc),
+    )
+
+
+def loads(name: str, text: str, engine: str = ENGINE_VERSION) -> Manifest:
+    """Parse TOML text into a Manifest (the gate runs before the strict parse)."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ManifestError(f"TOML: {exc}") from None
+    return from_dict(name, doc, engine)
+
+
+def long_process_names(manifest: Manifest) -> list[str]:
+    """Entries longer than the 15-char comm width with no truncated twin beside them."""
+    names = manifest.identity.process_names
+    return [
+        n for n in names if len(n) > COMM_WIDTH and n[:COMM_WIDTH] not in names
+    ]

@@ -1,0 +1,101 @@
+"""The option registry: every tmux user option tma reads or writes, in one table.
+
+The codec, the removal on agent exit, `tma uninstall`, `doctor` and the docs drift
+test all read this table, so an option added here is handled everywhere at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Removal classes.
+EPISODE = "episode"  # unset when the agent leaves the pane
+SURVIVOR = "survivor"  # outlives the agent; only `tma uninstall` sweeps it
+ROLLUP = "rollup"  # recomputed from panes; uninstall sweeps it
+SERVER = "server"  # tma internals on the server; uninstall sweeps them
+USER = "user"  # written by the user only; tma never touches it
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str
+    scope: str  # pane | window | session | server
+    writer: str  # F fold, E event intake, C context lane, N notifier, B broker, U user, W watch, J jump
+    fmt: str
+    removal: str
+    doc: str
+
+
+def _pane(name: str, writer: str, fmt: str, doc: str, removal: str = EPISODE) -> Option:
+    return Option(name, "pane", writer, fmt, removal, doc)
+
+
+OPTIONS: tuple[Option, ...] = (
+    # -- the state tuple, decoded together
+    _pane("@agent_state", "F,E", "idle|working|blocked|unknown", "the verdict (closed set)"),
+    _pane("@agent_detail", "F,E", "[a-z0-9_-] token or empty", "why the pane is in its state"),
+    _pane("@agent_source", "F,E", "hook|capture|process", "provenance of the state (absent = capture)"),
+    _pane("@agent_evidence_at", "F,E", "epoch ms", "when the evidence behind the state happened"),
+    _pane("@agent_since", "F,E", "epoch ms", "state transition instant, written once per state run"),
+    _pane("@agent_stamped_at", "F,E", "epoch ms", "instant of the last tuple write, always written last"),
+    _pane("@agent_attention", "F,E", "1 or absent", "changed and not yet seen (done = idle + attention)"),
+    _pane("@agent_notified_at", "N", "epoch ms", "last notification fired for this pane"),
+    _pane("@agent_turn_at", "E", "epoch ms", "last turn end that raised the attention mark"),
+    _pane("@agent_hash", "F", "opaque", "viewport hash; presence means the screen was read"),
+    _pane("@agent_pid", "F,E", "pid or 0", "the agent's process-group leader (0 = hook-registered)"),
+    _pane("@agent_name", "F,E", "text", "the agent (manifest stem)"),
+    _pane("@agent_session", "E", "text", "the agent's own session id"),
+    _pane("@agent_subagents", "E", "space-separated ids", "live subagent session ids"),
+    # -- telemetry lanes
+    _pane("@agent_context_pct", "C", "int 0-100", "context window used"),
+    _pane("@agent_context_at", "C", "epoch ms", "evidence time of the context reading"),
+    _pane("@agent_tokens", "C", "int", "tokens in the context window"),
+    _pane("@agent_tokens_at", "C", "epoch ms", "evidence time of the token count"),
+    _pane("@agent_context_notified_at", "N", "epoch ms", "context_high already fired"),
+    _pane("@agent_quota_pct", "C", "int 0-100", "account quota used, window closest to exhausted"),
+    _pane("@agent_quota_window", "C", "token", "which quota window the percent is for"),
+    _pane("@agent_quota_resets_at", "C", "epoch ms", "when that quota window resets"),
+    _pane("@agent_quota_at", "C", "epoch ms", "evidence time of the quota reading"),
+    _pane("@agent_cost_usd", "C", "decimal", "the vendor's live session cost estimate"),
+    _pane("@agent_model", "C,E", "text", "model label"),
+    # -- request lanes
+    _pane("@agent_permission_request", "E", "id", "pending permission request id"),
+    _pane("@agent_pending_tool", "E", "text", "tool of the pending permission call"),
+    _pane("@agent_pending_call", "E", "id", "id of the pending permission call"),
+    _pane("@agent_pending_summary", "E", "text", "one-line summary of the pending call"),
+    _pane("@agent_api_endpoint", "E", "url", "agent server base URL (OpenCode)"),
+    _pane("@agent_question_request", "E", "id", "pending question id (OpenCode)"),
+    # -- internal anchors
+    _pane("@tma_title_match_pid", "F", "pid", "anchor for a title-narrowed identity"),
+    _pane("@tma_reg_dead_since", "F", "epoch ms", "first seen a shell-only subtree on a pid-less registration"),
+    # -- survivors
+    _pane("@agent_action", "B", "<expiry_ms>:<nonce>:<pid>:<name>", "single-flight action lock", SURVIVOR),
+    _pane("@agent_mute_until", "U", "epoch ms", "notifications muted until", SURVIVOR),
+    _pane("@tma_watch_pid", "W", "pid", "a tma watch on this pane wants SIGUSR1 nudges", SURVIVOR),
+    # -- the user's
+    _pane("@agent_ignore", "U", "any non-empty", "opt this pane out of detection", USER),
+    # -- rollups and server internals
+    Option("@agent_summary", "window", "F,E", "blocked:N working:N idle:N unknown:N", ROLLUP,
+           "window rollup"),
+    Option("@agent_session_summary", "session", "F,E", "blocked:N working:N idle:N unknown:N",
+           ROLLUP, "session rollup"),
+    Option("@tma_last_poll", "server", "F", "epoch ms", SERVER, "last producing poll cycle"),
+    Option("@tma_setpf_ok", "server", "F", "1|0", SERVER, "cached set-option -F expansion probe"),
+    Option("@tma_origin_*", "server", "J", "locators", SERVER, "per-client jump trail"),
+)
+
+BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
+
+#: Unset in one invocation when the agent leaves the pane.
+EPISODE_OPTIONS: tuple[str, ...] = tuple(
+    o.name for o in OPTIONS if o.scope == "pane" and o.removal == EPISODE
+)
+#: Pane options `tma uninstall` sweeps (everything tma writes on a pane).
+UNINSTALL_PANE_OPTIONS: tuple[str, ...] = tuple(
+    o.name for o in OPTIONS if o.scope == "pane" and o.removal in (EPISODE, SURVIVOR)
+)
+ROLLUP_WINDOW = "@agent_summary"
+ROLLUP_SESSION = "@agent_session_summary"
+
+#: The per-pane user options a read fetches (everything pane-scoped).
+PANE_READ_OPTIONS: tuple[str, ...] = tuple(o.name for o in OPTIONS if o.scope == "pane")

@@ -1,0 +1,66 @@
+"""Write plans: what the fold or the hook intake wants stored, and under which guard.
+
+A plan names a guard kind, never a tmux format; `tma.tmux.write` renders it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Guard kinds (the condition under which the whole tuple holds instead of committing).
+UNCONDITIONAL = "unconditional"  # episode reset, or an override the fold allowed
+PROTECT_HOOK = "protect-hook"  # capture working/idle/unknown: hold on any hook claim
+CARVE_OUT = "carveout"  # capture blocked: hold on a hook claim with evidence >= capture
+REFRESH_CLAIM = "refresh"  # corroboration: commit only while the stored state is unchanged
+HOOK_ARBITRATE = "hook"  # hook intake: hold on a hook claim with strictly newer evidence
+
+PUBLISH = "publish"
+HOLD = "hold"
+REMOVE = "remove"
+
+
+@dataclass(frozen=True)
+class Guard:
+    kind: str
+    at: int = 0  # capture ms (carve-out) or event ms (hook arbitration)
+    state: str = ""  # refresh-claim: the claimed state
+
+    def __str__(self) -> str:
+        if self.kind in (CARVE_OUT, HOOK_ARBITRATE):
+            return f"{self.kind}:{self.at}"
+        if self.kind == REFRESH_CLAIM:
+            return f"{self.kind}:{self.state}"
+        return self.kind
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One pane's write.
+
+    publish: the tuple (since write-once, state, detail, source, evidence_at,
+    attention when raising), then identity, then stamped_at last.
+    hold: only hash and stamped_at move. remove: the per-pane set is unset.
+    """
+
+    action: str
+    state: str = ""
+    detail: str = ""
+    source: str = ""
+    evidence_at: int = 0
+    guard: Guard = Guard(UNCONDITIONAL)
+    set_attention: bool = False
+    episode_reset: bool = False
+    reason: str = ""
+    label: str = ""  # the rule or hook event that decided
+
+    @property
+    def writes_state(self) -> bool:
+        return self.action == PUBLISH
+
+
+def hold(reason: str) -> Plan:
+    return Plan(HOLD, reason=reason)
+
+
+def remove(reason: str) -> Plan:
+    return Plan(REMOVE, reason=reason)

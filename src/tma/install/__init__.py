@@ -1,0 +1,1 @@
+"""Hook installers, one module per agent (the hook tier)."""

@@ -1,0 +1,260 @@
+"""config.toml: defaults for every key, strict validation, a TOML-free fast path.
+
+Path: --config > TMA_CONFIG > $XDG_CONFIG_HOME/tma/config.toml > ~/.config/tma/config.toml.
+A missing file means defaults. A malformed file or an unknown key is an error
+naming the file and the key. The hot paths never parse TOML: the validated config
+is cached (marshal, keyed by path, mtime and size) and re-read only on change.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from tma.runtime import cache
+
+CLASSES = ("blocked", "working", "idle", "done", "unknown")
+
+STATUS_DEFAULTS = {
+    "blocked": ("⚑", "red"),
+    "working": ("●", "yellow"),
+    "idle": ("○", "green"),
+    "done": ("✓", "magenta"),
+    "unknown": ("?", "colour244"),
+}
+PICKER_DEFAULTS = dict(STATUS_DEFAULTS, unknown=("?", "darkgray"))
+
+
+class ConfigError(Exception):
+    pass
+
+
+@dataclass
+class Config:
+    path: str | None = None
+    dwell_secs: int = 3
+    hook_decay_secs: int = 60
+    blocked_decay_secs: int = 300
+    freshness_secs: int = 3
+    status: dict[str, tuple[str, str]] = field(default_factory=lambda: dict(STATUS_DEFAULTS))
+    picker: dict[str, tuple[str, str]] = field(default_factory=lambda: dict(PICKER_DEFAULTS))
+    tmux_bin: str | None = None
+    claude_reply_lane: bool = True
+    hold_ms: int = 25_000
+    notify: dict[str, Any] = field(default_factory=dict)
+    focus_events: bool = False
+    wrapper_ref: str = "absolute"
+    telemetry_windows: dict[str, int] = field(default_factory=dict)
+    daemon: dict[str, Any] = field(default_factory=dict)
+    agents: list[dict[str, Any]] = field(default_factory=list)
+    api: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def fold(self):
+        from tma.core.fold import FoldConfig
+
+        return FoldConfig(self.dwell_secs * 1000, self.hook_decay_secs * 1000,
+                          self.blocked_decay_secs * 1000, self.freshness_secs * 1000)
+
+
+def default_path() -> str:
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, "tma", "config.toml")
+
+
+def resolve_path(explicit: str | None) -> str:
+    return explicit or os.environ.get("TMA_CONFIG") or default_path()
+
+
+def _err(path: str, key: str, msg: str) -> ConfigError:
+    return ConfigError(f"tma: config {path}: {key}: {msg}")
+
+
+def _uint(path: str, key: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise _err(path, key, "must be a non-negative integer")
+    return value
+
+
+def _bool(path: str, key: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise _err(path, key, "must be true or false")
+    return value
+
+
+def _str(path: str, key: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise _err(path, key, "must be a string")
+    return value
+
+
+def _table(path: str, key: str, value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _err(path, key, "must be a table")
+    return value
+
+
+def _known(path: str, prefix: str, table: dict[str, Any], allowed: tuple[str, ...]) -> None:
+    for key in table:
+        if key not in allowed:
+            where = f"{prefix}.{key}" if prefix else key
+            raise _err(path, where, f"unknown key (expected one of: {', '.join(allowed)})")
+
+
+_NOTIFY_KEYS = ("from_event", "command", "on", "bell", "osc", "log", "blocked", "done",
+                "context_high")
+_DAEMON_KEYS = ("sweep_secs", "quiet_ms", "zero_member_recheck_secs", "demote_edges", "autostart")
+
+
+def validate(path: str, doc: dict[str, Any]) -> dict[str, Any]:
+    """Check every key; return a plain dict (marshal-able) of the settings."""
+    _known(path, "", doc, ("fold", "status", "picker", "tmux", "hooks", "notify", "focus",
+                           "install", "telemetry", "daemon", "agent", "api", "agents"))
+    if "agents" in doc:
+        raise _err(path, "agents", "the [agents] table was renamed to [api]")
+    out: dict[str, Any] = {}
+    fold = _table(path, "fold", doc.get("fold", {}))
+    _known(path, "fold", fold, ("dwell_secs", "hook_decay_secs", "blocked_decay_secs",
+                                "freshness_secs"))
+    for k, v in fold.items():
+        out[k] = _uint(path, f"fold.{k}", v)
+    for section in ("status", "picker"):
+        table = _table(path, section, doc.get(section, {}))
+        _known(path, section, table, CLASSES)
+        entries = {}
+        for cls, entry in table.items():
+            entry = _table(path, f"{section}.{cls}", entry)
+            _known(path, f"{section}.{cls}", entry, ("glyph", "color"))
+            entries[cls] = {k: _str(path, f"{section}.{cls}.{k}", v) for k, v in entry.items()}
+        out[section] = entries
+    tmux = _table(path, "tmux", doc.get("tmux", {}))
+    _known(path, "tmux", tmux, ("bin",))
+    if "bin" in tmux:
+        out["tmux_bin"] = _str(path, "tmux.bin", tmux["bin"])
+    hooks = _table(path, "hooks", doc.get("hooks", {}))
+    _known(path, "hooks", hooks, ("claude_reply_lane", "hold_ms"))
+    if "claude_reply_lane" in hooks:
+        out["claude_reply_lane"] = _bool(path, "hooks.claude_reply_lane", hooks["claude_reply_lane"])
+    if "hold_ms" in hooks:
+        out["hold_ms"] = _uint(path, "hooks.hold_ms", hooks["hold_ms"])
+    notify = _table(path, "notify", doc.get("notify", {}))
+    _known(path, "notify", notify, _NOTIFY_KEYS)
+    for key in ("from_event", "bell", "osc"):
+        if key in notify:
+            _bool(path, f"notify.{key}", notify[key])
+    for key in ("command", "log"):
+        if key in notify:
+            _str(path, f"notify.{key}", notify[key])
+    if "on" in notify:
+        on = notify["on"]
+        if not isinstance(on, list) or any(v not in ("blocked", "done") for v in on):
+            raise _err(path, "notify.on", "must be a list of \"blocked\" and \"done\"")
+    for trig in ("blocked", "done"):
+        if trig in notify:
+            t = _table(path, f"notify.{trig}", notify[trig])
+            _known(path, f"notify.{trig}", t, ("command",))
+            if "command" in t:
+                _str(path, f"notify.{trig}.command", t["command"])
+    if "context_high" in notify:
+        t = _table(path, "notify.context_high", notify["context_high"])
+        _known(path, "notify.context_high", t, ("threshold", "command"))
+        if "threshold" not in t:
+            raise _err(path, "notify.context_high.threshold", "required when the table is present")
+        th = _uint(path, "notify.context_high.threshold", t["threshold"])
+        if th > 100:
+            raise _err(path, "notify.context_high.threshold", "must be 0-100")
+    out["notify"] = notify
+    focus = _table(path, "focus", doc.get("focus", {}))
+    _known(path, "focus", focus, ("events",))
+    if "events" in focus:
+        out["focus_events"] = _bool(path, "focus.events", focus["events"])
+    install = _table(path, "install", doc.get("install", {}))
+    _known(path, "install", install, ("wrapper_ref",))
+    if "wrapper_ref" in install:
+        if install["wrapper_ref"] not in ("absolute", "bare"):
+            raise _err(path, "install.wrapper_ref", "must be \"absolute\" or \"bare\"")
+        out["wrapper_ref"] = install["wrapper_ref"]
+    telemetry = _table(path, "telemetry", doc.get("telemetry", {}))
+    _known(path, "telemetry", telemetry, ("windows",))
+    windows = _table(path, "telemetry.windows", telemetry.get("windows", {}))
+    out["telemetry_windows"] = {
+        k: _uint(path, f"telemetry.windows.{k}", v) for k, v in windows.items()
+    }
+    daemon = _table(path, "daemon", doc.get("daemon", {}))
+    _known(path, "daemon", daemon, _DAEMON_KEYS)
+    for k, v in daemon.items():
+        if k == "autostart":
+            _bool(path, "daemon.autostart", v)
+        else:
+            _uint(path, f"daemon.{k}", v)
+    out["daemon"] = daemon
+    agents = doc.get("agent", [])
+    if not isinstance(agents, list):
+        raise _err(path, "agent", "must be an array of tables ([[agent]])")
+    for i, a in enumerate(agents):
+        a = _table(path, f"agent[{i}]", a)
+        _known(path, f"agent[{i}]", a, ("name", "enabled", "process_names"))
+        if "name" not in a:
+            raise _err(path, f"agent[{i}].name", "required")
+        _str(path, f"agent[{i}].name", a["name"])
+        if "enabled" in a:
+            _bool(path, f"agent[{i}].enabled", a["enabled"])
+        if "process_names" in a:
+            names = a["process_names"]
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise _err(path, f"agent[{i}].process_names", "must be a list of strings")
+    out["agents"] = agents
+    api = _table(path, "api", doc.get("api", {}))
+    out_api = {}
+    for agent, t in api.items():
+        t = _table(path, f"api.{agent}", t)
+        _known(path, f"api.{agent}", t, ("api_base",))
+        out_api[agent] = {k: _str(path, f"api.{agent}.{k}", v) for k, v in t.items()}
+    out["api"] = out_api
+    return out
+
+
+def _build(path: str | None, settings: dict[str, Any]) -> Config:
+    cfg = Config(path=path)
+    for key in ("dwell_secs", "hook_decay_secs", "blocked_decay_secs", "freshness_secs",
+                "tmux_bin", "claude_reply_lane", "hold_ms", "focus_events", "wrapper_ref",
+                "telemetry_windows", "notify", "daemon", "agents", "api"):
+        if key in settings:
+            setattr(cfg, key, settings[key])
+    for section, defaults in (("status", STATUS_DEFAULTS), ("picker", PICKER_DEFAULTS)):
+        merged = dict(defaults)
+        for cls, entry in settings.get(section, {}).items():
+            glyph, color = merged[cls]
+            merged[cls] = (entry.get("glyph", glyph), entry.get("color", color))
+        setattr(cfg, section, merged)
+    return cfg
+
+
+def load(explicit: str | None = None) -> Config:
+    """Load the config (cached). Raises ConfigError with a message naming the key."""
+    path = resolve_path(explicit)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return Config(path=None)
+    except OSError as exc:
+        raise ConfigError(f"tma: config {path}: {exc.strerror}") from None
+    key = ("config", path, st.st_mtime_ns, st.st_size)
+    settings = cache.get("config", key)
+    if settings is None:
+        try:
+            with open(path, "rb") as fh:
+                raw = fh.read()
+        except OSError as exc:
+            raise ConfigError(f"tma: config {path}: {exc.strerror}") from None
+        import tomllib
+
+        try:
+            doc = tomllib.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise ConfigError(f"tma: config {path}: not UTF-8") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"tma: config {path}: {exc}") from None
+        settings = validate(path, doc)
+        cache.put("config", key, settings)
+    return _build(path, settings)

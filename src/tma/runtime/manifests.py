@@ -1,0 +1,180 @@
+"""Loading the manifest set: bundled, then user manifests that add or shadow by stem.
+
+User manifests live in $XDG_CONFIG_HOME/tma/agents/ (or ~/.config/tma/agents/). A
+broken user manifest is skipped with one line and the rest load; a broken bundled
+manifest is fatal. `--manifest-dir DIR` loads only DIR (a closed set).
+
+The decoded documents are cached (marshal, keyed by every file's mtime and size),
+so a cycle that only needs identity (process names) never imports tomllib or re.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from tma.runtime import cache
+
+BUNDLED = "bundled"
+
+
+class BundledManifestError(Exception):
+    pass
+
+
+def user_dir() -> str:
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, "tma", "agents")
+
+
+def _listing(directory: str) -> list[tuple[str, str, int, int]]:
+    """(stem, path, mtime_ns, size) for every *.toml, sorted by stem."""
+    out = []
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return out
+    for n in names:
+        if not n.endswith(".toml"):
+            continue
+        path = os.path.join(directory, n)
+        try:
+            st = os.stat(path)
+        except OSError:
+            out.append((n[:-5], path, -1, -1))
+            continue
+        out.append((n[:-5], path, st.st_mtime_ns, st.st_size))
+    return out
+
+
+def _bundled_listing() -> list[tuple[str, str, int, int]]:
+    here = os.path.join(os.path.dirname(os.path.dirname(__file__)), "core", "manifests")
+    return [(stem, BUNDLED + ":" + path, m, s) for stem, path, m, s in _listing(here)]
+
+
+@dataclass
+class Docs:
+    """Decoded (not yet validated) manifest documents, plus load errors."""
+
+    docs: dict[str, tuple[str, Any]] = field(default_factory=dict)  # stem -> (origin, doc|None)
+    errors: dict[str, str] = field(default_factory=dict)  # origin -> error
+
+
+def _decode(path: str) -> tuple[Any, str | None]:
+    real = path.removeprefix(BUNDLED + ":")
+    try:
+        with open(real, "rb") as fh:
+            raw = fh.read()
+        text = raw.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, f"cannot read: {exc}"
+    import tomllib
+
+    try:
+        return tomllib.loads(text), None
+    except tomllib.TOMLDecodeError as exc:
+        return None, f"TOML: {exc}"
+
+
+def _docs(manifest_dir: str | None) -> tuple[list[tuple[str, str, int, int]], dict]:
+    if manifest_dir:
+        listing = _listing(manifest_dir)
+    else:
+        listing = _bundled_listing() + _listing(user_dir())
+    key = tuple(listing)
+    cached = cache.get("manifests", key)
+    if cached is not None:
+        return listing, cached
+    decoded = {}
+    for _stem, path, _m, _s in listing:
+        doc, err = _decode(path)
+        decoded[path] = (doc, err)
+    cache.put("manifests", key, decoded)
+    return listing, decoded
+
+
+@dataclass
+class ManifestSet:
+    manifests: dict[str, Any]  # name -> tma.core.manifest.Manifest, in identity order
+    skipped: list[tuple[str, str]]  # (path, error)
+
+    def get(self, name: str):
+        return self.manifests.get(name)
+
+    def ordered(self) -> list[Any]:
+        return list(self.manifests.values())
+
+
+def _adjust(doc: dict[str, Any], agents_cfg: list[dict[str, Any]], stem: str) -> dict | None:
+    for entry in agents_cfg:
+        if entry.get("name") != stem:
+            continue
+        if entry.get("enabled") is False:
+            return None
+        extra = entry.get("process_names") or []
+        if extra and isinstance(doc.get("identity"), dict):
+            ident = dict(doc["identity"])
+            ident["process_names"] = list(ident.get("process_names", [])) + list(extra)
+            doc = dict(doc, identity=ident)
+    return doc
+
+
+def load(manifest_dir: str | None = None, agents_cfg: list[dict[str, Any]] | None = None,
+         ) -> ManifestSet:
+    """Validate the set. Raises BundledManifestError when a bundled manifest is broken."""
+    from tma.core.manifest import ManifestError, from_dict
+
+    listing, decoded = _docs(manifest_dir)
+    chosen: dict[str, tuple[str, Any, str | None]] = {}
+    for stem, path, _m, _s in listing:  # user entries come after bundled: they shadow
+        doc, err = decoded.get(path, (None, "not read"))
+        chosen[stem] = (path, doc, err)
+    manifests: dict[str, Any] = {}
+    skipped: list[tuple[str, str]] = []
+    for stem in sorted(chosen):
+        path, doc, err = chosen[stem]
+        bundled = path.startswith(BUNDLED + ":")
+        shown = path.removeprefix(BUNDLED + ":")
+        if err is None:
+            adjusted = _adjust(doc, agents_cfg or [], stem)
+            if adjusted is None:
+                continue
+            try:
+                manifests[stem] = from_dict(stem, adjusted)
+                continue
+            except ManifestError as exc:
+                err = str(exc)
+        if bundled:
+            raise BundledManifestError(f"tma: manifest load failed: {shown}: {err}")
+        skipped.append((shown, err))
+    return ManifestSet(manifests, skipped)
+
+
+def identity_index(manifest_dir: str | None = None,
+                   agents_cfg: list[dict[str, Any]] | None = None) -> dict[str, tuple[str, ...]]:
+    """name -> process_names, from the cached documents (no tomllib, no re, no validation).
+
+    Only a hint for the fast path ("could any process in this pane be an agent?");
+    the full set decides.
+    """
+    listing, decoded = _docs(manifest_dir)
+    out: dict[str, tuple[str, ...]] = {}
+    for stem, path, _m, _s in listing:
+        doc, err = decoded.get(path, (None, "x"))
+        if err is not None or not isinstance(doc, dict):
+            out.pop(stem, None)
+            continue
+        doc = _adjust(doc, agents_cfg or [], stem)
+        ident = doc.get("identity") if isinstance(doc, dict) else None
+        names = ident.get("process_names") if isinstance(ident, dict) else None
+        if isinstance(names, list):
+            out[stem] = tuple(n for n in names if isinstance(n, str))
+        else:
+            out.pop(stem, None)
+    return out
+
+
+def report_skipped(mset: ManifestSet, write) -> None:
+    for path, err in mset.skipped:
+        write(f"tma: skipping manifest {path}: {err}\n")

@@ -1,0 +1,121 @@
+"""The process-table reader: one snapshot of pid, ppid, pgid, tpgid and comm.
+
+On Linux it reads `/proc/<pid>/stat` directly (one small read per process, no
+subprocess). Elsewhere it runs a single `ps -eo pid=,ppid=,pgid=,tpgid=,comm=`.
+`None` means neither worked; identity then only honours hook registrations.
+
+Comm spellings differ by source: /proc gives the kernel's comm (cut at 15 bytes,
+never a path); BSD/macOS ps gives the invoked path, untruncated, possibly with
+spaces. `tma.core.identity.normalize_comm` reconciles both.
+"""
+
+from __future__ import annotations
+
+import os
+
+from tma.core.identity import Proc, ProcTable
+
+PS_ARGS = ("ps", "-eo", "pid=,ppid=,pgid=,tpgid=,comm=")
+PS_TIMEOUT = 3.0
+
+
+def parse_stat(data: bytes) -> Proc | None:
+    """One `/proc/<pid>/stat` record, or None if it is not one.
+
+    The comm sits between the first `(` and the LAST `)`: it may itself contain
+    spaces and parentheses. After it come state, ppid, pgrp, session, tty_nr,
+    tpgid and more."""
+    open_ = data.find(b"(")
+    close = data.rfind(b")")
+    if open_ < 0 or close < open_:
+        return None
+    fields = data[close + 1 :].split(None, 6)
+    if len(fields) < 6 or fields[0] in (b"Z", b"X"):
+        # A zombie (or dead) agent is gone: it must not hold its pane for a cycle.
+        return None
+    try:
+        return Proc(
+            pid=int(data[:open_]),
+            ppid=int(fields[1]),
+            pgid=int(fields[2]),
+            tpgid=int(fields[5]),
+            comm=data[open_ + 1 : close].decode("utf-8", errors="replace"),
+        )
+    except ValueError:
+        return None
+
+
+def parse_ps(text: str) -> list[Proc]:
+    """`ps -eo pid=,ppid=,pgid=,tpgid=,comm=` output; the comm keeps inner spaces.
+
+    Lines that do not parse are skipped."""
+    out: list[Proc] = []
+    for line in text.splitlines():
+        fields = line.split(None, 4)
+        if len(fields) < 5:
+            continue
+        try:
+            pid, ppid, pgid, tpgid = (int(f) for f in fields[:4])
+        except ValueError:
+            continue
+        out.append(Proc(pid, ppid, pgid, tpgid, fields[4].rstrip()))
+    return out
+
+
+def read_proc_dir(root: str = "/proc") -> ProcTable:
+    """Every process under a procfs mount. Processes that vanish mid-read are skipped;
+    an unreadable `root` raises OSError."""
+    procs: list[Proc] = []
+    append = procs.append
+    os_open, os_read, os_close, rdonly = os.open, os.read, os.close, os.O_RDONLY
+    prefix = root.rstrip("/") + "/"
+    for name in os.listdir(root):
+        if not name.isdigit():
+            continue
+        try:
+            fd = os_open(prefix + name + "/stat", rdonly)
+        except OSError:
+            continue  # exited between listdir and open
+        try:
+            data = os_read(fd, 4096)
+        except OSError:
+            continue  # exited between open and read (ESRCH)
+        finally:
+            os_close(fd)
+        proc = parse_stat(data)
+        if proc is not None:
+            append(proc)
+    return ProcTable.of(procs)
+
+
+def read_ps() -> ProcTable | None:
+    """One `ps` run; None when it is missing, fails or times out."""
+    import subprocess  # lazy: the /proc path never needs it
+
+    try:
+        result = subprocess.run(
+            PS_ARGS,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=PS_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if result.returncode != 0:
+        return None
+    procs = parse_ps(result.stdout.decode("utf-8", errors="replace"))
+    return ProcTable.of(procs) if procs else None
+
+
+def read_proc_table() -> ProcTable | None:
+    """The current process table: /proc when this is Linux, else one `ps`; None if
+    both fail."""
+    if os.path.exists("/proc/self/stat"):
+        try:
+            table = read_proc_dir("/proc")
+        except OSError:
+            table = None
+        if table is not None and len(table):
+            return table
+    return read_ps()

@@ -1,0 +1,1 @@
+"""The one choke point that talks to tmux: spawning, reading, guarded writes."""

@@ -1,0 +1,144 @@
+"""The tmux adapter: binary and socket resolution, one spawn helper, typed errors.
+
+Every tmux process tma starts goes through `Server.run` or `Server.source`, always
+with `-u` (without a UTF-8 locale tmux 3.3a rewrites non-ASCII and the 0x1f field
+separator in format output to `_`) and a 3 s deadline.
+"""
+
+from __future__ import annotations
+
+import os
+
+from tma.tmux import spawn
+
+TIMEOUT = 3.0
+
+
+class TmuxError(Exception):
+    """tmux refused a command (the message is tmux's own)."""
+
+
+class NoServer(TmuxError):
+    def __init__(self, detail: str = ""):
+        super().__init__("no tmux server running")
+        self.detail = detail
+
+
+class NotInstalled(TmuxError):
+    pass
+
+
+class ProtocolMismatch(TmuxError):
+    pass
+
+
+class Timeout(TmuxError):
+    pass
+
+
+class PaneGone(TmuxError):
+    pass
+
+
+_NO_SERVER = ("no server running", "error connecting to", "server exited unexpectedly")
+_PANE_GONE = ("can't find pane", "no such pane", "can't find window", "can't find session")
+
+
+def classify(stderr: str) -> TmuxError:
+    low = stderr.lower()
+    if any(s in low for s in _NO_SERVER):
+        return NoServer(stderr.strip())
+    if "protocol version mismatch" in low:
+        return ProtocolMismatch(
+            "tmux client and server speak different protocols (tmate or a mismatched binary?); "
+            "point [tmux] bin or TMA_TMUX_BIN at the server's tmux"
+        )
+    if any(s in low for s in _PANE_GONE):
+        return PaneGone(stderr.strip())
+    return TmuxError(stderr.strip() or "tmux failed")
+
+
+def resolve_bin(config_bin: str | None = None) -> str:
+    env = os.environ.get("TMA_TMUX_BIN")
+    if env:
+        return env
+    if config_bin:
+        return config_bin
+    return "tmux"
+
+
+class Server:
+    """One tmux server, addressed by socket name, socket path or the default."""
+
+    def __init__(self, bin: str = "tmux", socket_name: str | None = None,
+                 socket_path: str | None = None, timeout: float = TIMEOUT):
+        if socket_name is None and socket_path is None:
+            socket_path = os.environ.get("TMA_SOCKET_PATH") or None
+        self.bin = bin
+        self.socket_name = socket_name
+        self.socket_path = socket_path
+        self.timeout = timeout
+        self.spawns = 0
+
+    def argv(self, *args: str) -> list[str]:
+        base = [self.bin, "-u"]
+        if self.socket_name:
+            base += ["-L", self.socket_name]
+        elif self.socket_path:
+            base += ["-S", self.socket_path]
+        return base + list(args)
+
+    def flags(self) -> list[str]:
+        """The socket flags a spawned `tma` child needs to reach the same server."""
+        if self.socket_name:
+            return ["--socket-name", self.socket_name]
+        if self.socket_path:
+            return ["--socket-path", self.socket_path]
+        return []
+
+    def _spawn(self, argv: list[str], stdin: bytes | None) -> tuple[int, str, str]:
+        self.spawns += 1
+        try:
+            rc, out, err = spawn.run(argv, stdin=stdin, timeout=self.timeout)
+        except FileNotFoundError:
+            raise NotInstalled(
+                f"tmux binary {self.bin!r} not found: install tmux (3.2 or newer) "
+                "or point TMA_TMUX_BIN / [tmux] bin at it"
+            ) from None
+        except spawn.SpawnTimeout:
+            raise Timeout(f"tmux did not answer within {self.timeout:g}s") from None
+        return rc, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+    def run(self, *args: str) -> str:
+        """Run one command line (may contain `;` separators). Raise on failure."""
+        rc, out, err = self._spawn(self.argv(*args), None)
+        if rc != 0:
+            raise classify(err)
+        return out
+
+    def source(self, lines: list[str]) -> tuple[str, str]:
+        """Run many command lines in one spawn via `source-file -`.
+
+        A failing line does not stop later lines (within one line, `;` still stops
+        at the first failure). Returns (stdout, stderr); raises only when the
+        server itself is unreachable.
+        """
+        if not lines:
+            return "", ""
+        data = ("\n".join(lines) + "\n").encode()
+        rc, out, err = self._spawn(self.argv("source-file", "-"), data)
+        if rc != 0:
+            exc = classify(err)
+            if isinstance(exc, (NoServer, ProtocolMismatch)):
+                raise exc
+        return out, err
+
+
+def quote(value: str) -> str:
+    """Quote one argument for a tmux command line read by `source-file`.
+
+    Double quotes with `\\`, `"` and `$` escaped; control bytes (a newline would end
+    the command line) are dropped.
+    """
+    clean = "".join(c for c in value if c >= " " and c != "\x7f")
+    return '"' + clean.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$") + '"'

@@ -1,0 +1,101 @@
+"""Run one child process with a deadline, without importing subprocess.
+
+`subprocess` costs ~10 ms of import on the hot paths (`tma status` from every
+status line, `tma event` from every hook); posix_spawn plus a poll loop is enough.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import time
+
+
+class SpawnTimeout(Exception):
+    pass
+
+
+def run(argv: list[str], stdin: bytes | None = None, timeout: float = 3.0,
+        env: dict[str, str] | None = None) -> tuple[int, bytes, bytes]:
+    """Run argv; return (returncode, stdout, stderr). Raises FileNotFoundError, SpawnTimeout."""
+    in_r, in_w = os.pipe() if stdin is not None else (None, None)
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    actions = [
+        (os.POSIX_SPAWN_DUP2, out_w, 1),
+        (os.POSIX_SPAWN_DUP2, err_w, 2),
+    ]
+    if in_r is not None:
+        actions.append((os.POSIX_SPAWN_DUP2, in_r, 0))
+    else:
+        actions.append((os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0))
+    for fd in (in_r, in_w, out_r, out_w, err_r, err_w):
+        if fd is not None and fd > 2:
+            actions.append((os.POSIX_SPAWN_CLOSE, fd))
+    try:
+        pid = os.posix_spawnp(argv[0], argv, env if env is not None else os.environ,
+                              file_actions=actions)
+    except BaseException:
+        for fd in (in_r, in_w, out_r, out_w, err_r, err_w):
+            if fd is not None:
+                os.close(fd)
+        raise
+    os.close(out_w)
+    os.close(err_w)
+    if in_r is not None:
+        os.close(in_r)
+    return _communicate(pid, stdin, in_w, out_r, err_r, timeout)
+
+
+def _communicate(pid: int, stdin: bytes | None, in_w: int | None, out_r: int, err_r: int,
+                 timeout: float) -> tuple[int, bytes, bytes]:
+    deadline = time.monotonic() + timeout
+    poller = select.poll()
+    chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
+    open_fds = {out_r, err_r}
+    poller.register(out_r, select.POLLIN)
+    poller.register(err_r, select.POLLIN)
+    pending = memoryview(stdin) if stdin else None
+    if in_w is not None:
+        if pending:
+            os.set_blocking(in_w, False)
+            poller.register(in_w, select.POLLOUT)
+            open_fds.add(in_w)
+        else:
+            os.close(in_w)
+    try:
+        while open_fds:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise SpawnTimeout()
+            for fd, _event in poller.poll(left * 1000):
+                if fd == in_w:
+                    try:
+                        n = os.write(fd, pending[:65536])
+                    except (BrokenPipeError, BlockingIOError) as exc:
+                        n = 0 if isinstance(exc, BlockingIOError) else len(pending)
+                    pending = pending[n:]
+                    if not pending:
+                        poller.unregister(fd)
+                        os.close(fd)
+                        open_fds.discard(fd)
+                    continue
+                data = os.read(fd, 65536)
+                if data:
+                    chunks[fd].append(data)
+                else:
+                    poller.unregister(fd)
+                    os.close(fd)
+                    open_fds.discard(fd)
+    except SpawnTimeout:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(pid, 0)
+        for fd in open_fds:
+            os.close(fd)
+        raise
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), b"".join(chunks[out_r]), b"".join(chunks[err_r])

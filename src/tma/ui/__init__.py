@@ -1,0 +1,1 @@
+"""Renderers for snapshots (status line, ls rows). Never talks to tmux directly."""
