@@ -1,0 +1,213 @@
+"""The fold, rule by rule (behaviours 1-17 at the plan level) plus hypothesis properties."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tma.core import plan as P
+from tma.core import states
+from tma.core.codec import Stamp
+from tma.core.fold import Evidence, Facts, FoldConfig, verdict
+
+CFG = FoldConfig()
+ALL_VISIBLE = ("working", "idle", "blocked")
+
+
+def ev(state, at, source="screen", detail=""):
+    return Evidence(source, state, detail, at, f"{source}:{state}")
+
+
+def stamp(state, *, source="capture", evidence_at=1000, since=None, pid=0, attention=False,
+          detail=""):
+    return Stamp(state=state, detail=detail, source=source, evidence_at=evidence_at,
+                 since=evidence_at if since is None else since, stamped_at=evidence_at,
+                 pid=pid, attention=attention)
+
+
+def fold(prev, evidence, now, facts=Facts(agent_pid=7), visible=ALL_VISIBLE, cfg=CFG):
+    return verdict(prev, facts, evidence, visible, cfg, now)
+
+
+# -- 1. the answered-prompt race, at the plan level
+def test_blocker_older_than_the_hook_claim_holds():
+    prev = stamp("working", source="hook", evidence_at=5000)
+    assert fold(prev, [ev("blocked", 2000, detail="permission")], 6000).action == P.HOLD
+    assert fold(prev, [ev("blocked", 5000, detail="permission")], 6000).action == P.HOLD
+
+
+def test_blocker_newer_than_the_hook_claim_commits_under_the_carve_out():
+    prev = stamp("working", source="hook", evidence_at=5000)
+    plan = fold(prev, [ev("blocked", 6000, detail="permission")], 6010)
+    assert plan.action == P.PUBLISH
+    assert (plan.state, plan.detail, plan.source) == ("blocked", "permission", "capture")
+    assert plan.guard == P.Guard(P.CARVE_OUT, at=6000)
+    assert plan.set_attention and plan.evidence_at == 6000
+
+
+# -- 2. a capture never clobbers a hook claim
+def test_capture_working_over_a_hook_claim_is_protected():
+    prev = stamp("idle", source="capture", evidence_at=1000)
+    plan = fold(prev, [ev("working", 2000)], 2010)
+    assert plan.guard.kind == P.PROTECT_HOOK  # the server-side guard holds a hook claim
+
+
+# -- 5. dwell
+def test_working_to_idle_dwell_is_inclusive_at_three_seconds():
+    prev = stamp("working", evidence_at=10_000)
+    for now in (11_000, 13_000):
+        assert fold(prev, [ev("idle", now)], now).action == P.HOLD
+    plan = fold(prev, [ev("idle", 14_000)], 14_000)
+    assert (plan.action, plan.state, plan.set_attention) == (P.PUBLISH, "idle", True)
+
+
+def test_idle_to_working_and_anything_to_blocked_are_immediate():
+    prev = stamp("idle", evidence_at=10_000)
+    assert fold(prev, [ev("working", 10_001)], 10_001).state == "working"
+    prev = stamp("working", evidence_at=10_000)
+    plan = fold(prev, [ev("blocked", 10_001)], 10_001)
+    assert plan.state == "blocked" and plan.set_attention
+
+
+# -- 6. coverage-aware decay
+def test_hook_claim_decays_only_past_the_window_on_contrary_visible_chrome():
+    prev = stamp("working", source="hook", evidence_at=0)
+    assert fold(prev, [ev("idle", 60_000)], 60_000).action == P.HOLD
+    plan = fold(prev, [ev("idle", 61_000)], 61_000)
+    assert (plan.action, plan.state, plan.guard.kind) == (P.PUBLISH, "idle", P.UNCONDITIONAL)
+    # not screen-visible for this agent: holds forever
+    assert fold(prev, [ev("idle", 900_000)], 900_000, visible=("blocked",)).action == P.HOLD
+
+
+def test_blocked_hook_claim_has_the_longer_window():
+    prev = stamp("blocked", source="hook", evidence_at=0, detail="permission")
+    assert fold(prev, [ev("idle", 300_000)], 300_000).action == P.HOLD
+    assert fold(prev, [ev("idle", 300_001)], 300_001).state == "idle"
+    assert fold(prev, [ev("idle", 900_000)], 900_000, visible=("working",)).action == P.HOLD
+
+
+def test_silence_never_decays_a_claim():
+    for state in ("working", "idle", "blocked"):
+        prev = stamp(state, source="hook", evidence_at=0)
+        assert fold(prev, [], 10**9).action == P.HOLD
+
+
+def test_agreeing_chrome_corroborates_the_hook_claim():
+    prev = stamp("working", source="hook", evidence_at=1000)
+    plan = fold(prev, [ev("working", 2000)], 2000)
+    assert (plan.state, plan.source, plan.evidence_at) == ("working", "hook", 2000)
+    assert plan.guard == P.Guard(P.REFRESH_CLAIM, state="working")
+    prev = stamp("blocked", source="hook", evidence_at=1000, detail="permission")
+    plan = fold(prev, [ev("blocked", 2000, detail="permission")], 2000)
+    assert plan.guard == P.Guard(P.REFRESH_CLAIM, state="blocked")
+    assert plan.detail == "permission" and not plan.set_attention
+
+
+# -- 7. foreground cap
+def test_foreground_cap_is_unknown_from_process():
+    plan = fold(stamp("working"), [ev("working", 2000)], 2000,
+                facts=Facts(agent_pid=7, foreground_is_agent=False))
+    assert (plan.state, plan.source, plan.guard.kind) == ("unknown", "process", P.UNCONDITIONAL)
+
+
+def test_foreground_cap_holds_a_live_hook_claim_while_the_pid_lives():
+    prev = stamp("blocked", source="hook", detail="permission")
+    plan = fold(prev, [], 2000, facts=Facts(agent_pid=7, foreground_is_agent=False))
+    assert plan.action == P.HOLD
+    plan = fold(prev, [], 2000, facts=Facts(agent_pid=0, foreground_is_agent=False))
+    assert plan.state == "unknown"
+
+
+def test_cap_precedes_freeze():
+    plan = fold(stamp("idle"), [], 2000,
+                facts=Facts(agent_pid=7, foreground_is_agent=False, scrolled=True))
+    assert plan.state == "unknown"
+
+
+# -- 8. freeze
+def test_scrolled_or_history_view_freezes():
+    prev = stamp("idle")
+    for facts in (Facts(agent_pid=7, scrolled=True), Facts(agent_pid=7, history_view=True)):
+        assert fold(prev, [ev("blocked", 2000, detail="permission")], 2000,
+                    facts=facts).action == P.HOLD
+
+
+def test_freeze_with_no_prior_is_unknown():
+    plan = fold(None, [ev("blocked", 2000)], 2000, facts=Facts(agent_pid=7, history_view=True))
+    assert plan.state == "unknown"
+
+
+# -- 12. co-rendering ladder
+def test_ladder_blocked_over_working_over_idle():
+    evidence = [ev("idle", 2000), ev("working", 2000), ev("blocked", 2000, detail="permission")]
+    assert fold(None, evidence, 2000).state == "blocked"
+    assert fold(None, evidence[:2], 2000).state == "working"
+    assert fold(None, evidence[:1], 2000).state == "idle"
+
+
+def test_no_evidence_and_no_prior_is_unknown():
+    plan = fold(None, [], 2000)
+    assert (plan.action, plan.state) == (P.PUBLISH, "unknown")
+
+
+# -- 16. episode boundary
+def test_pid_change_resets_the_episode():
+    prev = stamp("blocked", source="hook", pid=5, detail="permission", attention=True)
+    plan = fold(prev, [ev("idle", 2000)], 2000, facts=Facts(agent_pid=6))
+    assert plan.episode_reset and plan.guard.kind == P.UNCONDITIONAL
+    assert plan.state == "idle" and not plan.set_attention
+
+
+def test_same_or_unknown_pid_is_not_a_new_episode():
+    prev = stamp("idle", pid=5)
+    assert not fold(prev, [ev("idle", 2000)], 2000, facts=Facts(agent_pid=5)).episode_reset
+    assert not fold(prev, [ev("idle", 2000)], 2000, facts=Facts(agent_pid=0)).episode_reset
+
+
+# -- 17. attention on publish
+def test_attention_raises_on_entering_blocked_and_on_completion_only():
+    assert fold(stamp("idle"), [ev("blocked", 2000)], 2000).set_attention
+    assert not fold(stamp("blocked"), [ev("blocked", 2000)], 2000).set_attention
+    assert not fold(stamp("idle"), [ev("working", 2000)], 2000).set_attention
+    assert not fold(stamp("unknown"), [ev("idle", 2000)], 2000).set_attention
+    assert fold(stamp("working", evidence_at=0), [ev("idle", 9000)], 9000).set_attention
+
+
+# -- properties
+_states = st.sampled_from(states.STATES)
+_sources = st.sampled_from(states.SOURCES)
+_evidence = st.builds(ev, st.sampled_from(["working", "idle", "blocked"]),
+                      st.integers(0, 10**6), st.sampled_from(["screen", "title"]))
+_prev = st.one_of(st.none(), st.builds(
+    stamp, _states, source=_sources, evidence_at=st.integers(0, 10**6),
+    pid=st.integers(0, 3)))
+_facts = st.builds(Facts, agent_pid=st.integers(0, 3))
+
+
+@given(_prev, st.lists(_evidence, max_size=6), _facts, st.integers(0, 2 * 10**6))
+def test_blocker_among_non_hook_noise_never_folds_to_idle(prev, noise, facts, now):
+    blocker = ev("blocked", 500_000, detail="permission")
+    plan = fold(prev, noise + [blocker], now, facts=facts)
+    assert not (plan.action == P.PUBLISH and plan.state == "idle")
+
+
+@given(_prev, st.lists(_evidence, max_size=6), _facts, st.integers(0, 2 * 10**6))
+def test_the_dwell_holds_nothing_but_working_to_idle(prev, evidence, facts, now):
+    with_dwell = fold(prev, evidence, now, facts=facts)
+    without = fold(prev, evidence, now, facts=facts, cfg=FoldConfig(dwell_ms=0))
+    if with_dwell != without:
+        assert prev is not None and prev.state == "working"
+        assert with_dwell.action == P.HOLD
+        assert without.action == P.PUBLISH and without.state == "idle"
+
+
+@given(_prev, st.lists(_evidence, max_size=6), _facts, st.integers(0, 2 * 10**6))
+def test_plans_are_well_formed(prev, evidence, facts, now):
+    plan = fold(prev, evidence, now, facts=facts)
+    assert plan.action in (P.PUBLISH, P.HOLD)
+    if plan.action == P.PUBLISH:
+        assert plan.state in states.STATES
+        assert plan.source in states.SOURCES
+        assert states.safe_detail(plan.detail) == plan.detail
+        if plan.state == "blocked" and plan.source == "capture" and not plan.episode_reset:
+            assert plan.guard.kind in (P.CARVE_OUT, P.UNCONDITIONAL)
