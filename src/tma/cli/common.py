@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+
+from tma.core.record import Record
 
 USAGE = 2
 FAIL = 1
@@ -18,14 +19,10 @@ class UsageError(Exception):
     pass
 
 
-@dataclass
-class Globals:
-    socket_name: str | None = None
-    socket_path: str | None = None
-    config: str | None = None
-    manifest_dir: str | None = None
-    debug_timing: bool = False
-    client: str | None = None
+class Globals(Record):
+    __slots__ = ("socket_name", "socket_path", "config", "manifest_dir", "debug_timing", "client")
+    _fields = (("socket_name", None), ("socket_path", None), ("config", None),
+               ("manifest_dir", None), ("debug_timing", False), ("client", None))
 
 
 _VALUED = {"--socket-name": "socket_name", "--socket-path": "socket_path", "--config": "config",

@@ -18,10 +18,13 @@ before the walk, unless a registration vouches for the pane.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from tma.core.record import Record
 
-from tma.core.manifest import Manifest
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the poll cycle's fast path imports neither collections nor manifests
+    from collections.abc import Iterable, Iterator, Sequence
+
+    from tma.core.manifest import Manifest
 
 REMOTE = ("ssh", "mosh", "mosh-client", "docker", "podman", "kubectl")
 NESTED = ("tmux", "zellij", "screen", "dvtm", "abduco")
@@ -36,16 +39,12 @@ KIND_NESTED = "nested"
 # ---------------------------------------------------------------- the process table
 
 
-@dataclass(frozen=True)
-class Proc:
+class Proc(Record):
     """One process as the table reader saw it. `tpgid` is the foreground process
     group of the process's controlling tty (<= 0 when it has none or it is unknown)."""
 
-    pid: int
-    ppid: int
-    pgid: int
-    tpgid: int
-    comm: str
+    __slots__ = ("pid", "ppid", "pgid", "tpgid", "comm")
+    _fields = (("pid", 0), ("ppid", 0), ("pgid", 0), ("tpgid", 0), ("comm", ""))
 
 
 class ProcTable:
@@ -156,28 +155,29 @@ def out_of_scope_kind(current_command: str) -> str | None:
 # ---------------------------------------------------------------- identification
 
 
-@dataclass(frozen=True)
-class PaneFacts:
-    """What tmux reports about one pane, plus the two stored identity options."""
+class PaneFacts(Record):
+    """What tmux reports about one pane, plus the two stored identity options:
+    the pane pid, #{pane_current_command}, #{pane_title}, the stored
+    @tma_title_match_pid (0 = unset) and the registered agent name ("" = none)."""
 
-    pane_pid: int
-    current_command: str  # #{pane_current_command}
-    title: str  # #{pane_title}
-    anchor_pid: int = 0  # stored @tma_title_match_pid (0 = unset)
-    registered_agent: str = ""  # @agent_name when @agent_session is set, else ""
+    __slots__ = ("pane_pid", "current_command", "title", "anchor_pid", "registered_agent")
+    _fields = (("pane_pid", 0), ("current_command", ""), ("title", ""), ("anchor_pid", 0),
+               ("registered_agent", ""))
 
 
-@dataclass(frozen=True)
-class Identification:
-    agent: str | None  # manifest name; None = not an agent pane
-    pid: int = 0  # agent pid (0 = registration with no walkable process)
-    foreground_is_agent: bool = False
-    via: str | None = None  # "observed" | "registered" | None
-    out_of_scope: str | None = None  # "remote" | "nested" when carved out (no registration)
-    out_of_scope_command: str = ""
-    registered_behind: str | None = None  # registered pane whose foreground is a carve-out
-    anchor_pid: int = 0  # value for @tma_title_match_pid (0 = unset it)
-    reason: str = ""  # one sentence for `tma debug explain`
+class Identification(Record):
+    """agent: manifest name (None = not an agent pane); pid: agent pid (0 = a
+    registration with no walkable process); via: observed | registered | None;
+    out_of_scope: remote | nested when carved out (no registration);
+    registered_behind: a registered pane whose foreground is a carve-out;
+    anchor_pid: value for @tma_title_match_pid (0 = unset it); reason: one
+    sentence for `tma debug explain`."""
+
+    __slots__ = ("agent", "pid", "foreground_is_agent", "via", "out_of_scope",
+                 "out_of_scope_command", "registered_behind", "anchor_pid", "reason")
+    _fields = (("agent", None), ("pid", 0), ("foreground_is_agent", False), ("via", None),
+               ("out_of_scope", None), ("out_of_scope_command", ""),
+               ("registered_behind", None), ("anchor_pid", 0), ("reason", ""))
 
     @property
     def is_agent(self) -> bool:

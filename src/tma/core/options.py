@@ -6,7 +6,7 @@ test all read this table, so an option added here is handled everywhere at once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from tma.core.record import Record
 
 # Removal classes.
 EPISODE = "episode"  # unset when the agent leaves the pane
@@ -16,14 +16,11 @@ SERVER = "server"  # tma internals on the server; uninstall sweeps them
 USER = "user"  # written by the user only; tma never touches it
 
 
-@dataclass(frozen=True)
-class Option:
-    name: str
-    scope: str  # pane | window | session | server
-    writer: str  # F fold, E event intake, C context lane, N notifier, B broker, U user, W watch, J jump
-    fmt: str
-    removal: str
-    doc: str
+class Option(Record):
+    # writer: F fold, E event intake, C context lane, N notifier, B broker, U user, W watch, J jump
+    __slots__ = ("name", "scope", "writer", "fmt", "removal", "doc")
+    _fields = (("name", ""), ("scope", "pane"), ("writer", ""), ("fmt", ""), ("removal", EPISODE),
+               ("doc", ""))
 
 
 def _pane(name: str, writer: str, fmt: str, doc: str, removal: str = EPISODE) -> Option:

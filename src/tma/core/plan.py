@@ -5,7 +5,7 @@ A plan names a guard kind, never a tmux format; `tma.tmux.write` renders it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from tma.core.record import Record
 
 # Guard kinds (the condition under which the whole tuple holds instead of committing).
 UNCONDITIONAL = "unconditional"  # episode reset, or an override the fold allowed
@@ -19,11 +19,12 @@ HOLD = "hold"
 REMOVE = "remove"
 
 
-@dataclass(frozen=True)
-class Guard:
-    kind: str
-    at: int = 0  # capture ms (carve-out) or event ms (hook arbitration)
-    state: str = ""  # refresh-claim: the claimed state
+class Guard(Record):
+    """kind; at = capture ms (carve-out) or event ms (hook arbitration);
+    state = the claimed state (refresh-claim)."""
+
+    __slots__ = ("kind", "at", "state")
+    _fields = (("kind", "unconditional"), ("at", 0), ("state", ""))
 
     def __str__(self) -> str:
         if self.kind in (CARVE_OUT, HOOK_ARBITRATE):
@@ -33,25 +34,20 @@ class Guard:
         return self.kind
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(Record):
     """One pane's write.
 
     publish: the tuple (since write-once, state, detail, source, evidence_at,
     attention when raising), then identity, then stamped_at last.
     hold: only hash and stamped_at move. remove: the per-pane set is unset.
+    `label` names the rule or hook event that decided.
     """
 
-    action: str
-    state: str = ""
-    detail: str = ""
-    source: str = ""
-    evidence_at: int = 0
-    guard: Guard = Guard(UNCONDITIONAL)
-    set_attention: bool = False
-    episode_reset: bool = False
-    reason: str = ""
-    label: str = ""  # the rule or hook event that decided
+    __slots__ = ("action", "state", "detail", "source", "evidence_at", "guard",
+                 "set_attention", "episode_reset", "reason", "label")
+    _fields = (("action", HOLD), ("state", ""), ("detail", ""), ("source", ""),
+               ("evidence_at", 0), ("guard", Guard(UNCONDITIONAL)), ("set_attention", False),
+               ("episode_reset", False), ("reason", ""), ("label", ""))
 
     @property
     def writes_state(self) -> bool:

@@ -9,8 +9,6 @@ is cached (marshal, keyed by path, mtime and size) and re-read only on change.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
-from typing import Any
 
 from tma.runtime import cache
 
@@ -30,25 +28,27 @@ class ConfigError(Exception):
     pass
 
 
-@dataclass
 class Config:
-    path: str | None = None
-    dwell_secs: int = 3
-    hook_decay_secs: int = 60
-    blocked_decay_secs: int = 300
-    freshness_secs: int = 3
-    status: dict[str, tuple[str, str]] = field(default_factory=lambda: dict(STATUS_DEFAULTS))
-    picker: dict[str, tuple[str, str]] = field(default_factory=lambda: dict(PICKER_DEFAULTS))
-    tmux_bin: str | None = None
-    claude_reply_lane: bool = True
-    hold_ms: int = 25_000
-    notify: dict[str, Any] = field(default_factory=dict)
-    focus_events: bool = False
-    wrapper_ref: str = "absolute"
-    telemetry_windows: dict[str, int] = field(default_factory=dict)
-    daemon: dict[str, Any] = field(default_factory=dict)
-    agents: list[dict[str, Any]] = field(default_factory=list)
-    api: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Every setting, defaulted. A plain class: this module sits on the hot paths."""
+
+    def __init__(self, path: str | None = None):
+        self.path = path
+        self.dwell_secs = 3
+        self.hook_decay_secs = 60
+        self.blocked_decay_secs = 300
+        self.freshness_secs = 3
+        self.status = dict(STATUS_DEFAULTS)
+        self.picker = dict(PICKER_DEFAULTS)
+        self.tmux_bin: str | None = None
+        self.claude_reply_lane = True
+        self.hold_ms = 25_000
+        self.notify: dict = {}
+        self.focus_events = False
+        self.wrapper_ref = "absolute"
+        self.telemetry_windows: dict = {}
+        self.daemon: dict = {}
+        self.agents: list = []
+        self.api: dict = {}
 
     def fold(self):
         from tma.core.fold import FoldConfig
@@ -70,31 +70,31 @@ def _err(path: str, key: str, msg: str) -> ConfigError:
     return ConfigError(f"tma: config {path}: {key}: {msg}")
 
 
-def _uint(path: str, key: str, value: Any) -> int:
+def _uint(path: str, key: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise _err(path, key, "must be a non-negative integer")
     return value
 
 
-def _bool(path: str, key: str, value: Any) -> bool:
+def _bool(path: str, key: str, value: object) -> bool:
     if not isinstance(value, bool):
         raise _err(path, key, "must be true or false")
     return value
 
 
-def _str(path: str, key: str, value: Any) -> str:
+def _str(path: str, key: str, value: object) -> str:
     if not isinstance(value, str):
         raise _err(path, key, "must be a string")
     return value
 
 
-def _table(path: str, key: str, value: Any) -> dict[str, Any]:
+def _table(path: str, key: str, value: object) -> dict[str, object]:
     if not isinstance(value, dict):
         raise _err(path, key, "must be a table")
     return value
 
 
-def _known(path: str, prefix: str, table: dict[str, Any], allowed: tuple[str, ...]) -> None:
+def _known(path: str, prefix: str, table: dict[str, object], allowed: tuple[str, ...]) -> None:
     for key in table:
         if key not in allowed:
             where = f"{prefix}.{key}" if prefix else key
@@ -106,13 +106,13 @@ _NOTIFY_KEYS = ("from_event", "command", "on", "bell", "osc", "log", "blocked", 
 _DAEMON_KEYS = ("sweep_secs", "quiet_ms", "zero_member_recheck_secs", "demote_edges", "autostart")
 
 
-def validate(path: str, doc: dict[str, Any]) -> dict[str, Any]:
+def validate(path: str, doc: dict[str, object]) -> dict[str, object]:
     """Check every key; return a plain dict (marshal-able) of the settings."""
     _known(path, "", doc, ("fold", "status", "picker", "tmux", "hooks", "notify", "focus",
                            "install", "telemetry", "daemon", "agent", "api", "agents"))
     if "agents" in doc:
         raise _err(path, "agents", "the [agents] table was renamed to [api]")
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     fold = _table(path, "fold", doc.get("fold", {}))
     _known(path, "fold", fold, ("dwell_secs", "hook_decay_secs", "blocked_decay_secs",
                                 "freshness_secs"))
@@ -214,7 +214,7 @@ def validate(path: str, doc: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _build(path: str | None, settings: dict[str, Any]) -> Config:
+def _build(path: str | None, settings: dict[str, object]) -> Config:
     cfg = Config(path=path)
     for key in ("dwell_secs", "hook_decay_secs", "blocked_decay_secs", "freshness_secs",
                 "tmux_bin", "claude_reply_lane", "hold_ms", "focus_events", "wrapper_ref",

@@ -11,12 +11,10 @@ attention, locks) carry their own `_at` and never bump it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
-
 from tma.core import options, states
 from tma.core import plan as P
 from tma.core.codec import CLOCK_STEP_MS
+from tma.core.record import Record
 from tma.tmux.adapter import quote
 
 PROBE_OPTION = "@__tma_probe"
@@ -63,18 +61,17 @@ def _unset(pane: str, key: str) -> str:
     return f"set-option -p -u -t {pane} {key}"
 
 
-@dataclass(frozen=True)
-class Extra:
-    """A companion option written after stamped_at (session, turn_at, notified_at)."""
+class Extra(Record):
+    """A companion option written after stamped_at (session, turn_at, notified_at);
+    an empty value unsets it."""
 
-    key: str
-    value: str  # "" unsets
-    guarded: bool = True
+    __slots__ = ("key", "value", "guarded")
+    _fields = (("key", ""), ("value", ""), ("guarded", True))
 
 
 def publish(pane: str, plan: P.Plan, now: int, *, name: str, pid: int, hash: str = "",
             guarded: bool = True, prev_state: str | None = None, prev_since: int = 0,
-            extras: Iterable[Extra] = ()) -> str:
+            extras: tuple[Extra, ...] = ()) -> str:
     """One pane's publish chain: since, state, detail, source, evidence_at, [attention],
     hash, pid, name, stamped_at, then companions."""
     state = _token(plan.state)
@@ -138,7 +135,7 @@ def hold(pane: str, now: int, *, hash: str = "") -> str:
     return " ; ".join(cmds)
 
 
-def remove(pane: str, names: Iterable[str] = options.EPISODE_OPTIONS) -> str:
+def remove(pane: str, names: tuple[str, ...] = options.EPISODE_OPTIONS) -> str:
     """Unset the per-pane set in one line (survivors and @agent_ignore untouched)."""
     return " ; ".join(_unset(pane, n) for n in names)
 
@@ -169,7 +166,7 @@ def probe_line() -> str:
 
 def render(pane: str, plan: P.Plan, now: int, *, name: str, pid: int, hash: str = "",
            guarded: bool = True, prev_state: str | None = None, prev_since: int = 0,
-           extras: Iterable[Extra] = ()) -> str:
+           extras: tuple[Extra, ...] = ()) -> str:
     if plan.action == P.PUBLISH:
         return publish(pane, plan, now, name=name, pid=pid, hash=hash, guarded=guarded,
                        prev_state=prev_state, prev_since=prev_since, extras=extras)

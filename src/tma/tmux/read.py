@@ -1,0 +1,200 @@
+"""The read path: one list-panes for every pane and its options, batched captures.
+
+Spawns do not grow with the number of panes: the pane read is one invocation
+(chained with the server facts and the client list), and every capture of a cycle
+goes through one `source-file -` spawn, each capture preceded by a delimiter line
+that carries the pane id and height.
+"""
+
+from __future__ import annotations
+
+import os
+
+from tma.core import options
+from tma.core.record import Record
+from tma.tmux.adapter import Server, quote
+
+US = "\x1f"
+PANE_FIELDS = (
+    "pane_id", "pane_pid", "session_name", "window_index", "pane_index",
+    "pane_current_command", "window_activity", "alternate_on", "scroll_position",
+    "pane_height", "pane_current_path", "session_id", "window_id", "pane_width",
+    "window_active", "pane_active", "pane_tty",
+)
+OPTION_FIELDS = options.PANE_READ_OPTIONS + (options.ROLLUP_WINDOW, options.ROLLUP_SESSION)
+SERVER_FIELDS = ("@tma_last_poll", "@tma_setpf_ok", "version", "socket_path", "pid")
+CLIENT_FIELDS = ("client_name", "pane_id", "client_activity", "client_control_mode",
+                 "session_name", "window_id")
+
+_PANE_FMT = US.join([f"#{{{f}}}" for f in PANE_FIELDS] + [f"#{{{o}}}" for o in OPTION_FIELDS]
+                    + ["#{pane_title}"])
+_SERVER_FMT = "S" + US + US.join(f"#{{{f}}}" for f in SERVER_FIELDS)
+_CLIENT_FMT = "C" + US + US.join(f"#{{{f}}}" for f in CLIENT_FIELDS)
+
+
+def _int(value: str, default: int = 0) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        return default
+
+
+class Pane(Record):
+    # window_activity: epoch seconds of the window's last output (0 = unknown)
+    __slots__ = ("pane_id", "pane_pid", "session_name", "window_index", "pane_index",
+                 "current_command", "window_activity", "alternate_on", "scroll_position",
+                 "height", "current_path", "session_id", "window_id", "width", "window_active",
+                 "pane_active", "tty", "title", "options")
+    _fields = tuple((n, d) for n, d in (
+        ("pane_id", ""), ("pane_pid", 0), ("session_name", ""), ("window_index", "0"),
+        ("pane_index", "0"), ("current_command", ""), ("window_activity", 0),
+        ("alternate_on", False), ("scroll_position", 0), ("height", 0), ("current_path", ""),
+        ("session_id", ""), ("window_id", ""), ("width", 0), ("window_active", False),
+        ("pane_active", False), ("tty", ""), ("title", ""), ("options", None)))
+
+    @property
+    def locator(self) -> str:
+        return f"{self.session_name}:{self.window_index}.{self.pane_index}"
+
+    @property
+    def order_key(self) -> tuple:
+        return (self.session_name, _int(self.window_index), _int(self.pane_index))
+
+
+class Client(Record):
+    # activity: epoch seconds of the client's last real input
+    __slots__ = ("name", "pane_id", "activity", "control_mode", "session_name", "window_id")
+    _fields = (("name", ""), ("pane_id", ""), ("activity", 0), ("control_mode", False),
+               ("session_name", ""), ("window_id", ""))
+
+
+class Snapshot(Record):
+    __slots__ = ("panes", "clients", "last_poll", "setpf_ok", "version", "socket_path",
+                 "server_pid")
+    _fields = (("panes", ()), ("clients", ()), ("last_poll", 0), ("setpf_ok", ""),
+               ("version", ""), ("socket_path", ""), ("server_pid", ""))
+
+
+def _parse_pane(line: str) -> Pane | None:
+    n_fixed = len(PANE_FIELDS) + len(OPTION_FIELDS)
+    parts = line.split(US, n_fixed)
+    if len(parts) != n_fixed + 1 or not parts[0].startswith("%"):
+        return None
+    fixed = dict(zip(PANE_FIELDS, parts[: len(PANE_FIELDS)], strict=True))
+    opts = {k: v for k, v in zip(OPTION_FIELDS, parts[len(PANE_FIELDS):n_fixed], strict=True)
+            if v != ""}
+    return Pane(
+        pane_id=fixed["pane_id"],
+        pane_pid=_int(fixed["pane_pid"]),
+        session_name=fixed["session_name"],
+        window_index=fixed["window_index"],
+        pane_index=fixed["pane_index"],
+        current_command=fixed["pane_current_command"],
+        window_activity=_int(fixed["window_activity"]),
+        alternate_on=fixed["alternate_on"] == "1",
+        scroll_position=_int(fixed["scroll_position"]),
+        height=_int(fixed["pane_height"]),
+        current_path=fixed["pane_current_path"],
+        session_id=fixed["session_id"],
+        window_id=fixed["window_id"],
+        width=_int(fixed["pane_width"]),
+        window_active=fixed["window_active"] == "1",
+        pane_active=fixed["pane_active"] == "1",
+        tty=fixed["pane_tty"],
+        title=parts[-1],
+        options=opts,
+    )
+
+
+def parse_listing(out: str) -> Snapshot:
+    panes: list[Pane] = []
+    clients: list[Client] = []
+    server = dict.fromkeys(SERVER_FIELDS, "")
+    for line in out.split("\n"):
+        if line.startswith("%"):
+            pane = _parse_pane(line)
+            if pane is not None:
+                panes.append(pane)
+        elif line.startswith("S" + US):
+            server = dict(zip(SERVER_FIELDS, line.split(US)[1:], strict=False))
+        elif line.startswith("C" + US):
+            p = line.split(US)
+            if len(p) == len(CLIENT_FIELDS) + 1:
+                clients.append(Client(p[1], p[2], _int(p[3]), p[4] == "1", p[5], p[6]))
+    return Snapshot(panes, clients, _int(server.get("@tma_last_poll", "")),
+                    server.get("@tma_setpf_ok", ""), server.get("version", ""),
+                    server.get("socket_path", ""), server.get("pid", ""))
+
+
+def listing_args(stamp_poll_ms: int | None = None) -> list[str]:
+    """list-panes + server facts + clients (+ the @tma_last_poll stamp), one invocation."""
+    args = ["list-panes", "-a", "-F", _PANE_FMT, ";", "display-message", "-p", _SERVER_FMT,
+            ";", "list-clients", "-F", _CLIENT_FMT]
+    if stamp_poll_ms is not None:
+        args += [";", "set-option", "-s", "@tma_last_poll", str(int(stamp_poll_ms))]
+    return args
+
+
+def list_panes(server: Server, stamp_poll_ms: int | None = None) -> Snapshot:
+    return parse_listing(server.run(*listing_args(stamp_poll_ms)))
+
+
+def listing_line() -> str:
+    """The same read as a `source-file` line (to re-read after a write batch)."""
+    return " ; ".join([
+        f"list-panes -a -F {quote(_PANE_FMT)}",
+        f"display-message -p {quote(_SERVER_FMT)}",
+    ])
+
+
+# ---------------------------------------------------------------- captures
+
+
+class Captured(Record):
+    __slots__ = ("pane_id", "height", "body")
+    _fields = (("pane_id", ""), ("height", 0), ("body", ""))
+
+
+def capture_many(server: Server, pane_ids: list[str], scrollback: int = 50) -> dict[str, Captured]:
+    """Capture every pane in one spawn. A pane that died in between is simply absent."""
+    if not pane_ids:
+        return {}
+    nonce = "TMA" + os.urandom(6).hex()
+    lines = []
+    for pid in pane_ids:
+        lines.append(f"display-message -p -t {pid} {quote(nonce + ' #{pane_id} #{pane_height}')}")
+        lines.append(f"capture-pane -p -e -t {pid} -S -{int(scrollback)}")
+    out, _err = server.source(lines)
+    return parse_captures(out, nonce)
+
+
+def parse_captures(out: str, nonce: str) -> dict[str, Captured]:
+    result: dict[str, Captured] = {}
+    current: tuple[str, int] | None = None
+    body: list[str] = []
+
+    def flush() -> None:
+        if current is not None and current[0] and body:
+            result[current[0]] = Captured(current[0], current[1], "".join(body))
+
+    for line in _lines_keepends(out):
+        if line.startswith(nonce + " "):
+            flush()
+            fields = line[len(nonce) + 1:].rstrip("\n").split(" ")
+            pane_id = fields[0] if fields and fields[0].startswith("%") else ""
+            height = _int(fields[1]) if len(fields) > 1 else 0
+            current = (pane_id, height)
+            body = []
+        elif current is not None:
+            body.append(line)
+    flush()
+    return result
+
+
+def _lines_keepends(text: str) -> list[str]:
+    """Split on \\n only (a capture may hold \\x0b, \\x1c and friends), keeping the \\n."""
+    parts = text.split("\n")
+    out = [p + "\n" for p in parts[:-1]]
+    if parts[-1]:
+        out.append(parts[-1])
+    return out
