@@ -11,10 +11,12 @@ so a cycle that only needs identity (process names) never imports tomllib or re.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
-from typing import Any
 
 from tma.runtime import cache
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 BUNDLED = "bundled"
 
@@ -53,14 +55,6 @@ def _bundled_listing() -> list[tuple[str, str, int, int]]:
     return [(stem, BUNDLED + ":" + path, m, s) for stem, path, m, s in _listing(here)]
 
 
-@dataclass
-class Docs:
-    """Decoded (not yet validated) manifest documents, plus load errors."""
-
-    docs: dict[str, tuple[str, Any]] = field(default_factory=dict)  # stem -> (origin, doc|None)
-    errors: dict[str, str] = field(default_factory=dict)  # origin -> error
-
-
 def _decode(path: str) -> tuple[Any, str | None]:
     real = path.removeprefix(BUNDLED + ":")
     try:
@@ -94,10 +88,12 @@ def _docs(manifest_dir: str | None) -> tuple[list[tuple[str, str, int, int]], di
     return listing, decoded
 
 
-@dataclass
 class ManifestSet:
-    manifests: dict[str, Any]  # name -> tma.core.manifest.Manifest, in identity order
-    skipped: list[tuple[str, str]]  # (path, error)
+    """name -> tma.core.manifest.Manifest in identity order, plus skipped (path, error)."""
+
+    def __init__(self, manifests: dict[str, Any], skipped: list[tuple[str, str]]) -> None:
+        self.manifests = manifests
+        self.skipped = skipped
 
     def get(self, name: str):
         return self.manifests.get(name)
@@ -172,6 +168,21 @@ def identity_index(manifest_dir: str | None = None,
             out[stem] = tuple(n for n in names if isinstance(n, str))
         else:
             out.pop(stem, None)
+    return out
+
+
+def titled_names(manifest_dir: str | None = None,
+                 agents_cfg: list[dict[str, Any]] | None = None) -> list[str]:
+    """Manifests that narrow a process match by title (from the cached documents)."""
+    listing, decoded = _docs(manifest_dir)
+    out = []
+    for stem, path, _m, _s in listing:
+        doc, err = decoded.get(path, (None, "x"))
+        ident = doc.get("identity") if isinstance(doc, dict) else None
+        if err is None and isinstance(ident, dict) and ident.get("title_patterns"):
+            out.append(stem)
+        elif stem in out:
+            out.remove(stem)
     return out
 
 

@@ -137,8 +137,8 @@ class Server:
 def quote(value: str) -> str:
     """Quote one argument for a tmux command line read by `source-file`.
 
-    Double quotes with `\\`, `"` and `$` escaped; control bytes (a newline would end
-    the command line) are dropped.
+    Double quotes with `\\`, `"` and `$` escaped; line breaks and NUL (which would end
+    or cut the command line) are dropped. The 0x1f field separator passes through.
     """
-    clean = "".join(c for c in value if c >= " " and c != "\x7f")
+    clean = value.replace("\n", "").replace("\r", "").replace("\0", "")
     return '"' + clean.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$") + '"'

@@ -17,8 +17,7 @@ from tma.core.codec import CLOCK_STEP_MS
 from tma.core.record import Record
 from tma.tmux.adapter import quote
 
-PROBE_OPTION = "@__tma_probe"
-PROBE_EXPECT = "ok"
+PROBE_EXPECT = "1"
 
 
 def suppress(guard: P.Guard) -> str:
@@ -159,9 +158,11 @@ def server_option(key: str, value: str) -> str:
 
 
 def probe_line() -> str:
-    """Writes a format that can only expand to `ok`, reads it back, unsets it."""
-    return (f"set-option -s -F {PROBE_OPTION} {quote('#{?#{==:1,1},ok,no}')} ; "
-            f"show-options -sv {PROBE_OPTION} ; set-option -su {PROBE_OPTION}")
+    """The -F probe, cached on the server in one line: a format that can only expand
+    to `1` is written to @tma_setpf_ok and read back. A tmux that does not expand -F
+    stores the literal format instead, which reads back as "not 1"."""
+    return (f"set-option -s -F @tma_setpf_ok {quote('#{?#{==:1,1},1,0}')} ; "
+            f"show-options -sv @tma_setpf_ok")
 
 
 def render(pane: str, plan: P.Plan, now: int, *, name: str, pid: int, hash: str = "",

@@ -1,0 +1,5 @@
+"""`python -m tma` runs the CLI."""
+
+from tma.cli.main import entry
+
+entry()

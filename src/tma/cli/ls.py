@@ -1,0 +1,44 @@
+"""`tma ls`: one row per agent pane (tab-separated, or the schema-1 JSON document)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tma.cli import common
+
+
+def main(argv: list[str]) -> int:
+    from tma.runtime import selectors
+
+    g, rest = common.split_globals(argv)
+    try:
+        sel, rest = selectors.take(rest)
+    except selectors.SelectorError as exc:
+        raise common.UsageError(str(exc)) from None
+    p = argparse.ArgumentParser(prog="tma ls", description="list agent panes")
+    p.add_argument("--json", action="store_true", help="the schema-1 JSON document")
+    p.add_argument("--pane", help="only this pane")
+    args = p.parse_args(rest)
+    cfg = common.load_config(g)
+    from tma.cli import cycle_run
+    from tma.runtime.git import GitInfo
+
+    _server, result = cycle_run.run(g, cfg)
+    git = GitInfo()
+    rows = cycle_run.select(result.rows, sel, git)
+    if args.pane:
+        rows = [r for r in rows if r.pane.pane_id == args.pane]
+    from tma.ui import rows as render
+
+    if args.json:
+        import json
+        import os
+
+        doc = {"schema": 1, "agents": [
+            render.row_dict(r, server=result.snapshot.socket_path, host=os.uname().nodename,
+                            git=git) for r in rows]}
+        sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+        return 0
+    sys.stdout.write("".join(render.text_line(r, git) for r in rows))
+    return 0

@@ -1,0 +1,63 @@
+"""`tma status`: counts for the status line. The hot path: keep imports lean."""
+
+from __future__ import annotations
+
+import sys
+
+from tma.cli import common
+
+FORMATS = ("tmux", "plain", "json", "prom")
+
+
+def main(argv: list[str]) -> int:
+    from tma.runtime import selectors
+
+    g, rest = common.split_globals(argv)
+    try:
+        sel, rest = selectors.take(rest)
+    except selectors.SelectorError as exc:
+        raise common.UsageError(str(exc)) from None
+    fmt = "tmux"
+    i = 0
+    while i < len(rest):
+        name, eq, value = rest[i].partition("=")
+        if name == "--format":
+            if not eq:
+                if i + 1 >= len(rest):
+                    raise common.UsageError("--format needs a value")
+                value = rest[i + 1]
+                i += 1
+            if value not in FORMATS:
+                raise common.UsageError(
+                    f"invalid format {value!r} (expected one of: {', '.join(FORMATS)})")
+            fmt = value
+        elif rest[i] in ("-h", "--help"):
+            sys.stdout.write("usage: tma status [--format tmux|plain|json|prom] "
+                             "[--session S] [--repo R] [--branch B] [--agent A] "
+                             "[--state LIST]\n")
+            return 0
+        else:
+            raise common.UsageError(f"unknown argument {rest[i]!r}")
+        i += 1
+    cfg = common.load_config(g)
+    from tma.cli import cycle_run
+
+    _server, result = cycle_run.run(g, cfg)
+    git = None
+    if sel.needs_git:
+        from tma.runtime.git import GitInfo
+
+        git = GitInfo()
+    rows = cycle_run.select(result.rows, sel, git)
+    from tma.ui import status as render
+
+    counts = render.counts(rows)
+    if fmt == "tmux":
+        sys.stdout.write(render.tmux(counts, cfg.status))
+    elif fmt == "plain":
+        sys.stdout.write(render.plain(counts, cfg.status))
+    elif fmt == "json":
+        sys.stdout.write(render.json_doc(counts))
+    else:
+        sys.stdout.write(render.prom(counts, rows, common.now_ms()))
+    return 0

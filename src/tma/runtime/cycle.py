@@ -1,0 +1,485 @@
+"""The poll cycle: every one-shot refreshes stale panes, then reports rows.
+
+One cycle costs a constant number of tmux spawns whatever the number of agents:
+one read (list-panes + server facts + clients, which also stamps @tma_last_poll),
+one batched capture of every pane that needs reading, one batched write (each
+pane's tuple on its own line) that ends with a re-read, and a rollup write only
+when a rollup changed.
+
+Fresh settled stamps are consumed as they are. A stale pane whose window has been
+quiet since its stamp is reused without a capture. Only the rest is identified,
+captured, folded and stamped.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+from tma.core import codec, options, states
+from tma.core.record import Record
+from tma.tmux import read, write
+
+REAP_MS = 30_000
+_DUMMY = object()
+
+
+class Row(Record):
+    """One agent pane as the surfaces see it."""
+
+    __slots__ = ("pane", "stamp", "agent", "foreign", "muted")
+    _fields = (("pane", None), ("stamp", None), ("agent", ""), ("foreign", False),
+               ("muted", False))
+
+    @property
+    def state(self) -> str:
+        return self.stamp.state
+
+    @property
+    def cls(self) -> str:
+        return states.display_class(self.stamp.state, self.stamp.attention)
+
+    def sort_key(self) -> tuple:
+        return (states.STATE_ORDER.get(self.stamp.state, 9),) + self.pane.order_key
+
+
+class Stats:
+    def __init__(self) -> None:
+        self.agents = self.produced = self.consumed = self.captures = 0
+        self.skipped = self.removed = self.spawns = 0
+        self.stampede = False
+        self.ms = 0
+
+    def line(self) -> str:
+        extra = ", stampede-skipped" if self.stampede else ""
+        return (f"tma: cycle {self.ms}ms — {self.agents} agents, {self.produced} produced, "
+                f"{self.consumed} consumed, {self.captures} captures, {self.skipped} "
+                f"capture-skipped, {self.removed} removed, {self.spawns} spawns{extra}")
+
+
+class Result:
+    def __init__(self, snapshot, rows, stats, issues, ignored, out_of_scope, mset,
+                 identities) -> None:
+        self.snapshot = snapshot
+        self.rows: list[Row] = rows
+        self.stats: Stats = stats
+        self.stamp_issues: list[tuple] = issues  # (pane, problem)
+        self.ignored: list = ignored  # panes carrying @agent_ignore
+        self.out_of_scope: list[tuple] = out_of_scope  # (pane, kind)
+        self.manifests = mset  # ManifestSet when the cycle needed it, else None
+        self.identities: dict = identities  # pane_id -> Identification (producer panes)
+
+
+def _muted(pane, now: int) -> bool:
+    raw = pane.options.get("@agent_mute_until", "")
+    return raw.isdigit() and codec.to_ms(int(raw)) > now
+
+
+def _stamp_problem(pane) -> tuple[codec.Stamp | None, str | None]:
+    try:
+        stamp = codec.decode(pane.options)
+    except codec.DecodeError as exc:
+        return None, f"{exc.option}={exc.value!r}: {exc.reason}"
+    if stamp is not None and "@agent_stamped_at" not in pane.options:
+        return stamp, "@agent_state set with no @agent_stamped_at (not a tma write)"
+    return stamp, None
+
+
+class _LightIdentity:
+    __slots__ = ("process_names", "title_patterns")
+
+    def __init__(self, names: tuple[str, ...]):
+        self.process_names = names
+        self.title_patterns = ()
+
+    def title_matches(self, title: str) -> bool:  # pragma: no cover - never called
+        return False
+
+
+class _LightManifest:
+    """name + process names from the cached documents: identity without regexes."""
+
+    __slots__ = ("name", "identity")
+
+    def __init__(self, name: str, names: tuple[str, ...]):
+        self.name = name
+        self.identity = _LightIdentity(names)
+
+
+class Cycle:
+    """One server's poll cycle. `clock` returns epoch ms (tests pass their own)."""
+
+    def __init__(self, server, cfg, manifest_dir: str | None = None, clock=None,
+                 warn=None) -> None:
+        self.server = server
+        self.cfg = cfg
+        self.manifest_dir = manifest_dir
+        if clock is None:
+            import time
+
+            def clock() -> int:
+                return time.time_ns() // 1_000_000
+        self.clock = clock
+        self.warn = warn
+        self._mset = None
+        self._index = None
+        self._table = _DUMMY
+        self._guarded: bool | None = None
+        self.skipped_manifests: list[tuple[str, str]] = []
+
+    # -- lazily loaded inputs
+    def manifests(self):
+        if self._mset is None:
+            from tma.runtime import manifests
+
+            self._mset = manifests.load(self.manifest_dir, self.cfg.agents)
+            self.skipped_manifests = list(self._mset.skipped)
+            if self.warn is not None:
+                manifests.report_skipped(self._mset, self.warn)
+        return self._mset
+
+    def index(self) -> dict[str, tuple[str, ...]]:
+        if self._index is None:
+            from tma.runtime import manifests
+
+            self._index = manifests.identity_index(self.manifest_dir, self.cfg.agents)
+        return self._index
+
+    def table(self):
+        if self._table is _DUMMY:
+            from tma.runtime import procs
+
+            self._table = procs.read_proc_table()
+        return self._table
+
+    # -- identity
+    def identify(self, pane, stamp: codec.Stamp | None):
+        from tma.core import identity as ident_mod
+
+        opts = pane.options
+        anchor = opts.get("@tma_title_match_pid", "")
+        registered = ""
+        name = opts.get("@agent_name", "")
+        if name and (opts.get("@agent_session") or (stamp is not None
+                                                    and stamp.source == states.SOURCE_HOOK)):
+            registered = name
+        facts = ident_mod.PaneFacts(pane.pane_pid, pane.current_command, pane.title,
+                                    int(anchor) if anchor.isdigit() else 0, registered)
+        table = self.table()
+        if registered and registered not in self.index():
+            facts = facts.replace(registered_agent="")
+        # Light pass: process names only. Trusted unless a manifest with title patterns
+        # has a process-name match here (then only the real patterns can decide).
+        index = self.index()
+        light = [_LightManifest(n, names) for n, names in index.items()]
+        result = ident_mod.identify(facts, table, light)
+        if table is not None and result.out_of_scope is None:
+            titled = self._titled_from_index(index)
+            if titled:
+                comms = {ident_mod.normalize_comm(p.comm)
+                         for p in table.subtree(pane.pane_pid)}
+                if any(comms & set(index[n]) for n in titled):
+                    result = ident_mod.identify(facts, table, self.manifests().ordered())
+        return result
+
+    def _titled_from_index(self, index) -> list[str]:
+        # Which manifests narrow by title is known only from the full set; cache per cycle.
+        if not hasattr(self, "_titled_names"):
+            from tma.runtime import manifests
+
+            self._titled_names = manifests.titled_names(self.manifest_dir, self.cfg.agents)
+        return [n for n in self._titled_names if n in index]
+
+    # -- the cycle
+    def run(self, produce: bool = True) -> Result:
+        import time
+
+        t0 = time.perf_counter()
+        stats = Stats()
+        spawns0 = self.server.spawns
+        now = self.clock()
+        snap = read.list_panes(self.server, stamp_poll_ms=now if produce else None)
+        freshness = self.cfg.freshness_secs * 1000
+        stampede = bool(produce and snap.last_poll and snap.last_poll // 1000 == now // 1000)
+        if snap.setpf_ok in ("0", "1") and self._guarded is None:
+            self._guarded = snap.setpf_ok == "1"
+        stats.stampede = stampede
+        producing = produce and not stampede
+
+        rows: dict[str, Row] = {}
+        issues: list[tuple] = []
+        ignored: list = []
+        out_of_scope: list[tuple] = []
+        identities: dict = {}
+        lines: list[str] = []
+        to_capture: list[tuple] = []  # (pane, stamp, ident)
+        pending: list[tuple] = []  # (pane, stamp, ident, captured-or-None)
+        touched: set[str] = set()
+        by_id = {p.pane_id: p for p in snap.panes}
+
+        for pane in snap.panes:
+            opts = pane.options
+            if opts.get("@agent_ignore"):
+                ignored.append(pane)
+                if producing and any(k in opts for k in options.EPISODE_OPTIONS):
+                    lines.append(write.remove(pane.pane_id))
+                    touched.add(pane.pane_id)
+                    stats.removed += 1
+                continue
+            stamp, problem = _stamp_problem(pane)
+            if problem is not None:
+                issues.append((pane, problem))
+                if stamp is None:
+                    continue  # undecodable: invisible everywhere, never touched
+            if stamp is not None and (not producing or codec.is_fresh(stamp, now, freshness)):
+                rows[pane.pane_id] = Row(pane, stamp, stamp.name, False, _muted(pane, now))
+                stats.consumed += 1
+                continue
+            if not producing:
+                continue
+            self._produce_one(pane, stamp, now, rows, lines, touched, to_capture, pending,
+                              out_of_scope, identities, stats)
+
+        # Batched captures, then fold and render.
+        if to_capture:
+            captured = read.capture_many(self.server, [p.pane_id for p, _, _ in to_capture])
+            stats.captures += len(captured)
+            for pane, stamp, ident in to_capture:
+                cap = captured.get(pane.pane_id)
+                if cap is not None:
+                    pending.append((pane, stamp, ident, cap))
+        for pane, stamp, ident, cap in pending:
+            line = self._fold_and_render(pane, stamp, ident, cap, now)
+            if line:
+                lines.append(line)
+                touched.add(pane.pane_id)
+                stats.produced += 1
+
+        # Attention cleared by input (ordered against the raise; never for -CC clients).
+        if producing:
+            lines.extend(self._seen_clear(snap, rows, touched))
+
+        final = snap
+        if lines:
+            out, _err = self.server.source(lines + [read.listing_line()])
+            final = read.parse_listing(out)
+            final_by_id = {p.pane_id: p for p in final.panes}
+            for pane_id in touched:
+                pane = final_by_id.get(pane_id)
+                rows.pop(pane_id, None)
+                if pane is None or pane.options.get("@agent_ignore"):
+                    continue
+                stamp, problem = _stamp_problem(pane)
+                if stamp is None:
+                    continue
+                ident = identities.get(pane_id)
+                agent = stamp.name or (ident.agent if ident is not None else "")
+                rows[pane_id] = Row(pane, stamp, agent, False, _muted(pane, now))
+            # keep clients from the first read (the re-read does not list them)
+            final = read.Snapshot(final.panes, snap.clients, final.last_poll, final.setpf_ok,
+                                  final.version, final.socket_path, final.server_pid)
+            by_id = final_by_id
+        if producing:
+            self._write_rollups(final, by_id)
+
+        result_rows = sorted(rows.values(), key=Row.sort_key)
+        stats.agents = len(result_rows)
+        stats.spawns = self.server.spawns - spawns0
+        stats.ms = int((time.perf_counter() - t0) * 1000)
+        return Result(final, result_rows, stats, issues, ignored, out_of_scope,
+                      self._mset, identities)
+
+    def _produce_one(self, pane, stamp, now, rows, lines, touched, to_capture, pending,
+                     out_of_scope, identities, stats) -> None:
+        opts = pane.options
+        ident = self.identify(pane, stamp)
+        identities[pane.pane_id] = ident
+        known = set(self.index())
+        ours = stamp is not None and (stamp.name in known or not stamp.name)
+        if ident.out_of_scope is not None:
+            out_of_scope.append((pane, ident.out_of_scope))
+            if stamp is not None and ours:
+                lines.append(write.remove(pane.pane_id))
+                touched.add(pane.pane_id)
+                stats.removed += 1
+            elif stamp is not None:
+                rows[pane.pane_id] = Row(pane, stamp, stamp.name, True, _muted(pane, now))
+            return
+        anchor = opts.get("@tma_title_match_pid", "")
+        if ident.agent is None:
+            if stamp is not None and ours:
+                lines.append(write.remove(pane.pane_id))
+                touched.add(pane.pane_id)
+                stats.removed += 1
+            elif stamp is not None:
+                rows[pane.pane_id] = Row(pane, stamp, stamp.name, True, _muted(pane, now))
+            elif anchor:
+                lines.append(write.set_plain(pane.pane_id, "@tma_title_match_pid", ""))
+            return
+        if str(ident.anchor_pid or "") != anchor:
+            lines.append(write.set_plain(pane.pane_id, "@tma_title_match_pid",
+                                         str(ident.anchor_pid) if ident.anchor_pid else ""))
+        if ident.pid == 0:
+            # A hook registration with no walkable process: never captured; reaped once
+            # its subtree has been shell-only for 30 s.
+            line = self._reap(pane, now)
+            if line == "remove":
+                lines.append(write.remove(pane.pane_id))
+                touched.add(pane.pane_id)
+                stats.removed += 1
+                return
+            if line:
+                lines.append(line)
+            if stamp is not None:
+                rows[pane.pane_id] = Row(pane, stamp, ident.agent, False, _muted(pane, now))
+            return
+        if stamp is not None and self._quiet(pane, stamp, ident, now):
+            rows[pane.pane_id] = Row(pane, stamp, ident.agent, False, _muted(pane, now))
+            stats.skipped += 1
+            return
+        if not ident.foreground_is_agent or pane.scroll_position > 0:
+            pending.append((pane, stamp, ident, None))  # the fold decides without a screen
+            return
+        to_capture.append((pane, stamp, ident))
+
+    def _reap(self, pane, now: int) -> str:
+        from tma.core import identity as ident_mod
+
+        table = self.table()
+        raw = pane.options.get("@tma_reg_dead_since", "")
+        marker = codec.to_ms(int(raw)) if raw.isdigit() else 0
+        if table is None or not ident_mod.is_shell_only(table, pane.pane_pid):
+            return write.set_plain(pane.pane_id, "@tma_reg_dead_since", "") if raw else ""
+        if not marker or marker > now:
+            return write.set_plain(pane.pane_id, "@tma_reg_dead_since", str(now))
+        if now - marker >= REAP_MS:
+            return "remove"
+        return ""
+
+    def _quiet(self, pane, stamp: codec.Stamp, ident, now: int) -> bool:
+        """Reuse the stamp without a capture when the screen cannot have changed."""
+        if self.cfg.freshness_secs == 0 or not stamp.hash or stamp.stamped_at > now:
+            return False
+        if stamp.state == states.WORKING:
+            return False  # a working->idle dwell may be owed
+        if stamp.pid and ident.pid and stamp.pid != ident.pid:
+            return False  # a new episode
+        if stamp.source == states.SOURCE_PROCESS and ident.foreground_is_agent:
+            return False
+        if stamp.source == states.SOURCE_CAPTURE and not ident.foreground_is_agent:
+            return False
+        if stamp.source == states.SOURCE_HOOK:
+            window = (self.cfg.blocked_decay_secs if stamp.state == states.BLOCKED
+                      else self.cfg.hook_decay_secs) * 1000
+            if now - stamp.evidence_at > window:
+                return False
+        if pane.window_activity <= 0:
+            return False
+        return (pane.window_activity + 1) * 1000 <= stamp.stamped_at
+
+    def guarded(self) -> bool:
+        """Whether this server expands `set-option -F` (probed once, cached on the server)."""
+        if self._guarded is None:
+            self._guarded = probe(self.server, warn=self.warn)
+        return self._guarded
+
+    def _fold_and_render(self, pane, stamp, ident, cap, now: int) -> str:
+        from tma.core.fold import Facts, evidence_from, verdict
+        from tma.core.rules import Screen, evaluate
+
+        manifest = self.manifests().get(ident.agent)
+        if manifest is None:
+            return ""
+        facts = Facts(agent_pid=ident.pid, foreground_is_agent=ident.foreground_is_agent,
+                      scrolled=pane.scroll_position > 0)
+        evidence = []
+        body_hash = stamp.hash if stamp is not None else ""
+        if cap is not None:
+            screen = Screen(cap.body, pane.title, cap.height or pane.height or None)
+            result = evaluate(manifest, screen)
+            if result.history_view:
+                facts = Facts(facts.agent_pid, facts.foreground_is_agent, facts.scrolled, True)
+            evidence = evidence_from(result, now)
+            body_hash = format(zlib.crc32(cap.body.encode("utf-8", "replace")), "08x")
+        plan = verdict(stamp, facts, evidence, manifest.visible, self.cfg.fold(), now)
+        return write.render(pane.pane_id, plan, now, name=ident.agent, pid=ident.pid,
+                            hash=body_hash, guarded=self.guarded(),
+                            prev_state=stamp.state if stamp else None,
+                            prev_since=stamp.since if stamp else 0)
+
+    def _seen_clear(self, snap, rows: dict[str, Row], touched: set[str]) -> list[str]:
+        marked = [r for r in rows.values() if r.stamp.attention and r.pane.pane_id not in touched]
+        if not marked:
+            return []
+        showing: dict[str, int] = {}
+        for c in snap.clients:
+            if c.control_mode or not c.pane_id:
+                continue  # a -CC client's activity clock is frozen at attach
+            showing[c.pane_id] = max(showing.get(c.pane_id, 0), c.activity)
+        out = []
+        for r in marked:
+            activity = showing.get(r.pane.pane_id)
+            episode = r.stamp.episode_ms
+            if activity is None or not episode:
+                continue
+            if activity * 1000 > episode:
+                out.append(write.set_plain(r.pane.pane_id, "@agent_attention", ""))
+                r.stamp = r.stamp.replace(attention=False)
+        return out
+
+    def _write_rollups(self, snap, by_id) -> None:
+        lines = rollup_lines(snap)
+        if lines:
+            self.server.source(lines)
+
+
+def rollup_lines(snap) -> list[str]:
+    """Recompute both rollups from every decodable pane; write only where they changed."""
+    from tma.core.rollup import summary
+
+    windows: dict[str, list[str]] = {}
+    sessions: dict[str, list[str]] = {}
+    stored_w: dict[str, str] = {}
+    stored_s: dict[str, str] = {}
+    for pane in snap.panes:
+        windows.setdefault(pane.window_id, [])
+        sessions.setdefault(pane.session_id, [])
+        stored_w[pane.window_id] = pane.options.get(options.ROLLUP_WINDOW, "")
+        stored_s[pane.session_id] = pane.options.get(options.ROLLUP_SESSION, "")
+        if pane.options.get("@agent_ignore"):
+            continue
+        try:
+            stamp = codec.decode(pane.options)
+        except codec.DecodeError:
+            continue
+        if stamp is not None:
+            windows[pane.window_id].append(stamp.state)
+            sessions[pane.session_id].append(stamp.state)
+    lines = []
+    for wid, sts in windows.items():
+        value = summary(sts)
+        if value != stored_w.get(wid, ""):
+            lines.append(write.rollup("window", wid, value))
+    for sid, sts in sessions.items():
+        value = summary(sts)
+        if value != stored_s.get(sid, ""):
+            lines.append(write.rollup("session", sid, value))
+    return lines
+
+
+def probe(server, warn=None) -> bool:
+    """The -F expansion probe; its answer is cached in the server option @tma_setpf_ok."""
+    from tma.tmux.adapter import NoServer, TmuxError
+
+    try:
+        res, _err = server.source([write.probe_line()])
+    except NoServer:
+        raise
+    except TmuxError:
+        return True  # cannot tell: assume guarded, cache nothing
+    ok = res.strip() == write.PROBE_EXPECT
+    if not ok:
+        server.source([write.server_option("@tma_setpf_ok", "0")])
+        if warn is not None:
+            warn("tma: this tmux does not expand set-option -F; writes are unguarded "
+                 "(upgrade to tmux 3.2 or newer)\n")
+    return ok

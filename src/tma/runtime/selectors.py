@@ -1,0 +1,93 @@
+"""Selector flags shared by every surface: --session --repo --branch --agent --state.
+
+Filtering is display-only and happens after a full cycle stamped every pane.
+Exact string equality; flags AND together; --state is an OR list.
+"""
+
+from __future__ import annotations
+
+from tma.core import states
+
+VOCAB = states.SELECTABLE
+
+
+class SelectorError(ValueError):
+    pass
+
+
+def parse_states(text: str) -> tuple[str, ...]:
+    """A comma list of idle,working,blocked,unknown,done (de-duplicated)."""
+    out: list[str] = []
+    for part in text.split(","):
+        part = part.strip()
+        if part not in VOCAB:
+            raise SelectorError(
+                f"invalid state {part!r} (expected one of: {', '.join(VOCAB)})")
+        if part not in out:
+            out.append(part)
+    if not out:
+        raise SelectorError(f"empty state list (expected one of: {', '.join(VOCAB)})")
+    return tuple(out)
+
+
+class Selector:
+    __slots__ = ("session", "repo", "branch", "agent", "states")
+
+    def __init__(self, session=None, repo=None, branch=None, agent=None, states=None):
+        self.session = session
+        self.repo = repo
+        self.branch = branch
+        self.agent = agent
+        self.states = states
+
+    @property
+    def empty(self) -> bool:
+        return not (self.session or self.repo or self.branch or self.agent or self.states)
+
+    @property
+    def needs_git(self) -> bool:
+        return bool(self.repo or self.branch)
+
+    def matches(self, row, git_info=None) -> bool:
+        if self.session is not None and row.pane.session_name != self.session:
+            return False
+        if self.agent is not None and row.agent != self.agent:
+            return False
+        if self.states is not None and not any(
+                states.matches_class(row.stamp.state, row.stamp.attention, s)
+                for s in self.states):
+            return False
+        if self.needs_git:
+            repo, branch, _wt = git_info(row.pane.current_path) if git_info else (None, None, None)
+            if self.repo is not None and repo != self.repo:
+                return False
+            if self.branch is not None and (repo is None or branch != self.branch):
+                return False
+        return True
+
+
+FLAGS = ("--session", "--repo", "--branch", "--agent", "--state")
+
+
+def take(argv: list[str]) -> tuple[Selector, list[str]]:
+    """Pull selector flags out of argv (hand-rolled: argparse is too slow for status)."""
+    sel = Selector()
+    rest: list[str] = []
+    i = 0
+    while i < len(argv):
+        name, eq, value = argv[i].partition("=")
+        if name in FLAGS:
+            if not eq:
+                if i + 1 >= len(argv):
+                    raise SelectorError(f"{name} needs a value")
+                value = argv[i + 1]
+                i += 1
+            key = name[2:]
+            if key == "state":
+                sel.states = parse_states(value)
+            else:
+                setattr(sel, key, value)
+        else:
+            rest.append(argv[i])
+        i += 1
+    return sel, rest

@@ -1,0 +1,66 @@
+"""The status-line segment and its other formats."""
+
+from __future__ import annotations
+
+from tma.core import states
+
+CLASS_ORDER = (states.BLOCKED, states.WORKING, states.DONE, states.IDLE, states.UNKNOWN)
+
+
+def counts(rows) -> dict[str, int]:
+    """Disjoint classes: done panes are not also counted as idle."""
+    out = dict.fromkeys(CLASS_ORDER, 0)
+    for r in rows:
+        out[states.display_class(r.stamp.state, r.stamp.attention)] += 1
+    return out
+
+
+def tmux(c: dict[str, int], palette: dict[str, tuple[str, str]]) -> str:
+    parts = []
+    for cls in CLASS_ORDER:
+        n = c[cls]
+        if not n:
+            continue
+        glyph, color = palette[cls]
+        parts.append(f"#[range=user|tma:{cls}]#[fg={_color(color)}]{glyph.replace('#[', '[')}"
+                     f"{n}#[norange]")
+    if not parts:
+        return ""
+    return " ".join(parts) + "#[fg=default]"
+
+
+def _color(color: str) -> str:
+    # colours are tmux colour strings; "#rrggbb" is legal, anything closing the style is not
+    return color.replace("]", "").replace(",", "")
+
+
+def plain(c: dict[str, int], palette: dict[str, tuple[str, str]]) -> str:
+    return " ".join(f"{palette[cls][0]}{c[cls]}" for cls in CLASS_ORDER if c[cls])
+
+
+def json_doc(c: dict[str, int]) -> str:
+    inner = ",".join(f'"{k}":{c[k]}' for k in ("working", "blocked", "idle", "unknown", "done"))
+    return '{"schema":1,"counts":{' + inner + "}}\n"
+
+
+def prom(c: dict[str, int], rows, now: int) -> str:
+    lines = [
+        "# HELP tma_agents Agent panes per state class (done and idle are disjoint).",
+        "# TYPE tma_agents gauge",
+    ]
+    for cls in (states.WORKING, states.BLOCKED, states.IDLE, states.UNKNOWN, states.DONE):
+        lines.append(f'tma_agents{{state="{cls}"}} {c[cls]}')
+    lines += [
+        "# HELP tma_agent_state_seconds Seconds each agent pane has been in its state.",
+        "# TYPE tma_agent_state_seconds gauge",
+    ]
+    for r in rows:
+        cls = states.display_class(r.stamp.state, r.stamp.attention)
+        secs = max(0, now - r.stamp.since) / 1000 if r.stamp.since else 0.0
+        lines.append(f'tma_agent_state_seconds{{pane="{_label(r.pane.pane_id)}",'
+                     f'agent="{_label(r.agent)}",state="{cls}"}} {secs:.3f}')
+    return "\n".join(lines) + "\n"
+
+
+def _label(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
