@@ -37,7 +37,10 @@ def _parser() -> argparse.ArgumentParser:
     st.add_argument("--guard", default="unconditional",
                     help="unconditional | protect-hook | carveout:<ms> | refresh:<state> | "
                          "hook:<ms>")
-    st.add_argument("--count", type=int, default=1, help="repeat the write N times (tests)")
+    st.add_argument("--count", type=int, default=1,
+                    help="repeat the write N times, one spawn each (race tests)")
+    st.add_argument("--alternate", metavar="STATE[/DETAIL]",
+                    help="with --count: odd repetitions write this state (and detail)")
     return p
 
 
