@@ -95,7 +95,7 @@ class Server:
         self.env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
         self.env.update(HOME=str(self.home), XDG_CONFIG_HOME=str(root / "config"),
                         XDG_CACHE_HOME=str(root / "cache"), TMA_CONFIG=str(self.config),
-                        LANG="C.UTF-8", PATH=f"{self.bin}:{self.env.get('PATH', '')}")
+                        LANG="C.UTF-8")
         self.env.pop("TMA_SOCKET_PATH", None)
         self.started = False
 

@@ -69,6 +69,21 @@ class Result:
         self.identities: dict = identities  # pane_id -> Identification (producer panes)
 
 
+def _alive(pid: int) -> bool:
+    """A fresh stamp whose walked agent pid is gone is re-read at once (removal on exit)."""
+    if pid <= 0:
+        return True
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _muted(pane, now: int) -> bool:
     raw = pane.options.get("@agent_mute_until", "")
     return raw.isdigit() and codec.to_ms(int(raw)) > now
@@ -230,7 +245,8 @@ class Cycle:
                 issues.append((pane, problem))
                 if stamp is None:
                     continue  # undecodable: invisible everywhere, never touched
-            if stamp is not None and (not producing or codec.is_fresh(stamp, now, freshness)):
+            if stamp is not None and (not producing or (codec.is_fresh(stamp, now, freshness)
+                                                        and _alive(stamp.pid))):
                 rows[pane.pane_id] = Row(pane, stamp, stamp.name, False, _muted(pane, now))
                 stats.consumed += 1
                 continue

@@ -1,0 +1,240 @@
+"""Surfaces over a private server: ls contract, selectors, rollups, removal, ignore,
+carve-outs, foreign stamps, the quiet-pane skip and constant spawns."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from tma.ui.rows import ROW_KEYS
+
+SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
+
+
+def _timing(res) -> dict[str, int]:
+    line = [x for x in res.stderr.splitlines() if x.startswith("tma: cycle")][-1]
+    out = {"ms": int(re.search(r"cycle (\d+)ms", line).group(1))}
+    for n, key in re.findall(r"(\d+) ([a-z-]+)", line.split("—", 1)[1]):
+        out[key] = int(n)
+    out["stampede"] = "stampede-skipped" in line
+    return out
+
+
+def test_ls_json_contract(srv):
+    jsonschema = pytest.importorskip("jsonschema")
+    a = srv.agent_pane()
+    srv.draw(a, "FAKE-BLOCKED\n")
+    doc = json.loads(srv.tma("ls", "--json", check=True).stdout)
+    jsonschema.validate(doc, json.loads((SCHEMAS / "ls.schema.json").read_text()))
+    row = doc["agents"][0]
+    assert tuple(row) == ROW_KEYS
+    for key in ("context", "context_at_ms", "tokens", "model", "quota", "cost_usd"):
+        assert row[key] is None
+    assert row["detail"] == "permission" and row["attention"] is True and row["done"] is False
+    assert row["since"] == row["since_ms"] == row["episode_ms"]
+    assert row["server"].endswith(srv.name)
+
+
+def test_ls_text_columns_and_pane_filter(srv):
+    a = srv.agent_pane()
+    b = srv.agent_pane()
+    srv.draw(a, "FAKE-IDLE\n")
+    srv.draw(b, "FAKE-WORKING\n")
+    out = srv.tma("ls", check=True).stdout
+    lines = out.splitlines()
+    assert len(lines) == 2 and out.endswith("\n")
+    cols = lines[0].split("\t")
+    assert len(cols) == 12
+    assert cols[:3] == [b, "fake", "working"]  # working sorts before idle
+    srv.next_second()
+    one = srv.tma("ls", "--pane", a, check=True).stdout.splitlines()
+    assert len(one) == 1 and one[0].startswith(a + "\t")
+
+
+def test_selectors_are_display_only_and_done_semantics(srv):
+    a = srv.agent_pane(session="one")
+    b = srv.agent_pane(session="two")
+    srv.draw(a, "FAKE-IDLE\n")
+    srv.draw(b, "FAKE-IDLE\n")
+    srv.ls()
+    srv.tmux("set-option", "-p", "-t", b, "@agent_attention", "1")  # b is done
+    srv.next_second()
+    assert [r["pane"] for r in srv.ls("--state", "done")] == [b]
+    assert {r["pane"] for r in srv.ls("--state", "idle")} == {a, b}
+    assert [r["pane"] for r in srv.ls("--session", "one")] == [a]
+    assert srv.ls("--agent", "nope") == []
+    res = srv.tma("ls", "--state", "sleeping")
+    assert res.returncode == 2 and "expected one of: idle, working, blocked, unknown, done" in res.stderr
+    counts = json.loads(srv.tma("status", "--format", "json", check=True).stdout)["counts"]
+    assert counts["done"] == 1 and counts["idle"] == 1  # disjoint
+    assert srv.tma("status", "--format", "plain", "--state", "done", check=True).stdout == "✓1"
+
+
+def test_rollups_per_window_and_session(srv):
+    a = srv.agent_pane()
+    srv.draw(a, "FAKE-BLOCKED\n")
+    srv.ls()
+    win = srv.display(a, "#{window_id}")
+    assert srv.tmux("show-options", "-w", "-qv", "-t", win, "@agent_summary").strip() == "blocked:1"
+    assert srv.tmux("show-options", "-qv", "-t", "s", "@agent_session_summary").strip() == \
+        "blocked:1"
+    # the agent exits: the per-pane set goes, the rollups are unset
+    srv.tmux("respawn-pane", "-k", "-t", a, "exec sh")
+    srv.wait_for(lambda: srv.display(a, "#{pane_current_command}") == "sh")
+    srv.next_second()
+    assert srv.ls() == []
+    assert srv.option(a, "@agent_state") == ""
+    assert srv.tmux("show-options", "-w", "-qv", "-t", win, "@agent_summary").strip() == ""
+    assert srv.tmux("show-options", "-qv", "-t", "s", "@agent_session_summary").strip() == ""
+
+
+def test_removal_on_exit_spares_the_survivors_and_ignore(srv):
+    a = srv.agent_pane()
+    srv.draw(a, "FAKE-IDLE\n")
+    srv.ls()
+    srv.tmux("set-option", "-p", "-t", a, "@agent_mute_until", "99999999999999")
+    srv.tmux("set-option", "-p", "-t", a, "@agent_action", "1:abc:1:x")
+    srv.tmux("set-option", "-p", "-t", a, "@tma_watch_pid", "123")
+    srv.tmux("respawn-pane", "-k", "-t", a, "exec sh")
+    srv.wait_for(lambda: srv.display(a, "#{pane_current_command}") == "sh")
+    srv.next_second()
+    srv.ls()
+    opts = srv.options(a)
+    assert not any(k.startswith("@agent_") and k not in ("@agent_mute_until", "@agent_action")
+                   for k in opts)
+    assert opts["@agent_mute_until"] == "99999999999999" and opts["@tma_watch_pid"] == "123"
+
+
+def test_ignore_removes_the_pane_from_every_surface(srv):
+    a = srv.agent_pane()
+    srv.draw(a, "FAKE-BLOCKED\n")
+    assert srv.ls()
+    srv.tmux("set-option", "-p", "-t", a, "@agent_ignore", "1")
+    srv.next_second()
+    assert srv.ls() == []
+    assert srv.tma("status", "--format", "plain", check=True).stdout == ""
+    opts = srv.options(a)
+    assert opts == {"@agent_ignore": "1"}  # stamp cleared, the user's option untouched
+
+
+@pytest.mark.parametrize("command,kind", [("ssh", "remote"), ("tmux", "nested"),
+                                          ("docker", "remote"), ("zellij", "nested")])
+def test_carve_outs_get_no_row_and_lose_a_leftover_stamp(srv, command, kind):
+    pane = srv.agent_pane(command)
+    now = str(int(time.time() * 1000))
+    for k, v in (("@agent_state", "working"), ("@agent_stamped_at", now),
+                 ("@agent_name", "fake"), ("@agent_source", "capture")):
+        srv.tmux("set-option", "-p", "-t", pane, k, v)
+    for _ in range(4):
+        srv.next_second()  # past the freshness window
+    assert srv.ls() == []
+    assert srv.option(pane, "@agent_state") == ""
+
+
+def test_registration_outranks_a_carve_out(srv):
+    pane = srv.agent_pane("docker")
+    now = str(int(time.time() * 1000))
+    for k, v in (("@agent_state", "blocked"), ("@agent_stamped_at", now), ("@agent_since", now),
+                 ("@agent_evidence_at", now), ("@agent_name", "fake"),
+                 ("@agent_source", "hook"), ("@agent_session", "sess-1"), ("@agent_pid", "0")):
+        srv.tmux("set-option", "-p", "-t", pane, k, v)
+    for _ in range(4):
+        srv.next_second()
+    rows = srv.ls()
+    assert [(r["pane"], r["state"]) for r in rows] == [(pane, "blocked")]
+
+
+def test_foreign_stamps_are_read_never_captured_never_removed(srv):
+    pane = srv.shell_pane()
+    srv.agent_pane()  # so the cycle has an agent of its own too
+    now = str(int(time.time() * 1000))
+    for k, v in (("@agent_state", "working"), ("@agent_stamped_at", now), ("@agent_since", now),
+                 ("@agent_name", "agent-status"), ("@agent_window_state", "busy")):
+        srv.tmux("set-option", "-p", "-t", pane, k, v)
+    for _ in range(4):
+        srv.next_second()
+    rows = {r["pane"]: r for r in srv.ls()}
+    assert rows[pane]["agent"] == "agent-status" and rows[pane]["state"] == "working"
+    opts = srv.options(pane)
+    assert opts["@agent_state"] == "working" and opts["@agent_stamped_at"] == now
+    assert opts["@agent_window_state"] == "busy"
+    assert "@agent_hash" not in opts
+
+
+def test_fresh_stamps_are_consumed_and_quiet_panes_skip_the_capture(srv):
+    a = srv.agent_pane()
+    srv.draw(a, "FAKE-IDLE\n")
+    srv.next_second()  # the stamp must land in a later second than the output
+    first = _timing(srv.tma("--debug-timing", "ls", check=True))
+    assert first["captures"] == 1 and first["produced"] == 1
+    srv.next_second()
+    second = _timing(srv.tma("--debug-timing", "ls", check=True))
+    assert second["captures"] == 0 and second["consumed"] == 1
+    # past freshness, nothing drawn since the stamp: reused without a capture
+    for _ in range(3):
+        srv.next_second()
+    third = _timing(srv.tma("--debug-timing", "ls", check=True))
+    assert third["captures"] == 0 and third["capture-skipped"] == 1
+    # output in the window makes it re-read
+    srv.draw(a, "FAKE-BLOCKED\n")
+    for _ in range(4):
+        srv.next_second()
+    fourth = _timing(srv.tma("--debug-timing", "ls", check=True))
+    assert fourth["captures"] == 1
+    assert srv.row(a)["state"] == "blocked"
+
+
+def test_working_panes_are_always_reread(srv):
+    a = srv.agent_pane()
+    srv.draw(a, "FAKE-WORKING\n")
+    srv.ls()
+    for _ in range(4):
+        srv.next_second()
+    t = _timing(srv.tma("--debug-timing", "ls", check=True))
+    assert t["captures"] == 1 and t["capture-skipped"] == 0
+
+
+def test_stampede_guard_consumes_only(srv):
+    a = srv.agent_pane()
+    srv.draw(a, "FAKE-IDLE\n")
+    srv.ls()
+    for _ in range(4):
+        srv.next_second()
+    srv.tmux("set-option", "-s", "@tma_last_poll", str(int(time.time() * 1000)))
+    t = _timing(srv.tma("--debug-timing", "ls", check=True))
+    assert t["stampede"] and t["captures"] == 0 and t["produced"] == 0
+
+
+def test_spawns_do_not_grow_with_agents(srv):
+    def cold(n: int) -> int:
+        panes = [srv.agent_pane(session=f"n{n}") for _ in range(n)]
+        for p in panes:
+            srv.draw(p, "FAKE-WORKING\n")
+        srv.next_second()
+        return _timing(srv.tma("--debug-timing", "ls", "--session", f"n{n}", check=True))
+
+    one = cold(1)
+    srv.next_second()
+    six = cold(6)
+    assert six["captures"] == 6
+    assert six["spawns"] <= one["spawns"] + 1  # the rollup write is the only variable one
+
+
+def test_unknown_config_key_is_an_error_naming_it(srv):
+    srv.config.write_text("[fold]\ndwell_secs = 3\nbogus = 1\n")
+    srv.agent_pane()
+    res = srv.tma("ls")
+    assert res.returncode == 1
+    assert "fold.bogus" in res.stderr and "unknown key" in res.stderr
+
+
+def test_config_reaches_behaviour(srv):
+    srv.config.write_text('[status.blocked]\nglyph = "B"\ncolor = "colour1"\n')
+    a = srv.agent_pane()
+    srv.draw(a, "FAKE-BLOCKED\n")
+    out = srv.tma("status", check=True).stdout
+    assert out.startswith("#[range=user|tma:blocked]#[fg=colour1]B1#[norange]")
