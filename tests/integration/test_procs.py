@@ -206,3 +206,28 @@ def test_fake_procfs_skips_vanished_and_junk(tmp_path: Path) -> None:
     assert sorted(p.pid for p in table) == [1, 10, 20]
     assert [p.pid for p in table.subtree(10)] == [10, 20]
     assert table.get(20).tpgid == 20 and table.get(20).pgid == 20
+
+
+def test_read_subtree_walks_only_the_pane_tree(tmp_path):
+    from tma.runtime.procs import read_subtree
+
+    link = tmp_path / "claude"
+    link.symlink_to("/bin/sleep")
+    child = subprocess.Popen([str(link), "30"])
+    try:
+        import time
+
+        deadline = time.monotonic() + 5
+        while True:
+            table = read_subtree(os.getpid())
+            assert table is not None  # this kernel lists children
+            if child.pid in table:
+                break
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        assert table.get(child.pid).comm == "claude"
+        assert table.get(os.getpid()) is not None
+        assert 1 not in table  # init is not in our subtree
+    finally:
+        child.kill()
+        child.wait()

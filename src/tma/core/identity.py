@@ -46,6 +46,15 @@ class Proc(Record):
     __slots__ = ("pid", "ppid", "pgid", "tpgid", "comm")
     _fields = (("pid", 0), ("ppid", 0), ("pgid", 0), ("tpgid", 0), ("comm", ""))
 
+    def __init__(self, pid: int = 0, ppid: int = 0, pgid: int = 0, tpgid: int = 0,
+                 comm: str = "") -> None:
+        # explicit (not Record's generic init): a table build makes one per process
+        self.pid = pid
+        self.ppid = ppid
+        self.pgid = pgid
+        self.tpgid = tpgid
+        self.comm = comm
+
 
 class ProcTable:
     """A snapshot of the system's processes, indexed by pid and by parent."""

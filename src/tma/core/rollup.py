@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from tma.core import states
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 ORDER = (states.BLOCKED, states.WORKING, states.IDLE, states.UNKNOWN)
 

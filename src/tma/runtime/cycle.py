@@ -17,7 +17,20 @@ import zlib
 
 from tma.core import codec, options, states
 from tma.core.record import Record
-from tma.tmux import read, write
+from tma.tmux import read
+
+
+class _LazyWrite:
+    """tma.tmux.write (and the plan types it pulls in) loads on the first write built:
+    a status line over fresh stamps never writes."""
+
+    def __getattr__(self, name: str):
+        from tma.tmux import write as module
+
+        return getattr(module, name)
+
+
+write = _LazyWrite()
 
 REAP_MS = 30_000
 _DUMMY = object()
@@ -138,6 +151,7 @@ class Cycle:
         self._mset = None
         self._index = None
         self._table = _DUMMY
+        self._subtrees: bool | None = None
         self._guarded: bool | None = None
         self.skipped_manifests: list[tuple[str, str]] = []
 
@@ -160,11 +174,24 @@ class Cycle:
         return self._index
 
     def table(self):
+        """The whole process table (once per cycle)."""
         if self._table is _DUMMY:
             from tma.runtime import procs
 
             self._table = procs.read_proc_table()
         return self._table
+
+    def table_for(self, pane_pid: int):
+        """A table holding at least the pane's subtree: just that subtree where the
+        kernel lists children (cheap), else the whole table."""
+        if self._table is _DUMMY and self._subtrees is not False:
+            from tma.runtime import procs
+
+            sub = procs.read_subtree(pane_pid)
+            if sub is not None:
+                return sub
+            self._subtrees = False
+        return self.table()
 
     # -- identity
     def identify(self, pane, stamp: codec.Stamp | None):
@@ -179,7 +206,7 @@ class Cycle:
             registered = name
         facts = ident_mod.PaneFacts(pane.pane_pid, pane.current_command, pane.title,
                                     int(anchor) if anchor.isdigit() else 0, registered)
-        table = self.table()
+        table = self.table_for(pane.pane_pid)
         if registered and registered not in self.index():
             facts = facts.replace(registered_agent="")
         # Light pass: process names only. Trusted unless a manifest with title patterns
@@ -360,7 +387,7 @@ class Cycle:
     def _reap(self, pane, now: int) -> str:
         from tma.core import identity as ident_mod
 
-        table = self.table()
+        table = self.table_for(pane.pane_pid)
         raw = pane.options.get("@tma_reg_dead_since", "")
         marker = codec.to_ms(int(raw)) if raw.isdigit() else 0
         if table is None or not ident_mod.is_shell_only(table, pane.pane_pid):

@@ -108,6 +108,59 @@ def read_ps() -> ProcTable | None:
     return ProcTable.of(procs) if procs else None
 
 
+def _read(path: str) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, 65536)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def read_subtree(root_pid: int, root: str = "/proc") -> ProcTable | None:
+    """Only one pane's process subtree, walked through /proc/<pid>/task/<tid>/children.
+
+    A pane that holds a shell costs two small reads instead of a stat of every process
+    on the machine. Every thread's children file is read (a multi-threaded agent such as
+    node may fork from any thread). None when the kernel has no children files
+    (CONFIG_PROC_CHILDREN): the caller falls back to the whole table.
+    """
+    if root_pid <= 0:
+        return ProcTable.of(())
+    prefix = root.rstrip("/") + "/"
+    procs: list[Proc] = []
+    queue = [root_pid]
+    seen = {root_pid}
+    while queue:
+        pid = queue.pop()
+        data = _read(f"{prefix}{pid}/stat")
+        proc = parse_stat(data) if data else None
+        if proc is None:
+            continue
+        procs.append(proc)
+        try:
+            tids = os.listdir(f"{prefix}{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            kids = _read(f"{prefix}{pid}/task/{tid}/children")
+            if kids is None:
+                if not os.path.exists(f"{prefix}{pid}/task/{tid}/children") and \
+                        os.path.exists(f"{prefix}{pid}/task/{tid}"):
+                    return None  # no children files on this kernel
+                continue
+            for part in kids.split():
+                child = int(part)
+                if child not in seen:
+                    seen.add(child)
+                    queue.append(child)
+    return ProcTable.of(procs)
+
+
 def read_proc_table() -> ProcTable | None:
     """The current process table: /proc when this is Linux, else one `ps`; None if
     both fail."""
