@@ -52,10 +52,10 @@ capture   read a live pane of a tmux server the way tma reads one:
 wait      the same polling without writing anything (exit 0 on match, 3 on timeout):
               lab_capture.py wait --target claude --wait-re 'Do you want to proceed'
 """
+
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import subprocess
 import sys
@@ -116,8 +116,9 @@ def parse_info(path: Path) -> dict[str, str]:
     return info
 
 
-def convert_one(ansi: Path, agent: str, version: str, step: str | None,
-                width: int, out: Path) -> Path:
+def convert_one(
+    ansi: Path, agent: str, version: str, step: str | None, width: int, out: Path
+) -> Path:
     body = ansi.read_bytes()
     info = parse_info(ansi.with_suffix(".info"))
     header = [
@@ -173,21 +174,29 @@ def cmd_convert(a: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------ capture
-FIELDS = ["pane_height", "pane_width", "pane_current_command", "pane_pid", "history_size",
-          "cursor_x", "cursor_y", "alternate_on", "pane_title"]
+FIELDS = [
+    "pane_height",
+    "pane_width",
+    "pane_current_command",
+    "pane_pid",
+    "history_size",
+    "cursor_x",
+    "cursor_y",
+    "alternate_on",
+    "pane_title",
+]
 
 
 def tmux(sock: str, *args: str) -> bytes:
-    return subprocess.run(["tmux", "-u", "-L", sock, *args], check=True,
-                          capture_output=True).stdout
+    return subprocess.run(["tmux", "-u", "-L", sock, *args], check=True, capture_output=True).stdout
 
 
 def read_pane(sock: str, target: str, scrollback: int) -> tuple[dict[str, str], bytes]:
     body = tmux(sock, "capture-pane", "-p", "-e", "-S", f"-{scrollback}", "-t", target)
-    fmt = "\t".join("#{%s}" % f for f in FIELDS)  # title last: it may contain tabs
+    fmt = "\t".join("#{" + f + "}" for f in FIELDS)  # title last: it may contain tabs
     raw = tmux(sock, "display-message", "-p", "-t", target, fmt).decode("utf-8", "replace")
     parts = raw.rstrip("\n").split("\t", len(FIELDS) - 1)
-    meta = dict(zip(FIELDS, parts + [""] * (len(FIELDS) - len(parts))))
+    meta = dict(zip(FIELDS, parts + [""] * (len(FIELDS) - len(parts)), strict=True))
     return meta, body
 
 
@@ -225,9 +234,11 @@ def cmd_capture(a: argparse.Namespace) -> int:
     got = poll(a)
     if got is None:
         meta, body = read_pane(a.socket, a.target, a.scrollback)
-        print(f"timeout after {a.timeout}s waiting on {a.target}; screen was:\n"
-              + "\n".join(strip_ansi(x) for x in visible_lines(body, int(meta["pane_height"]))),
-              file=sys.stderr)
+        print(
+            f"timeout after {a.timeout}s waiting on {a.target}; screen was:\n"
+            + "\n".join(strip_ansi(x) for x in visible_lines(body, int(meta["pane_height"]))),
+            file=sys.stderr,
+        )
         return 3
     meta, body = got
     header = [
@@ -251,16 +262,20 @@ def cmd_capture(a: argparse.Namespace) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(render(header, body))
     n = body_line_count(body)
-    print(f"{out}: {n} body lines ({n - int(meta['pane_height'])} scrollback), "
-          f"title={meta['pane_title'].rstrip()!r} command={meta['pane_current_command']}")
+    print(
+        f"{out}: {n} body lines ({n - int(meta['pane_height'])} scrollback), "
+        f"title={meta['pane_title'].rstrip()!r} command={meta['pane_current_command']}"
+    )
     return 0
 
 
 # ------------------------------------------------------------------ main
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog=__doc__.split("\n", 1)[1])
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n", 1)[1],
+    )
     sub = ap.add_subparsers(dest="mode", required=True)
 
     c = sub.add_parser("convert", help="lab .ansi/.info pair(s) -> fixture(s)")
