@@ -184,6 +184,13 @@ class Manifest:
                 return canonical
         return token
 
+    def scrollback_needed(self, height: int) -> int:
+        """Lines above the visible screen the rules can read: a tail_lines(N) region
+        taller than the pane (`visible` and `title` never need any)."""
+        tallest = max((r.region.lines for r in self.rules if r.region.kind == "tail_lines"),
+                      default=0)
+        return max(0, tallest - height) if height > 0 else tallest
+
     @property
     def hook_events(self) -> tuple[str, ...]:
         seen: list[str] = []

@@ -284,7 +284,11 @@ class Cycle:
 
         # Batched captures, then fold and render.
         if to_capture:
-            captured = read.capture_many(self.server, [p.pane_id for p, _, _ in to_capture])
+            mset = self.manifests()
+            captured = read.capture_many(self.server, [
+                (p.pane_id, mset.get(i.agent).scrollback_needed(p.height)
+                 if mset.get(i.agent) is not None else 50)
+                for p, _, i in to_capture])
             stats.captures += len(captured)
             for pane, stamp, ident in to_capture:
                 cap = captured.get(pane.pane_id)
