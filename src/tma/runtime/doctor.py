@@ -91,6 +91,7 @@ def stamp_problem(opts: dict) -> tuple[codec.Stamp | None, str | None]:
 def parse_tmux_version(text: str) -> tuple[int, int] | None:
     """`3.3a`, `next-3.6`, `openbsd-7.4` ... -> (major, minor); None when unparseable."""
     m = re.search(r"(\d+)\.(\d+)", text or "")
+    # OpenBSD's base tmux reports the OS release, which says nothing about tmux.
     if m is None or text.startswith("openbsd-"):
         return None
     return int(m.group(1)), int(m.group(2))
@@ -222,7 +223,13 @@ SECTIONS = (section_tmux, section_ambient, section_clients, section_manifests,
 
 
 def warning_items(doc: dict) -> list[str]:
-    """One short label per warning `--exit-code` counts, decided from the document."""
+    """One short label per warning `--exit-code` counts, decided from the document.
+
+    Listed but never counted: ambient polling, clients (0 attached is a note while no
+    daemon exists), foreign, ignored, nested and remote panes, the tested-tmux note,
+    `model:`. Not counted yet: `hook_demoted` (with the hook installers). Later tiers
+    add theirs here: 0 clients with no daemon, tmux hooks, wrapper, notify, actions.
+    """
     out: list[str] = []
     tmux = doc["tmux"]
     version = parse_tmux_version(tmux["version"] or "")

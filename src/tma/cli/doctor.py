@@ -1,0 +1,205 @@
+"""`tma doctor`: what tma can see, at which tier, and what silently disables it.
+
+The facts come from `tma.runtime.doctor.gather` (the `--json` document); this module
+renders them as text and turns them into an exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tma.cli import common
+
+LABEL = 9  # "ambient: " and friends, padded to one column
+
+
+def _age(ms: int | None) -> str:
+    if ms is None:
+        return "?"
+    secs = ms // 1000
+    if secs < 120:
+        return f"{secs}s"
+    if secs < 7200:
+        return f"{secs // 60}m"
+    if secs < 172800:
+        return f"{secs // 3600}h"
+    return f"{secs // 86400}d"
+
+
+def _line(label: str, text: str) -> str:
+    return f"{label + ':':<{LABEL}}{text}\n"
+
+
+def _item(text: str) -> str:
+    return f"  - {text}\n"
+
+
+def _tmux(doc: dict) -> list[str]:
+    from tma.runtime import doctor
+
+    tmux = doc["tmux"]
+    version = tmux["version"] or "unknown version"
+    setpf = {True: "guarded writes (set-option -F expands)",
+             False: "UNGUARDED writes (set-option -F does not expand)",
+             None: "guarded writes untested (set-option -F probe failed)"}[tmux["setpf_ok"]]
+    out = [_line("tmux", f"{version}, {setpf}")]
+    parsed = doctor.parse_tmux_version(tmux["version"] or "")
+    if parsed is not None and parsed < doctor.MIN_TMUX:
+        out.append(_item(f"tmux {version} is older than 3.2: guarded writes do not work and "
+                         "another writer's stamp can be clobbered; upgrade tmux"))
+    elif tmux["setpf_ok"] is False:
+        out.append(_item("this tmux stores set-option -F formats literally: tma's writes are "
+                         "unguarded; upgrade tmux"))
+    elif parsed is not None and parsed < doctor.TESTED_TMUX:
+        out.append(_item(f"note: tma is tested against tmux 3.6; {version} should work"))
+    return out
+
+
+def _ambient(doc: dict) -> list[str]:
+    amb = doc["ambient_driver"]
+    if amb["polling"]:
+        return [_line("ambient", f"polling — `tma status` last ran "
+                                 f"{_age(amb['last_poll_age_ms'])} ago")]
+    return [_line("ambient", "NOT polling — nothing runs `tma status`; add #(tma status) to "
+                             "status-right")]
+
+
+def _clients(doc: dict) -> list[str]:
+    n = doc["clients"]["attached"]
+    if n:
+        return [_line("clients", f"{n} attached")]
+    return [_line("clients", "none attached"),
+            _item("note: with no client attached nothing redraws a status line, so nothing "
+                  "runs `tma status` until one attaches")]
+
+
+def _agents(doc: dict) -> list[str]:
+    man = doc["manifests"]
+    names = doc["process_name_issues"]
+    n = len(man["issues"]) + len(names)
+    summary = "no issues" if not n else f"{n} issue{'s' if n != 1 else ''}"
+    out = [_line("agents", f"{man['loaded']} loaded, {summary}")]
+    for issue in man["issues"]:
+        out.append(_item(f"skipped {issue['file']}: {issue['problem']}"))
+    for issue in names:
+        name, width = issue["name"], issue["comm_max"]
+        out.append(_item(
+            f"{issue['agent']}: process_names entry \"{name}\" has {len(name)} characters; "
+            f"the Linux kernel and macOS libproc both cut a process name to {width}, so tmux "
+            f"and ps can report \"{name[:width]}\", which no entry matches — add "
+            f"\"{name[:width]}\" beside it"))
+    return out
+
+
+def _stamps(doc: dict) -> list[str]:
+    issues = doc["stamp_issues"]
+    if not issues:
+        return [_line("stamps", "no issues")]
+    out = [_line("stamps", f"{len(issues)} pane{'s' if len(issues) != 1 else ''} with "
+                           "undecodable @agent_* options (invisible to every tma surface)")]
+    out += [_item(f"{i['pane']} {i['locator']}: {i['problem']}") for i in issues]
+    return out
+
+
+def _listed(doc: dict) -> list[str]:
+    out = []
+    foreign = doc["foreign_panes"]
+    if foreign:
+        out.append(_line("foreign", f"{len(foreign)} pane(s) stamped by another producer "
+                                    "(shown in tma surfaces as they are, never rewritten)"))
+        out += [_item(f"{f['pane']} {f['locator']}: @agent_name {f['agent']!r} is no loaded "
+                      "manifest") for f in foreign]
+    ignored = doc["ignored_panes"]
+    if ignored:
+        out.append(_line("ignored", f"{len(ignored)} pane(s) opted out with @agent_ignore"))
+        out += [_item(f"{i['pane']} {i['locator']}: @agent_ignore={i['value']!r}; undo: "
+                      f"tmux set-option -p -u -t {i['pane']} @agent_ignore") for i in ignored]
+    nested = doc["nested_multiplexers"]
+    if nested:
+        out.append(_line("nested", f"{len(nested)} pane(s) running a multiplexer client"))
+        out += [_item(f"{n['pane']} {n['locator']}: {n['command']} — agents inside it live in "
+                      "the inner server; run tma there") for n in nested]
+    remote = doc["remote_panes"]
+    if remote:
+        out.append(_line("remote", f"{len(remote)} pane(s) behind a remote shell or container"))
+        for r in remote:
+            held = "; its stamp is held, not refreshed" if r["stamped"] else ""
+            out.append(_item(f"{r['pane']} {r['locator']}: {r['command']} — tma cannot see "
+                             f"the processes on the other side{held}"))
+    return out
+
+
+def _procs(doc: dict) -> list[str]:
+    walk = doc["process_walk"]
+    if walk["ok"]:
+        return [_line("procs", "process walk ok")]
+    return [_line("procs", f"process walk FAILED ({walk['error']}): only hook-registered "
+                           "panes can be identified")]
+
+
+def _panes(doc: dict) -> list[str]:
+    agents = doc["agents"]
+    out = [f"panes ({len(agents)}):\n"]
+    for a in agents:
+        if a["state"] is None:
+            state = "unstamped"
+        elif a["evidence_age_ms"] is None:
+            state = f"{a['state']} ({a['source']}, evidence age unknown)"
+        else:
+            state = f"{a['state']} ({a['source']}, evidence {_age(a['evidence_age_ms'])} ago)"
+        out.append(f"  {a['pane']} {a['agent']} {a['locator']} tier {a['tier']} {state}\n")
+        if a["hook_demoted"]:
+            out.append("      demoted: registered by hook, but its state is screen-read\n")
+        if a["model"]:
+            out.append(f"      model: {a['model']}\n")
+        if a["tier_reason"]:
+            out.append(f"      not tier {a['tier'] + 1}: {a['tier_reason']}\n")
+    return out
+
+
+RENDERERS = (_tmux, _ambient, _clients, _agents, _stamps, _listed, _procs, _panes)
+
+
+def render(doc: dict) -> str:
+    return "".join(line for r in RENDERERS for line in r(doc))
+
+
+def main(argv: list[str]) -> int:
+    g, rest = common.split_globals(argv)
+    p = argparse.ArgumentParser(prog="tma doctor",
+                                description="diagnose detection tiers and silent disablers")
+    p.add_argument("--json", action="store_true", help="the schema-1 JSON document")
+    p.add_argument("--exit-code", action="store_true",
+                   help="exit 1 on any warning or pane below its manifest's tier")
+    args = p.parse_args(rest)
+    cfg = common.load_config(g)
+    from tma.runtime import doctor
+    from tma.runtime.manifests import BundledManifestError
+    from tma.tmux.adapter import NoServer, TmuxError
+
+    server = common.server(g, cfg)
+    try:
+        doc = doctor.gather(server, cfg, g.manifest_dir, common.now_ms())
+    except NoServer:
+        common.err("tma: no tmux server running")
+        return common.FAIL
+    except TmuxError as exc:
+        common.err(f"tma: {exc}")
+        return common.FAIL
+    except BundledManifestError as exc:
+        common.err(str(exc))
+        return common.FAIL
+    if args.json:
+        import json
+
+        sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(render(doc))
+    if args.exit_code:
+        warnings, below = doc["warnings"], doc["below_expected_tier"]
+        if warnings + below > 0:
+            common.err(f"tma: doctor: {warnings} warning(s), {below} pane(s) below the tier "
+                       "their manifest supports")
+            return common.FAIL
+    return 0
