@@ -78,7 +78,7 @@ OPTIONS: tuple[Option, ...] = (
            ROLLUP, "session rollup"),
     Option("@tma_last_poll", "server", "F", "epoch ms", SERVER, "last producing poll cycle"),
     Option("@tma_setpf_ok", "server", "F", "1|0", SERVER, "cached set-option -F expansion probe"),
-    Option("@tma_origin_*", "server", "J", "locators", SERVER, "per-client jump trail"),
+    Option("@tma_origin_*", "server", "J", "pane ids", SERVER, "per-client jump trail"),
 )
 
 BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}

@@ -1,0 +1,155 @@
+"""Navigation on the tmux side: moving a client's focus, the jump trail, the menu.
+
+The only place tma builds `switch-client`, `select-window`, `select-pane` and
+`display-menu` command lines, and the trail's server-option reads and writes.
+
+Focus moves only what has to move, so a jump that changes nothing fires no
+window or pane hook (and so clears no attention mark through them): the client
+switches session only when it shows another one, the window is selected only
+when it is not already its session's active window, the pane only when it is not
+already its window's active pane.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+from tma.tmux import write
+from tma.tmux.adapter import Server, Timeout, TmuxError, quote
+
+TRAIL_PREFIX = "@tma_origin_"
+TRAIL_CAP = 8
+ATTENTION = "@agent_attention"
+
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+# ---------------------------------------------------------------- the trail
+
+
+def trail_key(client: str) -> str:
+    """`@tma_origin_<sanitized client>_<hash of the real name>`.
+
+    Sanitizing alone would fold `/dev/pts/1` and `_dev_pts_1` into one name; the
+    hash of the untouched name keeps distinct clients apart.
+    """
+    clean = "".join(c if c in _NAME_CHARS else "_" for c in client)[:64]
+    digest = format(zlib.crc32(client.encode("utf-8", "surrogateescape")), "08x")
+    return f"{TRAIL_PREFIX}{clean}_{digest}"
+
+
+def parse_trail(value: str) -> list[str]:
+    """Stored oldest first, space separated; anything that is not a pane id is dropped."""
+    return [t for t in value.split() if t.startswith("%") and t[1:].isdigit()]
+
+
+def read_trail(server: Server, client: str) -> list[str]:
+    out = server.run("show-options", "-s", "-q", "-v", trail_key(client))
+    return parse_trail(out.strip())
+
+
+def trail_line(client: str, entries: list[str]) -> str:
+    """The write that stores `entries` (the newest TRAIL_CAP kept); empty unsets it."""
+    key = trail_key(client)
+    kept = entries[-TRAIL_CAP:]
+    if not kept:
+        return f"set-option -s -u {key}"
+    return write.server_option(key, " ".join(kept))
+
+
+def push(entries: list[str], origin: str, live: set[str] | None = None) -> list[str]:
+    """The trail with `origin` on top: dead panes pruned, no repeat of the top, capped."""
+    out = [e for e in entries if live is None or e in live]
+    if origin and (not out or out[-1] != origin):
+        out.append(origin)
+    return out[-TRAIL_CAP:]
+
+
+# ---------------------------------------------------------------- focus
+
+
+def focus_commands(client: str, client_session: str, pane) -> list[str]:
+    """The commands that bring `pane` (a tma.tmux.read.Pane) onto `client`, and only those.
+
+    `client_session` is the session the client shows now.
+    """
+    cmds = []
+    if client_session != pane.session_name:
+        target = pane.session_id or pane.session_name
+        cmds.append(f"switch-client -c {quote(client)} -t {quote(target)}")
+    if not pane.window_active:
+        cmds.append(f"select-window -t {quote(pane.window_id or pane.pane_id)}")
+    if not pane.pane_active:
+        cmds.append(f"select-pane -t {quote(pane.pane_id)}")
+    return cmds
+
+
+def clear_attention_line(pane_id: str) -> str:
+    return write.set_plain(pane_id, ATTENTION, "")
+
+
+def jump(server: Server, client: str, client_session: str, pane, *, clear_attention: bool,
+         trail: list[str] | None = None) -> int:
+    """Move `client` to `pane` in one spawn; returns the number of focus commands issued.
+
+    One `;` chain, so when the pane vanished in between, neither its attention nor
+    the trail is touched. `trail` (when given) is stored after a successful move.
+    Raises TmuxError with tmux's message on failure.
+    """
+    cmds = focus_commands(client, client_session, pane)
+    moved = len(cmds)
+    if clear_attention:
+        cmds.append(clear_attention_line(pane.pane_id))
+    if trail is not None:
+        cmds.append(trail_line(client, trail))
+    if cmds:
+        run_chain(server, cmds)
+    return moved
+
+
+def store_trail(server: Server, client: str, entries: list[str]) -> None:
+    run_chain(server, [trail_line(client, entries)])
+
+
+def run_chain(server: Server, cmds: list[str]) -> None:
+    _out, err = server.source([" ; ".join(cmds)])
+    if err.strip():
+        raise TmuxError(err.strip().splitlines()[0])
+
+
+# ---------------------------------------------------------------- the menu
+
+
+def menu_text(text: str) -> str:
+    """Literal text for a menu label (labels are tmux formats: `#` must be doubled)."""
+    return text.replace("#", "##")
+
+
+def run_shell_command(argv: list[str]) -> str:
+    """A menu entry's command: `run-shell -b` of argv, quoted for every layer it crosses.
+
+    The menu format-expands the entry once when it is added and `run-shell` expands
+    the shell command again, so each `#` is quadrupled; the tmux parser reads the
+    double-quoted argument, then /bin/sh the words.
+    """
+    import shlex
+
+    shell = " ".join(shlex.quote(a) for a in argv).replace("#", "##")
+    return menu_text(f"run-shell -b {quote(shell)}")
+
+
+def display_menu(server: Server, client: str, title: str,
+                 items: list[tuple[str, str, str]]) -> None:
+    """Show a menu of (label, key, command) on `client`.
+
+    display-menu holds its caller until the menu closes; tma does not wait for the
+    choice. When the deadline passes first, the menu stays up, owned by tmux, and
+    the chosen entry still runs on that client.
+    """
+    args = ["display-menu", "-c", client, "-T", title, "-x", "C", "-y", "C"]
+    for label, key, command in items:
+        args += [label, key, command]
+    try:
+        server.run(*args)
+    except Timeout:
+        pass
