@@ -71,8 +71,9 @@ class Stats:
 
 class Result:
     def __init__(self, snapshot, rows, stats, issues, ignored, out_of_scope, mset,
-                 identities) -> None:
-        self.snapshot = snapshot
+                 identities, first_snapshot=None) -> None:
+        self.snapshot = snapshot  # after this cycle's writes (the re-read)
+        self.first_snapshot = first_snapshot or snapshot  # the cycle's opening read
         self.rows: list[Row] = rows
         self.stats: Stats = stats
         self.stamp_issues: list[tuple] = issues  # (pane, problem)
@@ -333,7 +334,7 @@ class Cycle:
         stats.spawns = self.server.spawns - spawns0
         stats.ms = int((time.perf_counter() - t0) * 1000)
         return Result(final, result_rows, stats, issues, ignored, out_of_scope,
-                      self._mset, identities)
+                      self._mset, identities, first_snapshot=snap)
 
     def _produce_one(self, pane, stamp, now, rows, lines, touched, to_capture, pending,
                      out_of_scope, identities, stats) -> None:
