@@ -122,28 +122,30 @@ def load(manifest_dir: str | None = None, agents_cfg: list[dict[str, Any]] | Non
     from tma.core.manifest import ManifestError, from_dict
 
     listing, decoded = _docs(manifest_dir)
-    chosen: dict[str, tuple[str, Any, str | None]] = {}
-    for stem, path, _m, _s in listing:  # user entries come after bundled: they shadow
+    # Every candidate per stem, bundled first: a broken user file that shadows a bundled
+    # stem is skipped and the bundled manifest stays (a typo never costs an agent).
+    candidates: dict[str, list[tuple[str, Any, str | None]]] = {}
+    for stem, path, _m, _s in listing:
         doc, err = decoded.get(path, (None, "not read"))
-        chosen[stem] = (path, doc, err)
+        candidates.setdefault(stem, []).append((path, doc, err))
     manifests: dict[str, Any] = {}
     skipped: list[tuple[str, str]] = []
-    for stem in sorted(chosen):
-        path, doc, err = chosen[stem]
-        bundled = path.startswith(BUNDLED + ":")
-        shown = path.removeprefix(BUNDLED + ":")
-        if err is None:
-            adjusted = _adjust(doc, agents_cfg or [], stem)
-            if adjusted is None:
-                continue
-            try:
-                manifests[stem] = from_dict(stem, adjusted)
-                continue
-            except ManifestError as exc:
-                err = str(exc)
-        if bundled:
-            raise BundledManifestError(f"tma: manifest load failed: {shown}: {err}")
-        skipped.append((shown, err))
+    for stem in sorted(candidates):
+        for path, doc, err in reversed(candidates[stem]):  # the user's copy first
+            bundled = path.startswith(BUNDLED + ":")
+            shown = path.removeprefix(BUNDLED + ":")
+            if err is None:
+                adjusted = _adjust(doc, agents_cfg or [], stem)
+                if adjusted is None:
+                    break  # disabled by [[agent]] enabled = false
+                try:
+                    manifests[stem] = from_dict(stem, adjusted)
+                    break
+                except ManifestError as exc:
+                    err = str(exc)
+            if bundled:
+                raise BundledManifestError(f"tma: manifest load failed: {shown}: {err}")
+            skipped.append((shown, err))
     return ManifestSet(manifests, skipped)
 
 
@@ -156,18 +158,15 @@ def identity_index(manifest_dir: str | None = None,
     """
     listing, decoded = _docs(manifest_dir)
     out: dict[str, tuple[str, ...]] = {}
-    for stem, path, _m, _s in listing:
+    for stem, path, _m, _s in listing:  # a later (user) entry replaces only when it parses
         doc, err = decoded.get(path, (None, "x"))
         if err is not None or not isinstance(doc, dict):
-            out.pop(stem, None)
             continue
         doc = _adjust(doc, agents_cfg or [], stem)
         ident = doc.get("identity") if isinstance(doc, dict) else None
         names = ident.get("process_names") if isinstance(ident, dict) else None
         if isinstance(names, list):
             out[stem] = tuple(n for n in names if isinstance(n, str))
-        else:
-            out.pop(stem, None)
     return out
 
 

@@ -1,0 +1,114 @@
+"""The reference pages cannot drift from the code they document.
+
+* every option in the registry is on the pane-options page, and the generated
+  block there is exactly what tools/gen_option_docs.py produces now;
+* every `ls --json` row key and every `debug explain --json` key is documented;
+* every config key the loader accepts is on the config page.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tma.core import options
+from tma.runtime import config
+from tma.ui.rows import ROW_KEYS
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+OPTIONS_PAGE = DOCS / "reference" / "pane-options-and-json.md"
+CONFIG_PAGE = DOCS / "reference" / "config.md"
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("gen_option_docs",
+                                                  ROOT / "tools" / "gen_option_docs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def page() -> str:
+    return OPTIONS_PAGE.read_text(encoding="utf-8")
+
+
+def _documented(text: str, name: str) -> bool:
+    return f"`{name}`" in text
+
+
+def test_every_registry_option_is_on_the_page(page):
+    missing = [o.name for o in options.OPTIONS if not _documented(page, o.name)]
+    assert not missing, f"options missing from {OPTIONS_PAGE.name}: {missing}"
+
+
+def test_generated_block_is_current(page):
+    gen = _generator()
+    assert gen.current_block(page) == gen.generate(), (
+        "the option tables are stale: run `python tools/gen_option_docs.py`"
+    )
+
+
+def test_generator_splice_keeps_the_hand_written_parts(page):
+    gen = _generator()
+    rewritten = gen.splice(page, gen.generate())
+    assert rewritten == page
+    before, _, after = page.partition(gen.BEGIN)
+    assert rewritten.startswith(before)
+    assert rewritten.endswith(after.partition(gen.END)[2])
+
+
+def test_every_ls_row_key_is_on_the_page(page):
+    missing = [k for k in ROW_KEYS if not _documented(page, k)]
+    assert not missing, f"ls --json row keys missing from {OPTIONS_PAGE.name}: {missing}"
+
+
+def test_ls_schema_and_row_keys_agree():
+    schema = json.loads((ROOT / "schemas" / "ls.schema.json").read_text(encoding="utf-8"))
+    row = schema["$defs"]["row"]
+    assert tuple(row["required"]) == ROW_KEYS
+
+
+def test_every_explain_key_is_on_the_page(page):
+    schema = json.loads((ROOT / "schemas" / "explain.schema.json").read_text(encoding="utf-8"))
+    keys = list(schema["properties"]) + list(schema["properties"]["rules"]["items"]["properties"])
+    missing = sorted({k for k in keys if not _documented(page, k)})
+    assert not missing, f"debug explain --json keys missing from {OPTIONS_PAGE.name}: {missing}"
+
+
+def _config_keys() -> list[str]:
+    """Every leaf key the loader accepts (dotted, with <class>/<agent> placeholders)."""
+    keys = [f"fold.{k}" for k in ("dwell_secs", "hook_decay_secs", "blocked_decay_secs",
+                                  "freshness_secs")]
+    keys += [f"{s}.<class>.{k}" for s in ("status", "picker") for k in ("glyph", "color")]
+    keys += ["tmux.bin", "hooks.claude_reply_lane", "hooks.hold_ms", "focus.events",
+             "install.wrapper_ref", "telemetry.windows", "api.<agent>.api_base"]
+    keys += [f"notify.{k}" for k in config._NOTIFY_KEYS]
+    keys += ["notify.blocked.command", "notify.done.command", "notify.context_high.threshold",
+             "notify.context_high.command"]
+    keys += [f"daemon.{k}" for k in config._DAEMON_KEYS]
+    keys += [f"[[agent]].{k}" for k in ("name", "enabled", "process_names")]
+    return keys
+
+
+def test_every_config_key_is_on_the_config_page():
+    text = CONFIG_PAGE.read_text(encoding="utf-8")
+    missing = [k for k in _config_keys() if not _documented(text, k)]
+    assert not missing, f"config keys missing from {CONFIG_PAGE.name}: {missing}"
+
+
+def test_config_page_matches_the_loader_defaults():
+    text = CONFIG_PAGE.read_text(encoding="utf-8")
+    cfg = config.Config()
+    for key in ("dwell_secs", "hook_decay_secs", "blocked_decay_secs", "freshness_secs"):
+        row = re.search(rf"^\| `fold\.{key}` \|[^|]*\| `(\d+)` \|", text, re.M)
+        assert row is not None, f"no table row for fold.{key}"
+        assert int(row.group(1)) == getattr(cfg, key), f"fold.{key} default drifted"
+    for cls, (glyph, color) in config.STATUS_DEFAULTS.items():
+        assert f"| `{cls}` | `{glyph}` | `{color}` |" in text, f"status default for {cls}"
