@@ -153,8 +153,11 @@ def stamp(g, args) -> int:
             odd = bool(args.alternate) and i % 2 == 1
             state = alt_state if odd else args.state
             detail = alt_detail if odd else args.detail
+            # an event/capture time guard moves with the repetition's evidence
+            rep_guard = guard.replace(at=guard.at + i) if guard.at else guard
             plan = P.Plan(action, state=state, detail=detail, source=args.source,
-                          evidence_at=evidence + i, guard=guard, set_attention=args.attention,
+                          evidence_at=evidence + i, guard=rep_guard,
+                          set_attention=args.attention,
                           episode_reset=args.episode_reset)
             server.source([write.render(args.pane, plan, now + i, name=args.name,
                                         pid=args.pid, hash=args.hash)])

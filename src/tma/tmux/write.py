@@ -89,8 +89,15 @@ def publish(pane: str, plan: P.Plan, now: int, *, name: str, pid: int, hash: str
         cmds.append(_setf(pane, "@agent_since", cond, since_value))
         cmds.append(_setf(pane, "@agent_state", cond, state))
         cmds.append(_setf(pane, "@agent_detail", cond, detail))
-        cmds.append(_setf(pane, "@agent_source", cond, source))
-        cmds.append(_setf(pane, "@agent_evidence_at", cond, str(int(plan.evidence_at))))
+        # tmux re-expands SUPPRESS for every option, so no field this chain writes may
+        # flip it mid-chain. The hook guard reads source==hook and evidence: a committing
+        # hook write that stored source=hook first would then compare its own event time
+        # against the old (e.g. capture) evidence and hold the rest; writing evidence_at
+        # first makes the re-check `at < at`, false. The carve-out needs the spec order
+        # (source first): evidence=at first would re-check as `at <= at`, true.
+        src = _setf(pane, "@agent_source", cond, source)
+        evi = _setf(pane, "@agent_evidence_at", cond, str(int(plan.evidence_at)))
+        cmds.extend((evi, src) if plan.guard.kind == P.HOOK_ARBITRATE else (src, evi))
         if plan.set_attention:
             cmds.append(_setf(pane, "@agent_attention", cond, "1"))
     else:
