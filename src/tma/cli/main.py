@@ -15,6 +15,8 @@ COMMANDS = {
     "debug": "debug",
     "demo": "demo",
     "completions": "completions",
+    "event": "event",
+    "act": "act",
 }
 
 HELP = """usage: tma [global options] <command> [options]
@@ -45,6 +47,11 @@ global options (before or after the command):
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["event"]:
+        # the hook path: straight through (it parses its own flags and never fails)
+        from tma.cli import event
+
+        return event.main(argv[1:])
     # The command is the first argument that is not a global option (or its value).
     from tma.cli.common import UsageError, split_globals
 

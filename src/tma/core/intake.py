@@ -6,12 +6,14 @@ the one write renderer in `tma.tmux.write`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from tma.core import plan as P
 from tma.core import states
 from tma.core.codec import Stamp
-from tma.core.manifest import HookMapping, Manifest
+from tma.core.record import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # decide() takes a Manifest or a HookTable (same two methods)
+    from tma.core.manifest import Manifest
 
 SUBAGENT_START = "SubagentStart"
 SUBAGENT_STOP = "SubagentStop"
@@ -23,21 +25,21 @@ IGNORE = "ignore"
 UNMAPPED = "unmapped"
 
 
-@dataclass(frozen=True)
-class EventDecision:
-    kind: str
-    plan: P.Plan | None = None
-    mapping: HookMapping | None = None
-    session: str = ""  # session id to record ("" = leave alone)
-    replace_session: bool = False  # a lifecycle start replaces the stored id
-    record_turn: bool = False  # write @agent_turn_at = event time
-    subagents: tuple[str, ...] = ()
-    reason: str = ""
+class EventDecision(Record):
+    """kind; the plan; the mapping that matched; session: the id to record ("" = leave
+    alone); replace_session: a lifecycle start replaces the stored id; record_turn:
+    write @agent_turn_at = event time; subagents: the new @agent_subagents."""
+
+    __slots__ = ("kind", "plan", "mapping", "session", "replace_session", "record_turn",
+                 "subagents", "reason")
+    _fields = (("kind", ""), ("plan", None), ("mapping", None), ("session", ""),
+               ("replace_session", False), ("record_turn", False), ("subagents", ()),
+               ("reason", ""))
 
 
 def decide(
     prev: Stamp | None,
-    manifest: Manifest,
+    manifest: Manifest,  # or a tma.core.hookmap.HookTable
     event: str,
     payload: str,
     session: str,

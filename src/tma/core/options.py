@@ -62,6 +62,8 @@ OPTIONS: tuple[Option, ...] = (
     _pane("@agent_pending_summary", "E", "text", "one-line summary of the pending call"),
     _pane("@agent_api_endpoint", "E", "url", "agent server base URL (OpenCode)"),
     _pane("@agent_question_request", "E", "id", "pending question id (OpenCode)"),
+    _pane("@tma_reply_holder", "E", "pid", "a Claude PermissionRequest hook holding for a verdict"),
+    _pane("@tma_reply_verdict", "B", "<id> allow|deny", "verdict handed to the holding hook"),
     # -- internal anchors
     _pane("@tma_title_match_pid", "F", "pid", "anchor for a title-narrowed identity"),
     _pane("@tma_reg_dead_since", "F", "epoch ms", "first seen a shell-only subtree on a pid-less registration"),

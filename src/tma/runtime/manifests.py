@@ -71,21 +71,24 @@ def _decode(path: str) -> tuple[Any, str | None]:
         return None, f"TOML: {exc}"
 
 
-def _docs(manifest_dir: str | None) -> tuple[list[tuple[str, str, int, int]], dict]:
+def listing(manifest_dir: str | None) -> tuple:
+    """Every manifest file with its mtime and size: the key of everything cached from them."""
     if manifest_dir:
-        listing = _listing(manifest_dir)
-    else:
-        listing = _bundled_listing() + _listing(user_dir())
-    key = tuple(listing)
-    cached = cache.get("manifests", key)
+        return tuple(_listing(manifest_dir))
+    return tuple(_bundled_listing() + _listing(user_dir()))
+
+
+def _docs(manifest_dir: str | None) -> tuple[tuple, dict]:
+    entries = listing(manifest_dir)
+    cached = cache.get("manifests", entries)
     if cached is not None:
-        return listing, cached
+        return entries, cached
     decoded = {}
-    for _stem, path, _m, _s in listing:
+    for _stem, path, _m, _s in entries:
         doc, err = _decode(path)
         decoded[path] = (doc, err)
-    cache.put("manifests", key, decoded)
-    return listing, decoded
+    cache.put("manifests", entries, decoded)
+    return entries, decoded
 
 
 class ManifestSet:
@@ -121,11 +124,11 @@ def load(manifest_dir: str | None = None, agents_cfg: list[dict[str, Any]] | Non
     """Validate the set. Raises BundledManifestError when a bundled manifest is broken."""
     from tma.core.manifest import ManifestError, from_dict
 
-    listing, decoded = _docs(manifest_dir)
+    entries, decoded = _docs(manifest_dir)
     # Every candidate per stem, bundled first: a broken user file that shadows a bundled
     # stem is skipped and the bundled manifest stays (a typo never costs an agent).
     candidates: dict[str, list[tuple[str, Any, str | None]]] = {}
-    for stem, path, _m, _s in listing:
+    for stem, path, _m, _s in entries:
         doc, err = decoded.get(path, (None, "not read"))
         candidates.setdefault(stem, []).append((path, doc, err))
     manifests: dict[str, Any] = {}
@@ -156,9 +159,9 @@ def identity_index(manifest_dir: str | None = None,
     Only a hint for the fast path ("could any process in this pane be an agent?");
     the full set decides.
     """
-    listing, decoded = _docs(manifest_dir)
+    entries, decoded = _docs(manifest_dir)
     out: dict[str, tuple[str, ...]] = {}
-    for stem, path, _m, _s in listing:  # a later (user) entry replaces only when it parses
+    for stem, path, _m, _s in entries:  # a later (user) entry replaces only when it parses
         doc, err = decoded.get(path, (None, "x"))
         if err is not None or not isinstance(doc, dict):
             continue
@@ -173,9 +176,9 @@ def identity_index(manifest_dir: str | None = None,
 def titled_names(manifest_dir: str | None = None,
                  agents_cfg: list[dict[str, Any]] | None = None) -> list[str]:
     """Manifests that narrow a process match by title (from the cached documents)."""
-    listing, decoded = _docs(manifest_dir)
+    entries, decoded = _docs(manifest_dir)
     out = []
-    for stem, path, _m, _s in listing:
+    for stem, path, _m, _s in entries:
         doc, err = decoded.get(path, (None, "x"))
         ident = doc.get("identity") if isinstance(doc, dict) else None
         if err is None and isinstance(ident, dict) and ident.get("title_patterns"):
@@ -188,3 +191,17 @@ def titled_names(manifest_dir: str | None = None,
 def report_skipped(mset: ManifestSet, write) -> None:
     for path, err in mset.skipped:
         write(f"tma: skipping manifest {path}: {err}\n")
+
+
+def hook_tables(manifest_dir: str | None = None,
+                agents_cfg: list[dict[str, Any]] | None = None) -> dict:
+    """name -> tma.core.hookmap.HookTable, cached: a firing hook reads one marshal file."""
+    from tma.core.hookmap import HookTable
+
+    key = (listing(manifest_dir), repr(agents_cfg or []))
+    cached = cache.get("hooktables", key)
+    if cached is None:
+        mset = load(manifest_dir, agents_cfg)
+        cached = {n: HookTable.from_manifest(m).to_data() for n, m in mset.manifests.items()}
+        cache.put("hooktables", key, cached)
+    return {n: HookTable.from_data(d) for n, d in cached.items()}

@@ -26,7 +26,7 @@ SERVER_FIELDS = ("@tma_last_poll", "@tma_setpf_ok", "version", "socket_path", "p
 CLIENT_FIELDS = ("client_name", "pane_id", "client_activity", "client_control_mode",
                  "session_name", "window_id")
 
-_PANE_FMT = US.join([f"#{{{f}}}" for f in PANE_FIELDS] + [f"#{{{o}}}" for o in OPTION_FIELDS]
+PANE_FORMAT = _PANE_FMT = US.join([f"#{{{f}}}" for f in PANE_FIELDS] + [f"#{{{o}}}" for o in OPTION_FIELDS]
                     + ["#{pane_title}"])
 _SERVER_FMT = "S" + US + US.join(f"#{{{f}}}" for f in SERVER_FIELDS)
 _CLIENT_FMT = "C" + US + US.join(f"#{{{f}}}" for f in CLIENT_FIELDS)
@@ -203,3 +203,18 @@ def _lines_keepends(text: str) -> list[str]:
     if parts[-1]:
         out.append(parts[-1])
     return out
+
+
+def session_panes(server: Server, pane_id: str) -> list[Pane]:
+    """Every pane of PANE's session (the hook path's one read: the pane and its rollups)."""
+    return parse_listing(server.run("list-panes", "-s", "-t", pane_id, "-F", _PANE_FMT)).panes
+
+
+def display(server: Server, pane_id: str, fmt: str) -> str:
+    """One format expanded in a pane's context (trailing newline removed)."""
+    return server.run("display-message", "-p", "-t", pane_id, fmt).rstrip("\n")
+
+
+def display_line(pane_id: str, fmt: str) -> str:
+    """The same as a `source-file` line, to read back at the end of a write batch."""
+    return f"display-message -p -t {pane_id} {quote(fmt)}"

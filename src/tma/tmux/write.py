@@ -61,11 +61,14 @@ def _unset(pane: str, key: str) -> str:
 
 
 class Extra(Record):
-    """A companion option written after stamped_at (session, turn_at, notified_at);
-    an empty value unsets it."""
+    """A companion option written after stamped_at (session, turn_at, notified_at …).
 
-    __slots__ = ("key", "value", "guarded")
-    _fields = (("key", ""), ("value", ""), ("guarded", True))
+    Guarded extras commit only with the tuple (an empty value then stores empty, which
+    reads as absent); `also` adds a condition that holds this one option too (the
+    notification marker's "already notified"). An unguarded empty value unsets."""
+
+    __slots__ = ("key", "value", "guarded", "also")
+    _fields = (("key", ""), ("value", ""), ("guarded", True), ("also", ""))
 
 
 def publish(pane: str, plan: P.Plan, now: int, *, name: str, pid: int, hash: str = "",
@@ -123,10 +126,11 @@ def publish(pane: str, plan: P.Plan, now: int, *, name: str, pid: int, hash: str
     cmds.append(_set(pane, "@agent_stamped_at", str(int(now))))
     cond = suppress(plan.guard) if guarded else "0"
     for extra in extras:
-        if not extra.value:
+        if extra.guarded and guarded:
+            both = f"#{{||:{cond},{extra.also}}}" if extra.also else cond
+            cmds.append(_setf(pane, extra.key, both, extra.value))
+        elif not extra.value:
             cmds.append(_unset(pane, extra.key))
-        elif extra.guarded and guarded:
-            cmds.append(_setf(pane, extra.key, cond, extra.value))
         else:
             cmds.append(_set(pane, extra.key, extra.value))
     return " ; ".join(cmds)
@@ -144,6 +148,13 @@ def hold(pane: str, now: int, *, hash: str = "") -> str:
 def remove(pane: str, names: tuple[str, ...] = options.EPISODE_OPTIONS) -> str:
     """Unset the per-pane set in one line (survivors and @agent_ignore untouched)."""
     return " ; ".join(_unset(pane, n) for n in names)
+
+
+def already_notified() -> str:
+    """True when @agent_notified_at is not older than max(@agent_since, @agent_turn_at),
+    evaluated after the chain wrote since and turn_at: the dedup, server-side."""
+    return ("#{&&:#{e|>=:#{@agent_notified_at},#{@agent_since}},"
+            "#{e|>=:#{@agent_notified_at},#{@agent_turn_at}}}")
 
 
 def set_plain(pane: str, key: str, value: str) -> str:

@@ -1,0 +1,73 @@
+"""An agent's hook table in plain data: what `tma event` needs from a manifest.
+
+Built once from a validated Manifest and cached (marshal) by the runtime, so a hook
+firing never parses TOML and never imports the manifest schema; a matcher regex is
+compiled only when the firing event has one.
+"""
+
+from __future__ import annotations
+
+from tma.core.record import Record
+
+
+class Hook(Record):
+    __slots__ = ("index", "event", "matcher", "state", "detail", "lifecycle", "turn_end")
+    _fields = (("index", 0), ("event", ""), ("matcher", None), ("state", ""), ("detail", ""),
+               ("lifecycle", ""), ("turn_end", False))
+
+
+class HookTable:
+    """One agent's [[hooks.map]], [details] aliases, identity names and context format."""
+
+    def __init__(self, name: str, hooks: tuple, details: dict, process_names: tuple,
+                 context_format: str | None = None, hook_capable: bool = True) -> None:
+        self.name = name
+        self.hooks = tuple(h if isinstance(h, Hook) else Hook(*h) for h in hooks)
+        self.details = details
+        self.process_names = tuple(process_names)
+        self.context_format = context_format
+        self.hook_capable = hook_capable
+        self._compiled: dict[int, object] = {}
+
+    @classmethod
+    def from_manifest(cls, m) -> HookTable:
+        hooks = tuple(Hook(h.index, h.event, h.matcher, h.state, h.detail, h.lifecycle,
+                           h.turn_end) for h in m.hooks)
+        return cls(m.name, hooks, dict(m.details), m.identity.process_names,
+                   m.context.format if m.context else None, m.hook_capable)
+
+    def to_data(self) -> tuple:
+        """A marshal-able form (tuples, dicts, str, int, bool, None)."""
+        return (self.name, tuple(h._values() for h in self.hooks), self.details,
+                self.process_names, self.context_format, self.hook_capable)
+
+    @classmethod
+    def from_data(cls, data: tuple) -> HookTable:
+        return cls(*data)
+
+    def _matches(self, hook: Hook, payload: str) -> bool:
+        pattern = self._compiled.get(hook.index)
+        if pattern is None:
+            import re  # only a firing event that has a matcher pays for the regex engine
+
+            pattern = self._compiled[hook.index] = re.compile(hook.matcher)
+        return pattern.search(payload) is not None
+
+    def map_event(self, event: str, payload: str) -> Hook | None:
+        """First entry for the event whose matcher matches; else first matcher-less one."""
+        fallback = None
+        for h in self.hooks:
+            if h.event != event:
+                continue
+            if h.matcher is not None:
+                if self._matches(h, payload):
+                    return h
+            elif fallback is None:
+                fallback = h
+        return fallback
+
+    def normalize_detail(self, token: str) -> str:
+        for canonical, aliases in self.details.items():
+            if token == canonical or token in aliases:
+                return canonical
+        return token

@@ -1,0 +1,323 @@
+"""Hook intake: one agent event -> one guarded stamp (the hook tier).
+
+`tma event` runs from every agent hook, so this path stays lean: the agent's hook
+table comes from a marshal cache (no TOML, no manifest schema), payload fields come
+from a small top-level scanner (no json), one tmux spawn reads the pane's session,
+one writes the tuple, its companions, the rollups (and reads back a notification
+marker when one is due). Every value an agent supplies is sanitised before it can
+reach a tmux format.
+"""
+
+from __future__ import annotations
+
+import os
+
+from tma.core import codec, states
+from tma.core import intake as I
+from tma.core import plan as P
+from tma.core.jsonlite import top_level
+from tma.tmux import read, write
+
+FIELDS = ("session_id", "sessionID", "model", "tool_use_id", "prompt_id", "tool_name",
+          "thread-id", "request_id", "requestID", "question_id", "api_endpoint",
+          "transcript_path", "hook_event_name")
+REPLY_POLL_S = 0.1
+
+_TEXT_OK = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                     "._:/@+-[]")
+_URL_OK = _TEXT_OK | frozenset("?&=%~")
+
+
+def _label(value: str, allowed=_TEXT_OK, limit: int = 128) -> str:
+    """An agent-supplied label (model, URL) only in a charset inert inside a format."""
+    return value if value and len(value) <= limit and all(c in allowed for c in value) else ""
+
+
+def summary_text(value: str, limit: int = 160) -> str:
+    """Free text (a pending command) made inert for a conditional format: no `#`, `,`,
+    `{`, `}`, quotes or control bytes survive."""
+    out = []
+    for c in value:
+        if c < " " or c == "\x7f":
+            c = " "
+        elif c in "#,{}\"'\\$":
+            c = "_"
+        out.append(c)
+    text = " ".join("".join(out).split())
+    return text[: limit - 1] + "…" if len(text) > limit else text
+
+
+class Outcome:
+    """What one event did (tests and the benchmark read it)."""
+
+    def __init__(self) -> None:
+        self.kind = ""
+        self.wrote = False
+        self.notified = False
+        self.reply: str | None = None
+
+
+def _rollup_lines(panes, pane_id: str, new_state: str | None) -> list[str]:
+    from tma.core.rollup import summary
+
+    target = next(p for p in panes if p.pane_id == pane_id)
+    win: list[str] = []
+    ses: list[str] = []
+    for p in panes:
+        if p.pane_id == pane_id:
+            st = new_state
+        else:
+            try:
+                stamp = codec.decode(p.options)
+            except codec.DecodeError:
+                continue
+            st = stamp.state if stamp is not None and not p.options.get("@agent_ignore") else None
+        if st is None:
+            continue
+        ses.append(st)
+        if p.window_id == target.window_id:
+            win.append(st)
+    lines = []
+    w, s = summary(win), summary(ses)
+    if w != target.options.get("@agent_summary", ""):
+        lines.append(write.rollup("window", target.window_id, w))
+    if s != target.options.get("@agent_session_summary", ""):
+        lines.append(write.rollup("session", target.session_id, s))
+    return lines
+
+
+def _walked_pid(pane, names: tuple[str, ...]) -> int:
+    from tma.core.identity import normalize_comm
+    from tma.runtime import procs
+
+    table = procs.read_subtree(pane.pane_pid)
+    if table is None:
+        table = procs.read_proc_table()
+    if table is None:
+        return 0
+    matches = [p for p in table.subtree(pane.pane_pid) if normalize_comm(p.comm) in names]
+    if not matches:
+        return 0
+    leaders = [p.pid for p in matches if p.pid == p.pgid]
+    return min(leaders) if leaders else min(p.pid for p in matches)
+
+
+def _loses(prev: codec.Stamp | None, now: int) -> bool:
+    """Client-side view of the hook guard: a stored hook claim with newer evidence."""
+    return prev is not None and prev.source == states.SOURCE_HOOK and now < prev.evidence_at
+
+
+def handle(server, cfg, table, kind: str, pane_id: str, payload: str, now: int) -> Outcome:
+    out = Outcome()
+    panes = read.session_panes(server, pane_id)
+    pane = next((p for p in panes if p.pane_id == pane_id), None)
+    if pane is None or pane.options.get("@agent_ignore"):
+        return out
+    try:
+        prev = codec.decode(pane.options)
+    except codec.DecodeError:
+        prev = None  # another producer's unreadable tuple: the agent's own word replaces it
+    fields = top_level(payload, FIELDS)
+    session = write.safe_id(fields.get("session_id") or fields.get("sessionID") or "")
+
+    if kind == "context":
+        out.kind = "context"
+        _context(server, table, pane, prev, payload, session, now, out)
+        return out
+    if kind in ("permission-replied", "question-replied"):
+        out.kind = kind
+        owner = prev.session if prev is not None else ""
+        if session and owner and session != owner:
+            return out
+        key = "@agent_permission_request" if kind == "permission-replied" \
+            else "@agent_question_request"
+        if pane.options.get(key):
+            server.source([write.set_plain(pane_id, key, "")])
+            out.wrote = True
+        return out
+    if kind == "notify":
+        # codex also notifies for its own title-generation thread: only the pane's session
+        thread = fields.get("thread-id", "")
+        if prev is not None and prev.session and thread and thread != prev.session:
+            out.kind = "ignored-thread"
+            return out
+
+    pid = _walked_pid(pane, table.process_names)
+    episode = prev is not None and prev.pid and pid and prev.pid != pid
+    decision = I.decide(None if episode else prev, table, kind, payload, session, now)
+    out.kind = decision.kind
+    if decision.kind in (I.UNMAPPED, I.IGNORE):
+        return out
+    if decision.kind == I.SUBAGENTS:
+        ids = " ".join(s for s in (write.safe_id(x) for x in decision.subagents) if s)
+        server.source([write.set_plain(pane_id, "@agent_subagents", ids)])
+        out.wrote = True
+        return out
+    if decision.kind == I.DEREGISTER:
+        server.source([write.remove(pane_id)] + _rollup_lines(panes, pane_id, None))
+        out.wrote = True
+        return out
+
+    plan = decision.plan
+    if episode:
+        plan = plan.replace(episode_reset=True, guard=P.Guard(P.UNCONDITIONAL))
+    elif _loses(prev, now):
+        return out  # the stored claim is newer evidence: this event changes nothing
+    extras = _extras(decision, plan, pane, prev, fields, payload, now)
+    notify = _notify_due(cfg, plan)
+    if notify:
+        extras.append(write.Extra("@agent_notified_at", str(now), True, write.already_notified()))
+    lines = [write.render(pane_id, plan, now, name=table.name, pid=pid,
+                          hash=prev.hash if prev is not None else "", extras=tuple(extras))]
+    lines += _rollup_lines(panes, pane_id, plan.state)
+    readback = "#{@agent_notified_at}\x1f#{@agent_mute_until}\x1f#{@agent_state}"
+    if notify:
+        lines.append(read.display_line(pane_id, readback))
+    res, _err = server.source(lines)
+    out.wrote = True
+    if notify:
+        got = res.strip().split("\x1f")
+        mute = got[1] if len(got) > 1 else ""
+        muted = mute.isdigit() and codec.to_ms(int(mute)) > now
+        if got and got[0] == str(now) and not muted:
+            _dispatch(server, cfg, table, pane, plan, decision, prev, session, now)
+            out.notified = True
+    if (table.name == "claude" and kind == "PermissionRequest" and plan.state == states.BLOCKED
+            and cfg.claude_reply_lane):
+        out.reply = hold_for_verdict(server, pane_id, cfg.hold_ms)
+    return out
+
+
+def _extras(decision, plan, pane, prev, fields, payload, now) -> list:
+    E = write.Extra
+    extras = []
+    if decision.session:
+        extras.append(E("@agent_session", decision.session))
+    if decision.record_turn:
+        extras.append(E("@agent_turn_at", str(now)))
+    model = _label(fields.get("model", ""))
+    if model:
+        extras.append(E("@agent_model", model))
+    endpoint = _label(fields.get("api_endpoint", "").rstrip("/"), _URL_OK, 256)
+    if endpoint:
+        extras.append(E("@agent_api_endpoint", endpoint))
+    settled = plan.state in (states.WORKING, states.IDLE)
+    if plan.state == states.BLOCKED:
+        rid = write.safe_id(fields.get("request_id") or fields.get("requestID") or "")
+        if rid:
+            extras.append(E("@agent_permission_request", rid))
+        qid = write.safe_id(fields.get("question_id", ""))
+        if qid:
+            extras.append(E("@agent_question_request", qid))
+        tool = _label(fields.get("tool_name", ""))
+        if tool:
+            call = write.safe_id(fields.get("tool_use_id") or fields.get("prompt_id") or "")
+            extras.append(E("@agent_pending_tool", tool))
+            extras.append(E("@agent_pending_call", call))
+            extras.append(E("@agent_pending_summary", _pending_summary(payload, tool)))
+    elif settled:
+        for key in ("@agent_permission_request", "@agent_question_request",
+                    "@agent_pending_tool", "@agent_pending_call", "@agent_pending_summary",
+                    "@tma_reply_verdict"):
+            if pane.options.get(key):
+                extras.append(E(key, ""))
+    return extras
+
+
+def _pending_summary(payload: str, tool: str) -> str:
+    """One line naming what the pending call would do (the command, the file …)."""
+    import json
+
+    try:
+        doc = json.loads(payload)
+    except ValueError:
+        return summary_text(tool)
+    ti = doc.get("tool_input") if isinstance(doc, dict) else None
+    if isinstance(ti, dict):
+        for key in ("command", "file_path", "path", "url", "description", "plan"):
+            value = ti.get(key)
+            if isinstance(value, str) and value:
+                return summary_text(f"{tool}: {value}")
+    return summary_text(tool)
+
+
+def _notify_due(cfg, plan) -> bool:
+    from tma.runtime import notify_gate
+
+    return notify_gate.due(cfg, plan)
+
+
+def _dispatch(server, cfg, table, pane, plan, decision, prev, session, now) -> None:
+    from tma.runtime import notify
+
+    trigger = "blocked" if plan.state == states.BLOCKED else "done"
+    ctx = pane.options.get("@agent_context_pct", "")
+    note = notify.Note(trigger=trigger, agent=table.name, pane=pane.pane_id,
+                       detail=plan.detail or None, session=session or (prev.session if prev else "")
+                       or None, locator=pane.locator, title=pane.title, repo="", branch="",
+                       since_ms=0, context_pct=int(ctx) if ctx.isdigit() else None)
+    notify.dispatch(server, cfg, note)
+
+
+def _context(server, table, pane, prev, payload: str, session: str, now: int, out) -> None:
+    """The telemetry lane: context %, tokens, model, quota, cost — never stamped_at."""
+    from tma.core import telemetry
+
+    if not table.context_format:
+        return
+    try:
+        reading = telemetry.parse_context(table.context_format, payload, now_ms=now)
+    except telemetry.UnknownFormat:
+        return
+    owner = prev.session if prev is not None else ""
+    if reading.session and owner and reading.session != owner:
+        return  # a subagent's (or another session's) statusline: not this pane's gauge
+    lines = telemetry_lines(pane.pane_id, reading, now)
+    if lines:
+        server.source(lines)
+        out.wrote = True
+
+
+def telemetry_lines(pane_id: str, reading, now: int) -> list[str]:
+    """Context/quota/cost writes under the evidence-time guard of each lane."""
+    from tma.tmux import telemetry_write as tw
+
+    return tw.lines(pane_id, reading, now)
+
+
+def hold_for_verdict(server, pane_id: str, hold_ms: int) -> str | None:
+    """Claude's reply lane: mint a request id, wait for `tma act approve|deny` to hand
+    a verdict over, and return Claude's decision object (None: print nothing)."""
+    import time
+
+    rid = "tma-" + os.urandom(6).hex()
+    server.source([write.set_plain(pane_id, "@agent_permission_request", rid) + " ; "
+                   + write.set_plain(pane_id, "@tma_reply_holder", str(os.getpid()))])
+    fmt = "#{@agent_permission_request}\x1f#{@tma_reply_verdict}\x1f#{@agent_state}"
+    deadline = time.monotonic() + hold_ms / 1000
+    verdict = None
+    try:
+        while time.monotonic() < deadline:
+            got = read.display(server, pane_id, fmt)
+            request, _, rest = got.partition("\x1f")
+            answer, _, state = rest.partition("\x1f")
+            if request != rid or state != states.BLOCKED:
+                return None  # answered at the keyboard (the next hook cleared it)
+            vid, _, word = answer.partition(" ")
+            if vid == rid and word in ("allow", "deny"):
+                verdict = word
+                break
+            time.sleep(REPLY_POLL_S)
+    finally:
+        server.source([" ; ".join(
+            write.set_plain(pane_id, k, "") for k in
+            ("@agent_permission_request", "@tma_reply_holder", "@tma_reply_verdict"))])
+    if verdict is None:
+        return None
+    decision = {"behavior": verdict}
+    if verdict == "deny":
+        decision["message"] = "Denied from tma"
+    import json
+
+    return json.dumps({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                                              "decision": decision}})

@@ -1,0 +1,148 @@
+"""`tma event`: the hook intake on a private server."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+
+def event(srv, kind, pane, payload="{}", agent="fake", manifests=True, env=None,
+          timeout=30, **kw):
+    extra = {"TMA_HOOK_STRICT": "1"}
+    extra.update(env or {})
+    return srv.tma("event", "--agent", agent, "--kind", kind, "--pane", pane,
+                   input=payload, manifests=manifests, env=extra, timeout=timeout, **kw)
+
+
+def test_a_hook_claim_stamps_the_pane(srv):
+    pane = srv.agent_pane()
+    res = event(srv, "Work", pane, '{"session_id":"s-1","model":"m-1"}')
+    assert (res.returncode, res.stdout, res.stderr) == (0, "", "")
+    o = srv.options(pane)
+    assert (o["@agent_state"], o["@agent_source"], o["@agent_name"]) == ("working", "hook", "fake")
+    assert o["@agent_session"] == "s-1" and o["@agent_model"] == "m-1"
+    assert int(o["@agent_pid"]) > 0  # the walked agent pid
+    assert o["@agent_evidence_at"] == o["@agent_since"] == o["@agent_stamped_at"]
+    win = srv.display(pane, "#{window_id}")
+    assert srv.tmux("show-options", "-w", "-qv", "-t", win, "@agent_summary").strip() == \
+        "working:1"
+    row = srv.row(pane)
+    assert row["state"] == "working" and row["session"] == "s-1"
+
+
+def test_lifecycle_start_registers_idle_and_end_removes(srv):
+    pane = srv.agent_pane()
+    event(srv, "Work", pane, '{"session_id":"old"}')
+    event(srv, "Start", pane, '{"session_id":"new"}')
+    o = srv.options(pane)
+    assert o["@agent_state"] == "idle" and o["@agent_session"] == "new"
+    assert o.get("@agent_attention", "") == ""
+
+
+def test_turn_end_attention_and_second_completion(srv):
+    pane = srv.agent_pane()
+    event(srv, "Work", pane)
+    event(srv, "Stop", pane)
+    o = srv.options(pane)
+    assert o["@agent_state"] == "idle" and o["@agent_attention"] == "1"
+    turn1 = int(o["@agent_turn_at"])
+    event(srv, "Stop", pane)  # the mark still stands: one completion
+    assert int(srv.option(pane, "@agent_turn_at")) == turn1
+    srv.tmux("set-option", "-p", "-u", "-t", pane, "@agent_attention")  # the user looked
+    time.sleep(0.01)
+    event(srv, "Stop", pane)  # an idle->idle second completion raises it again
+    o = srv.options(pane)
+    assert o["@agent_attention"] == "1" and int(o["@agent_turn_at"]) > turn1
+
+
+def test_newer_stored_evidence_wins_and_nothing_commits(srv):
+    pane = srv.agent_pane()
+    future = str(int(time.time() * 1000) + 600_000)
+    for k, v in (("@agent_state", "blocked"), ("@agent_source", "hook"),
+                 ("@agent_evidence_at", future), ("@agent_since", future),
+                 ("@agent_stamped_at", future), ("@agent_name", "fake")):
+        srv.tmux("set-option", "-p", "-t", pane, k, v)
+    event(srv, "Stop", pane, '{"session_id":"s"}')
+    o = srv.options(pane)
+    assert o["@agent_state"] == "blocked" and "@agent_session" not in o
+    assert "@agent_turn_at" not in o and o["@agent_stamped_at"] == future
+
+
+def test_subagent_events_never_move_the_owners_state(srv):
+    pane = srv.agent_pane()
+    event(srv, "Work", pane, '{"session_id":"main"}')
+    event(srv, "SubagentStart", pane, '{"session_id":"sub"}')
+    assert srv.option(pane, "@agent_subagents") == "sub"
+    event(srv, "Stop", pane, '{"session_id":"sub"}')
+    assert srv.option(pane, "@agent_state") == "working"
+    event(srv, "SubagentStop", pane, '{"session_id":"sub"}')
+    event(srv, "Stop", pane, '{"session_id":"main"}')
+    assert srv.option(pane, "@agent_state") == "idle"
+
+
+@pytest.mark.parametrize("args", [
+    ["--agent", "nope", "--kind", "Work"],  # unknown agent
+    ["--agent", "fake", "--kind", "Unmapped"],  # unmapped event
+    ["--agent", "fake"],  # no kind
+])
+def test_silent_no_ops(srv, args):
+    pane = srv.agent_pane()
+    res = srv.tma("event", *args, "--pane", pane, input="{}", env={"TMA_HOOK_STRICT": "1"})
+    assert (res.returncode, res.stdout, res.stderr) == (0, "", "")
+    assert srv.option(pane, "@agent_state") == ""
+
+
+def test_no_pane_and_no_server_are_silent(srv):
+    res = srv.tma("event", "--agent", "fake", "--kind", "Work", input="{}",
+                  env={"TMA_HOOK_STRICT": "1", "TMUX_PANE": ""})
+    assert (res.returncode, res.stdout, res.stderr) == (0, "", "")
+    res = srv.tma("event", "--agent", "fake", "--kind", "Work", "--pane", "%1", input="{}")
+    assert (res.returncode, res.stdout, res.stderr) == (0, "", "")
+
+
+def test_a_broken_config_falls_back_with_one_line(srv):
+    pane = srv.agent_pane()
+    srv.config.write_text("[fold\nbroken")
+    res = event(srv, "Work", pane)
+    assert res.returncode == 0 and res.stdout == ""
+    assert len(res.stderr.strip().splitlines()) == 1
+    assert "using default config for this hook event" in res.stderr
+    assert srv.option(pane, "@agent_state") == "working"
+
+
+def test_pane_from_tmux_pane_and_server_from_tmux_env(srv):
+    pane = srv.agent_pane()
+    sock = srv.display(pane, "#{socket_path}")
+    argv = [sys.executable, "-m", "tma", "--manifest-dir", str(srv.manifests), "event",
+            "--agent", "fake", "--kind", "Ask"]
+    env = dict(srv.env, TMUX=f"{sock},1,0", TMUX_PANE=pane, TMA_HOOK_STRICT="1")
+    res = subprocess.run(argv, input="{}", capture_output=True, text=True, env=env, timeout=30)
+    assert (res.returncode, res.stdout) == (0, "")
+    assert srv.option(pane, "@agent_state") == "blocked"
+    assert srv.option(pane, "@agent_detail") == "permission"
+
+
+def test_hostile_values_are_stored_inert(srv):
+    pane = srv.agent_pane()
+    marker = srv.root / "pwned"
+    hostile = f"#(touch {marker})#{{pane_id}}"
+    payload = json.dumps({"session_id": hostile, "model": hostile, "api_endpoint": hostile})
+    event(srv, "Work", pane, payload)
+    o = srv.options(pane)
+    assert o["@agent_state"] == "working"
+    for key in ("@agent_session", "@agent_model", "@agent_api_endpoint"):
+        assert "#" not in o.get(key, "")
+    srv.ls()
+    assert not marker.exists()
+
+
+def test_hook_latency_is_small(srv):
+    pane = srv.agent_pane()
+    event(srv, "Work", pane)  # warm the caches
+    t0 = time.monotonic()
+    event(srv, "Stop", pane)
+    assert time.monotonic() - t0 < 2.0
