@@ -44,6 +44,10 @@ claim = { state = "blocked", detail = "permission" }
 event = "Stop"
 claim = { state = "idle" }
 turn_end = true
+[[hooks.map]]
+event = "Hint"
+matcher = "VALID-7f3a"
+claim = { state = "blocked", detail = "permission" }
 [capture]
 visible = ["working", "blocked"]
 [[rules]]
