@@ -1,0 +1,113 @@
+"""`tma demo`: the README's main job, end to end on its own private server.
+
+Runs the real command (bundled manifests, isolated HOME/XDG/TMPDIR) and checks it
+shows blocked, working and idle verdicts read back from real stamps, exits 0, and
+leaves nothing behind: no server, no process, no temp dir, no socket, nothing in HOME.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+
+from conftest import require_tmux
+
+ROW = re.compile(r"^\s+(%\d+)\s+(\S+)\s+(blocked|working|idle|unknown)\b", re.M)
+
+
+def _env(root):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TMUX", "TMUX_PANE", "TMA_SOCKET_PATH", "TMA_CONFIG")}
+    for d in ("home", "config", "cache", "tmp"):
+        (root / d).mkdir()
+    env.update(HOME=str(root / "home"), XDG_CONFIG_HOME=str(root / "config"),
+               XDG_CACHE_HOME=str(root / "cache"), TMA_CONFIG=str(root / "config.toml"),
+               TMPDIR=str(root / "tmp"), LANG="C.UTF-8")
+    return env
+
+
+def _leftovers(name: str) -> list[str]:
+    res = subprocess.run(["pgrep", "-af", name], capture_output=True, text=True)
+    return [line for line in res.stdout.splitlines()
+            if re.search(re.escape(name) + r"(?![0-9])", line)]
+
+
+def test_demo_shows_every_state_and_cleans_up(tmp_path):
+    tmux = require_tmux()
+    env = _env(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "tma", "demo", "--seconds", "12"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            cwd=tmp_path / "tmp")
+    try:
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    name = f"tma-demo-{proc.pid}"
+    assert proc.returncode == 0, out + err
+    assert f"tmux -L {name} attach" in out
+
+    rows = ROW.findall(out)
+    agents = {agent for _, agent, _ in rows}
+    assert agents == {"claude", "codex", "opencode", "pi"}, out
+    states = {state for _, _, state in rows}
+    assert {"blocked", "working", "idle"} <= states, out
+    assert re.search(r"^\s+%\d+\s+\S+\s+blocked\s+permission\b", out, re.M), out
+    assert "$ tma status --format plain" in out and "⚑" in out
+    assert "verdicts seen: blocked, working" in out
+
+    # Nothing left: no server on the demo socket, no process, no temp dir, no socket file.
+    res = subprocess.run([tmux, "-L", name, "list-sessions"], capture_output=True, text=True,
+                         env=env)
+    assert res.returncode != 0
+    assert _leftovers(name) == []
+    assert [p.name for p in (tmp_path / "tmp").iterdir()] == []
+    sock_dir = os.path.join(env.get("TMUX_TMPDIR") or "/tmp", f"tmux-{os.getuid()}")
+    assert not os.path.exists(os.path.join(sock_dir, name))
+    # Nothing written into HOME or the config dir; only tma's own cache.
+    assert list((tmp_path / "home").iterdir()) == []
+    assert list((tmp_path / "config").iterdir()) == []
+
+
+def test_demo_rejects_a_socket_flag(tmp_path):
+    env = _env(tmp_path)
+    res = subprocess.run([sys.executable, "-m", "tma", "--socket-name", "x", "demo"],
+                         capture_output=True, text=True, env=env, timeout=30)
+    assert res.returncode == 2
+    assert "private server" in res.stderr
+
+
+def test_ctrl_c_stops_the_demo_and_cleans_up(tmp_path):
+    tmux = require_tmux()
+    env = _env(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "tma", "demo", "--seconds", "120"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            cwd=tmp_path / "tmp")
+    watchdog = threading.Timer(90, proc.kill)
+    watchdog.start()
+    try:
+        lines = []
+        for line in proc.stdout:  # the first listing means the server and agents are up
+            lines.append(line)
+            if line.startswith("[") and "$ tma ls" in line:
+                break
+        name = f"tma-demo-{proc.pid}"
+        assert _leftovers(name), "the demo's agents should be running"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        watchdog.cancel()
+        if proc.poll() is None:
+            proc.kill()
+    out = "".join(lines) + out
+    assert proc.returncode == 0, out + err
+    assert "interrupted" in out and "temp dir removed" in out
+    res = subprocess.run([tmux, "-L", name, "list-sessions"], capture_output=True, text=True,
+                         env=env)
+    assert res.returncode != 0
+    assert _leftovers(name) == []
+    assert [p.name for p in (tmp_path / "tmp").iterdir()] == []
