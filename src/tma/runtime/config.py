@@ -102,7 +102,7 @@ def _known(path: str, prefix: str, table: dict[str, object], allowed: tuple[str,
 
 
 _NOTIFY_KEYS = ("from_event", "command", "on", "bell", "osc", "log", "blocked", "done",
-                "context_high")
+                "context_high", "desktop")
 _DAEMON_KEYS = ("sweep_secs", "quiet_ms", "zero_member_recheck_secs", "demote_edges", "autostart")
 
 
@@ -139,7 +139,7 @@ def validate(path: str, doc: dict[str, object]) -> dict[str, object]:
         out["hold_ms"] = _uint(path, "hooks.hold_ms", hooks["hold_ms"])
     notify = _table(path, "notify", doc.get("notify", {}))
     _known(path, "notify", notify, _NOTIFY_KEYS)
-    for key in ("from_event", "bell", "osc"):
+    for key in ("from_event", "bell", "osc", "desktop"):
         if key in notify:
             _bool(path, f"notify.{key}", notify[key])
     for key in ("command", "log"):

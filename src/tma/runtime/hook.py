@@ -256,7 +256,7 @@ def _dispatch(server, cfg, table, pane, plan, decision, prev, session, now) -> N
                        detail=plan.detail or None, session=session or (prev.session if prev else "")
                        or None, locator=pane.locator, title=pane.title, repo="", branch="",
                        since_ms=0, context_pct=int(ctx) if ctx.isdigit() else None)
-    notify.dispatch(server, cfg, note)
+    notify.dispatch(server, cfg, note, now=now)
 
 
 def _context(server, table, pane, prev, payload: str, session: str, now: int, out) -> None:

@@ -1,0 +1,327 @@
+"""Notification payload, env, command resolution and the escaping of agent text."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from tma.runtime import config, notify
+from tma.runtime.notify import Note
+from tma.tmux import notify as tnotify
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = json.loads((ROOT / "schemas" / "notify.schema.json").read_text(encoding="utf-8"))
+# a `[notify] log` line: $defs/log_line, whose properties point back at the payload's
+LOG_SCHEMA = {"$schema": SCHEMA["$schema"], "$defs": SCHEMA["$defs"],
+              "properties": SCHEMA["properties"], "$ref": "#/$defs/log_line"}
+
+
+def cfg_with(**table) -> config.Config:
+    cfg = config.Config()
+    cfg.notify = table
+    return cfg
+
+
+def full_note(**kw) -> Note:
+    values = dict(trigger="blocked", agent="claude", pane="%3", detail="permission",
+                  session="abc-123", locator="work:1.0", title="✳ fix the parser", repo="tma",
+                  branch="main", since_ms=0, context_pct=42)
+    values.update(kw)
+    return Note(**values)
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch):
+    for key in ("TMA_NOTIFY_CMD", "TMA_NOTIFY_FROM_EVENT"):
+        monkeypatch.delenv(key, raising=False)
+
+
+# ------------------------------------------------------------------ payload
+
+
+def test_payload_key_order_is_pinned():
+    assert list(notify.payload(full_note())) == [
+        "schema", "agent", "pane", "state", "detail", "session", "locator", "title", "repo",
+        "branch", "since_ms", "context_pct"]
+    assert tuple(SCHEMA["required"]) == notify.PAYLOAD_KEYS
+    assert list(SCHEMA["properties"]) == list(notify.PAYLOAD_KEYS)
+
+
+@pytest.mark.parametrize("note", [
+    full_note(),
+    full_note(trigger="done", detail=None, session=None, title="", repo="", branch="",
+              context_pct=None, since_ms=1234),
+    full_note(trigger="context_high", context_pct=91),
+])
+def test_payload_validates_against_the_schema(note):
+    doc = notify.payload(note)
+    jsonschema.validate(doc, SCHEMA)
+    # the hand-rolled encoder is real JSON with the same content and order
+    text = notify.dumps(doc)
+    assert json.loads(text) == doc
+    assert list(json.loads(text)) == list(doc)
+
+
+def test_payload_values():
+    doc = notify.payload(full_note(trigger="done", detail="", session="", title=""))
+    assert doc["schema"] == 1 and doc["state"] == "done"
+    assert doc["detail"] is None and doc["session"] is None
+    assert doc["title"] == "" and doc["context_pct"] == 42
+
+
+def test_schema_rejects_unknown_and_missing_keys():
+    doc = notify.payload(full_note())
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(dict(doc, extra=1), SCHEMA)
+    short = dict(doc)
+    del short["repo"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(short, SCHEMA)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(dict(doc, state="idle"), SCHEMA)
+
+
+def test_log_record_puts_at_after_schema():
+    line = notify.log_record(full_note(), 1_700_000_000_123)
+    assert list(line) == ["schema", "at"] + list(notify.PAYLOAD_KEYS[1:])
+    assert line["at"] == 1_700_000_000_123
+    jsonschema.validate(line, LOG_SCHEMA)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(notify.payload(full_note()), LOG_SCHEMA)  # no `at`
+
+
+def test_dumps_escapes_hostile_strings():
+    hostile = 'a"b\\c\nd\x00e\x1b[31m\u2028é'
+    doc = {"title": hostile, "n": None, "t": True, "i": 7}
+    assert json.loads(notify.dumps(doc)) == doc
+
+
+# ------------------------------------------------------------------ env
+
+
+def test_env_mapping_full():
+    assert notify.env(full_note(since_ms=1500)) == {
+        "TMA_AGENT": "claude", "TMA_PANE": "%3", "TMA_STATE": "blocked",
+        "TMA_LOCATOR": "work:1.0", "TMA_TITLE": "✳ fix the parser", "TMA_SINCE_MS": "1500",
+        "TMA_DETAIL": "permission", "TMA_SESSION": "abc-123", "TMA_REPO": "tma",
+        "TMA_BRANCH": "main", "TMA_CONTEXT_PCT": "42",
+    }
+
+
+def test_env_optional_keys_unset_when_empty():
+    env = notify.env(full_note(detail=None, session="", repo="", branch="", context_pct=None,
+                               title=""))
+    assert set(env) == set(notify.ENV_ALWAYS)
+    assert env["TMA_TITLE"] == ""
+
+
+def test_child_env_drops_inherited_optional_keys(monkeypatch):
+    monkeypatch.setenv("TMA_DETAIL", "stale")
+    monkeypatch.setenv("TMA_REPO", "stale")
+    child = notify._child_env(full_note(detail=None, repo=""))
+    assert "TMA_DETAIL" not in child and "TMA_REPO" not in child
+    assert child["PATH"] == os.environ["PATH"]
+
+
+def test_context_pct_zero_is_present():
+    assert notify.env(full_note(context_pct=0))["TMA_CONTEXT_PCT"] == "0"
+    assert notify.payload(full_note(context_pct=0))["context_pct"] == 0
+
+
+# ------------------------------------------------------------------ decisions
+
+
+def test_command_resolution_precedence(monkeypatch):
+    cfg = cfg_with(command="global", blocked={"command": "for-blocked"},
+                   context_high={"threshold": 80, "command": "for-context"})
+    assert notify.command_for(cfg, "blocked") == "for-blocked"
+    assert notify.command_for(cfg, "done") == "global"
+    assert notify.command_for(cfg, "context_high") == "for-context"
+    assert notify.command_for(cfg_with(), "blocked") is None
+    assert notify.command_for(cfg_with(done={}), "done") is None
+    assert notify.command_for(cfg_with(command=""), "done") is None
+    monkeypatch.setenv("TMA_NOTIFY_CMD", "from-env")
+    for trig in ("blocked", "done", "context_high"):
+        assert notify.command_for(cfg, trig) == "from-env"
+    assert notify.command_for(cfg_with(), "done") == "from-env"
+    monkeypatch.setenv("TMA_NOTIFY_CMD", "")
+    assert notify.command_for(cfg, "blocked") == "for-blocked"
+
+
+def test_enabled_triggers():
+    assert notify.enabled(cfg_with(), "blocked")
+    assert not notify.enabled(cfg_with(), "done")
+    assert notify.enabled(cfg_with(on=["done"]), "done")
+    assert not notify.enabled(cfg_with(on=["done"]), "blocked")
+    assert not notify.enabled(cfg_with(on=[]), "blocked")
+    assert not notify.enabled(cfg_with(), "context_high")
+    assert notify.enabled(cfg_with(context_high={"threshold": 80}), "context_high")
+    assert not notify.enabled(cfg_with(), "working")
+
+
+@pytest.mark.parametrize("env,table,expected", [
+    (None, {}, False),
+    (None, {"from_event": True}, True),
+    ("1", {}, True),
+    ("1", {"from_event": False}, True),
+    ("0", {"from_event": True}, False),
+    ("true", {"from_event": True}, False),
+    ("", {"from_event": True}, False),
+])
+def test_from_event(monkeypatch, env, table, expected):
+    if env is not None:
+        monkeypatch.setenv("TMA_NOTIFY_FROM_EVENT", env)
+    assert notify.from_event(cfg_with(**table)) is expected
+
+
+def test_config_accepts_desktop_and_rejects_non_bool(tmp_path):
+    out = config.validate("c.toml", {"notify": {"desktop": True}})
+    assert out["notify"]["desktop"] is True
+    with pytest.raises(config.ConfigError, match="notify.desktop"):
+        config.validate("c.toml", {"notify": {"desktop": "yes"}})
+
+
+# ------------------------------------------------------------------ display text
+
+
+def test_message_titled_and_untitled():
+    assert notify.message(full_note()) == "tma: claude blocked — ✳ fix the parser"
+    assert notify.message(full_note(title="", trigger="done")) == "tma: claude done in %3"
+    assert notify.message(full_note(title=" \x1b\x07 ")) == "tma: claude blocked in %3"
+
+
+@pytest.mark.parametrize("title", [
+    "#{pane_id}",
+    "#(touch /tmp/x)",
+    "##(touch /tmp/x)",
+    "#[fg=red]x",
+    "#{?pane_active,#(id),}",
+    "%Y-%m-%d 100%",
+    "ends with;",
+    'quote " and \\ and $HOME',
+])
+def test_hostile_titles_cannot_form_formats(title):
+    text = tnotify.escape(notify.message(full_note(title=title)))
+    # after tmux halves every '#' run, no '#' can precede '{', '(' or '[': every '#'
+    # in the escaped text belongs to a pair
+    i = 0
+    while i < len(text):
+        if text[i] == "#":
+            assert text[i + 1] == "#", text
+            i += 2
+        elif text[i] == "%":
+            assert text[i + 1] == "%", text
+            i += 2
+        else:
+            i += 1
+    # un-doubling gives back the literal text
+    assert text.replace("##", "#").replace("%%", "%") == notify.message(full_note(title=title))
+
+
+def test_control_bytes_never_reach_tmux():
+    title = "a\x1b]0;pwned\x07b\nc\rd\x00e\x9bf\x7fg\tz"
+    text = tnotify.escape(notify.message(full_note(title=title)))
+    assert not any(ord(c) < 32 or 0x7F <= ord(c) <= 0x9F for c in text)
+    assert text.endswith("— a]0;pwnedbcdefgz")
+
+
+def test_display_lines_quote_for_source_file():
+    lines = tnotify.display_lines(["/dev/pts/3", "", "/dev/pts/9"],
+                                  'tma: x blocked — #(touch /tmp/x) "q" $HOME;')
+    assert lines == [
+        'display-message -c "/dev/pts/3" "tma: x blocked — ##(touch /tmp/x) \\"q\\" \\$HOME;"',
+        'display-message -c "/dev/pts/9" "tma: x blocked — ##(touch /tmp/x) \\"q\\" \\$HOME;"',
+    ]
+
+
+def test_parse_targets():
+    out = "C\x1f/dev/pts/1\nC\x1f/dev/pts/2\nT\x1f/dev/pts/7\n"
+    assert tnotify.parse_targets(out) == (["/dev/pts/1", "/dev/pts/2"], "/dev/pts/7")
+    assert tnotify.parse_targets("") == ([], "")
+    lines = tnotify.targets_lines("%3", True)
+    assert lines[0].startswith("list-clients -F ") and "pane_tty" in lines[1]
+    assert len(tnotify.targets_lines("%3", False)) == 1
+
+
+# ------------------------------------------------------------------ OSC 9
+
+
+def test_osc9_layout_and_no_title():
+    data = notify.osc9(full_note(title="SECRET-TITLE"))
+    assert data == b"\x1b]9;claude blocked\x07"
+    assert b"SECRET" not in data
+
+
+def test_osc9_strips_controls_and_caps_the_body():
+    data = notify.osc9(full_note(agent="a\x07b\x1b]0;x\x9c"))
+    assert data == b"\x1b]9;ab]0;x blocked\x07"
+    long = notify.osc9(full_note(agent="é" * 300))
+    body = long[4:-1]
+    assert len(body) <= notify.OSC_MAX
+    body.decode("utf-8")  # never cut inside a character
+    assert long.startswith(b"\x1b]9;") and long.endswith(b"\x07")
+
+
+# ------------------------------------------------------------------ failure record
+
+
+def test_runtime_dir_resolution(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "xdg"))
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    assert notify.runtime_dir() == str(tmp_path / "xdg" / "tma")
+    monkeypatch.delenv("XDG_RUNTIME_DIR")
+    assert notify.runtime_dir() == str(tmp_path / "tmp" / "tma")
+    monkeypatch.delenv("TMPDIR")
+    assert notify.runtime_dir() == "/tmp/tma"
+
+
+def test_failure_record_round_trip(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    assert notify.last_failure() is None
+    notify.record_failure("false", "exit status 1", at=5)
+    notify.record_failure("exit 3", "exit status 3", at=6)
+    assert notify.last_failure() == {"at": 6, "reason": "exit status 3", "command": "exit 3"}
+    assert (tmp_path / "tma").stat().st_mode & 0o777 == 0o700
+    notify.clear_failure()
+    assert notify.last_failure() is None
+    notify.clear_failure()  # absent: still silent
+
+
+def test_last_failure_tolerates_garbage(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    (tmp_path / "tma").mkdir()
+    (tmp_path / "tma" / "notify-error").write_text("not json")
+    assert notify.last_failure() is None
+    (tmp_path / "tma" / "notify-error").write_text("[1]")
+    assert notify.last_failure() is None
+
+
+# ------------------------------------------------------------------ desktop
+
+
+def test_desktop_argv(monkeypatch, tmp_path):
+    for name in ("notify-send", "osascript"):
+        exe = tmp_path / name
+        exe.write_text("#!/bin/sh\n")
+        exe.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    note = full_note(title="#(x) \x1b title")
+    linux = notify.desktop_argv(note, platform="linux")
+    assert linux == [str(tmp_path / "notify-send"), "--app-name=tma", "tma: claude blocked",
+                     "#(x)  title"]
+    mac = notify.desktop_argv(note, platform="darwin")
+    assert mac[0] == str(tmp_path / "osascript")
+    assert mac[-2:] == ["tma: claude blocked", "#(x)  title"]
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    assert notify.desktop_argv(note, platform="linux") is None
+
+
+def test_module_is_import_light():
+    text = (ROOT / "src" / "tma" / "runtime" / "notify.py").read_text()
+    head = text.split("\nclass Note", 1)[0]
+    for mod in ("json", "subprocess", "re", "dataclasses", "typing", "time", "signal"):
+        assert f"\nimport {mod}\n" not in head and f"\nfrom {mod} " not in head
