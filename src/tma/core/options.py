@@ -61,6 +61,7 @@ OPTIONS: tuple[Option, ...] = (
     _pane("@agent_pending_call", "E", "id", "id of the pending permission call"),
     _pane("@agent_pending_summary", "E", "text", "one-line summary of the pending call"),
     _pane("@agent_api_endpoint", "E", "url", "agent server base URL (OpenCode)"),
+    _pane("@agent_transcript", "E", "path", "the agent's rollout file (Codex), tailed for telemetry"),
     _pane("@agent_question_request", "E", "id", "pending question id (OpenCode)"),
     _pane("@tma_reply_holder", "E", "pid", "a Claude PermissionRequest hook holding for a verdict"),
     _pane("@tma_reply_verdict", "B", "<id> allow|deny", "verdict handed to the holding hook"),

@@ -305,15 +305,18 @@ class Cycle:
         # Attention cleared by input (ordered against the raise; never for -CC clients).
         if producing:
             lines.extend(self._seen_clear(snap, rows, touched))
+            lines.extend(self._rollout(snap, now))
 
         final = snap
         if lines:
             out, _err = self.server.source(lines + [read.listing_line()])
             final = read.parse_listing(out)
             final_by_id = {p.pane_id: p for p in final.panes}
-            for pane_id in touched:
+            # every row reads from the re-read: the writes (stamps, telemetry lanes,
+            # cleared marks) are what the surfaces must show
+            for pane_id in touched | set(rows):
                 pane = final_by_id.get(pane_id)
-                rows.pop(pane_id, None)
+                old = rows.pop(pane_id, None)
                 if pane is None or pane.options.get("@agent_ignore"):
                     continue
                 stamp, problem = _stamp_problem(pane)
@@ -321,7 +324,8 @@ class Cycle:
                     continue
                 ident = identities.get(pane_id)
                 agent = stamp.name or (ident.agent if ident is not None else "")
-                rows[pane_id] = Row(pane, stamp, agent, False, _muted(pane, now))
+                rows[pane_id] = Row(pane, stamp, agent, old.foreign if old else False,
+                                    _muted(pane, now))
             # keep clients from the first read (the re-read does not list them)
             final = read.Snapshot(final.panes, snap.clients, final.last_poll, final.setpf_ok,
                                   final.version, final.socket_path, final.server_pid)
@@ -473,6 +477,15 @@ class Cycle:
                 out.append(write.set_plain(r.pane.pane_id, "@agent_attention", ""))
                 r.stamp = r.stamp.replace(attention=False)
         return out
+
+    def _rollout(self, snap, now: int) -> list[str]:
+        """Codex's rollout tail, for panes whose hooks named the file."""
+        if not any(p.options.get("@agent_transcript") for p in snap.panes):
+            return []
+        from tma.runtime import manifests, rollout
+
+        formats = manifests.context_formats(self.manifest_dir, self.cfg.agents)
+        return rollout.lines_for(snap.panes, formats, now)
 
     def _write_rollups(self, snap, by_id) -> None:
         lines = rollup_lines(snap)

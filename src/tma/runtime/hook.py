@@ -163,7 +163,7 @@ def handle(server, cfg, table, kind: str, pane_id: str, payload: str, now: int) 
         plan = plan.replace(episode_reset=True, guard=P.Guard(P.UNCONDITIONAL))
     elif _loses(prev, now):
         return out  # the stored claim is newer evidence: this event changes nothing
-    extras = _extras(decision, plan, pane, prev, fields, payload, now)
+    extras = _extras(decision, plan, pane, prev, fields, payload, now, table)
     notify = _notify_due(cfg, plan)
     if notify:
         extras.append(write.Extra("@agent_notified_at", str(now), True, write.already_notified()))
@@ -188,7 +188,19 @@ def handle(server, cfg, table, kind: str, pane_id: str, payload: str, now: int) 
     return out
 
 
-def _extras(decision, plan, pane, prev, fields, payload, now) -> list:
+_PATH_OK = _TEXT_OK | frozenset(" ~")
+
+
+def _path(value: str) -> str:
+    """An absolute path inert inside a conditional format (no `#`, `,`, `{`, `}` …)."""
+    return value if value.startswith("/") and _label(value, _PATH_OK, 1024) else ""
+
+
+def table_format(table) -> str | None:
+    return table.context_format
+
+
+def _extras(decision, plan, pane, prev, fields, payload, now, table=None) -> list:
     E = write.Extra
     extras = []
     if decision.session:
@@ -201,6 +213,11 @@ def _extras(decision, plan, pane, prev, fields, payload, now) -> list:
     endpoint = _label(fields.get("api_endpoint", "").rstrip("/"), _URL_OK, 256)
     if endpoint:
         extras.append(E("@agent_api_endpoint", endpoint))
+    transcript = fields.get("transcript_path", "")
+    if transcript and table_format(table) == "codex-rollout-jsonl":
+        path = _path(transcript)
+        if path and path != pane.options.get("@agent_transcript", ""):
+            extras.append(E("@agent_transcript", path))
     settled = plan.state in (states.WORKING, states.IDLE)
     if plan.state == states.BLOCKED:
         rid = write.safe_id(fields.get("request_id") or fields.get("requestID") or "")

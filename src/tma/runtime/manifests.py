@@ -188,6 +188,24 @@ def titled_names(manifest_dir: str | None = None,
     return out
 
 
+def context_formats(manifest_dir: str | None = None,
+                    agents_cfg: list[dict[str, Any]] | None = None) -> dict[str, str]:
+    """name -> [telemetry.context].format, from the cached documents (no validation)."""
+    entries, decoded = _docs(manifest_dir)
+    out: dict[str, str] = {}
+    for stem, path, _m, _s in entries:
+        doc, err = decoded.get(path, (None, "x"))
+        if err is not None or not isinstance(doc, dict):
+            continue
+        ctx = (doc.get("telemetry") or {}).get("context") if isinstance(
+            doc.get("telemetry"), dict) else None
+        if isinstance(ctx, dict) and isinstance(ctx.get("format"), str):
+            out[stem] = ctx["format"]
+        else:
+            out.pop(stem, None)
+    return out
+
+
 def report_skipped(mset: ManifestSet, write) -> None:
     for path, err in mset.skipped:
         write(f"tma: skipping manifest {path}: {err}\n")
