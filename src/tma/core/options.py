@@ -82,6 +82,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("@tma_last_poll", "server", "F", "epoch ms", SERVER, "last producing poll cycle"),
     Option("@tma_setpf_ok", "server", "F", "1|0", SERVER, "cached set-option -F expansion probe"),
     Option("@tma_origin_*", "server", "J", "pane ids", SERVER, "per-client jump trail"),
+    Option("@tma_keep_attention", "session", "J", "pane id", SERVER,
+           "a cross-session jump's departed pane the window hook must not clear"),
 )
 
 BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}

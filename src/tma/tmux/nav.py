@@ -1,20 +1,29 @@
 """Navigation on the tmux side: moving a client's focus, the jump trail, the menu.
 
-The only place tma builds `switch-client`, `select-window`, `select-pane` and
+The only place tma builds `switch-client`, `select-pane` and
 `display-menu` command lines, and the trail's server-option reads and writes.
 
 Focus moves only what has to move, so a jump that changes nothing fires no
-window or pane hook (and so clears no attention mark through them): the client
-switches session only when it shows another one, the window is selected only
-when it is not already its session's active window, the pane only when it is not
-already its window's active pane.
+window or pane hook (and so clears no attention mark through them). A move fires
+the attention hooks (tma.tmux.attention) as a hand navigation to the same pane
+would, naming only the destination and the pane actually left:
+
+* same window: `select-pane` (after-select-pane: destination, the pane left);
+* another window or session: one `switch-client -t <pane>`, which makes the pane
+  active BEFORE it changes the session's window, so session-window-changed names
+  the destination and never the window's previously active pane (select-window
+  then select-pane would clear that pane: the window hook's #{pane_id} is the
+  window's old active pane, and select-pane's departure is that pane again). It
+  fires no after-select-pane at all;
+* a move into another session whose window changes as well also leaves the keep
+  marker, so that session's departed pane (which no client navigated off) holds.
 """
 
 from __future__ import annotations
 
 import zlib
 
-from tma.tmux import write
+from tma.tmux import attention, write
 from tma.tmux.adapter import Server, Timeout, TmuxError, quote
 
 TRAIL_PREFIX = "@tma_origin_"
@@ -73,14 +82,13 @@ def focus_commands(client: str, client_session: str, pane) -> list[str]:
 
     `client_session` is the session the client shows now.
     """
+    same_session = client_session == pane.session_name
+    if same_session and pane.window_active:
+        return [] if pane.pane_active else [f"select-pane -t {quote(pane.pane_id)}"]
     cmds = []
-    if client_session != pane.session_name:
-        target = pane.session_id or pane.session_name
-        cmds.append(f"switch-client -c {quote(client)} -t {quote(target)}")
-    if not pane.window_active:
-        cmds.append(f"select-window -t {quote(pane.window_id or pane.pane_id)}")
-    if not pane.pane_active:
-        cmds.append(f"select-pane -t {quote(pane.pane_id)}")
+    if not same_session and not pane.window_active:
+        cmds.append(attention.keep_line(pane.session_id or pane.session_name))
+    cmds.append(f"switch-client -c {quote(client)} -t {quote(pane.pane_id)}")
     return cmds
 
 
@@ -97,7 +105,7 @@ def jump(server: Server, client: str, client_session: str, pane, *, clear_attent
     Raises TmuxError with tmux's message on failure.
     """
     cmds = focus_commands(client, client_session, pane)
-    moved = len(cmds)
+    moved = sum(1 for c in cmds if not c.startswith("set-option"))
     if clear_attention:
         cmds.append(clear_attention_line(pane.pane_id))
     if trail is not None:

@@ -1,0 +1,103 @@
+"""Real tmux clients for integration tests.
+
+`PtyClient`: `tmux attach` on a pseudo-terminal, so the server sees a genuine
+terminal client (#{client_activity} moves when keys are typed into the master,
+prefix bindings work). `ControlClient`: `tmux -CC attach`, the way iTerm2
+attaches (its activity clock never moves after attach); -CC insists on a
+terminal (`tcgetattr failed` on a pipe), so it gets a pty too.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import signal
+import struct
+import termios
+import threading
+
+
+def client_names(srv) -> list[str]:
+    return srv.tmux("list-clients", "-F", "#{client_name}").split()
+
+
+def client_field(srv, name: str, fmt: str) -> str:
+    out = srv.tmux("list-clients", "-F", "#{client_name}\t" + fmt)
+    for line in out.splitlines():
+        cname, _, value = line.partition("\t")
+        if cname == name:
+            return value
+    raise AssertionError(f"client {name} is gone")
+
+
+class PtyClient:
+    """`tmux attach` on a pty: output drained in a thread, keys typed into the master."""
+
+    CONTROL = False
+
+    def __init__(self, srv, session: str = "s", cols: int = 120, rows: int = 40) -> None:
+        env = dict(srv.env, TERM="xterm-256color")
+        argv = [srv.tmux_bin, "-u", "-L", srv.name, "-f", "/dev/null",
+                *(["-CC"] if self.CONTROL else []), "attach", "-t", session]
+        before = set(client_names(srv))
+        pid, fd = pty.fork()
+        if pid == 0:  # pragma: no cover - the child
+            try:
+                fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+                os.execvpe(argv[0], argv, env)
+            finally:
+                os._exit(127)
+        self.pid, self.fd = pid, fd
+        self.srv = srv
+        self._buf = bytearray()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._drain, daemon=True)
+        self._thread.start()
+        self.name = srv.wait_for(lambda: next(iter(set(client_names(srv)) - before), None))
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                data = os.read(self.fd, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            with self._lock:
+                self._buf += data
+
+    def output(self) -> str:
+        with self._lock:
+            return self._buf.decode("utf-8", "replace")
+
+    def type(self, keys: bytes) -> None:
+        os.write(self.fd, keys)
+
+    def pane(self) -> str:
+        """The pane this client shows."""
+        return client_field(self.srv, self.name, "#{pane_id}")
+
+    def activity(self) -> int:
+        """#{client_activity}: epoch seconds of the last real input."""
+        return int(client_field(self.srv, self.name, "#{client_activity}"))
+
+    def close(self) -> None:
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+
+
+class ControlClient(PtyClient):
+    """`tmux -CC attach` (iTerm2's control mode) on a pty: -CC wants a terminal."""
+
+    CONTROL = True
