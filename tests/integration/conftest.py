@@ -152,8 +152,8 @@ class Server:
         result = {}
         for line in out.splitlines():
             key, _, value = line.partition(" ")
-            if value.startswith('"') and value.endswith('"'):
-                value = value[1:-1]
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+                value = value[1:-1]  # tmux quotes empty or spaced values
             result[key] = value
         return result
 

@@ -146,3 +146,25 @@ def test_hook_latency_is_small(srv):
     t0 = time.monotonic()
     event(srv, "Stop", pane)
     assert time.monotonic() - t0 < 2.0
+
+
+def test_opencode_permission_reply_is_bookkeeping_or_the_working_edge(srv):
+    pane = srv.agent_pane("opencode")
+    ev = dict(agent="opencode", manifests=False)
+    event(srv, "session-start", pane, '{"session_id":"ses_1"}', **ev)
+    event(srv, "permission-required", pane,
+          '{"session_id":"ses_1","permission":"bash","request_id":"per_1"}', **ev)
+    o = srv.options(pane)
+    assert (o["@agent_state"], o["@agent_detail"]) == ("blocked", "permission")
+    assert o["@agent_permission_request"] == "per_1"
+    event(srv, "permission-replied", pane, '{"session_id":"other","request_id":"per_1"}', **ev)
+    assert srv.option(pane, "@agent_permission_request") == "per_1"  # not the owner's
+    event(srv, "permission-replied", pane,
+          '{"session_id":"ses_1","request_id":"per_1","reply":"once"}', **ev)
+    o = srv.options(pane)
+    assert o["@agent_state"] == "working" and o.get("@agent_permission_request", "") == ""
+    event(srv, "permission-required", pane, '{"session_id":"ses_1","request_id":"per_2"}', **ev)
+    event(srv, "permission-replied", pane,
+          '{"session_id":"ses_1","request_id":"per_2","reply":"reject"}', **ev)
+    o = srv.options(pane)
+    assert o["@agent_state"] == "blocked" and o.get("@agent_permission_request", "") == ""

@@ -131,7 +131,21 @@ def handle(server, cfg, table, kind: str, pane_id: str, payload: str, now: int) 
             return out
         key = "@agent_permission_request" if kind == "permission-replied" \
             else "@agent_question_request"
-        if pane.options.get(key):
+        reply = top_level(payload, ("reply",)).get("reply", "")
+        if (kind == "permission-replied" and reply in ("once", "always") and prev is not None
+                and prev.state == states.BLOCKED and not _loses(prev, now)):
+            # OpenCode 1.18 fires tool.execute.before BEFORE it asks, so nothing else
+            # reports the approved tool running until it finishes: the approval is the
+            # working edge (a reject is followed by session.idle, which idles the pane).
+            plan = P.Plan(P.PUBLISH, state=states.WORKING, source=states.SOURCE_HOOK,
+                          evidence_at=now, guard=P.Guard(P.HOOK_ARBITRATE, at=now),
+                          reason="permission approved", label=kind)
+            extras = (write.Extra(key, ""),)
+            lines = [write.render(pane_id, plan, now, name=table.name, pid=prev.pid,
+                                  hash=prev.hash, extras=extras)]
+            server.source(lines + _rollup_lines(panes, pane_id, states.WORKING))
+            out.wrote = True
+        elif pane.options.get(key):
             server.source([write.set_plain(pane_id, key, "")])
             out.wrote = True
         return out
