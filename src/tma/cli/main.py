@@ -15,6 +15,8 @@ COMMANDS = {
     "debug": "debug",
     "demo": "demo",
     "completions": "completions",
+    "install-hooks": "install_hooks",
+    "clear-attention": "clear_attention",
     "event": "event",
     "act": "act",
 }

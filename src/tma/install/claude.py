@@ -1,0 +1,60 @@
+"""Claude Code: hooks and the statusline shim in `~/.claude/settings.json`.
+
+Path: `--settings` > `TMA_CLAUDE_SETTINGS` > `~/.claude/settings.json`.
+
+Shape: `"hooks": {"<Event>": [{"hooks": [{"type": "command", "command":
+"<tma-hook> claude <Event>"}]}]}`, one group per event with no `matcher` (tma's manifest
+matchers are the whole filter; in particular the Notification hook must see every
+notification type). The wired set is the manifest's events plus SubagentStart and
+SubagentStop. PermissionRequest is installed synchronous (never `"async": true`): it has
+to stamp the pane before the dialog draws, and its reply lane answers on stdout.
+
+The statusline shim (`statusLine`, see tma.install.statusline) feeds the context gauge;
+it is installed by default, declined with `--no-statusline` (recorded), and always
+removed by `--uninstall`. Claude loads the new hooks at its next start.
+"""
+
+from __future__ import annotations
+
+from tma.install import common, statusline
+
+AGENT = "claude"
+LABEL = "Claude settings"
+SHAPE = common.Shape(AGENT, nested=True, sync_events=("PermissionRequest",))
+
+
+def path(ctx: common.Ctx) -> str:
+    return ctx.paths["claude_settings"]
+
+
+def status(ctx: common.Ctx, manifest) -> common.Status:
+    p = path(ctx)
+    st, doc = common.load_status(AGENT, lambda: common.JsonDoc.load(p))
+    if doc is None:
+        return st
+    common.json_hooks_check(st, doc, SHAPE, common.wired_events(manifest), ctx)
+    sl = statusline.state(doc.data, AGENT, ctx.tma_bin)
+    st.ours = st.ours or sl in (statusline.WIRED, statusline.STALE)
+    want = statusline.wanted(AGENT, ctx.statusline, ctx.optout)
+    st.reasons += statusline.reasons(AGENT, sl, want, common.tilde(p))
+    return st
+
+
+def plan(ctx: common.Ctx, manifest, uninstall: bool) -> common.Plan:
+    p = path(ctx)
+    doc = common.JsonDoc.load(p)
+    new = doc.copy()
+    common.json_hooks_edit(new, SHAPE, common.wired_events(manifest), ctx, p,
+                           uninstall=uninstall)
+    want = False if uninstall else statusline.wanted(AGENT, ctx.statusline, ctx.optout)
+    if want is True:
+        statusline.install(new, AGENT, ctx.tma_bin)
+    elif want is False:
+        statusline.uninstall(new, AGENT)
+    out = common.Plan(AGENT)
+    ch = doc.change(new, LABEL, uninstall=uninstall)
+    if ch is not None:
+        out.changes.append(ch)
+    if not uninstall:
+        out.caveats.append("claude: the hooks take effect when Claude Code next starts")
+    return out

@@ -1,0 +1,83 @@
+"""Cursor (cursor-agent): `~/.cursor/hooks.json` plus the statusline shim.
+
+Paths: `--cursor-hooks` > `TMA_CURSOR_HOOKS` > `~/.cursor/hooks.json`, and
+`--cursor-cli-config` > `TMA_CURSOR_CLI_CONFIG` > `~/.cursor/cli-config.json`.
+
+hooks.json is Cursor's own shape, not Claude's: `{"version": 1, "hooks": {"<event>":
+[{"command": "<tma-hook> cursor <event>"}]}}` (flat entries, no `type`). `version` is
+added only when absent, and dropped on uninstall only when it is 1 and the uninstall
+emptied `hooks`. Only the user-level file fires (a project `.cursor/hooks.json` fires
+nothing), so that is the only one written.
+
+The statusline shim goes into cli-config.json's `statusLine` (`{"type": "command",
+"command": …}`, `padding` and other keys kept). Cursor writes cli-config.json itself;
+when it is absent the shim is skipped (tma does not create Cursor's config file) unless
+`--statusline` asks for it.
+"""
+
+from __future__ import annotations
+
+from tma.install import common, statusline
+
+AGENT = "cursor"
+SHAPE = common.Shape(AGENT, nested=False)
+CAVEAT = ("cursor: hooks are read from the user-level ~/.cursor/hooks.json only (a project "
+          ".cursor/hooks.json fires nothing); they load when cursor-agent next starts")
+
+
+def paths(ctx: common.Ctx) -> tuple[str, str]:
+    return ctx.paths["cursor_hooks"], ctx.paths["cursor_cli_config"]
+
+
+def status(ctx: common.Ctx, manifest) -> common.Status:
+    hp, cp = paths(ctx)
+    st, docs = common.load_status(
+        AGENT, lambda: (common.JsonDoc.load(hp), common.JsonDoc.load(cp)))
+    if docs is None:
+        return st
+    hooks, cli = docs
+    common.json_hooks_check(st, hooks, SHAPE, common.wired_events(manifest), ctx)
+    sl = statusline.state(cli.data, AGENT, ctx.tma_bin)
+    st.ours = st.ours or sl in (statusline.WIRED, statusline.STALE)
+    want = statusline.wanted(AGENT, ctx.statusline, ctx.optout, exists=cli.text is not None)
+    st.reasons += statusline.reasons(AGENT, sl, want, common.tilde(cp))
+    return st
+
+
+def plan(ctx: common.Ctx, manifest, uninstall: bool) -> common.Plan:
+    hp, cp = paths(ctx)
+    hooks = common.JsonDoc.load(hp)
+    cli = common.JsonDoc.load(cp)
+    out = common.Plan(AGENT)
+
+    new = hooks.copy()
+    common.json_hooks_edit(new, SHAPE, common.wired_events(manifest), ctx, hp,
+                           uninstall=uninstall)
+    if not uninstall and "version" not in new:
+        new = {"version": 1, **new}
+    if (uninstall and not common.same(new, hooks.data) and new.get("version") == 1
+            and not new.get("hooks")):
+        del new["version"]
+        new.pop("hooks", None)
+    ch = hooks.change(new, "Cursor hooks", uninstall=uninstall)
+    if ch is not None:
+        out.changes.append(ch)
+
+    want = False if uninstall else statusline.wanted(AGENT, ctx.statusline, ctx.optout,
+                                                     exists=cli.text is not None)
+    new_cli = cli.copy()
+    if want is True:
+        statusline.install(new_cli, AGENT, ctx.tma_bin)
+    elif want is False:
+        statusline.uninstall(new_cli, AGENT)
+    elif want is None and ctx.statusline != "off":
+        out.notes.append(f"cursor: {common.tilde(cp)} does not exist yet, so the context "
+                         "statusline shim was skipped; run cursor-agent once, then install "
+                         "again (or pass --statusline)")
+    ch = cli.change(new_cli, "Cursor CLI config", uninstall=uninstall)
+    if ch is not None:
+        out.changes.append(ch)
+    if not uninstall:
+        out.caveats.append(CAVEAT)
+    return out
+

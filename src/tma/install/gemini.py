@@ -1,0 +1,47 @@
+"""Gemini CLI: hooks in `~/.gemini/settings.json`, Claude's nested shape.
+
+Path: `--gemini-settings` > `TMA_GEMINI_SETTINGS` > `~/.gemini/settings.json`.
+
+Gemini fires its hooks only in trusted folders (its folder-trust feature), so the
+install prints that caveat. tma writes nothing but the `hooks` entries; it does not
+touch `hooksConfig` or `security.folderTrust`.
+"""
+
+from __future__ import annotations
+
+from tma.install import common
+
+AGENT = "gemini"
+LABEL = "Gemini settings"
+SHAPE = common.Shape(AGENT, nested=True)
+CAVEAT = ("gemini: hooks only fire in folders Gemini trusts; with folder trust enabled, "
+          "trust the project folder (or the folder you start gemini in), otherwise its panes "
+          "fall back to screen reading")
+
+
+def path(ctx: common.Ctx) -> str:
+    return ctx.paths["gemini_settings"]
+
+
+def status(ctx: common.Ctx, manifest) -> common.Status:
+    p = path(ctx)
+    st, doc = common.load_status(AGENT, lambda: common.JsonDoc.load(p))
+    if doc is None:
+        return st
+    common.json_hooks_check(st, doc, SHAPE, common.wired_events(manifest), ctx)
+    return st
+
+
+def plan(ctx: common.Ctx, manifest, uninstall: bool) -> common.Plan:
+    p = path(ctx)
+    doc = common.JsonDoc.load(p)
+    new = doc.copy()
+    common.json_hooks_edit(new, SHAPE, common.wired_events(manifest), ctx, p,
+                           uninstall=uninstall)
+    out = common.Plan(AGENT)
+    ch = doc.change(new, LABEL, uninstall=uninstall)
+    if ch is not None:
+        out.changes.append(ch)
+    if not uninstall:
+        out.caveats.append(CAVEAT)
+    return out

@@ -1,0 +1,37 @@
+"""pi: a JS extension dropped into pi's auto-discovered extensions directory.
+
+Path: `--pi-extension` > `TMA_PI_EXTENSION` > `$PI_CODING_AGENT_DIR/extensions/tma.js`
+> `~/.pi/agent/extensions/tma.js`.
+
+Same mechanics as the OpenCode plugin: the bundled `pi-extension.js` with `@@TMA_HOOK@@`
+replaced by the wrapper path (a JSON string), banner `tma pi bridge`, never overwriting
+or deleting a file without it. The extension registers nothing outside tmux
+(`$TMUX_PANE` unset), forwards pi's events fire-and-forget, and on the turn-settled
+event also forwards `ctx.getContextUsage()` as the context gauge.
+"""
+
+from __future__ import annotations
+
+from tma.install import common
+
+AGENT = "pi"
+ASSET = "pi-extension.js"
+MARKER = "tma pi bridge"
+LABEL = "pi extension"
+CAVEAT = ("pi: the extension loads when pi next starts and stays inert outside tmux; pi has "
+          "no permission prompt, so its panes are never blocked")
+
+
+def path(ctx: common.Ctx) -> str:
+    return ctx.paths["pi_extension"]
+
+
+def status(ctx: common.Ctx, manifest) -> common.Status:
+    return common.js_status(AGENT, path(ctx), ASSET, MARKER, ctx)
+
+
+def plan(ctx: common.Ctx, manifest, uninstall: bool) -> common.Plan:
+    out = common.js_plan(AGENT, path(ctx), ASSET, MARKER, LABEL, ctx, uninstall)
+    if not uninstall:
+        out.caveats.append(CAVEAT)
+    return out

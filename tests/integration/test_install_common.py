@@ -1,0 +1,584 @@
+"""`tma install-hooks`: the shared machinery (CLI, refusals, prompt, writes, wrapper).
+
+Also the helpers the other test_install_* modules use. Every test runs the real CLI
+in-process (`tma.cli.main.main`) with HOME, XDG dirs, every TMA_* path and PATH pointed
+into tmp_path, against a tmux socket name no server listens on. The tmux attention
+hooks module is hidden (its own tests cover it), except in the one end-to-end test
+that drives a private server.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import stat
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tma.cli.main import main
+from tma.install import common
+
+ASSETS = ("tma-hook", "opencode-plugin.js", "pi-extension.js")
+PLACEHOLDERS = {
+    "tma-hook": "#!/bin/sh\n# tma-hook placeholder for tests\nexit 0\n",
+    "opencode-plugin.js": "// tma OpenCode bridge (placeholder)\nconst HOOK = @@TMA_HOOK@@;\n",
+    "pi-extension.js": "// tma pi bridge (placeholder)\nconst HOOK = @@TMA_HOOK@@;\n",
+}
+FAKE_TMA = """#!/bin/sh
+# records its argv and stdin (atomically, so a test can poll for the file)
+d=$(dirname "$0")
+printf '%s\\n' "$@" > "$d/tma.args.tmp"
+cat > "$d/tma.stdin.tmp"
+mv "$d/tma.stdin.tmp" "$d/tma.stdin"
+mv "$d/tma.args.tmp" "$d/tma.args"
+"""
+PATH_VARS = {
+    "TMA_CLAUDE_SETTINGS": ".claude/settings.json",
+    "TMA_GEMINI_SETTINGS": ".gemini/settings.json",
+    "TMA_CODEX_CONFIG": ".codex/config.toml",
+    "TMA_CODEX_HOOKS": ".codex/hooks.json",
+    "TMA_CURSOR_HOOKS": ".cursor/hooks.json",
+    "TMA_CURSOR_CLI_CONFIG": ".cursor/cli-config.json",
+    "TMA_OPENCODE_PLUGIN": ".config/opencode/plugin/tma.js",
+    "TMA_PI_EXTENSION": ".pi/agent/extensions/tma.js",
+}
+
+
+def packaged_assets() -> bool:
+    from importlib import resources
+
+    base = resources.files("tma.install").joinpath("assets")
+    return all(base.joinpath(n).is_file() for n in ASSETS)
+
+
+class FakeStdin(io.StringIO):
+    def __init__(self, text: str, tty: bool) -> None:
+        super().__init__(text)
+        self._tty = tty
+
+    def isatty(self) -> bool:
+        return self._tty
+
+
+class Result:
+    def __init__(self, rc: int, out: str, err: str) -> None:
+        self.rc, self.out, self.err = rc, out, err
+
+    def __repr__(self) -> str:
+        return f"Result(rc={self.rc}, out={self.out!r}, err={self.err!r})"
+
+
+class Inst:
+    def __init__(self, tmp_path: Path, monkeypatch, capsys) -> None:
+        self.root = tmp_path
+        self.home = tmp_path / "home"
+        self.bin = tmp_path / "bin"
+        for d in (self.home, self.bin, tmp_path / "config", tmp_path / "cache"):
+            d.mkdir(parents=True, exist_ok=True)
+        self.mp = monkeypatch
+        self.capsys = capsys
+        for var in ("TMUX", "TMUX_PANE", "TMA_BIN", "CODEX_HOME", "PI_CODING_AGENT_DIR",
+                    "TMA_CONFIG_DIR", "TMA_WRAPPER_PATH", "TMA_SOCKET_PATH", "NO_COLOR",
+                    *PATH_VARS):
+            monkeypatch.delenv(var, raising=False)
+        monkeypatch.setenv("HOME", str(self.home))
+        monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+        monkeypatch.setenv("TMA_CONFIG", str(tmp_path / "config.toml"))
+        monkeypatch.setenv("PATH", f"{self.bin}{os.pathsep}/usr/bin{os.pathsep}/bin")
+        self.paths = {}
+        for var, rel in PATH_VARS.items():
+            self.paths[var] = self.home / rel
+            monkeypatch.setenv(var, str(self.home / rel))
+        self.wrapper = self.bin / "tma-hook"
+        monkeypatch.setenv("TMA_WRAPPER_PATH", str(self.wrapper))
+        self.tma = self.bin / "tma"
+        self.tma.write_text(FAKE_TMA)
+        self.tma.chmod(0o755)
+        if not packaged_assets():
+            adir = tmp_path / "assets"
+            adir.mkdir()
+            for name, text in PLACEHOLDERS.items():
+                (adir / name).write_text(text)
+            monkeypatch.setattr(common, "ASSET_DIR", str(adir))
+        from tma.cli import install_hooks
+
+        monkeypatch.setattr(install_hooks, "_tmux_hooks", lambda: None)
+        self.socket = f"tma-install-test-{uuid.uuid4().hex[:12]}"  # no server there
+
+    # the per-agent files
+    @property
+    def claude(self) -> Path:
+        return self.paths["TMA_CLAUDE_SETTINGS"]
+
+    @property
+    def gemini(self) -> Path:
+        return self.paths["TMA_GEMINI_SETTINGS"]
+
+    @property
+    def codex_config(self) -> Path:
+        return self.paths["TMA_CODEX_CONFIG"]
+
+    @property
+    def codex_hooks(self) -> Path:
+        return self.paths["TMA_CODEX_HOOKS"]
+
+    @property
+    def cursor_hooks(self) -> Path:
+        return self.paths["TMA_CURSOR_HOOKS"]
+
+    @property
+    def cursor_cli(self) -> Path:
+        return self.paths["TMA_CURSOR_CLI_CONFIG"]
+
+    def cmd(self, agent: str, event: str) -> str:
+        return f"{self.wrapper} {agent} {event}"
+
+    def run(self, *args: str, stdin: str = "", tty: bool = False) -> Result:
+        self.capsys.readouterr()
+        self.mp.setattr(sys, "stdin", FakeStdin(stdin, tty))
+        rc = main(["--socket-name", self.socket, "install-hooks", *args])
+        out, err = self.capsys.readouterr()
+        return Result(rc, out, err)
+
+    def ok(self, *args: str) -> Result:
+        res = self.run(*args)
+        assert res.rc == 0, res
+        return res
+
+
+def write(path: Path, text: str | bytes) -> bytes:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = text.encode() if isinstance(text, str) else text
+    path.write_bytes(data)
+    return data
+
+
+def dump(doc, indent=2) -> str:
+    return json.dumps(doc, indent=indent, ensure_ascii=False) + "\n"
+
+
+def ours(inst: Inst, data: dict, agent: str, key: str = "hooks") -> dict[str, list[str]]:
+    """event -> our commands in a nested hooks object."""
+    out: dict[str, list[str]] = {}
+    for ev, groups in data.get(key, {}).items():
+        for g in groups:
+            for h in g.get("hooks", [g]):
+                if common.is_ours(h.get("command"), agent, ev):
+                    out.setdefault(ev, []).append(h["command"])
+    return out
+
+
+@pytest.fixture
+def inst(tmp_path, monkeypatch, capsys) -> Inst:
+    return Inst(tmp_path, monkeypatch, capsys)
+
+
+CLAUDE_ORIG = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(ls:*)"], "deny": []},
+    "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]},
+}
+
+
+# ---------------------------------------------------------------- CLI surface
+
+
+def test_usage_and_unknown_agents(inst):
+    assert inst.run().rc == 2
+    res = inst.run("claude", "--all")
+    assert res.rc == 1 and "not both" in res.err
+    res = inst.run("nope", "--yes")
+    assert res.rc == 1 and 'tma: no manifest for agent "nope"' in res.err
+    assert not inst.wrapper.exists()
+
+
+def test_command_is_registered():
+    from tma.cli.main import COMMANDS
+
+    assert COMMANDS["install-hooks"] == "install_hooks"
+
+
+# ---------------------------------------------------------------- read refusals
+
+
+def _dir(p: Path):
+    p.mkdir(parents=True)
+
+
+def _non_utf8(p: Path):
+    write(p, b'{"model": "\xff\xfe"}\n')
+
+
+def _malformed(p: Path):
+    write(p, '{"model": "opus",\n')
+
+
+def _dangling(p: Path):
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.symlink_to(p.parent / "missing-target.json")
+
+
+def _array(p: Path):
+    write(p, "[1, 2]\n")
+
+
+def _hooks_not_object(p: Path):
+    write(p, '{"hooks": ["x"]}\n')
+
+
+@pytest.mark.parametrize("make,words", [
+    (_dir, "directory"), (_non_utf8, "UTF-8"), (_malformed, "malformed JSON"),
+    (_dangling, "dangling symlink"), (_array, "not a JSON object"),
+    (_hooks_not_object, "not an object"),
+], ids=["directory", "non-utf8", "malformed", "dangling-symlink", "array", "hooks-array"])
+def test_unreadable_settings_refused_and_untouched(inst, make, words):
+    p = inst.claude
+    make(p)
+    before = (p.is_dir(), p.is_symlink(), p.read_bytes() if p.is_file() else None)
+    for args in (("claude", "--yes"), ("claude", "--uninstall", "--yes")):
+        res = inst.run(*args)
+        assert res.rc == 1, res
+        assert str(p) in res.err and words in res.err, res.err
+        assert (p.is_dir(), p.is_symlink(), p.read_bytes() if p.is_file() else None) == before
+    assert not inst.wrapper.exists()
+    res = inst.run("--check", "claude")
+    assert res.rc == 1 and str(p) in res.err
+
+
+def test_codex_toml_refusals(inst):
+    for content in (b'model = "o3\n', b'model = "\xff"\n'):
+        data = write(inst.codex_config, content)
+        res = inst.run("codex", "--yes")
+        assert res.rc == 1 and str(inst.codex_config) in res.err
+        assert inst.codex_config.read_bytes() == data
+        assert not inst.codex_hooks.exists()
+
+
+# ---------------------------------------------------------------- the prompt
+
+
+def test_prompt_decline_and_accept(inst):
+    orig = write(inst.claude, dump(CLAUDE_ORIG))
+    # not a terminal, no --yes: declined
+    res = inst.run("claude")
+    assert res.rc == 1 and "tma: aborted; no changes written" in res.err
+    assert f"+++ {inst.claude}" in res.out
+    assert inst.claude.read_bytes() == orig and not inst.wrapper.exists()
+    # a terminal answering n
+    res = inst.run("claude", stdin="n\n", tty=True)
+    assert res.rc == 1 and "Apply this change? [y/N]" in res.out
+    assert "tma: aborted; no changes written" in res.err
+    assert inst.claude.read_bytes() == orig
+    # an empty answer is no
+    assert inst.run("claude", stdin="\n", tty=True).rc == 1
+    assert inst.claude.read_bytes() == orig
+    # y applies
+    res = inst.run("claude", stdin="y\n", tty=True)
+    assert res.rc == 0, res
+    assert "Apply this change? [y/N]" in res.out
+    assert ours(inst, json.loads(inst.claude.read_text()), "claude")
+    assert inst.wrapper.exists()
+    # nothing left to do: no prompt at all
+    res = inst.run("claude", stdin="", tty=True)
+    assert res.rc == 0 and "Apply this change" not in res.out and "already wired" in res.out
+
+
+# ---------------------------------------------------------------- writes
+
+
+def test_wrapper_written_0755_and_skipped_when_identical(inst):
+    inst.ok("gemini", "--yes")
+    assert inst.wrapper.read_bytes() == common.asset_bytes("tma-hook")
+    assert stat.S_IMODE(inst.wrapper.stat().st_mode) == 0o755
+    st = inst.wrapper.stat()
+    res = inst.ok("gemini", "--yes")
+    assert "hook wrapper" not in res.out
+    assert inst.wrapper.stat().st_mtime_ns == st.st_mtime_ns
+    # a different copy is replaced; a non-executable identical copy is fixed
+    inst.wrapper.write_text("#!/bin/sh\nold\n")
+    res = inst.ok("gemini", "--yes")
+    assert "update the hook wrapper" in res.out
+    assert inst.wrapper.read_bytes() == common.asset_bytes("tma-hook")
+    inst.wrapper.chmod(0o644)
+    inst.ok("gemini", "--yes")
+    assert os.access(inst.wrapper, os.X_OK)
+
+
+def test_wrapper_beside_running_tma_by_default(inst, monkeypatch):
+    monkeypatch.delenv("TMA_WRAPPER_PATH")
+    inst.ok("gemini", "--yes")
+    data = json.loads(inst.gemini.read_text())
+    want = f"{inst.bin / 'tma-hook'} gemini AfterAgent"
+    assert ours(inst, data, "gemini")["AfterAgent"] == [want]
+    other = inst.root / "elsewhere" / "tma-hook"
+    inst.ok("gemini", "--yes", "--wrapper-path", str(other))
+    assert other.is_file()
+    assert ours(inst, json.loads(inst.gemini.read_text()), "gemini")["AfterAgent"] == [
+        f"{other} gemini AfterAgent"]
+
+
+def test_wrapper_path_with_spaces_is_quoted_and_recognised(inst, monkeypatch):
+    spaced = inst.root / "my bin" / "tma-hook"
+    monkeypatch.setenv("TMA_WRAPPER_PATH", str(spaced))
+    inst.ok("gemini", "--yes")
+    cmds = ours(inst, json.loads(inst.gemini.read_text()), "gemini")
+    assert cmds["AfterAgent"] == [f"'{spaced}' gemini AfterAgent"]
+    assert inst.ok("--check").out == "tma: hooks OK\n"
+    inst.ok("gemini", "--uninstall", "--yes")
+    assert json.loads(inst.gemini.read_text()) == {}
+
+
+def test_symlink_written_through_and_mode_kept(inst):
+    target = inst.root / "dotfiles" / "settings.json"
+    orig = write(target, dump(CLAUDE_ORIG))
+    target.chmod(0o600)
+    inst.claude.parent.mkdir(parents=True)
+    inst.claude.symlink_to(target)
+    inst.ok("claude", "--yes")
+    assert inst.claude.is_symlink()
+    assert ours(inst, json.loads(target.read_text()), "claude")
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    inst.ok("claude", "--uninstall", "--yes")
+    assert inst.claude.is_symlink() and target.read_bytes() == orig
+    assert not [p for p in target.parent.iterdir() if p.name != "settings.json"]  # no temp
+
+
+def test_parent_dirs_created_and_uninstall_never_creates(inst):
+    assert not inst.gemini.parent.exists()
+    res = inst.ok("gemini", "--uninstall", "--yes")
+    assert "nothing to remove" in res.out and not inst.gemini.exists()
+    inst.ok("gemini", "--yes")
+    assert inst.gemini.is_file()
+
+
+def test_write_failure_reported(inst):
+    orig = write(inst.claude, dump(CLAUDE_ORIG))
+    blocker = inst.root / "blocker"
+    blocker.write_text("a file where a directory should be")
+    res = inst.run("gemini", "--yes", "--gemini-settings", str(blocker / "settings.json"))
+    assert res.rc == 1 and "cannot write" in res.err
+    assert inst.claude.read_bytes() == orig
+
+
+# ---------------------------------------------------------------- formats
+
+
+FORMATS = {
+    "minified": json.dumps(CLAUDE_ORIG, separators=(",", ":")),
+    "minified-spaced": json.dumps(CLAUDE_ORIG),
+    "tabs": json.dumps(CLAUDE_ORIG, indent="\t") + "\n",
+    "four": json.dumps(CLAUDE_ORIG, indent=4) + "\n",
+    "no-final-newline": json.dumps(CLAUDE_ORIG, indent=2),
+    "crlf": json.dumps(CLAUDE_ORIG, indent=2).replace("\n", "\r\n") + "\r\n",
+    "non-ascii": json.dumps(dict(CLAUDE_ORIG, note="café ✓"), indent=2,
+                            ensure_ascii=False) + "\n",
+    "ascii-escaped": json.dumps(dict(CLAUDE_ORIG, note="café ✓"), indent=2) + "\n",
+    "empty": "",
+    "empty-object": "{}\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORMATS))
+def test_format_preserved_and_restored(inst, name):
+    orig = write(inst.gemini, FORMATS[name])
+    inst.ok("gemini", "--yes")
+    text = inst.gemini.read_bytes().decode()
+    assert ours(inst, json.loads(text), "gemini")
+    if name.startswith("minified"):
+        assert "\n" not in text.strip()
+    if name == "tabs":
+        assert "\n\t\"hooks\"" in text
+    if name == "four":
+        assert '\n    "hooks"' in text
+    if name == "crlf":
+        assert text.count("\r\n") == text.count("\n")
+    if name == "non-ascii":
+        assert "café ✓" in text
+    if name == "ascii-escaped":
+        assert "caf\\u00e9" in text
+    if name == "no-final-newline":
+        assert not text.endswith("\n")
+    inst.ok("gemini", "--uninstall", "--yes")
+    if name != "empty":
+        assert inst.gemini.read_bytes() == orig
+    else:
+        assert json.loads(inst.gemini.read_text()) == {}
+
+
+# ---------------------------------------------------------------- ours / current
+
+
+def test_old_wrapper_paths_repointed_and_removed(inst):
+    doc = json.loads(json.dumps(CLAUDE_ORIG))
+    doc["hooks"]["Stop"].append({"hooks": [
+        {"type": "command", "command": "/old/place/tma-hook claude Stop"}]})
+    doc["hooks"]["SessionStart"] = [{"hooks": [
+        {"type": "command", "command": "'/old dir/tma-hook' claude SessionStart"},
+        {"type": "command", "command": "echo mine"}]}]
+    doc["hooks"]["Obsolete"] = [{"hooks": [
+        {"type": "command", "command": "/old/place/tma-hook claude Obsolete"}]}]
+    write(inst.claude, dump(doc))
+    res = inst.run("--check")
+    assert res.rc == 1
+    assert "Stop" in res.err and "SessionStart" in res.err and "Obsolete" in res.err
+    inst.ok("claude", "--yes")
+    data = json.loads(inst.claude.read_text())
+    found = ours(inst, data, "claude")
+    assert found["Stop"] == [inst.cmd("claude", "Stop")]
+    assert found["SessionStart"] == [inst.cmd("claude", "SessionStart")]
+    assert "Obsolete" not in data["hooks"]
+    assert {"type": "command", "command": "echo mine"} in data["hooks"]["SessionStart"][0]["hooks"]
+    assert data["hooks"]["Stop"][0] == CLAUDE_ORIG["hooks"]["Stop"][0]
+    assert inst.ok("--check").out == "tma: hooks OK\n"
+    inst.ok("claude", "--uninstall", "--yes", "--no-statusline")
+    data = json.loads(inst.claude.read_text())
+    assert not ours(inst, data, "claude")
+    assert data["hooks"]["SessionStart"] == [{"hooks": [
+        {"type": "command", "command": "echo mine"}]}]
+
+
+def test_lookalikes_are_foreign(inst):
+    doc = {"hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": "/x/not-tma-hook claude Stop"},
+        {"type": "command", "command": "/x/tma-hook codex Stop"},
+        {"type": "command", "command": "/x/tma-hook claude Stopped"},
+    ]}]}}
+    orig = write(inst.claude, dump(doc))
+    res = inst.ok("claude", "--uninstall", "--yes")
+    assert "nothing to remove" in res.out
+    assert inst.claude.read_bytes() == orig
+
+
+# ---------------------------------------------------------------- --check / --all
+
+
+def test_check_nothing_installed_and_named(inst):
+    res = inst.run("--check")
+    assert res.rc == 0 and res.out == "tma: hooks OK\n"
+    res = inst.run("--check", "claude")
+    assert res.rc == 1
+    assert res.err.startswith("tma: hook wiring incomplete:\n  - claude: hooks not installed")
+
+
+def test_check_reports_missing_event_and_wrapper(inst):
+    inst.ok("gemini", "--yes")
+    data = json.loads(inst.gemini.read_text())
+    del data["hooks"]["AfterAgent"]
+    inst.gemini.write_text(dump(data))
+    res = inst.run("--check")
+    assert res.rc == 1
+    assert "  - gemini: AfterAgent not wired" in res.err
+    inst.ok("--all", "--yes")
+    assert inst.ok("--check").out == "tma: hooks OK\n"
+    inst.wrapper.unlink()
+    res = inst.run("--check", "gemini")
+    assert res.rc == 1 and f"wrapper: {inst.wrapper} is missing" in res.err
+
+
+def test_all_touches_only_wired_agents(inst):
+    res = inst.ok("--all", "--yes")
+    assert "no agent carries tma wiring" in res.out
+    assert not inst.wrapper.exists() and not inst.claude.exists()
+    inst.ok("gemini", "--yes", "--no-statusline")
+    inst.ok("pi", "--yes")
+    res = inst.ok("--all", "--yes")
+    assert "gemini: already wired" in res.out and "pi: already wired" in res.out
+    assert not inst.claude.exists() and not inst.codex_config.exists()
+    res = inst.ok("--all", "--uninstall", "--yes")
+    assert "no agent is wired any more" in res.out
+    assert json.loads(inst.gemini.read_text()) == {}
+    assert not inst.paths["TMA_PI_EXTENSION"].exists()
+
+
+def test_hookless_manifest_refused(inst, tmp_path):
+    agents = tmp_path / "config" / "tma" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "quiet.toml").write_text('min_engine_version = "0.1"\n[identity]\n'
+                                       'process_names = ["quiet"]\n[capture]\n')
+    res = inst.run("quiet", "--yes")
+    assert res.rc == 1 and "no [hooks]" in res.err
+    (agents / "loud.toml").write_text('min_engine_version = "0.1"\n[identity]\n'
+                                      'process_names = ["loud"]\n[hooks]\ncovers = ["idle"]\n'
+                                      '[[hooks.map]]\nevent = "Stop"\n'
+                                      'claim = { state = "idle" }\n[capture]\n')
+    res = inst.run("loud", "--yes")
+    assert res.rc == 1 and 'no hook installer for agent "loud"' in res.err
+
+
+# ---------------------------------------------------------------- end to end, real tmux
+
+
+@pytest.mark.skipif(not packaged_assets(), reason="the packaged assets are not there yet")
+def test_end_to_end_subprocess_with_tmux_hooks(srv, tmp_path):
+    """The real CLI in a subprocess against a private server: the tmux attention hooks
+    come and go with the agent wiring."""
+    srv.shell_pane()
+    settings = srv.home / ".claude" / "settings.json"
+    orig = write(settings, dump(CLAUDE_ORIG))
+    env = {"TMA_CLAUDE_SETTINGS": str(settings),
+           "TMA_WRAPPER_PATH": str(tmp_path / "wbin" / "tma-hook")}
+    res = srv.tma("install-hooks", "claude", "--yes", manifests=False, env=env)
+    assert res.returncode == 0, res.stderr
+    hooks = srv.tmux("show-hooks", "-g")
+    if "clear-attention" not in hooks:
+        pytest.skip("tma.install.tmux_hooks is not wired in yet")
+    pane = srv.shell_pane()
+    srv.tmux("set-option", "-p", "-t", pane, "@agent_state", "idle")
+    res = srv.tma("install-hooks", "--check", manifests=False, env=env)
+    assert res.returncode == 0 and res.stdout == "tma: hooks OK\n", res.stderr
+    res = srv.tma("install-hooks", "claude", "--uninstall", "--yes", manifests=False, env=env)
+    assert res.returncode == 0, res.stderr
+    assert settings.read_bytes() == orig
+    assert "clear-attention" not in srv.tmux("show-hooks", "-g")
+    assert "@agent_state" not in srv.options(pane)  # the last uninstall purges
+
+
+@pytest.mark.skipif(not packaged_assets(), reason="the packaged assets are not there yet")
+def test_installed_commands_reach_tma_through_the_wrapper(inst):
+    """The command strings as the agents run them: through a shell (JSON hooks) or as an
+    argv with the JSON appended (codex notify), via the real tma-hook, into `tma event`."""
+    import subprocess
+    import time
+
+    inst.ok("gemini", "--yes")
+    inst.ok("codex", "--yes")
+    env = {"PATH": "/usr/bin:/bin", "TMA_BIN": str(inst.tma)}
+    args_file, stdin_file = inst.bin / "tma.args", inst.bin / "tma.stdin"
+
+    def fired():
+        deadline = time.monotonic() + 10
+        while not args_file.exists():
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        out = args_file.read_text().splitlines(), stdin_file.read_text()
+        args_file.unlink()
+        return out
+
+    cmd = ours(inst, json.loads(inst.gemini.read_text()), "gemini")["AfterAgent"][0]
+    subprocess.run(["sh", "-c", cmd], input='{"session_id":"g1"}', text=True, env=env,
+                   check=True, timeout=10)
+    assert fired() == (["event", "--agent", "gemini", "--kind", "AfterAgent", "--payload", "-"],
+                       '{"session_id":"g1"}')
+    import tomllib
+
+    notify = tomllib.loads(inst.codex_config.read_text())["notify"]
+    payload = '{"type":"agent-turn-complete","thread-id":"t"}'
+    subprocess.run(notify + [payload], text=True, env=env, check=True, timeout=10,
+                   stdin=subprocess.DEVNULL)
+    assert fired() == (["event", "--agent", "codex", "--kind", "notify", "--payload", "-"],
+                       payload)
+
+
+def test_empty_object_gets_the_usual_style_and_comments_are_named(inst):
+    write(inst.gemini, "{}\n")
+    inst.ok("gemini", "--yes")
+    assert inst.gemini.read_text().startswith('{\n  "hooks": {\n')
+    data = write(inst.gemini, '{\n  // my settings\n  "ui": {}\n}\n')
+    res = inst.run("gemini", "--yes")
+    assert res.rc == 1 and "comments are not supported" in res.err
+    assert inst.gemini.read_bytes() == data
