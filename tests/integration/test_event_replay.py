@@ -1,0 +1,66 @@
+"""Replay hook payloads captured from the real agents (tests/fixtures/hooks/lab) through
+`tma event` and check every stamp against the manifest's mapping."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tma.runtime import manifests
+
+HOOKS = Path(__file__).resolve().parents[1] / "fixtures" / "hooks" / "lab"
+LOGS = ["claude-2.1.197", "claude-2.1.332", "codex-0.171.0", "gemini-0.61.0"]
+
+
+def _events(name: str) -> list[tuple[str, str]]:
+    out = []
+    for line in (HOOKS / f"{name}.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        if rec["event"] == "notify":
+            payload = rec["argv_extra"][-1] if rec["argv_extra"] else {}
+        else:
+            payload = rec.get("stdin") or {}
+        out.append((rec["event"], json.dumps(payload)))
+    return out
+
+
+@pytest.mark.parametrize("name", LOGS)
+def test_replay(srv, name):
+    agent = name.split("-")[0]
+    srv.config.write_text("[hooks]\nclaude_reply_lane = false\n")
+    if agent == "codex":
+        node, codex = srv.fake("node"), srv.fake("codex")
+        pane = srv.new_pane(f"sh -c '{codex} 100000 & exec {node} 100000'")
+    else:
+        pane = srv.agent_pane("node" if agent == "gemini" else agent)
+    manifest = manifests.load(None).get(agent)
+    expected = None
+    session = ""
+    seen = 0
+    for kind, payload in _events(name):
+        res = srv.tma("event", "--agent", agent, "--kind", kind, "--pane", pane, input=payload,
+                      manifests=False, env={"TMA_HOOK_STRICT": "1"})
+        assert (res.returncode, res.stdout, res.stderr) == (0, "", ""), kind
+        doc = json.loads(payload) if payload else {}
+        m = manifest.map_event(kind, payload)
+        title_thread = kind == "notify" and session and doc.get("thread-id") not in (None, session)
+        if m is not None and not title_thread:
+            if m.lifecycle == "end":
+                expected = None
+            elif m.lifecycle == "start":
+                expected = ("idle", "")
+                session = doc.get("session_id") or session
+            else:
+                expected = (m.state, m.detail)
+                session = session or doc.get("session_id", "")
+        o = srv.options(pane)
+        got = (o.get("@agent_state", ""), o.get("@agent_detail", "")) if o.get(
+            "@agent_state") else None
+        assert got == expected, (kind, payload[:200])
+        if expected is not None:
+            assert o["@agent_source"] == "hook"
+            seen += 1
+    assert seen >= 5
+    assert expected is None  # every log ends with SessionEnd: the pane is deregistered
