@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 SLEEP = shutil.which("sleep") or "/bin/sleep"
 
 SCHEMA = json.loads((REPO / "schemas" / "doctor.schema.json").read_text())
-VERDICT = "tma: doctor: {} warning(s), 0 pane(s) below the tier their manifest supports"
+VERDICT = "tma: doctor: {} warning(s), {} pane(s) below the tier their manifest supports"
 
 MINIMAL = """
 min_engine_version = "0.1"
@@ -47,20 +47,26 @@ class Report:
         return ""
 
 
-def doctor(srv) -> Report:
-    """Run doctor three ways: text (exit 0), --json (schema-valid), --exit-code."""
-    plain = srv.tma("doctor")
+def doctor(srv, bundled: bool = False) -> Report:
+    """Run doctor three ways: text (exit 0), --json (schema-valid), --exit-code.
+
+    bundled: load the bundled manifests (claude, codex, opencode ...) instead of the
+    test's `fake` agent alone."""
+    # the notify failure record lives in the runtime dir: never the real one
+    srv.env.setdefault("XDG_RUNTIME_DIR", str(srv.root / "run"))
+    kw = {"manifests": not bundled}
+    plain = srv.tma("doctor", **kw)
     assert plain.returncode == 0, plain.stderr
-    js = srv.tma("doctor", "--json")
+    js = srv.tma("doctor", "--json", **kw)
     assert js.returncode == 0, js.stderr
     doc = json.loads(js.stdout)
     jsonschema.validate(doc, SCHEMA)
-    gate = srv.tma("doctor", "--exit-code")
+    gate = srv.tma("doctor", "--exit-code", **kw)
     assert gate.stdout == plain.stdout or "ago" in plain.stdout  # ages may tick
     if gate.returncode:
-        assert gate.stderr.strip() == VERDICT.format(doc["warnings"])
+        assert gate.stderr.strip() == VERDICT.format(doc["warnings"], doc["below_expected_tier"])
     else:
-        assert doc["warnings"] == 0 and gate.stderr == ""
+        assert doc["warnings"] == 0 and doc["below_expected_tier"] == 0 and gate.stderr == ""
     return Report(plain.stdout, doc, gate.returncode, gate.stderr)
 
 
@@ -243,21 +249,26 @@ def test_agent_panes_are_listed_with_their_tier(srv):
              agent_model="big-model")
     r = doctor(srv)
     panes = r.section("panes (2)").splitlines()
+    # "fake" has hooks in its manifest but no installer: tier 1 whatever reaches it
     assert panes[1].startswith(f"  {a} fake s:0.0 tier 1 idle (capture, evidence ")
-    assert panes[2] == "      not tier 2: hooks not installed (hook tier not wired yet)"
-    assert panes[3].startswith(f"  {b} fake s:1.0 tier 2 working (hook, evidence ")
-    assert panes[4] == "      model: big-model"
-    assert panes[5].startswith("      not tier 3: no daemon")
+    assert panes[2] == "      hooks: no installer"
+    assert panes[3] == "      not tier 2: no hook installer for fake: screen reads only"
+    assert panes[4].startswith(f"  {b} fake s:1.0 tier 1 working (hook, evidence ")
+    assert panes[5] == "      hooks: no installer"
+    assert panes[6] == "      model: big-model (no [telemetry.windows] entry names it)"
+    assert panes[7] == ("      not tier 2: no hook installer for fake (its hook claims arrive: "
+                        "wired by hand)")
     rows = {x["pane"]: x for x in r.doc["agents"]}
     assert set(rows) == {a, b}
     assert (rows[a]["state"], rows[a]["source"], rows[a]["tier"], rows[a]["hook_status"]) == (
-        "idle", "capture", 1, "not_installed")
-    assert rows[a]["tier_reason"] == "hooks not installed (hook tier not wired yet)"
+        "idle", "capture", 1, "no_adapter")
+    assert rows[a]["tier_reason"] == "no hook installer for fake: screen reads only"
     assert rows[a]["model"] is None and rows[a]["evidence_age_ms"] >= 0
+    assert rows[a]["window_covered"] is None and rows[a]["endpoint_ok"] is None
     assert (rows[b]["state"], rows[b]["source"], rows[b]["tier"], rows[b]["hook_status"]) == (
-        "working", "hook", 2, "wired")
-    assert rows[b]["model"] == "big-model"
-    assert r.doc["below_expected_tier"] == 0  # not counted until hooks are installable
+        "working", "hook", 1, "no_adapter")
+    assert rows[b]["model"] == "big-model" and rows[b]["window_covered"] is False
+    assert r.doc["below_expected_tier"] == 0  # no installer: tier 1 is all it supports
     assert r.rc == 0
 
 
@@ -333,3 +344,270 @@ def test_old_tmux_counts(version, setpf, counted):
 def test_schema_file_is_valid():
     jsonschema.Draft202012Validator.check_schema(SCHEMA)
     assert os.path.basename(SCHEMA["$id"]) == "doctor.schema.json"
+
+
+# ---------------------------------------------------------------- the hook tier
+
+#: Every installer path, pointed into the test's tmp dir (HOME is already private).
+INSTALL_ENV = {
+    "TMA_CLAUDE_SETTINGS": "claude/settings.json",
+    "TMA_GEMINI_SETTINGS": "gemini/settings.json",
+    "TMA_CODEX_CONFIG": "codex/config.toml",
+    "TMA_CODEX_HOOKS": "codex/hooks.json",
+    "TMA_CURSOR_HOOKS": "cursor/hooks.json",
+    "TMA_CURSOR_CLI_CONFIG": "cursor/cli-config.json",
+    "TMA_OPENCODE_PLUGIN": "opencode/plugin/tma.js",
+    "TMA_PI_EXTENSION": "pi/extensions/tma.js",
+    "TMA_WRAPPER_PATH": "wbin/tma-hook",
+    "TMA_CONFIG_DIR": "tma-config",
+}
+
+
+def isolate_installers(srv) -> dict[str, Path]:
+    paths = {k: srv.root / "cfgs" / v for k, v in INSTALL_ENV.items()}
+    srv.env.update({k: str(v) for k, v in paths.items()})
+    return paths
+
+
+def install(srv, agent: str) -> None:
+    """Wire an agent (and the tmux hooks: the server must be running already)."""
+    assert srv.started
+    res = srv.tma("install-hooks", agent, "--yes", manifests=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def row(r: Report, pane: str) -> dict:
+    [found] = [a for a in r.doc["agents"] if a["pane"] == pane]
+    return found
+
+
+def pane_block(r: Report, pane: str) -> list[str]:
+    """A pane's line in `panes (N):` and its indented detail lines."""
+    lines = r.text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"  {pane} "))
+    out = [lines[start]]
+    for more in lines[start + 1:]:
+        if not more.startswith("      "):
+            break
+        out.append(more.strip())
+    return out
+
+
+def test_nothing_wired_is_a_note_not_a_warning(srv):
+    isolate_installers(srv)
+    srv.shell_pane()
+    r = doctor(srv, bundled=True)
+    assert r.section("hooks").startswith("hooks:   not installed — no agent is wired")
+    assert r.doc["tmux_hooks"] == [
+        {"hook": "after-select-pane", "present": False, "hook_state": "missing",
+         "problem": "tmux hook after-select-pane: missing"},
+        {"hook": "session-window-changed", "present": False, "hook_state": "missing",
+         "problem": "tmux hook session-window-changed: missing"}]
+    wrapper = r.doc["wrapper"]
+    assert wrapper["present"] is False and wrapper["exists"] is False
+    assert wrapper["reference"] == srv.env["TMA_WRAPPER_PATH"]
+    assert r.section("wrapper") == (f"wrapper: {srv.env['TMA_WRAPPER_PATH']} ✗ missing\n"
+                                    "  - note: no agent is wired, so no hook runs it yet")
+    assert r.section("wiring") == ("wiring:  claude, codex, gemini, cursor, opencode, pi not "
+                                   "installed")
+    assert {w["agent"]: w["status"] for w in r.doc["hook_wiring"]} == dict.fromkeys(
+        ("claude", "codex", "cursor", "gemini", "opencode", "pi"), "not_installed")
+    assert r.doc["warnings"] == 0 and r.rc == 0
+
+
+def test_wired_agent_pane_is_tier_2(srv):
+    isolate_installers(srv)
+    pane = srv.agent_pane("claude")
+    install(srv, "claude")
+    r = doctor(srv, bundled=True)
+    assert r.section("hooks") == "hooks:   ✓ after-select-pane, ✓ session-window-changed"
+    assert [(h["hook"], h["present"], h["hook_state"]) for h in r.doc["tmux_hooks"]] == [
+        ("after-select-pane", True, "present"), ("session-window-changed", True, "present")]
+    wrapper = srv.env["TMA_WRAPPER_PATH"]
+    assert r.section("wrapper") == f"wrapper: {wrapper} ✓"
+    assert r.doc["wrapper"]["present"] is True and r.doc["wrapper"]["path"] == wrapper
+    assert r.section("wiring").startswith("wiring:  claude wired; codex, ")
+    block = pane_block(r, pane)
+    assert block[0] == f"  {pane} claude s:0.0 tier 2 unstamped"
+    assert block[1] == "hooks: wired"
+    assert block[2].startswith("not tier 3: no daemon")
+    a = row(r, pane)
+    assert (a["tier"], a["hook_status"], a["hooks_wired"]) == (2, "wired", True)
+    assert r.doc["below_expected_tier"] == 0 and r.doc["warnings"] == 0 and r.rc == 0
+
+
+def test_installable_agent_not_wired_is_below_tier(srv):
+    isolate_installers(srv)
+    pane = srv.agent_pane("claude")
+    r = doctor(srv, bundled=True)
+    block = pane_block(r, pane)
+    assert block[1] == "hooks: not installed"
+    assert block[2] == "not tier 2: hooks not installed: run tma install-hooks claude"
+    a = row(r, pane)
+    assert (a["tier"], a["hook_status"], a["hooks_wired"]) == (1, "not_installed", False)
+    assert a["tier_reason"] == "hooks not installed: run tma install-hooks claude"
+    assert r.doc["warnings"] == 0 and r.doc["below_expected_tier"] == 1
+    assert r.rc == 1
+    assert r.stderr.strip() == VERDICT.format(0, 1)
+
+
+def test_incomplete_wiring_names_the_reason(srv):
+    paths = isolate_installers(srv)
+    pane = srv.agent_pane("claude")
+    install(srv, "claude")
+    settings = paths["TMA_CLAUDE_SETTINGS"]
+    data = json.loads(settings.read_text())
+    del data["hooks"]["Stop"]
+    settings.write_text(json.dumps(data, indent=2) + "\n")
+    r = doctor(srv, bundled=True)
+    wiring = r.section("wiring")
+    assert wiring.startswith("wiring:  claude incomplete; ")
+    assert "  - claude: Stop not wired (" in wiring
+    [claude] = [w for w in r.doc["hook_wiring"] if w["agent"] == "claude"]
+    assert claude["status"] == "incomplete" and claude["reasons"]
+    a = row(r, pane)
+    assert (a["tier"], a["hook_status"], a["hooks_wired"]) == (1, "incomplete", False)
+    assert a["tier_reason"].startswith("hook wiring incomplete: claude: Stop not wired (")
+    assert a["tier_reason"].endswith("; run tma install-hooks claude")
+    assert pane_block(r, pane)[1] == "hooks: incomplete"
+    # the tmux hooks and the wrapper are fine: only the pane counts (second gate)
+    assert r.doc["warnings"] == 0 and r.doc["below_expected_tier"] == 1 and r.rc == 1
+
+
+def test_drifted_and_wiped_tmux_hooks_count(srv):
+    isolate_installers(srv)
+    srv.shell_pane()
+    install(srv, "claude")
+    srv.tmux("set-hook", "-gu", "session-window-changed")  # the record names it: wiped
+    index = srv.tmux("show-hooks", "-g", "after-select-pane").split("]", 1)[0].split("[")[1]
+    srv.tmux("set-hook", "-g", f"after-select-pane[{index}]",
+             "run-shell 'old-tma clear-attention #{pane_id}'")  # ours, outdated: drifted
+    r = doctor(srv, bundled=True)
+    hooks = r.section("hooks")
+    assert hooks.startswith("hooks:   ✗ after-select-pane (drifted), ✗ session-window-changed "
+                            "(wiped)\n")
+    assert "  - tmux hook after-select-pane: drifted (the entry at index" in hooks
+    assert "  - tmux hook session-window-changed: wiped (recorded at index" in hooks
+    assert "  - run `tma install-hooks --all` to reinstall them" in hooks
+    assert [(h["hook"], h["present"], h["hook_state"]) for h in r.doc["tmux_hooks"]] == [
+        ("after-select-pane", False, "drifted"), ("session-window-changed", False, "wiped")]
+    assert r.doc["warnings"] == 2 and r.rc == 1
+    install(srv, "claude")  # repairs both
+    r = doctor(srv, bundled=True)
+    assert r.section("hooks") == "hooks:   ✓ after-select-pane, ✓ session-window-changed"
+    assert r.doc["warnings"] == 0 and r.rc == 0
+
+
+def test_missing_or_unexecutable_wrapper_counts_once_wired(srv):
+    isolate_installers(srv)
+    srv.shell_pane()
+    install(srv, "claude")
+    wrapper = Path(srv.env["TMA_WRAPPER_PATH"])
+    wrapper.chmod(0o644)
+    r = doctor(srv, bundled=True)
+    assert r.section("wrapper").startswith(f"wrapper: {wrapper} ✗ not executable\n")
+    assert r.doc["wrapper"] == {"path": str(wrapper), "reference": str(wrapper),
+                                "present": False, "exists": True, "bare": False,
+                                "problem": f"{wrapper} is not executable"}
+    assert r.doc["warnings"] == 1 and r.rc == 1
+    wrapper.unlink()
+    r = doctor(srv, bundled=True)
+    assert r.section("wrapper").startswith(f"wrapper: {wrapper} ✗ missing\n")
+    assert "every wired hook fails silently" in r.section("wrapper")
+    assert r.doc["wrapper"]["present"] is False and r.doc["wrapper"]["exists"] is False
+    assert r.doc["warnings"] == 1 and r.rc == 1
+
+
+def test_bare_wrapper_reference(srv):
+    isolate_installers(srv)
+    srv.config.write_text('[install]\nwrapper_ref = "bare"\n')
+    srv.shell_pane()
+    wdir = Path(srv.env["TMA_WRAPPER_PATH"]).parent
+    srv.env["PATH"] = f"{wdir}{os.pathsep}{srv.env['PATH']}"
+    install(srv, "claude")
+    r = doctor(srv, bundled=True)
+    assert r.section("wrapper") == (f"wrapper: tma-hook ({srv.env['TMA_WRAPPER_PATH']}) "
+                                    "✓ on $PATH")
+    assert r.doc["wrapper"]["reference"] == "tma-hook" and r.doc["wrapper"]["bare"] is True
+    assert r.rc == 0
+    srv.env["PATH"] = os.pathsep.join(("/usr/bin", "/bin"))  # no tma-hook anywhere
+    r = doctor(srv, bundled=True)
+    assert r.section("wrapper").startswith("wrapper: tma-hook ✗ not on $PATH")
+    assert r.doc["wrapper"]["path"] is None and r.doc["wrapper"]["present"] is False
+    assert r.doc["warnings"] == 1 and r.rc == 1
+
+
+def test_notify_failure_counts(srv, monkeypatch):
+    from tma.runtime import notify
+
+    srv.shell_pane()
+    r = doctor(srv)
+    assert r.section("notify") == "notify:  no failed notify command on record"
+    assert r.doc["notify"] == {"last_failure": None, "last_failure_age_ms": None}
+    monkeypatch.setenv("XDG_RUNTIME_DIR", srv.env["XDG_RUNTIME_DIR"])
+    notify.record_failure("notify-send tma", "exit status 3", now_ms() - 90_000)
+    r = doctor(srv)
+    notify_text = r.section("notify")
+    assert notify_text.startswith("notify:  ✗ the notify command last failed 9")
+    assert notify_text.endswith("s ago: exit status 3\n  - command: notify-send tma")
+    failure = r.doc["notify"]["last_failure"]
+    assert (failure["reason"], failure["command"]) == ("exit status 3", "notify-send tma")
+    assert r.doc["notify"]["last_failure_age_ms"] >= 90_000
+    assert r.doc["warnings"] == 1 and r.rc == 1
+
+
+def test_model_without_a_telemetry_window_is_listed_not_counted(srv):
+    a = srv.agent_pane()
+    b = srv.agent_pane()
+    now = str(now_ms())
+    for pane, model in ((a, "big-model"), (b, "known-model")):
+        set_opts(srv, pane, agent_state="idle", agent_source="capture", agent_name="fake",
+                 agent_evidence_at=now, agent_since=now, agent_stamped_at=now,
+                 agent_model=model)
+    srv.config.write_text('[telemetry.windows]\n"known-model" = 200000\n')
+    r = doctor(srv)
+    assert "model: big-model (no [telemetry.windows] entry names it)" in pane_block(r, a)
+    assert "model: known-model" in pane_block(r, b)
+    assert (row(r, a)["model"], row(r, a)["window_covered"]) == ("big-model", False)
+    assert (row(r, b)["model"], row(r, b)["window_covered"]) == ("known-model", True)
+    assert r.doc["warnings"] == 0 and r.rc == 0
+
+
+def test_demoted_pane_is_informational(srv):
+    pane = srv.agent_pane()
+    now = str(now_ms())
+    set_opts(srv, pane, agent_state="idle", agent_source="capture", agent_name="fake",
+             agent_evidence_at=now, agent_since=now, agent_stamped_at=now,
+             agent_session="sess-1")
+    r = doctor(srv)
+    assert "demoted: registered by hook, but its state is screen-read" in pane_block(r, pane)
+    assert row(r, pane)["hook_demoted"] is True
+    assert r.doc["warnings"] == 0 and r.rc == 0
+
+
+def test_opencode_pending_request_without_endpoint_counts(srv):
+    isolate_installers(srv)
+    pane = srv.agent_pane("opencode")
+    install(srv, "opencode")  # wired: the pane itself is at tier 2
+    r = doctor(srv, bundled=True)
+    assert row(r, pane)["endpoint_ok"] is False  # no request pending: nothing to say
+    assert not any(line.startswith("api:") for line in pane_block(r, pane))
+    assert r.doc["warnings"] == 0 and r.rc == 0
+    srv.tmux("set-option", "-p", "-t", pane, "@agent_permission_request", "per_42")
+    r = doctor(srv, bundled=True)
+    [api] = [line for line in pane_block(r, pane) if line.startswith("api:")]
+    assert api.startswith("api: permission request per_42 is pending but the pane has no "
+                          "@agent_api_endpoint and config.toml no [api.opencode] api_base")
+    a = row(r, pane)
+    assert (a["endpoint_ok"], a["permission_request"], a["tier"]) == (False, "per_42", 2)
+    assert r.doc["warnings"] == 1 and r.doc["below_expected_tier"] == 0 and r.rc == 1
+    # the config fallback answers it ...
+    srv.config.write_text('[api.opencode]\napi_base = "http://127.0.0.1:4096"\n')
+    r = doctor(srv, bundled=True)
+    assert row(r, pane)["endpoint_ok"] is True and r.rc == 0
+    # ... and so does the endpoint the plugin stamps
+    srv.config.write_text("")
+    srv.tmux("set-option", "-p", "-t", pane, "@agent_api_endpoint", "http://127.0.0.1:4096")
+    r = doctor(srv, bundled=True)
+    assert row(r, pane)["endpoint_ok"] is True and r.rc == 0
+    assert row(r, pane)["window_covered"] is None  # opencode sends no model

@@ -74,6 +74,90 @@ def _clients(doc: dict) -> list[str]:
                   "runs `tma status` until one attaches")]
 
 
+def _notify(doc: dict) -> list[str]:
+    notify = doc["notify"]
+    failure = notify["last_failure"]
+    if failure is None:
+        return [_line("notify", "no failed notify command on record")]
+    when = (f"{_age(notify['last_failure_age_ms'])} ago"
+            if notify["last_failure_age_ms"] is not None else "at an unknown time")
+    out = [_line("notify", f"✗ the notify command last failed {when}: {failure['reason']}")]
+    if failure["command"]:
+        out.append(_item(f"command: {failure['command']}"))
+    return out
+
+
+_STATUS_WORDS = {"wired": "wired", "incomplete": "incomplete", "not_installed": "not installed",
+                 "hookless": "hookless", "no_adapter": "no installer"}
+
+
+def _hooks(doc: dict) -> list[str]:
+    from tma.runtime import doctor
+
+    hooks = doc["tmux_hooks"]
+    wired = doctor.wired_any(doc)
+    if doc.get("tmux_hooks_error"):
+        return [_line("hooks", f"✗ cannot read the tmux hooks: {doc['tmux_hooks_error']}")]
+    if not hooks:
+        return [_line("hooks", "no tmux attention hook is managed here")]
+    if not wired and all(h["hook_state"] == "missing" for h in hooks):
+        return [_line("hooks", "not installed — no agent is wired, so nothing needs them yet "
+                               "(tma install-hooks AGENT installs them with the agent's wiring)")]
+    marks = ", ".join(f"{'✓' if h['present'] else '✗'} {h['hook']}"
+                      + ("" if h["present"] else f" ({h['hook_state']})") for h in hooks)
+    out = [_line("hooks", marks)]
+    out += [_item(h["problem"]) for h in hooks if h["problem"]]
+    if any(not h["present"] for h in hooks):
+        if wired:
+            out.append(_item("run `tma install-hooks --all` to reinstall them"))
+        else:
+            out.append(_item("note: no agent is wired, so these are not counted"))
+    return out
+
+
+def _wrapper(doc: dict) -> list[str]:
+    from tma.runtime import doctor
+
+    w = doc["wrapper"]
+    if w["reference"] is None:
+        return [_line("wrapper", f"✗ unknown: {w['problem']}")]
+    shown = w["reference"]
+    if w["path"] and w["path"] != w["reference"]:
+        shown += f" ({w['path']})"
+    if w["bare"]:
+        mark = "✓ on $PATH" if w["present"] else "✗ not on $PATH"
+    elif w["present"]:
+        mark = "✓"
+    elif w["exists"]:
+        mark = "✗ not executable"
+    else:
+        mark = "✗ missing"
+    out = [_line("wrapper", f"{shown} {mark}")]
+    if w["problem"] and w["present"]:
+        out.append(_item(w["problem"]))
+    if not w["present"] and not doctor.wired_any(doc):
+        out.append(_item("note: no agent is wired, so no hook runs it yet"))
+    elif not w["present"]:
+        out.append(_item("every wired hook fails silently: run `tma install-hooks --all` "
+                         "to write it"))
+    return out
+
+
+def _wiring(doc: dict) -> list[str]:
+    wiring = doc["hook_wiring"]
+    if not wiring:
+        return [_line("wiring", "no agent with a hook installer is loaded")]
+    groups: dict[str, list[str]] = {}
+    for w in wiring:
+        groups.setdefault(w["status"], []).append(w["agent"])
+    order = ("wired", "incomplete", "not_installed", "hookless")
+    text = "; ".join(f"{', '.join(groups[k])} {_STATUS_WORDS[k]}" for k in order if k in groups)
+    out = [_line("wiring", text)]
+    for w in wiring:
+        out += [_item(r) for r in w["reasons"]]
+    return out
+
+
 def _agents(doc: dict) -> list[str]:
     man = doc["manifests"]
     names = doc["process_name_issues"]
@@ -149,16 +233,24 @@ def _panes(doc: dict) -> list[str]:
         else:
             state = f"{a['state']} ({a['source']}, evidence {_age(a['evidence_age_ms'])} ago)"
         out.append(f"  {a['pane']} {a['agent']} {a['locator']} tier {a['tier']} {state}\n")
+        out.append(f"      hooks: {_STATUS_WORDS[a['hook_status']]}\n")
         if a["hook_demoted"]:
             out.append("      demoted: registered by hook, but its state is screen-read\n")
-        if a["model"]:
+        if a["model"] and a["window_covered"] is False:
+            out.append(f"      model: {a['model']} (no [telemetry.windows] entry names it)\n")
+        elif a["model"]:
             out.append(f"      model: {a['model']}\n")
+        if a["endpoint_ok"] is False and a["permission_request"]:
+            out.append(f"      api: permission request {a['permission_request']} is pending but "
+                       "the pane has no @agent_api_endpoint and config.toml no "
+                       f"[api.{a['agent']}] api_base: tma act cannot answer it\n")
         if a["tier_reason"]:
             out.append(f"      not tier {a['tier'] + 1}: {a['tier_reason']}\n")
     return out
 
 
-RENDERERS = (_tmux, _ambient, _clients, _agents, _stamps, _listed, _procs, _panes)
+RENDERERS = (_tmux, _ambient, _clients, _notify, _hooks, _wrapper, _wiring, _agents, _stamps,
+             _listed, _procs, _panes)
 
 
 def render(doc: dict) -> str:

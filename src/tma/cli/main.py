@@ -19,6 +19,8 @@ COMMANDS = {
     "clear-attention": "clear_attention",
     "event": "event",
     "act": "act",
+    "uninstall": "uninstall",
+    "init": "init",
 }
 
 HELP = """usage: tma [global options] <command> [options]
@@ -31,6 +33,10 @@ commands:
   ls            list agent panes (--json for scripts)
   wait          block until a pane reaches a state
   jump          move to the pane that needs you
+  act           answer a pending permission prompt (approve, deny)
+  init          first run: detect agents, wire their hooks, check the status line
+  install-hooks wire an agent's own hooks to tma (--check, --uninstall)
+  uninstall     remove every hook wiring and every tma option
   doctor        diagnose detection tiers and silent disablers
   debug         explain / capture / stamp (manifest authoring and tests)
   demo          a self-contained demo on a private tmux server

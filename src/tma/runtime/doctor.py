@@ -1,19 +1,22 @@
 """`tma doctor`: gather every fact it reports into one dict (the `--json` document).
 
 Read-only. One list-panes read that stamps nothing (not a poll cycle: no
-@tma_last_poll, no capture, no write), one process-table read for identity, and
-the config and manifest loads. The one write it may cause is the `set-option -F`
-probe, and only when no earlier cycle cached the answer in @tma_setpf_ok.
+@tma_last_poll, no capture, no write), one process-table read for identity, the
+config and manifest loads, the hook installers' own checks (agent config files, the
+tma-hook wrapper, the tmux attention hooks) and the notify failure record. The one
+write it may cause is the `set-option -F` probe, and only when no earlier cycle
+cached the answer in @tma_setpf_ok.
 
 The document is built section by section (`SECTIONS`, each `fn(ctx) -> {key: value}`);
 what counts toward `doctor --exit-code` is decided from the finished document alone
-(`warning_items`), so a later tier (the daemon, the hook installers, the wrapper)
-extends doctor by adding a section function, its keys in the schema, and its lines
-in `warning_items` and the renderer.
+(`warning_items`), so a later tier (the daemon, the actions) extends doctor by adding
+a section function, its keys in the schema, and its lines in `warning_items` and the
+renderer.
 """
 
 from __future__ import annotations
 
+import os
 import re
 
 from tma.core import codec, identity, manifest, states
@@ -27,8 +30,17 @@ MIN_TMUX = (3, 2)
 TESTED_TMUX = (3, 6)
 
 HOOK_WIRED = "wired"
+HOOK_INCOMPLETE = "incomplete"
 HOOK_NOT_INSTALLED = "not_installed"
 HOOK_HOOKLESS = "hookless"
+HOOK_NO_ADAPTER = "no_adapter"
+#: hook_status values of an installable agent that is not (fully) wired: below tier 2.
+BELOW_TIER = (HOOK_INCOMPLETE, HOOK_NOT_INSTALLED)
+#: Agent wiring that makes the tmux hooks and the wrapper matter (and count).
+CARRIES_WIRING = (HOOK_WIRED, HOOK_INCOMPLETE)
+
+#: The agent whose permission prompts tma answers over its server API ([api.<agent>]).
+API_AGENT = "opencode"
 
 FOREIGN_WRITER = "another tool may be writing @agent_* options on this pane"
 
@@ -45,6 +57,13 @@ class Context:
         self.snapshot = snapshot
         self.cycle = cycle  # tma.runtime.cycle.Cycle: manifests, process table, identify
         self._panes: list[dict] | None = None
+        self._installers: Installers | None = None
+
+    @property
+    def installers(self) -> Installers:
+        if self._installers is None:
+            self._installers = Installers(self.cfg, self.mset)
+        return self._installers
 
     @property
     def mset(self):
@@ -100,12 +119,74 @@ def parse_tmux_version(text: str) -> tuple[int, int] | None:
 def below_expected_tier(agents: list[dict]) -> int:
     """Panes below the tier their manifest supports (the second `--exit-code` gate).
 
-    Always 0 for now: the hook installers do not exist yet, so a hook-capable agent
-    sitting at tier 1 is not something the user can fix. The hook issue makes this
-    count panes whose manifest is hook-capable (expected tier 2) but whose hooks are
-    not wired, incomplete or demoted; a missing daemon (tier 3) never counts.
+    An agent tma has a hook installer for is expected at tier 2, so its pane counts
+    when the agent is not wired or only partly (`hook_status` incomplete or
+    not_installed). Hookless and installer-less agents expect tier 1 and never count;
+    neither does a missing daemon (tier 3 is not expected of anything yet).
     """
-    return 0
+    return sum(1 for a in agents if a["hook_status"] in BELOW_TIER)
+
+
+class Installers:
+    """The hook installers' own view of the wiring, computed once per doctor run.
+
+    Everything is read through the installers' public check code (`status()` of each
+    tma.install.<agent> adapter, tma.install.common.wrapper_problems,
+    tma.install.tmux_hooks.inspect) with the context `tma install-hooks` builds without
+    flags, so doctor and `tma install-hooks --check` never disagree.
+    """
+
+    def __init__(self, cfg, mset) -> None:
+        # The installer context (file paths from the environment, the wrapper reference,
+        # the config dir) is built by the install-hooks command module; doctor asks it
+        # for the flagless defaults rather than re-deriving them.
+        from tma.cli import install_hooks as ih
+        from tma.install import common as ic
+
+        self.agents: tuple[str, ...] = ih.AGENTS
+        args = ih._parser().parse_args([])
+        self.config_dir: str = ih.config_dir(args)
+        self.error: str | None = None
+        self.ctx = None
+        self.bare = (cfg.wrapper_ref == "bare")
+        try:
+            self.ctx, self.bare, _ = ih._ctx(args, cfg)
+        except ic.InstallError as exc:
+            self.error = str(exc)
+        self.status: dict[str, tuple[str, list[str]]] = {}
+        for name in self.agents:
+            m = mset.get(name)
+            if m is None:
+                continue  # not loaded (disabled, or a closed --manifest-dir)
+            self.status[name] = self._status(name, m)
+
+    def _status(self, name: str, m) -> tuple[str, list[str]]:
+        import importlib
+
+        from tma.install import common as ic
+
+        if not m.hook_capable:
+            return HOOK_HOOKLESS, []
+        if self.ctx is None:
+            return HOOK_NOT_INSTALLED, [f"{name}: {self.error}"]
+        try:
+            st = importlib.import_module(f"tma.install.{name}").status(self.ctx, m)
+        except ic.InstallError as exc:
+            return HOOK_INCOMPLETE, [f"{name}: {exc}"]
+        if st.kind == ic.WIRED:
+            return HOOK_WIRED, []
+        if st.kind == ic.INCOMPLETE:
+            return HOOK_INCOMPLETE, list(st.reasons)
+        return HOOK_NOT_INSTALLED, []  # its reasons only list every event as not wired
+
+    def of(self, agent: str, m) -> tuple[str, list[str]]:
+        """(hook_status, reasons) of one agent."""
+        if agent in self.status:
+            return self.status[agent]
+        if m is not None and not m.hook_capable:
+            return HOOK_HOOKLESS, []
+        return HOOK_NO_ADAPTER, []
+
 
 
 # ---------------------------------------------------------------- sections
@@ -151,6 +232,66 @@ def section_process_walk(ctx: Context) -> dict:
     return {"process_walk": {"ok": True, "error": None}}
 
 
+def section_notify(ctx: Context) -> dict:
+    from tma.runtime import notify
+
+    failure = notify.last_failure()
+    age = max(0, ctx.now - failure["at"]) if failure is not None and failure["at"] else None
+    return {"notify": {"last_failure": failure, "last_failure_age_ms": age}}
+
+
+def section_wiring(ctx: Context) -> dict:
+    """Per agent with an installer: wired / incomplete (reasons) / not_installed / hookless."""
+    inst = ctx.installers
+    return {"hook_wiring": [{"agent": name, "status": kind, "reasons": reasons}
+                            for name, (kind, reasons) in inst.status.items()]}
+
+
+def section_tmux_hooks(ctx: Context) -> dict:
+    """Each tmux attention hook tma manages here (absent ones it does not install: left out)."""
+    from tma.install import tmux_hooks
+    from tma.tmux.adapter import TmuxError
+
+    inst = ctx.installers
+    try:
+        states = tmux_hooks.inspect(ctx.server, focus_events=ctx.cfg.focus_events,
+                                    cdir=inst.config_dir,
+                                    tma_bin=inst.ctx.tma_bin if inst.ctx is not None else None)
+    except TmuxError as exc:
+        return {"tmux_hooks": [], "tmux_hooks_error": str(exc) or "tmux failed"}
+    out = []
+    for st in states:
+        if st.state == tmux_hooks.ABSENT:
+            continue
+        out.append({"hook": st.hook, "present": st.state == tmux_hooks.PRESENT,
+                    "hook_state": st.state, "problem": tmux_hooks.problem(st)})
+    return {"tmux_hooks": out, "tmux_hooks_error": None}
+
+
+def section_wrapper(ctx: Context) -> dict:
+    """The tma-hook the agent configs name: does it resolve to an executable file?"""
+    import shutil
+
+    from tma.install import common as ic
+
+    inst = ctx.installers
+    if inst.ctx is None:
+        return {"wrapper": {"path": None, "reference": None, "present": False,
+                            "exists": False, "bare": inst.bare, "problem": inst.error}}
+    ref = inst.ctx.ref
+    if inst.bare:
+        path = shutil.which(ic.WRAPPER_NAME)
+        present = path is not None
+    else:
+        path = ref
+        present = os.path.isfile(ref) and os.access(ref, os.X_OK)
+    problems = ic.wrapper_problems(inst.ctx, inst.bare)
+    problem = problems[0].removeprefix("wrapper: ") if problems else None
+    exists = path is not None and os.path.lexists(path)
+    return {"wrapper": {"path": path, "reference": ref, "present": present, "exists": exists,
+                        "bare": inst.bare, "problem": problem}}
+
+
 def section_panes(ctx: Context) -> dict:
     known = set(ctx.mset.manifests)
     stamp_issues, foreign, ignored, nested, remote, agents = [], [], [], [], [], []
@@ -179,34 +320,45 @@ def section_panes(ctx: Context) -> dict:
 
 
 def _agent(ctx: Context, pane, stamp, ident) -> dict:
-    m = ctx.mset.get(ident.agent)
-    hook_source = stamp is not None and stamp.source == states.SOURCE_HOOK
-    if hook_source:
-        # A hook reached the pane: something is wired. The hook issue checks the wiring.
-        tier, hook_status = 2, HOOK_WIRED
-        reason = "no daemon (the daemon tier is not implemented yet)"
-    elif m is not None and not m.hook_capable:
-        tier, hook_status = 1, HOOK_HOOKLESS
-        reason = f"{ident.agent} has no hooks (its manifest maps no events): screen reads only"
+    agent = ident.agent
+    m = ctx.mset.get(agent)
+    hook_status, reasons = ctx.installers.of(agent, m)
+    if hook_status == HOOK_WIRED:
+        tier, reason = 2, "no daemon (the daemon tier is not implemented yet)"
+    elif hook_status == HOOK_INCOMPLETE:
+        tier = 1
+        reason = (f"hook wiring incomplete: {'; '.join(reasons) or 'see tma install-hooks --check'}"
+                  f"; run tma install-hooks {agent}")
+    elif hook_status == HOOK_NOT_INSTALLED:
+        tier, reason = 1, f"hooks not installed: run tma install-hooks {agent}"
+    elif hook_status == HOOK_HOOKLESS:
+        tier, reason = 1, "hookless agent (its manifest maps no hook events): screen reads only"
     else:
-        tier, hook_status = 1, HOOK_NOT_INSTALLED
-        reason = "hooks not installed (hook tier not wired yet)"
+        tier, reason = 1, f"no hook installer for {agent}: screen reads only"
+        if stamp is not None and stamp.source == states.SOURCE_HOOK:
+            reason = f"no hook installer for {agent} (its hook claims arrive: wired by hand)"
     opts = pane.options
     evidence_age = None
     if stamp is not None and stamp.evidence_at:
         evidence_age = max(0, ctx.now - stamp.evidence_at)
+    model = opts.get("@agent_model") or None
+    endpoint_ok = None
+    if agent == API_AGENT:
+        api_base = (ctx.cfg.api.get(API_AGENT) or {}).get("api_base")
+        endpoint_ok = bool(opts.get("@agent_api_endpoint") or api_base)
     return {
         "pane": pane.pane_id,
-        "agent": ident.agent,
+        "agent": agent,
         "locator": pane.locator,
         "state": stamp.state if stamp is not None else None,
         "source": stamp.source if stamp is not None else None,
         "evidence_age_ms": evidence_age,
         "hook_status": hook_status,
         "hooks_wired": hook_status == HOOK_WIRED,
-        "model": opts.get("@agent_model") or None,
-        "window_covered": None,
-        "endpoint_ok": None,
+        "model": model,
+        "window_covered": None if model is None else model in ctx.cfg.telemetry_windows,
+        "endpoint_ok": endpoint_ok,
+        "permission_request": opts.get("@agent_permission_request") or None,
         # The pane registered by hook (@agent_session) but its state is screen-read.
         "hook_demoted": bool(stamp is not None and stamp.session
                              and stamp.source == states.SOURCE_CAPTURE),
@@ -215,11 +367,18 @@ def _agent(ctx: Context, pane, stamp, ident) -> dict:
     }
 
 
-SECTIONS = (section_tmux, section_ambient, section_clients, section_manifests,
-            section_panes, section_process_walk)
+SECTIONS = (section_tmux, section_ambient, section_clients, section_notify, section_wiring,
+            section_tmux_hooks, section_wrapper, section_manifests, section_panes,
+            section_process_walk)
 
 
 # ---------------------------------------------------------------- what counts
+
+
+def wired_any(doc: dict) -> bool:
+    """Does some agent carry tma wiring (wired or incomplete)? Then the tmux hooks and
+    the wrapper matter; with no wiring at all their absence is a note, not a warning."""
+    return any(w["status"] in CARRIES_WIRING for w in doc.get("hook_wiring", ()))
 
 
 def warning_items(doc: dict) -> list[str]:
@@ -227,19 +386,33 @@ def warning_items(doc: dict) -> list[str]:
 
     Listed but never counted: ambient polling, clients (0 attached is a note while no
     daemon exists), foreign, ignored, nested and remote panes, the tested-tmux note,
-    `model:`. Not counted yet: `hook_demoted` (with the hook installers). Later tiers
-    add theirs here: 0 clients with no daemon, tmux hooks, wrapper, notify, actions.
+    `model:`, `demoted:`, the per-agent wiring lines (an unwired installable agent's
+    panes count in the second gate, `below_expected_tier`, instead), and the tmux
+    hooks and the wrapper while no agent is wired. Later tiers add theirs here: 0
+    clients with no daemon, actions.
     """
     out: list[str] = []
     tmux = doc["tmux"]
     version = parse_tmux_version(tmux["version"] or "")
     if (version is not None and version < MIN_TMUX) or tmux["setpf_ok"] is False:
         out.append("tmux")
+    notify = doc.get("notify") or {}
+    if notify.get("last_failure"):
+        out.append("notify")
+    if wired_any(doc):
+        out += [f"tmux hook {h['hook']}" for h in doc.get("tmux_hooks", ()) if not h["present"]]
+        if doc.get("tmux_hooks_error"):
+            out.append("tmux hooks unreadable")
+        wrapper = doc.get("wrapper")
+        if wrapper is not None and not wrapper["present"]:
+            out.append("wrapper")
     out += [f"manifest {i['file']}" for i in doc["manifests"]["issues"]]
     out += [f"process name {i['agent']}:{i['name']}" for i in doc["process_name_issues"]]
     out += [f"stamp {i['pane']}" for i in doc["stamp_issues"]]
     if not doc["process_walk"]["ok"]:
         out.append("procs")
+    out += [f"api {a['pane']}" for a in doc.get("agents", ())
+            if a.get("endpoint_ok") is False and a.get("permission_request")]
     return out
 
 

@@ -1,0 +1,117 @@
+"""`tma init`: detect the agents on PATH, wire each, advise on status-right, run doctor."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+INSTALL_ENV = {
+    "TMA_CLAUDE_SETTINGS": "claude/settings.json",
+    "TMA_GEMINI_SETTINGS": "gemini/settings.json",
+    "TMA_CODEX_CONFIG": "codex/config.toml",
+    "TMA_CODEX_HOOKS": "codex/hooks.json",
+    "TMA_CURSOR_HOOKS": "cursor/hooks.json",
+    "TMA_CURSOR_CLI_CONFIG": "cursor/cli-config.json",
+    "TMA_OPENCODE_PLUGIN": "opencode/plugin/tma.js",
+    "TMA_PI_EXTENSION": "pi/extensions/tma.js",
+    "TMA_WRAPPER_PATH": "wbin/tma-hook",
+    "TMA_CONFIG_DIR": "tma-config",
+}
+
+LINE = "set -g status-right '#(tma status) %H:%M'"
+
+
+def setup_machine(srv, agents=("claude", "codex")) -> dict[str, Path]:
+    """Isolated installer paths, and a PATH holding only fake agents, tmux and the
+    system tools (nothing else that could pass for an agent)."""
+    paths = {k: srv.root / "cfgs" / v for k, v in INSTALL_ENV.items()}
+    srv.env.update({k: str(v) for k, v in paths.items()})
+    fake = srv.root / "agentbin"
+    fake.mkdir(exist_ok=True)
+    for name in agents:
+        exe = fake / name
+        exe.write_text("#!/bin/sh\nexit 0\n")
+        exe.chmod(0o755)
+    tmux_dir = os.path.dirname(shutil.which("tmux") or "/usr/bin/tmux")
+    srv.env["PATH"] = os.pathsep.join([str(fake), tmux_dir, "/usr/bin", "/bin"])
+    return paths
+
+
+def wired_commands(path: Path) -> list[str]:
+    data = json.loads(path.read_text())
+    return [h["command"] for groups in data["hooks"].values() for g in groups
+            for h in g["hooks"]]
+
+
+def test_init_wires_detected_agents_and_ends_with_doctor(srv):
+    paths = setup_machine(srv)
+    srv.shell_pane()
+    res = srv.tma("init", "--yes", manifests=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    out = res.stdout
+    fake = srv.root / "agentbin"
+    assert f"tma: init: found claude ({fake / 'claude'}), codex ({fake / 'codex'})" in out
+    # both wired, diff first
+    assert "tma: claude: wired" in out and "tma: codex: wired" in out
+    assert f"+++ {paths['TMA_CLAUDE_SETTINGS']}" in out
+    wrapper = srv.env["TMA_WRAPPER_PATH"]
+    assert f"{wrapper} claude Stop" in wired_commands(paths["TMA_CLAUDE_SETTINGS"])
+    assert f"{wrapper} codex Stop" in wired_commands(paths["TMA_CODEX_HOOKS"])
+    assert f'notify = ["{wrapper}", "codex", "notify"]' in paths["TMA_CODEX_CONFIG"].read_text()
+    assert not paths["TMA_GEMINI_SETTINGS"].exists()  # not on PATH: not touched
+    # the status line: advice only, never edited
+    assert "tma: init: status-right does not run `tma status`; add this line to " \
+           "~/.tmux.conf" in out
+    assert f"    {LINE}\n" in out
+    assert "then reload it: tmux source-file ~/.tmux.conf" in out
+    assert "tma status" not in srv.tmux("show-options", "-gv", "status-right")
+    assert not (srv.home / ".tmux.conf").exists()
+    # and doctor last
+    tail = out[out.index("tma: init: tma doctor\n"):]
+    assert "\nwiring:  claude, codex wired; " in tail
+    assert "\nhooks:   ✓ after-select-pane, ✓ session-window-changed\n" in tail
+    assert tail.rstrip().endswith("panes (0):")
+
+
+def test_status_right_already_running_tma_status(srv):
+    setup_machine(srv, agents=("claude",))
+    srv.shell_pane()
+    srv.tmux("set-option", "-g", "status-right", "#(/opt/bin/tma status --x) %H:%M")
+    conf = srv.home / ".config" / "tmux" / "tmux.conf"
+    conf.parent.mkdir(parents=True)
+    conf.write_text("# mine\n")
+    res = srv.tma("init", "--yes", manifests=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "tma: init: status-right already runs `tma status`" in res.stdout
+    assert LINE not in res.stdout
+    srv.tmux("set-option", "-g", "status-right", "%H:%M")
+    res = srv.tma("init", "--yes", manifests=False)
+    assert "add this line to ~/.config/tmux/tmux.conf" in res.stdout  # the existing file
+    assert "tmux source-file ~/.config/tmux/tmux.conf" in res.stdout
+    assert conf.read_text() == "# mine\n"
+
+
+def test_declined_prompt_skips_the_agent_and_exits_1(srv):
+    paths = setup_machine(srv)
+    srv.shell_pane()
+    res = srv.tma("init", manifests=False, input="")  # stdin is not a terminal: declines
+    assert res.returncode == 1
+    assert "tma: aborted; no changes written" in res.stderr
+    assert "tma: init: claude was not wired" in res.stderr
+    assert "tma: init: codex was not wired" in res.stderr
+    assert res.stderr.rstrip().endswith("tma: init: incomplete: claude not wired; codex not "
+                                        "wired")
+    assert not paths["TMA_CLAUDE_SETTINGS"].exists()
+    assert not paths["TMA_CODEX_CONFIG"].exists()
+    assert "tma: init: tma doctor" in res.stdout and "panes (0):" in res.stdout
+
+
+def test_no_agent_on_path(srv):
+    setup_machine(srv, agents=())
+    srv.shell_pane()
+    res = srv.tma("init", "--yes", manifests=False)
+    assert res.returncode == 0, res.stderr
+    assert "tma: init: no agent found on $PATH (looked for: claude, " in res.stdout
+    assert "panes (0):" in res.stdout

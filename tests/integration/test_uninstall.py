@@ -1,0 +1,179 @@
+"""`tma uninstall`: every agent's wiring out (byte for byte), the tmux hooks out, and
+every tma option swept off the server — the survivors too — but never @agent_ignore."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tma.core import options
+
+INSTALL_ENV = {
+    "TMA_CLAUDE_SETTINGS": "claude/settings.json",
+    "TMA_GEMINI_SETTINGS": "gemini/settings.json",
+    "TMA_CODEX_CONFIG": "codex/config.toml",
+    "TMA_CODEX_HOOKS": "codex/hooks.json",
+    "TMA_CURSOR_HOOKS": "cursor/hooks.json",
+    "TMA_CURSOR_CLI_CONFIG": "cursor/cli-config.json",
+    "TMA_OPENCODE_PLUGIN": "opencode/plugin/tma.js",
+    "TMA_PI_EXTENSION": "pi/extensions/tma.js",
+    "TMA_WRAPPER_PATH": "wbin/tma-hook",
+    "TMA_CONFIG_DIR": "tma-config",
+}
+
+CLAUDE = {
+    "model": "opus",
+    "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]},
+    "env": {"FOO": "bär"},
+}
+CODEX_TOML = """# my codex config
+model = "gpt-5-codex"   # keep this comment
+
+[tui]
+notifications = true
+"""
+CODEX_HOOKS = {"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "audit"}]}]}}
+
+
+def isolate_installers(srv) -> dict[str, Path]:
+    paths = {k: srv.root / "cfgs" / v for k, v in INSTALL_ENV.items()}
+    srv.env.update({k: str(v) for k, v in paths.items()})
+    return paths
+
+
+def originals(paths: dict[str, Path]) -> dict[Path, bytes]:
+    """The user's own configs, written before tma touches them."""
+    files = {
+        paths["TMA_CLAUDE_SETTINGS"]: (json.dumps(CLAUDE, indent=2, ensure_ascii=False)
+                                       + "\n").encode(),
+        paths["TMA_CODEX_CONFIG"]: CODEX_TOML.encode(),
+        paths["TMA_CODEX_HOOKS"]: json.dumps(CODEX_HOOKS, indent=4).encode(),
+    }
+    for path, data in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return files
+
+
+def wire(srv, agent: str) -> None:
+    res = srv.tma("install-hooks", agent, "--yes", manifests=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def hook_lines(srv) -> list[str]:
+    out = srv.tmux("show-hooks", "-g")
+    return [line for line in out.splitlines() if "clear-attention" in line]
+
+
+def server_options(srv) -> dict[str, str]:
+    out = {}
+    for line in srv.tmux("show-options", "-s").splitlines():
+        key, _, value = line.partition(" ")
+        out[key] = value
+    return out
+
+
+def stamp_everything(srv, pane: str, *, ignore: str | None = None) -> None:
+    """Every option `tma uninstall` sweeps off a pane (the full tuple, the telemetry and
+    request lanes, the anchors and the three survivors), plus optionally @agent_ignore."""
+    for name in options.UNINSTALL_PANE_OPTIONS:
+        value = {"@agent_state": "blocked", "@agent_source": "hook",
+                 "@agent_name": "claude"}.get(name, "1")
+        srv.tmux("set-option", "-p", "-t", pane, name, value)
+    if ignore is not None:
+        srv.tmux("set-option", "-p", "-t", pane, "@agent_ignore", ignore)
+
+
+def test_uninstall_restores_configs_and_sweeps_every_option(srv):
+    paths = isolate_installers(srv)
+    files = originals(paths)
+    a = srv.agent_pane("claude")
+    b = srv.agent_pane("codex", session="t")
+    c = srv.shell_pane()
+    wire(srv, "claude")
+    wire(srv, "codex")
+    for path, data in files.items():
+        assert path.read_bytes() != data  # wired
+    assert len(hook_lines(srv)) == 2
+    survivors = {"@agent_action", "@agent_mute_until", "@tma_watch_pid"}
+    assert survivors <= set(options.UNINSTALL_PANE_OPTIONS)
+    assert "@agent_ignore" not in options.UNINSTALL_PANE_OPTIONS
+
+    stamp_everything(srv, a)
+    stamp_everything(srv, b, ignore="keep-me")
+    srv.tmux("set-option", "-p", "-t", c, "@agent_ignore", "1")
+    srv.tmux("set-option", "-p", "-t", c, "@tma_watch_pid", "12345")
+    for pane in (a, b):
+        window = srv.display(pane, "#{window_id}")
+        session = srv.display(pane, "#{session_id}")
+        srv.tmux("set-option", "-w", "-t", window, "@agent_summary", "blocked:1")
+        srv.tmux("set-option", "-t", session, "@agent_session_summary", "blocked:1")
+    srv.tmux("set-option", "-s", "@tma_origin_dev_pts_3_0badf00d", f"{a} {b}")
+    srv.tmux("set-option", "-s", "@tma_keep_attention", a)
+    srv.tmux("set-option", "-s", "@tma_last_poll", "1700000000000")
+    srv.tmux("set-option", "-s", "@tma_setpf_ok", "1")
+    srv.tmux("set-option", "-s", "@user_own", "mine")  # not tma's: stays
+
+    res = srv.tma("uninstall", "--yes", manifests=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    out = res.stdout
+    assert "tma: claude: unwired" in out and "tma: codex: unwired" in out
+    assert "tma: gemini: nothing to remove" in out
+    assert "--- " in out and "+++ " in out  # the diff comes first
+    assert "remove it yourself (tma never edits status-right)" in out
+
+    # every config restored byte for byte
+    for path, data in files.items():
+        assert path.read_bytes() == data, path
+    # the tmux attention hooks and their record are gone
+    assert hook_lines(srv) == []
+    assert not list((srv.root / "cfgs" / "tma-config").glob("hooks-state-*.toml"))
+    # every tma option gone; @agent_ignore untouched
+    assert srv.options(a) == {}
+    assert srv.options(b) == {"@agent_ignore": "keep-me"}
+    assert srv.options(c) == {"@agent_ignore": "1"}
+    for pane in (a, b, c):
+        window = srv.display(pane, "#{window_id}")
+        session = srv.display(pane, "#{session_id}")
+        assert "@agent_summary" not in srv.tmux("show-options", "-w", "-t", window)
+        assert "@agent_session_summary" not in srv.tmux("show-options", "-t", session)
+    left = server_options(srv)
+    assert [k for k in left if k.startswith("@tma_")] == []
+    assert left["@user_own"] == "mine"
+
+    # a second run has nothing left to remove and still succeeds
+    again = srv.tma("uninstall", "--yes", manifests=False)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.count("nothing to remove") == 6
+    for path, data in files.items():
+        assert path.read_bytes() == data
+
+
+def test_declined_prompt_keeps_everything(srv):
+    paths = isolate_installers(srv)
+    files = originals(paths)
+    a = srv.agent_pane("claude")
+    wire(srv, "claude")
+    wired = paths["TMA_CLAUDE_SETTINGS"].read_bytes()
+    stamp_everything(srv, a)
+    before = srv.options(a)
+    res = srv.tma("uninstall", manifests=False, input="")  # stdin is not a terminal
+    assert res.returncode == 1
+    assert "tma: aborted; no changes written" in res.stderr
+    assert "tma: uninstall: still wired: claude" in res.stderr
+    assert paths["TMA_CLAUDE_SETTINGS"].read_bytes() == wired
+    assert paths["TMA_CODEX_CONFIG"].read_bytes() == files[paths["TMA_CODEX_CONFIG"]]
+    assert len(hook_lines(srv)) == 2  # the wired agent still needs them
+    assert srv.options(a) == before
+
+
+def test_uninstall_without_a_server(srv):
+    paths = isolate_installers(srv)
+    files = originals(paths)
+    srv.shell_pane()
+    wire(srv, "claude")
+    srv.kill()
+    res = srv.tma("uninstall", "--yes", manifests=False)
+    assert res.returncode == 0, res.stderr
+    assert "tmux: no server running" in res.stdout
+    assert paths["TMA_CLAUDE_SETTINGS"].read_bytes() == files[paths["TMA_CLAUDE_SETTINGS"]]
