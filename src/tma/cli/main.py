@@ -80,9 +80,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     idx = argv.index(cmd)
     sub_argv = argv[:idx] + argv[idx + 1:]
-    import importlib
-
-    mod = importlib.import_module(f"tma.cli.{module}")
+    __import__(f"tma.cli.{module}")  # not importlib: it costs the status line an import
+    mod = sys.modules[f"tma.cli.{module}"]
     try:
         return mod.main(sub_argv)
     except UsageError as exc:

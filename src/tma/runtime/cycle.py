@@ -13,8 +13,6 @@ captured, folded and stamped.
 
 from __future__ import annotations
 
-import zlib
-
 from tma.core import codec, options, states
 from tma.core.record import Record
 from tma.tmux import read
@@ -451,6 +449,8 @@ class Cycle:
             if result.history_view:
                 facts = Facts(facts.agent_pid, facts.foreground_is_agent, facts.scrolled, True)
             evidence = evidence_from(result, now)
+            import zlib
+
             body_hash = format(zlib.crc32(cap.body.encode("utf-8", "replace")), "08x")
         plan = verdict(stamp, facts, evidence, manifest.visible, self.cfg.fold(), now)
         return write.render(pane.pane_id, plan, now, name=ident.agent, pid=ident.pid,

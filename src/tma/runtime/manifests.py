@@ -56,6 +56,13 @@ def _bundled_listing() -> list[tuple[str, str, int, int]]:
 
 
 def _decode(path: str) -> tuple[Any, str | None]:
+    if path.startswith(BUNDLED + ":"):
+        # the bundled set ships decoded (tools/gen_bundled_docs.py): no TOML parse
+        from tma.core.manifests._docs import DOCS
+
+        stem = os.path.basename(path)[:-len(".toml")]
+        if stem in DOCS:
+            return DOCS[stem], None
     real = path.removeprefix(BUNDLED + ":")
     try:
         with open(real, "rb") as fh:
