@@ -147,14 +147,12 @@ def test_a_blocked_title_rule_is_a_load_error(srv):
 
 
 def test_a_broken_bundled_manifest_is_fatal(srv, monkeypatch, tmp_path):
+    from tma.core.manifests import _docs
     from tma.runtime import manifests
 
-    bad = tmp_path / "bundled"
-    bad.mkdir()
-    (bad / "claude.toml").write_text("min_engine_version = \"0.1\"\n[identity]\n")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setattr(manifests, "_bundled_listing", lambda: [
-        (s, manifests.BUNDLED + ":" + p, m, z) for s, p, m, z in manifests._listing(str(bad))])
+    broken = dict(_docs.DOCS, claude={"min_engine_version": "0.1", "identity": {}})
+    monkeypatch.setattr(_docs, "DOCS", broken)
     with pytest.raises(manifests.BundledManifestError, match="manifest load failed"):
         manifests.load(None)
 

@@ -9,7 +9,6 @@ keys from its manifest's [keys] table are sent to the pane.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from tma.cli import common
@@ -19,15 +18,9 @@ EXIT_VANISHED = 3
 
 
 def _holder_alive(raw: str) -> bool:
-    if not raw.isdigit() or int(raw) <= 0:
-        return False
-    try:
-        os.kill(int(raw), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    from tma.runtime.procs import alive
+
+    return raw.isdigit() and alive(int(raw))
 
 
 def main(argv: list[str]) -> int:

@@ -88,3 +88,27 @@ def now_ms() -> int:
 
 def env_pane() -> str | None:
     return os.environ.get("TMUX_PANE") or None
+
+
+def take_selectors(rest: list[str]):
+    """Pull the selector flags out of argv; a bad one is a usage error (exit 2)."""
+    from tma.runtime import selectors
+
+    try:
+        return selectors.take(rest)
+    except selectors.SelectorError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def load_manifests(g: Globals, cfg):
+    """The manifest set for a surface; a broken bundled manifest is fatal (exit 1) and each
+    skipped user manifest is reported with one line."""
+    from tma.runtime import manifests
+
+    try:
+        mset = manifests.load(g.manifest_dir, cfg.agents)
+    except manifests.BundledManifestError as exc:
+        err(str(exc))
+        raise SystemExit(FAIL) from None
+    manifests.report_skipped(mset, sys.stderr.write)
+    return mset

@@ -65,16 +65,8 @@ def main(argv: list[str]) -> int:
 
 
 def _load_manifests(g: common.Globals):
-    from tma.runtime import manifests
-
     cfg = common.load_config(g)
-    try:
-        mset = manifests.load(g.manifest_dir, cfg.agents)
-    except manifests.BundledManifestError as exc:
-        common.err(str(exc))
-        raise SystemExit(common.FAIL) from None
-    manifests.report_skipped(mset, sys.stderr.write)
-    return cfg, mset
+    return cfg, common.load_manifests(g, cfg)
 
 
 def explain_capture(g: common.Globals, args) -> int:

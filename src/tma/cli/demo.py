@@ -201,13 +201,9 @@ def _mine(pid: int, tmp: str) -> bool:
 
 
 def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    from tma.runtime.procs import alive
+
+    return alive(pid)
 
 
 def _reap(pids: set[int], tmp: str) -> set[int]:

@@ -47,13 +47,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
-    from tma.runtime import selectors
 
     g, rest = common.split_globals(argv)
-    try:
-        sel, rest = selectors.take(rest)
-    except selectors.SelectorError as exc:
-        raise common.UsageError(str(exc)) from None
+    sel, rest = common.take_selectors(rest)
     args = _parser().parse_args(rest)
     direction = "pane" if args.pane is not None else (args.direction or "next")
     cfg = common.load_config(g)

@@ -9,13 +9,9 @@ from tma.cli import common
 
 
 def main(argv: list[str]) -> int:
-    from tma.runtime import selectors
 
     g, rest = common.split_globals(argv)
-    try:
-        sel, rest = selectors.take(rest)
-    except selectors.SelectorError as exc:
-        raise common.UsageError(str(exc)) from None
+    sel, rest = common.take_selectors(rest)
     p = argparse.ArgumentParser(prog="tma ls", description="list agent panes")
     p.add_argument("--json", action="store_true", help="the schema-1 JSON document")
     p.add_argument("--pane", help="only this pane")

@@ -10,13 +10,9 @@ FORMATS = ("tmux", "plain", "json", "prom")
 
 
 def main(argv: list[str]) -> int:
-    from tma.runtime import selectors
 
     g, rest = common.split_globals(argv)
-    try:
-        sel, rest = selectors.take(rest)
-    except selectors.SelectorError as exc:
-        raise common.UsageError(str(exc)) from None
+    sel, rest = common.take_selectors(rest)
     fmt = "tmux"
     i = 0
     while i < len(rest):

@@ -62,10 +62,7 @@ def main(argv: list[str]) -> int:
     from tma.runtime import selectors, waiting
 
     g, rest = common.split_globals(argv)
-    try:
-        sel, rest = selectors.take(rest)
-    except selectors.SelectorError as exc:
-        raise common.UsageError(str(exc)) from None
+    sel, rest = common.take_selectors(rest)
     args = _parser().parse_args(rest)
     try:
         until = selectors.parse_states(args.until)

@@ -85,15 +85,9 @@ def _alive(pid: int) -> bool:
     """A fresh stamp whose walked agent pid is gone is re-read at once (removal on exit)."""
     if pid <= 0:
         return True
-    import os
+    from tma.runtime.procs import alive
 
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return alive(pid)
 
 
 def _muted(pane, now: int) -> bool:

@@ -172,3 +172,16 @@ def read_proc_table() -> ProcTable | None:
         if table is not None and len(table):
             return table
     return read_ps()
+
+
+def alive(pid: int) -> bool:
+    """Whether a process exists (a signal-0 probe; another user's process counts)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
