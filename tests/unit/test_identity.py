@@ -377,3 +377,14 @@ def test_is_shell_only() -> None:
     assert not is_shell_only(shell_with(P(200, 100, "sleep"), fg=100), 100)
     # Only the pane's own subtree counts.
     assert is_shell_only(shell_with(P(200, 1, "node"), fg=100), 100)
+
+
+def test_a_title_match_beats_another_manifests_anchor_hold() -> None:
+    # cursor and gemini both run as `node`. An anchor says only "this pid was claimed
+    # before", not by whom: gemini's own title must win over cursor holding by anchor.
+    table = shell_with(P(200, 100, "node"), fg=200)
+    got = identify(pane("node", GEMINI_WORKING, anchor=200), table, [CURSOR, GEMINI])
+    assert got.agent == "gemini" and got.anchor_pid == 200
+    # with no title match anywhere the anchor still holds (title flicker)
+    held = identify(pane("node", "devbox", anchor=200), table, [CURSOR, GEMINI])
+    assert held.agent == "cursor"

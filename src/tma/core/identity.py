@@ -258,6 +258,13 @@ def identify(
 
     subtree = table.subtree(pane.pane_pid) if table is not None else []
     narrowed_out: list[str] = []
+    # A title match anywhere beats an anchor hold: several manifests share a process name
+    # (node), and the anchor only says the same pid was claimed before, not by whom.
+    title_owner = any(
+        m.identity.title_patterns and m.identity.title_matches(pane.title)
+        and any(normalize_comm(p.comm) in m.identity.process_names for p in subtree)
+        for m in manifests
+    )
     for manifest in manifests:
         names = manifest.identity.process_names
         matches = [p for p in subtree if normalize_comm(p.comm) in names]
@@ -271,7 +278,7 @@ def identify(
         if manifest.identity.title_patterns:
             if manifest.identity.title_matches(pane.title):
                 anchor, how = pid, "; title matches"
-            elif pane.anchor_pid == pid:
+            elif pane.anchor_pid == pid and not title_owner:
                 anchor, how = pid, "; title does not match, held by the anchor (same pid)"
             elif registered_here:
                 how = "; title does not match, hook registration bypasses the gate"

@@ -1,0 +1,159 @@
+"""The live suite's harness: real agent CLIs on one private tmux server, a fake LLM on a
+loopback port the kernel picks, per-agent throwaway HOMEs, tma run the way a user runs it.
+
+Pieces (each owned here, nothing imported from the lab):
+
+* `live_cache` — where install_agents.sh put the pinned agents
+  (${TMA_LIVE_CACHE:-~/.cache/tma-live}/<agent>-<version>). Node >= 20, tmux and the agent
+  must be there; otherwise the test skips with the reason, or fails under TMA_REQUIRE_LIVE=1.
+* `fake_llm` — tests/live/fakellm.py, in-process, 127.0.0.1:<bind 0>.
+* `live_server` — one private tmux server (`tmux -L tma-live-…`). Every pane's environment
+  carries a token; teardown kills the server, then every process still carrying the token
+  (codex or opencode helpers that detach), and fails if anything had to be killed that way
+  or if the fake LLM's port still listens.
+* `Scenario` — one agent in one mode: its HOME, its session, a `Monitor` thread that reads
+  the screen and tma's pane options every 100 ms, and a `Ticker` thread that runs
+  `tma status` once a second, at the top of each second, like a status line.
+
+Timing. "The screen showed a state" is the first monitor sample whose screen class (see
+agents.py) is the state's; "tma reported it" is the first sample whose @agent_state is the
+verdict. Both come from the same sampler, so the latency has a 100 ms resolution and
+includes no harness overhead. The public surfaces are then read to confirm: `tma ls
+--json` and `tma wait --until … --timeout 0.5`, run right after a status tick in the same
+second, when tma's stampede guard makes them consume stamps instead of producing them (a
+confirmation must never be what detects the state).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import agents as agents_mod  # noqa: E402
+from fakellm import FakeLLM  # noqa: E402
+from harness import (  # noqa: E402
+    LIVE_CACHE,
+    REQUIRE,
+    RESULTS,
+    RESULTS_DIR,
+    RUN_ID,
+    LiveServer,
+    Scenario,
+    hook_tier_missing,
+    node_major,
+    port_listening,
+)
+
+
+def requested(config) -> bool:
+    """The live suite runs when asked for: TMA_REQUIRE_LIVE (CI), TMA_LIVE=1, or a `-m`
+    expression that selects `live`. A plain `pytest` on a developer's machine skips it: it
+    takes minutes and drives real agents."""
+    if REQUIRE or os.environ.get("TMA_LIVE"):
+        return True
+    expr = config.getoption("markexpr", default="") or ""
+    return bool(re.search(r"(?<!not )\blive\b", expr))
+
+
+def pytest_collection_modifyitems(config, items):
+    if requested(config):
+        return
+    skip = pytest.mark.skip(reason="live suite not requested (set TMA_LIVE=1 or run "
+                                   "`pytest -m live`; CI sets TMA_REQUIRE_LIVE=1)")
+    for item in items:
+        if item.get_closest_marker("live") is not None:
+            item.add_marker(skip)
+
+
+def unavailable(reason: str):
+    if REQUIRE:
+        pytest.fail(f"{reason} (TMA_REQUIRE_LIVE is set)", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def live_cache() -> Path:
+    if shutil.which("tmux") is None:
+        unavailable("tmux is not installed")
+    major = node_major()
+    if major is None:
+        unavailable("node is not installed (the live suite needs Node >= 20)")
+    if major < 20:
+        unavailable(f"node {major} is too old (the live suite needs Node >= 20)")
+    return LIVE_CACHE
+
+
+@pytest.fixture(scope="session")
+def fake_llm():
+    llm = FakeLLM()
+    llm.start(0)
+    port = llm.port
+    try:
+        yield llm
+    finally:
+        llm.stop()
+        still = port_listening(port)
+        if still:
+            pytest.fail(f"the fake LLM's port {port} still listens after stop", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def live_server(live_cache, tmp_path_factory):
+    server = LiveServer(tmp_path_factory.mktemp("live"))
+    server.start()
+    try:
+        yield server
+    finally:
+        leftovers = server.kill()
+        sock = Path(f"/tmp/tmux-{os.getuid()}") / server.name
+        if sock.exists():
+            sock.unlink()
+        if leftovers:
+            pytest.fail(f"processes outlived the tmux server and were killed: {leftovers}",
+                        pytrace=False)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if not RESULTS:
+        return
+    tr = terminalreporter
+    tr.section("tma live suite: detection latency (screen shows a state -> tma reports it)")
+    tr.write_line(f"{'agent':18} {'mode':9} {'step':20} {'want':8} {'latency':>8} "
+                  f"{'limit':>6}  ok  source/detail  note")
+    for r in RESULTS:
+        lat = "-" if r.latency is None else f"{r.latency:+.1f}s"
+        tr.write_line(f"{r.agent:18} {r.mode:9} {r.step:20} {r.expected or 'no row':8} "
+                      f"{lat:>8} {r.deadline:>5.0f}s  {'ok' if r.ok else 'FAIL':4} "
+                      f"{(r.source or '-') + '/' + (r.detail or '-'):14} {r.note}")
+    tr.write_line(f"results: {RESULTS_DIR / (RUN_ID + '.jsonl')}")
+
+
+@pytest.fixture
+def scenario_factory(live_cache, live_server, fake_llm, tmp_path):
+    made: list[Scenario] = []
+
+    def make(agent: agents_mod.Agent, mode: str) -> Scenario:
+        if not agent.installed(live_cache):
+            unavailable(f"{agent.key} is not installed in {live_cache} "
+                        f"(run tests/live/install_agents.sh)")
+        if mode == "hooked":
+            why = hook_tier_missing()
+            if why:
+                pytest.skip(why)
+        sc = Scenario(agent, mode, live_server, fake_llm, tmp_path, live_cache)
+        made.append(sc)
+        return sc
+
+    yield make
+    for sc in made:
+        leftovers = sc.close()
+        if leftovers:
+            pytest.fail(f"{sc.agent.key} [{sc.mode}]: processes outlived the agent's "
+                        f"session and were killed: {leftovers}", pytrace=False)

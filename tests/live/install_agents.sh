@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Install the pinned agent CLIs for the live suite into a cache outside the repo:
+#   ${TMA_LIVE_CACHE:-$HOME/.cache/tma-live}/<agent>-<version>/node_modules/.bin/<agent>
+# Idempotent (an install whose marker matches is kept), parallel (one npm per agent), and
+# everything comes from the npm registry. OpenCode installs @opencode-ai/plugin into its
+# config dir at start when a plugin is present; that package is pre-installed here into
+# <cache>/opencode-<version>/config-template/, which the suite copies into each throwaway
+# HOME, so no agent fetches anything while the tests run.
+#
+#   tests/live/install_agents.sh [AGENT-VERSION ...]   default: all pinned agents
+# Exit status: 0 when every requested install is present, 1 otherwise (logs are printed).
+set -u
+CACHE=${TMA_LIVE_CACHE:-$HOME/.cache/tma-live}
+mkdir -p "$CACHE"
+
+# key -> npm package (the version is the key's suffix); keep in step with agents.py
+declare -A PKG=(
+  [claude-2.1.197]=@anthropic-ai/claude-code
+  [claude-2.1.332]=@anthropic-ai/claude-code
+  [codex-0.171.0]=@openai/codex
+  [gemini-0.61.0]=@google/gemini-cli
+  [opencode-1.18.33]=opencode-ai
+  [pi-0.73.1]=@mariozechner/pi-coding-agent
+)
+ALL="claude-2.1.197 claude-2.1.332 codex-0.171.0 gemini-0.61.0 opencode-1.18.33 pi-0.73.1"
+
+command -v npm >/dev/null 2>&1 || { echo "install_agents: npm not found" >&2; exit 1; }
+
+install_one() {  # key
+  local key=$1 agent=${1%-*} version=${1##*-}
+  local pkg=${PKG[$key]} dir=$CACHE/$key marker=$CACHE/$key/.tma-live-installed
+  local want="$pkg@$version"
+  if [ -f "$marker" ] && [ "$(cat "$marker")" = "$want" ] \
+     && [ -x "$dir/node_modules/.bin/$agent" ]; then
+    echo "install_agents: $key present"
+  else
+    rm -rf "$dir.tmp"
+    mkdir -p "$dir.tmp"
+    local t0=$SECONDS
+    if ! npm install --prefix "$dir.tmp" --no-audit --no-fund --loglevel=error "$want" \
+         > "$CACHE/install-$key.log" 2>&1; then
+      echo "install_agents: $key FAILED (log follows)" >&2
+      tail -n 30 "$CACHE/install-$key.log" >&2
+      rm -rf "$dir.tmp"
+      return 1
+    fi
+    rm -rf "$dir"
+    mv "$dir.tmp" "$dir"
+    echo "$want" > "$marker"
+    echo "install_agents: $key installed in $((SECONDS - t0))s"
+  fi
+  if [ "$agent" = opencode ]; then
+    install_plugin_template "$dir" "$version" || return 1
+  fi
+}
+
+install_plugin_template() {  # opencode dir, version
+  local dir=$1 version=$2 tpl=$1/config-template
+  local want="@opencode-ai/plugin@$version"
+  if [ -f "$tpl/.tma-live-installed" ] && [ "$(cat "$tpl/.tma-live-installed")" = "$want" ] \
+     && [ -d "$tpl/node_modules/@opencode-ai/plugin" ]; then
+    echo "install_agents: opencode plugin template present"
+    return 0
+  fi
+  rm -rf "$tpl"
+  mkdir -p "$tpl"
+  # the same manifest opencode writes into ~/.config/opencode when it installs the package
+  printf '{\n  "dependencies": {\n    "@opencode-ai/plugin": "%s"\n  }\n}\n' "$version" \
+    > "$tpl/package.json"
+  printf 'node_modules\npackage.json\npackage-lock.json\nbun.lock\n.gitignore\n' \
+    > "$tpl/.gitignore"
+  if ! (cd "$tpl" && npm install --no-audit --no-fund --loglevel=error \
+          > "$CACHE/install-opencode-plugin.log" 2>&1); then
+    echo "install_agents: @opencode-ai/plugin FAILED (log follows)" >&2
+    tail -n 30 "$CACHE/install-opencode-plugin.log" >&2
+    return 1
+  fi
+  echo "$want" > "$tpl/.tma-live-installed"
+  echo "install_agents: opencode plugin template installed"
+}
+
+keys=${*:-$ALL}
+pids=()
+for key in $keys; do
+  [ -n "${PKG[$key]:-}" ] || { echo "install_agents: unknown agent $key (known: $ALL)" >&2; exit 2; }
+  install_one "$key" &
+  pids+=($!)
+done
+rc=0
+for pid in "${pids[@]}"; do
+  wait "$pid" || rc=1
+done
+exit $rc
