@@ -168,3 +168,26 @@ def test_opencode_permission_reply_is_bookkeeping_or_the_working_edge(srv):
           '{"session_id":"ses_1","request_id":"per_2","reply":"reject"}', **ev)
     o = srv.options(pane)
     assert o["@agent_state"] == "blocked" and o.get("@agent_permission_request", "") == ""
+
+
+def test_a_registered_agent_whose_walked_pid_is_gone_is_removed_at_once(srv):
+    # OpenCode fires no session end: its exit must not wait for the 30 s reaper
+    pane = srv.agent_pane("opencode")
+    event(srv, "session-start", pane, '{"session_id":"ses_1"}', agent="opencode",
+          manifests=False)
+    assert int(srv.option(pane, "@agent_pid")) > 0  # the hook recorded the walked pid
+    srv.tmux("respawn-pane", "-k", "-t", pane, "exec sh")
+    srv.wait_for(lambda: srv.display(pane, "#{pane_current_command}") == "sh")
+    srv.next_second()
+    assert srv.ls(manifests=False) == []
+    assert srv.option(pane, "@agent_state") == ""
+
+
+def test_a_pid_less_registration_is_reaped_only_after_30_s_of_shell(srv):
+    pane = srv.shell_pane()
+    event(srv, "Start", pane, '{"session_id":"s"}')
+    assert srv.option(pane, "@agent_pid") == "0"
+    for _ in range(4):
+        srv.next_second()  # past freshness: the cycle examines the registration
+    assert [r["pane"] for r in srv.ls()] == [pane]  # held (marker set), not removed
+    assert srv.option(pane, "@tma_reg_dead_since") != ""

@@ -363,6 +363,13 @@ class Cycle:
             lines.append(write.set_plain(pane.pane_id, "@tma_title_match_pid",
                                          str(ident.anchor_pid) if ident.anchor_pid else ""))
         if ident.pid == 0:
+            if stamp is not None and stamp.pid > 0 and not _alive(stamp.pid):
+                # tma walked this agent's pid and it is gone: the agent exited (OpenCode
+                # fires no end event). Remove now; the reaper is for pid-less registrations.
+                lines.append(write.remove(pane.pane_id))
+                touched.add(pane.pane_id)
+                stats.removed += 1
+                return
             # A hook registration with no walkable process: never captured; reaped once
             # its subtree has been shell-only for 30 s.
             line = self._reap(pane, now)
