@@ -32,12 +32,9 @@ from harness import (
     HOOKED_TURN_DEADLINE,
     HOOKLESS_DEADLINE,
     HOOKLESS_TURN_DEADLINE,
-    POLL,
     Scenario,
     record_scenario,
 )
-
-from tma.runtime.cycle import REAP_MS
 
 pytestmark = pytest.mark.live
 
@@ -119,11 +116,8 @@ def test_agent_states(scenario_factory, fake_llm, mode, key):
     hook_steps = HOOK_STEPS[agent.agent] if hooked else frozenset()
 
     def deadline(step: str) -> float:
-        if step == "exited" and hooked and step not in hook_steps:
-            # registered by its hooks, and no end event: by design the row stays until the
-            # pane has been shell-only for REAP_MS (30 s), noticed by a status tick once the
-            # stamp is stale
-            return REAP_MS / 1000 + HOOKLESS_DEADLINE + POLL
+        # an agent with no end event (OpenCode) is removed once its walked pid is gone,
+        # like a hookless pane: the 30 s reaper (REAP_MS) is only for pid-less registrations
         if step in hook_steps:
             return HOOKED_TURN_DEADLINE if step in TURN_ENDS else HOOKED_DEADLINE
         return HOOKLESS_TURN_DEADLINE if step in TURN_ENDS else HOOKLESS_DEADLINE
