@@ -202,7 +202,7 @@ def _registered_manifest(pane: PaneFacts, manifests: Sequence[Manifest]) -> Mani
     return None
 
 
-def _pick_pid(matches: list[Proc]) -> int:
+def pick_pid(matches: list[Proc]) -> int:
     """Prefer a process-group leader among the matches, else the lowest pid."""
     leaders = [p.pid for p in matches if p.pid == p.pgid]
     return min(leaders) if leaders else min(p.pid for p in matches)
@@ -270,7 +270,7 @@ def identify(
         matches = [p for p in subtree if normalize_comm(p.comm) in names]
         if not matches:
             continue
-        pid = _pick_pid(matches)
+        pid = pick_pid(matches)
         comm = normalize_comm(next(p.comm for p in matches if p.pid == pid))
         registered_here = pane.registered_agent == manifest.name
         anchor = 0

@@ -87,7 +87,7 @@ def _rollup_lines(panes, pane_id: str, new_state: str | None) -> list[str]:
 
 
 def _walked_pid(pane, names: tuple[str, ...]) -> int:
-    from tma.core.identity import normalize_comm
+    from tma.core.identity import normalize_comm, pick_pid
     from tma.runtime import procs
 
     table = procs.read_subtree(pane.pane_pid)
@@ -96,10 +96,7 @@ def _walked_pid(pane, names: tuple[str, ...]) -> int:
     if table is None:
         return 0
     matches = [p for p in table.subtree(pane.pane_pid) if normalize_comm(p.comm) in names]
-    if not matches:
-        return 0
-    leaders = [p.pid for p in matches if p.pid == p.pgid]
-    return min(leaders) if leaders else min(p.pid for p in matches)
+    return pick_pid(matches) if matches else 0
 
 
 def _loses(prev: codec.Stamp | None, now: int) -> bool:
