@@ -12,16 +12,21 @@ Two layers, after pre-commit's "you forgot to set this in the test":
 Exempt, because they are not the user's files: the interpreter's own trees, __pycache__,
 the checkout, pytest's temp dirs and the live suite's agent cache (tests/live), each
 only when it lies inside the home.
+
+The session also fails if it leaves behind a socket file of a tmux server it started.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import pytest
+
+import tmux_sockets
 
 REAL_HOME = os.path.abspath(os.path.expanduser("~"))
 REPO = str(Path(__file__).resolve().parents[1])
@@ -119,3 +124,18 @@ def private_home(tmp_path_factory, monkeypatch, _exempt_pytest_temp):
     caught = GUARD.violations[before:]
     if caught:
         pytest.fail("the test wrote the real HOME:\n  " + "\n  ".join(caught), pytrace=False)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_tmux_socket_left_behind():
+    """Fail the run if it leaves a socket file of a tmux server it named (tmux_sockets:
+    this pid's names only, so other runs on the machine are never counted)."""
+    before = tmux_sockets.this_runs()
+    yield
+    left = sorted(tmux_sockets.this_runs() - before)
+    for name in left:  # clean up, then fail: the next run must not inherit them
+        subprocess.run(["tmux", "-L", name, "kill-server"], capture_output=True, timeout=10)
+        tmux_sockets.remove(name)
+    if left:
+        pytest.fail(f"{len(left)} tmux socket file(s) left in {tmux_sockets.socket_dir()}: "
+                    + ", ".join(left), pytrace=False)

@@ -15,7 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-GUARD = Path(__file__).resolve().parents[1] / "conftest.py"
+TESTS = Path(__file__).resolve().parents[1]
+GUARD = TESTS / "conftest.py"
 
 PROBE = '''
 import os, subprocess, sys
@@ -68,6 +69,7 @@ def test_the_guard_fails_every_write_into_the_real_home(tmp_path):
     (probe / "tests").mkdir(parents=True)
     (probe / "pytest.ini").write_text("[pytest]\n")
     (probe / "tests" / "conftest.py").write_text(GUARD.read_text())
+    (probe / "tests" / "tmux_sockets.py").write_text((TESTS / "tmux_sockets.py").read_text())
     (probe / "tests" / "test_probe.py").write_text(PROBE)
     env = dict(os.environ, HOME=str(real), PROBE_REAL_HOME=str(real))
     for var in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
