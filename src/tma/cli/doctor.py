@@ -283,9 +283,9 @@ def main(argv: list[str]) -> int:
         common.err(str(exc))
         return common.FAIL
     if args.json:
-        import json
+        from tma.ui import text
 
-        sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+        sys.stdout.write(text.dumps(doc) + "\n")
     else:
         sys.stdout.write(render(doc))
     if args.exit_code:

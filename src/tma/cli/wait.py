@@ -215,10 +215,11 @@ def _emit(rows, fleet: bool, result, as_json: bool) -> None:
     if not as_json:
         sys.stdout.write("".join(render.text_line(r, git) for r in rows))
         return
-    import json
     import os
+
+    from tma.ui import text
 
     server, host = result.snapshot.socket_path, os.uname().nodename
     dicts = [render.row_dict(r, server=server, host=host, git=git) for r in rows]
     doc = {"schema": 1, "agents": dicts} if fleet else {"schema": 1, **dicts[0]}
-    sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+    sys.stdout.write(text.dumps(doc) + "\n")
