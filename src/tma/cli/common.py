@@ -86,6 +86,21 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+def on_terminal(fd: int = 1) -> bool:
+    """Is a person reading (a TTY), or a script / `#()` (anything else)?"""
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False
+
+
+def terminal_width(fd: int = 1, default: int = 100) -> int:
+    try:
+        return os.get_terminal_size(fd).columns or default
+    except OSError:
+        return default
+
+
 def env_pane() -> str | None:
     return os.environ.get("TMUX_PANE") or None
 

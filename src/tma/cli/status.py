@@ -48,7 +48,10 @@ def main(argv: list[str]) -> int:
     from tma.ui import status as render
 
     counts = render.counts(rows)
-    if fmt == "tmux":
+    if fmt in ("tmux", "plain") and common.on_terminal():
+        # a person typed it: no tmux markup, and a newline so the prompt starts afresh
+        sys.stdout.write(render.for_a_person(counts, cfg.status))
+    elif fmt == "tmux":
         sys.stdout.write(render.tmux(counts, cfg.status))
     elif fmt == "plain":
         sys.stdout.write(render.plain(counts, cfg.status))
