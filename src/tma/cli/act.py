@@ -33,8 +33,8 @@ def main(argv: list[str]) -> int:
     if not args.pane:
         raise common.UsageError("no target: pass --pane (or run inside tmux)")
     cfg = common.load_config(g)
+    common.report_manifests(g, cfg)
     from tma.core import codec
-    from tma.runtime import manifests
     from tma.tmux import read, write
     from tma.tmux.adapter import NoServer, TmuxError
 
@@ -65,7 +65,7 @@ def main(argv: list[str]) -> int:
         server.source([write.set_plain(args.pane, "@tma_reply_verdict", f"{request} {word}")])
         return _result(args, "replied", 0, None,
                        f"tma: replied `{args.action}` to {args.pane} over the hook lane")
-    mset = manifests.load(g.manifest_dir, cfg.agents)
+    mset = common.load_manifests(g, cfg)
     manifest = mset.get(stamp.name)
     keys = manifest.keys.get(args.action) if manifest is not None else None
     if not keys:

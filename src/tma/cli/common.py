@@ -115,6 +115,19 @@ def take_selectors(rest: list[str]):
         raise UsageError(str(exc)) from None
 
 
+def report_manifests(g: Globals, cfg) -> None:
+    """Name each broken user manifest on stderr (the surfaces that did not need the full
+    set still say it; a broken bundled manifest is left to the path that loads it)."""
+    from tma.runtime import manifests
+
+    try:
+        skipped = manifests.skipped(g.manifest_dir, cfg.agents)
+    except manifests.BundledManifestError as exc:
+        err(str(exc))
+        raise SystemExit(FAIL) from None
+    manifests.report_skipped(skipped, sys.stderr.write)
+
+
 def load_manifests(g: Globals, cfg):
     """The manifest set for a surface; a broken bundled manifest is fatal (exit 1) and each
     skipped user manifest is reported with one line."""

@@ -282,6 +282,10 @@ def main(argv: list[str]) -> int:
     except BundledManifestError as exc:
         common.err(str(exc))
         return common.FAIL
+    from tma.runtime import manifests
+
+    manifests.report_skipped([(i["file"], i["problem"]) for i in doc["manifests"]["issues"]],
+                             sys.stderr.write)
     if args.json:
         from tma.ui import text
 

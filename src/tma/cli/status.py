@@ -38,7 +38,8 @@ def main(argv: list[str]) -> int:
     cfg = common.load_config(g)
     from tma.cli import cycle_run
 
-    _server, result = cycle_run.run(g, cfg)
+    # under #() nobody reads stderr and the hot path must not validate manifests
+    _server, result = cycle_run.run(g, cfg, report=common.on_terminal(2))
     git = None
     if sel.needs_git:
         from tma.runtime.git import GitInfo

@@ -115,7 +115,7 @@ class _Once:
 def _loop(g, cfg, sel, waiter, timeout: float | None, as_json: bool) -> int:
     import time
 
-    from tma.runtime import waiting
+    from tma.runtime import manifests, waiting
     from tma.runtime.config import ConfigError
     from tma.runtime.config import load as load_config
     from tma.runtime.cycle import Cycle
@@ -144,6 +144,8 @@ def _loop(g, cfg, sel, waiter, timeout: float | None, as_json: bool) -> int:
         result = None
         try:
             result = cycle.run()
+            # each broken user manifest once, also when this tick needed no full set
+            manifests.report_skipped(manifests.skipped(g.manifest_dir, cfg.agents), warn)
         except NoServer:
             common.err("tma: no tmux server running")
             return common.FAIL
