@@ -84,3 +84,33 @@ def test_status_on_a_terminal_with_no_agents_says_so(srv):
     rc, out = _pty(srv, "status")
     assert rc == 0 and out == "no agents\n"
     assert srv.tma("status", check=True).stdout == ""
+
+
+def test_act_refusals_say_why_in_words_and_keep_the_reason_in_json(srv):
+    import json
+
+    idle, working, blocked = srv.agent_pane(), srv.agent_pane(), srv.agent_pane()
+    shell = srv.shell_pane()
+    srv.draw(idle, "FAKE-IDLE\n")
+    srv.draw(working, "FAKE-WORKING\n")
+    srv.draw(blocked, "FAKE-BLOCKED\n")
+    srv.ls()
+    cases = [
+        (idle, "approve", 4, "gated", f"{idle} is idle, not at a permission prompt: "
+                                      "nothing to approve"),
+        (working, "deny", 4, "gated", f"{working} is working, not at a permission prompt: "
+                                      "nothing to deny"),
+        (shell, "approve", 4, "gated", f"{shell} carries no agent state (tma sees no agent "
+                                       "there): nothing to approve"),
+        (blocked, "approve", 4, "no-coverage",  # the test manifest has no [keys] table
+         f"fake on {blocked} is at a permission prompt, but its manifest lists no `approve` "
+         "keys ([keys] table): tma cannot answer it, answer in the pane"),
+        ("%999", "approve", 3, None, "no pane %999 (it closed, or never existed): "
+                                     "nothing to approve"),
+    ]
+    for pane, action, code, reason, why in cases:
+        res = srv.tma("act", action, "--pane", pane, "--json")
+        assert res.returncode == code, res.stderr
+        assert res.stderr == f"tma: {why} (exit {code})\n"
+        doc = json.loads(res.stdout)
+        assert (doc["reason"], doc["message"], doc["exit_code"]) == (reason, why, code)
