@@ -156,7 +156,9 @@ def load(manifest_dir: str | None = None, agents_cfg: list[dict[str, Any]] | Non
             if bundled:
                 raise BundledManifestError(f"tma: manifest load failed: {shown}: {err}")
             skipped.append((shown, err))
-    cache.put("skipped", _skips_key(entries, agents_cfg), [list(x) for x in skipped])
+    key, found = _skips_key(entries, agents_cfg), [list(x) for x in skipped]
+    if cache.get("skipped", key) != found:  # a read is cheaper than a write every cycle
+        cache.put("skipped", key, found)
     return ManifestSet(manifests, skipped)
 
 
