@@ -26,6 +26,7 @@ import pytest
 
 from tma.core import bundled, fixture, states
 from tma.core.explain import Detection, detect, prior_stamp
+from tma.core.fold import Facts
 from tma.core.manifest import Rule
 from tma.core.rules import Screen
 
@@ -110,8 +111,11 @@ def run(agent: str, cap: fixture.Capture, height: int | None, *, prev=None,
         at: int | None = None, now: int | None = None) -> Detection:
     at = cap.captured_at if at is None else at
     now = at + 10 if now is None else now
+    # The fold's foreground cap, as production applies it: a shell in the foreground
+    # (the agent quit or was killed) caps the pane at unknown whatever the screen shows.
+    facts = Facts(foreground_is_agent=cap.foreground_is_agent)
     return detect(bundled.load(agent), Screen(cap.body, cap.title, height),
-                  captured_at=at, now=now, prev=prev)
+                  captured_at=at, now=now, prev=prev, facts=facts)
 
 
 def note_says(note: str, pattern: str) -> bool:

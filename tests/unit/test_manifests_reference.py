@@ -17,6 +17,7 @@ import pytest
 
 from tma.core import bundled, fixture, states
 from tma.core.explain import Detection, detect, prior_stamp
+from tma.core.fold import Facts
 from tma.core.rules import Screen
 
 REFERENCE_DIR = Path(
@@ -77,7 +78,9 @@ def run(agent: str, cap: fixture.Capture, height: int | None, *, prev=None,
     at = cap.captured_at if at is None else at
     now = at + 10 if now is None else now
     screen = Screen(cap.body, cap.title, height)
-    return detect(bundled.load(agent), screen, captured_at=at, now=now, prev=prev)
+    facts = Facts(foreground_is_agent=cap.foreground_is_agent)  # the fold's foreground cap
+    return detect(bundled.load(agent), screen, captured_at=at, now=now, prev=prev,
+                  facts=facts)
 
 
 def note_says(note: str, pattern: str) -> bool:
