@@ -107,7 +107,7 @@ DOCS = {'claude': {'min_engine_version': '0.1',
                       {'state': 'working',
                        'priority': 68,
                        'region': 'visible',
-                       'match': {'line_regex': '^[·✢✳✶✻✽*] .*· retrying in \\d+s · attempt '
+                       'match': {'line_regex': '^[·✢✳✶✻✽*] .*· [Rr]etrying in \\d+s · attempt '
                                                '\\d+/\\d+\\s*$'}},
                       {'state': 'working',
                        'priority': 65,
