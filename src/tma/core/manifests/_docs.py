@@ -200,7 +200,11 @@ DOCS = {'claude': {'min_engine_version': '0.1',
                                                                 'session\\s*$'},
                                                  {'line_regex': '^\\s*enter resume\\s'}]},
                                         {'all': [{'line_regex': '^\\s*Warnings · \\d+ of \\d+\\b'},
-                                                 {'contains': 'esc dismiss & close'}]}]}}],
+                                                 {'contains': 'esc dismiss & close'}]},
+                                        {'all': [{'line_regex': '^\\s*Lifecycle hooks from config '
+                                                                'and enabled plugins\\.\\s*$'},
+                                                 {'line_regex': '^\\s*enter details · esc '
+                                                                'close\\s*$'}]}]}}],
            'keys': {'approve': ['y'], 'deny': ['Escape'], 'interrupt': ['Escape']}},
  'cursor': {'min_engine_version': '0.1',
             'identity': {'process_names': ['node', 'agent'], 'title_patterns': ['^Cursor Agent$']},
