@@ -8,6 +8,7 @@ action when the screen is a permission prompt, and nothing at all when it refuse
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,14 @@ def _verdict(srv, pane: str) -> tuple[str, str, str]:
     return row["agent"], row["state"], row["detail"] or ""
 
 
+def _act(srv, action: str, pane: str) -> tuple[int, str | None, str]:
+    """(exit status, the machine reason, outcome) of one `tma act --json`."""
+    res = srv.tma("act", action, "--pane", pane, "--json", manifests=False)
+    doc = json.loads(res.stdout)
+    assert doc["exit_code"] == res.returncode, res.stderr
+    return res.returncode, doc["reason"], doc["outcome"]
+
+
 def test_every_agent_with_keys_has_a_screen_here():
     assert KEYED and set(KEYED) <= set(SCREENS), "add the agent's screens to SCREENS"
 
@@ -67,8 +76,7 @@ def test_act_sends_exactly_the_manifest_keys(srv, agent, action):
     rec = _agent(srv, agent, 0)
     assert _verdict(srv, rec.pane) == (agent, "blocked", "permission")
     assert rec.received() == b""  # reading the screen sent nothing
-    res = srv.tma("act", action, "--pane", rec.pane, manifests=False)
-    assert res.returncode == 0 and f"sent `{action}`" in res.stderr, res.stderr
+    assert _act(srv, action, rec.pane) == (0, None, "sent")
     want = key_bytes(keys)
     assert rec.settle(len(want)) == want
 
@@ -78,8 +86,7 @@ def test_nothing_reaches_a_pane_that_is_not_at_a_permission_prompt(srv, agent):
     rec = _agent(srv, agent, 1)
     assert _verdict(srv, rec.pane) == (agent, "idle", "")
     for action in ACTIONS:
-        res = srv.tma("act", action, "--pane", rec.pane, manifests=False)
-        assert res.returncode == 4 and "gated" in res.stderr, res.stderr
+        assert _act(srv, action, rec.pane) == (4, "gated", "refused")
     assert rec.settle() == b""
 
 
@@ -87,8 +94,7 @@ def test_nothing_reaches_a_blocked_pane_that_asks_something_else(srv):
     rec = KeyRecorder.start(srv, "claude", _capture(CAPTURES / "claude-2.1.332_blocked_question.txt"))
     assert _verdict(srv, rec.pane) == ("claude", "blocked", "question")
     for action in ACTIONS:
-        res = srv.tma("act", action, "--pane", rec.pane, manifests=False)
-        assert res.returncode == 4 and "gated" in res.stderr, res.stderr
+        assert _act(srv, action, rec.pane) == (4, "gated", "refused")
     assert rec.settle() == b""
 
 
@@ -99,8 +105,7 @@ def test_opencode_permission_is_refused_and_gets_no_key(srv):
     rec = KeyRecorder.start(srv, "opencode", _capture(CAPTURES / "opencode-1.18.33_blocked.txt"))
     assert _verdict(srv, rec.pane) == ("opencode", "blocked", "permission")
     for action in ACTIONS:
-        res = srv.tma("act", action, "--pane", rec.pane, manifests=False)
-        assert res.returncode == 4 and "no-coverage" in res.stderr, res.stderr
+        assert _act(srv, action, rec.pane) == (4, "no-coverage", "refused")
     assert rec.settle() == b""
 
 
