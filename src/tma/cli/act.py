@@ -8,10 +8,9 @@ keys from its manifest's [keys] table are sent to the pane.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from tma.cli import common
+from tma.cli import common, spec
 
 EXIT_GATED = 4
 EXIT_VANISHED = 3
@@ -24,12 +23,8 @@ def _holder_alive(raw: str) -> bool:
 
 
 def main(argv: list[str]) -> int:
-    g, rest = common.split_globals(argv)
-    p = argparse.ArgumentParser(prog="tma act", description="answer a permission prompt")
-    p.add_argument("action", choices=["approve", "deny"])
-    p.add_argument("--pane", default=common.env_pane())
-    p.add_argument("--json", action="store_true")
-    args = p.parse_args(rest)
+    g, _, args = spec.parse("act", argv)
+    args.pane = args.pane or common.env_pane()
     if not args.pane:
         raise common.UsageError("no target: pass --pane (or run inside tmux)")
     cfg = common.load_config(g)

@@ -6,10 +6,9 @@ renders them as text and turns them into an exit code.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from tma.cli import common
+from tma.cli import common, spec
 
 LABEL = 9  # "ambient: " and friends, padded to one column
 
@@ -258,13 +257,7 @@ def render(doc: dict) -> str:
 
 
 def main(argv: list[str]) -> int:
-    g, rest = common.split_globals(argv)
-    p = argparse.ArgumentParser(prog="tma doctor",
-                                description="diagnose detection tiers and silent disablers")
-    p.add_argument("--json", action="store_true", help="the schema-1 JSON document")
-    p.add_argument("--exit-code", action="store_true",
-                   help="exit 1 on any warning or pane below its manifest's tier")
-    args = p.parse_args(rest)
+    g, _, args = spec.parse("doctor", argv)
     cfg = common.load_config(g)
     from tma.runtime import doctor
     from tma.runtime.manifests import BundledManifestError

@@ -11,35 +11,11 @@ while the pane lives, 124 timed out.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from tma.cli import common
+from tma.cli import common, spec
 
 TICK = 1.0
-
-
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="tma wait", description="block until a pane reaches a state",
-        epilog="selector flags (--session --repo --branch --agent --state) scope "
-               "--agent/--any/--all/--count. Exit: 0 reached, 1 error, 2 usage, "
-               "3 pane vanished, 4 agent exited, 124 timed out.")
-    target = p.add_mutually_exclusive_group()
-    target.add_argument("--pane", metavar="ID", help="wait on one pane")
-    target.add_argument("--any", action="store_true",
-                        help="the first in-scope pane to reach the state")
-    target.add_argument("--all", action="store_true",
-                        help="every in-scope pane (membership fixed at the start)")
-    target.add_argument("--count", metavar="N", help="at least N in-scope panes")
-    p.add_argument("--until", metavar="STATES", required=True,
-                   help="comma list of idle,working,blocked,unknown,done")
-    p.add_argument("--since", metavar="EPOCH_MS",
-                   help="only an episode that began strictly after this time satisfies")
-    p.add_argument("--timeout", metavar="SECS", help="give up after SECS (exit 124)")
-    p.add_argument("--json", action="store_true",
-                   help="a schema-1 row object (an ls document for --all/--count)")
-    return p
 
 
 def _nonneg_int(flag: str, text: str, minimum: int = 0) -> int:
@@ -61,9 +37,7 @@ def _timeout(text: str) -> float:
 def main(argv: list[str]) -> int:
     from tma.runtime import selectors, waiting
 
-    g, rest = common.split_globals(argv)
-    sel, rest = common.take_selectors(rest)
-    args = _parser().parse_args(rest)
+    g, sel, args = spec.parse("wait", argv)
     try:
         until = selectors.parse_states(args.until)
     except selectors.SelectorError as exc:
