@@ -37,15 +37,13 @@ def main(argv: list[str]) -> int:
     try:
         panes = read.session_panes(server, args.pane)
     except NoServer:
-        common.err("tma: no tmux server running")
-        return common.FAIL
+        raise  # cli/main.py: exit 1
     except TmuxError:
-        return _result(args, "vanished", EXIT_VANISHED, None,
-                       f"tma: pane {args.pane} vanished (exit 3)")
+        panes = []
     pane = next((x for x in panes if x.pane_id == args.pane), None)
     if pane is None:
         return _result(args, "vanished", EXIT_VANISHED, None,
-                       f"tma: pane {args.pane} vanished (exit 3)")
+                       f"tma: no pane {args.pane} (exit 3)")
     try:
         stamp = codec.decode(pane.options)
     except codec.DecodeError:

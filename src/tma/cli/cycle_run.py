@@ -8,32 +8,16 @@ from tma.cli import common
 
 
 def run(g: common.Globals, cfg, *, produce: bool = True):
-    """One cycle; exits 1 with a clean message when there is no server."""
+    """One cycle. NoServer, TmuxError and BundledManifestError reach cli/main.py's
+    error boundary (exit 1)."""
     from tma.runtime.cycle import Cycle
-    from tma.tmux.adapter import NoServer, TmuxError
 
     server = common.server(g, cfg)
     cycle = Cycle(server, cfg, g.manifest_dir, warn=sys.stderr.write)
-    try:
-        result = cycle.run(produce=produce)
-    except NoServer:
-        common.err("tma: no tmux server running")
-        raise SystemExit(common.FAIL) from None
-    except TmuxError as exc:
-        common.err(f"tma: {exc}")
-        raise SystemExit(common.FAIL) from None
-    except _bundled_error() as exc:
-        common.err(str(exc))
-        raise SystemExit(common.FAIL) from None
+    result = cycle.run(produce=produce)
     if g.debug_timing:
         sys.stderr.write(result.stats.line() + "\n")
     return server, result
-
-
-def _bundled_error():
-    from tma.runtime.manifests import BundledManifestError
-
-    return BundledManifestError
 
 
 def select(rows, sel, git=None):

@@ -260,21 +260,10 @@ def main(argv: list[str]) -> int:
     g, _, args = spec.parse("doctor", argv)
     cfg = common.load_config(g)
     from tma.runtime import doctor
-    from tma.runtime.manifests import BundledManifestError
-    from tma.tmux.adapter import NoServer, TmuxError
 
     server = common.server(g, cfg)
-    try:
-        doc = doctor.gather(server, cfg, g.manifest_dir, common.now_ms())
-    except NoServer:
-        common.err("tma: no tmux server running")
-        return common.FAIL
-    except TmuxError as exc:
-        common.err(f"tma: {exc}")
-        return common.FAIL
-    except BundledManifestError as exc:
-        common.err(str(exc))
-        return common.FAIL
+    # no server, a tmux error, a broken bundled manifest: reported by cli/main.py (exit 1)
+    doc = doctor.gather(server, cfg, g.manifest_dir, common.now_ms())
     if args.json:
         import json
 

@@ -89,11 +89,7 @@ def main(argv: list[str]) -> int:
     from tma.cli import install_hooks as ih
     from tma.runtime import manifests
 
-    try:
-        mset = manifests.load(g.manifest_dir, cfg.agents)
-    except manifests.BundledManifestError as exc:
-        common.err(str(exc))
-        return common.FAIL
+    mset = manifests.load(g.manifest_dir, cfg.agents)  # BundledManifestError: cli/main.py
     gargv = global_argv(g)
     failed: list[str] = []
 

@@ -27,7 +27,6 @@ def main(argv: list[str]) -> int:
     direction = "pane" if args.pane is not None else (args.direction or "next")
     cfg = common.load_config(g)
     from tma.cli import cycle_run
-    from tma.tmux.adapter import TmuxError
 
     server, result = cycle_run.run(g, cfg)
     job = _Jump(g, cfg, server, result, sel)
@@ -42,9 +41,6 @@ def main(argv: list[str]) -> int:
             return job.menu()
         return job.forward(direction)
     except NoClient as exc:
-        common.err(f"tma: {exc}")
-        return common.FAIL
-    except TmuxError as exc:
         common.err(f"tma: {exc}")
         return common.FAIL
 
@@ -197,6 +193,8 @@ class _Jump:
     def to_pane(self, pane_id: str) -> int:
         row = next((r for r in self.result.rows if r.pane.pane_id == pane_id), None)
         if row is None:
+            if pane_id not in self.live:
+                raise common.NoPane(pane_id)
             common.err(f"tma: no agent in pane {pane_id}")
             return 0
         return self._go(row.pane, clear_attention=True, record=True)

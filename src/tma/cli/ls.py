@@ -18,6 +18,8 @@ def main(argv: list[str]) -> int:
     git = GitInfo()
     rows = cycle_run.select(result.rows, sel, git)
     if args.pane:
+        if all(p.pane_id != args.pane for p in result.snapshot.panes):
+            raise common.NoPane(args.pane)
         rows = [r for r in rows if r.pane.pane_id == args.pane]
     from tma.ui import rows as render
 

@@ -71,11 +71,7 @@ def main(argv: list[str]) -> int:
     from tma.install import common as ic
     from tma.runtime import manifests
 
-    try:
-        mset = manifests.load(g.manifest_dir, cfg.agents)
-    except manifests.BundledManifestError as exc:
-        common.err(str(exc))
-        return common.FAIL
+    mset = manifests.load(g.manifest_dir, cfg.agents)  # BundledManifestError: cli/main.py
     ns = installer_args(args, uninstall=True)
     ns.yes = args.yes
     try:

@@ -68,10 +68,7 @@ def main(argv: list[str]) -> int:
                                 "--count N")
 
     cfg = common.load_config(g)
-    try:
-        return _loop(g, cfg, sel, waiter, timeout, args.json)
-    except KeyboardInterrupt:
-        return 130
+    return _loop(g, cfg, sel, waiter, timeout, args.json)  # Ctrl-C: 130 at cli/main.py
 
 
 class _Once:
@@ -94,14 +91,14 @@ def _loop(g, cfg, sel, waiter, timeout: float | None, as_json: bool) -> int:
     from tma.runtime.config import load as load_config
     from tma.runtime.cycle import Cycle
     from tma.runtime.git import GitInfo
-    from tma.runtime.manifests import BundledManifestError
-    from tma.tmux.adapter import NoServer, Timeout, TmuxError
+    from tma.tmux.adapter import Timeout
 
     server = common.server(g, cfg)
     warn = _Once()
     start = time.monotonic()
     deadline = None if timeout is None else start + timeout
     slow_noted = False
+    pane_checked = False
     config_error = None
     first = True
     while True:
@@ -116,21 +113,17 @@ def _loop(g, cfg, sel, waiter, timeout: float | None, as_json: bool) -> int:
         first = False
         cycle = Cycle(server, cfg, g.manifest_dir, warn=warn)
         result = None
-        try:
+        try:  # no server, a tmux error, a broken bundled manifest: cli/main.py reports
             result = cycle.run()
-        except NoServer:
-            common.err("tma: no tmux server running")
-            return common.FAIL
         except Timeout:
             if not slow_noted:
                 slow_noted = True
                 common.err("tma: tmux slow to respond; still waiting")
-        except TmuxError as exc:
-            common.err(f"tma: {exc}")
-            return common.FAIL
-        except BundledManifestError as exc:
-            common.err(str(exc))
-            return common.FAIL
+        if result is not None and not pane_checked:
+            pane_checked = True  # a --pane that does not exist at the start: exit 3 now
+            if waiter.kind == waiting.PANE and all(
+                    p.pane_id != waiter.pane for p in result.first_snapshot.panes):
+                raise common.NoPane(waiter.pane)
 
         if result is not None:
             git = GitInfo() if sel.needs_git else None
