@@ -77,14 +77,15 @@ class Flag:
 class Arg:
     """One positional argument."""
 
-    __slots__ = ("name", "help", "choices", "optional")
+    __slots__ = ("name", "help", "choices", "optional", "type")
 
     def __init__(self, name: str, help: str, choices: tuple[str, ...] | None = None,
-                 optional: bool = False) -> None:
+                 optional: bool = False, type: str | None = None) -> None:
         self.name = name
         self.help = help
         self.choices = choices
         self.optional = optional
+        self.type = type
 
     def synopsis(self) -> str:
         return f"[{self.name}]" if self.optional else self.name
@@ -191,7 +192,8 @@ YES = Flag("-y", "--yes", help="Apply every change without asking.")
 
 _DEBUG = (
     Command("explain", "Run detection on a live pane or a saved capture and show why.",
-            args=(Arg("PANE", "A live pane id, e.g. %3 (or use --capture).", optional=True),),
+            args=(Arg("PANE", "A live pane id, e.g. %3 (or use --capture).", optional=True,
+                      type="pane"),),
             flags=(
                 Flag("--capture", metavar="FILE",
                      help="A saved screen in the fixture format instead of a live pane."),
@@ -206,7 +208,7 @@ _DEBUG = (
             exits=(OK, (1, "no server, no such pane, an unreadable capture, an unknown agent"),
                    USAGE)),
     Command("capture", "Print a pane in the fixture format (header, ---, raw screen).",
-            args=(Arg("PANE", "A live pane id, e.g. %3."),),
+            args=(Arg("PANE", "A live pane id, e.g. %3.", type="pane"),),
             exits=(OK, (1, "no server, or no such pane"), USAGE)),
     Command("stamp", "Apply exactly one guarded write to a pane (test harness).",
             internal=True,
@@ -532,6 +534,8 @@ def _fill(parser, cmd: Command) -> None:
             kw["nargs"] = "?"
         if arg.choices:
             kw["choices"] = arg.choices
+        if arg.type:
+            kw["type"] = _TYPES[arg.type]
         parser.add_argument(arg.name.lower(), **kw)
     if cmd.subcommands:
         subs = parser.add_subparsers(dest="sub", required=True, metavar="SUBCOMMAND",
