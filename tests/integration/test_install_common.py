@@ -199,9 +199,9 @@ def test_usage_and_unknown_agents(inst):
 
 
 def test_command_is_registered():
-    from tma.cli.main import COMMANDS
+    from tma.cli.spec import COMMANDS
 
-    assert COMMANDS["install-hooks"] == "install_hooks"
+    assert COMMANDS["install-hooks"].module == "install_hooks"
 
 
 # ---------------------------------------------------------------- read refusals

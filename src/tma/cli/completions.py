@@ -67,7 +67,7 @@ def _positionals(cmd: str) -> tuple[str, ...]:
     c = spec.COMMANDS[cmd]
     words = tuple(s.name for s in c.subcommands if not s.internal)
     for arg in c.args:
-        words += arg.choices or ()
+        words += arg.values or ()
     if cmd == "help":
         words += tuple(public_commands())
     return words

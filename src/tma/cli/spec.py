@@ -77,15 +77,17 @@ class Flag:
 class Arg:
     """One positional argument."""
 
-    __slots__ = ("name", "help", "choices", "optional", "type")
+    __slots__ = ("name", "help", "choices", "optional", "type", "values")
 
     def __init__(self, name: str, help: str, choices: tuple[str, ...] | None = None,
-                 optional: bool = False, type: str | None = None) -> None:
+                 optional: bool = False, type: str | None = None,
+                 values: tuple[str, ...] | None = None) -> None:
         self.name = name
         self.help = help
-        self.choices = choices
+        self.choices = choices  # enforced by the parser
         self.optional = optional
         self.type = type
+        self.values = values if values is not None else choices  # offered by completion
 
     def synopsis(self) -> str:
         return f"[{self.name}]" if self.optional else self.name
@@ -324,8 +326,9 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                         help="The tmux config file to name in the status-line advice.")),
             exits=(OK, (1, "a step failed or was declined"), USAGE)),
     Command("install-hooks", "Wire an agent's own hooks to tma (diff first, then ask).",
+            # not choices: a user manifest may name an agent; the command says which exist
             args=(Arg("AGENT", "The agent to wire (required unless --all or --check).",
-                      choices=HOOK_AGENTS, optional=True),),
+                      values=HOOK_AGENTS, optional=True),),
             flags=(
                 Flag("--all", help="Every agent that already carries tma wiring."),
                 Flag("--uninstall", help="Remove tma's wiring instead."),
