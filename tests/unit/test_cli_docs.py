@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "reference" / "cli.md"
 MAN = ROOT / "docs" / "man" / "tma.1"
 CLI = ROOT / "src" / "tma" / "cli"
-FLAG = re.compile(r"(?<![\w`-])--[a-z][a-z-]+")
+FLAG = re.compile(r"(?<![\w-])--[a-z][a-z-]+")
 PUBLIC = [c for c in spec.public() if c.name != "help"]
 
 

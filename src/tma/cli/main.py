@@ -157,10 +157,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def _known(cmd: str | None) -> str | None:
     """The command to name in a usage message: only a real one (not `--bogus`)."""
-    if cmd in HOT:
+    if cmd is None or cmd in HOT:
         return cmd
-    spec = sys.modules.get("tma.cli.spec")
-    return cmd if spec is not None and cmd in spec.COMMANDS else None
+    from tma.cli import spec  # only on the error path
+
+    return cmd if cmd in spec.COMMANDS else None
 
 
 def _quiet_stdout() -> None:
