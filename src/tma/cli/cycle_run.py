@@ -7,14 +7,17 @@ import sys
 from tma.cli import common
 
 
-def run(g: common.Globals, cfg, *, produce: bool = True):
+def run(g: common.Globals, cfg, *, produce: bool = True, report: bool = True):
     """One cycle. NoServer, TmuxError and BundledManifestError reach cli/main.py's
-    error boundary (exit 1)."""
+    error boundary (exit 1). `report`: name broken user manifests on stderr even when
+    the cycle did not need the full set."""
     from tma.runtime.cycle import Cycle
 
     server = common.server(g, cfg)
     cycle = Cycle(server, cfg, g.manifest_dir, warn=sys.stderr.write)
     result = cycle.run(produce=produce)
+    if report:
+        common.report_manifests(g, cfg)
     if g.debug_timing:
         sys.stderr.write(result.stats.line() + "\n")
     return server, result

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 from tma.cli import common, spec
+from tma.ui import text
 
 
 def main(argv: list[str]) -> int:
@@ -57,7 +57,7 @@ def explain_capture(g: common.Globals, args) -> int:
                          now=at + 10, prev=prior, cfg=cfg.fold())
     doc = explain.document(det, extra={"agent": name, "capture": args.capture})
     if args.json:
-        sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+        sys.stdout.write(text.dumps(doc) + "\n")
         return 0
     sys.stdout.write(render_text(doc))
     return 0

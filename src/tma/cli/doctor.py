@@ -264,10 +264,14 @@ def main(argv: list[str]) -> int:
     server = common.server(g, cfg)
     # no server, a tmux error, a broken bundled manifest: reported by cli/main.py (exit 1)
     doc = doctor.gather(server, cfg, g.manifest_dir, common.now_ms())
-    if args.json:
-        import json
+    from tma.runtime import manifests
 
-        sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+    manifests.report_skipped([(i["file"], i["problem"]) for i in doc["manifests"]["issues"]],
+                             sys.stderr.write)
+    if args.json:
+        from tma.ui import text
+
+        sys.stdout.write(text.dumps(doc) + "\n")
     else:
         sys.stdout.write(render(doc))
     if args.exit_code:

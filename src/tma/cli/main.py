@@ -127,6 +127,11 @@ def dispatch(argv: list[str]) -> int:
     return sys.modules[f"tma.cli.{module}"].main(sub_argv)
 
 
+def _utf8(stream) -> bool:
+    enc = getattr(stream, "encoding", None) or "utf-8"  # no encoding: a StringIO, fine
+    return enc.lower().replace("-", "").replace("_", "") in ("utf8", "utf8sig")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["event"]:
@@ -134,6 +139,10 @@ def main(argv: list[str] | None = None) -> int:
         from tma.cli import event
 
         return event.main(argv[1:])
+    if not (_utf8(sys.stdout) and _utf8(sys.stderr)):
+        from tma.ui import text  # a non-UTF-8 locale: every write degrades, none raises
+
+        text.degrade(sys.stdout, sys.stderr)
     cmd = None
     try:
         cmd = find_command(argv)[0]
