@@ -350,6 +350,27 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             ),
             exits=(OK, (1, "an unknown or hookless agent, a declined prompt, a file that "
                            "cannot be written, --check drift"), USAGE)),
+    Command("install-keys", "Write tma's tmux key file and source it from your tmux.conf.",
+            flags=(
+                Flag("--check", help="Only verify: the managed file is current, sourced "
+                                     "exactly once, and its hooks are on the running server."),
+                Flag("--uninstall", help="Remove the managed file and the marked line (your "
+                                         "tmux.conf back byte for byte)."),
+                Flag("--mouse", help="Also bind clicks on the tma status segments (needs "
+                                     "`set -g mouse on`, which tma never sets)."),
+                Flag("--no-daemon", help="Leave the daemon launcher line out of the file."),
+                YES,
+                Flag("--conf", metavar="PATH",
+                     help="The tmux.conf to edit (default: the first of ~/.tmux.conf, "
+                          "$XDG_CONFIG_HOME/tmux/tmux.conf, ~/.config/tmux/tmux.conf)."),
+                Flag("--config-dir", metavar="DIR",
+                     help="Where the managed tmux.conf goes (else TMA_CONFIG_DIR, else "
+                          "$XDG_CONFIG_HOME/tma)."),
+            ),
+            exits=(OK, (1, "--check drift, a declined or aborted prompt, a file that cannot "
+                           "be written"), USAGE),
+            notes="Shows the diff first, then asks; with a tmux server running, asks again "
+                  "before loading the file into it."),
     Command("uninstall", "Remove every hook wiring, the tmux hooks and every tma option.",
             flags=(YES,) + AGENT_FILES + (CONFIG_DIR,),
             exits=(OK, (1, "a declined prompt or a file that cannot be written"), USAGE)),

@@ -32,6 +32,9 @@ STALE = "stale"  # ours on a hook tma no longer installs here (retired, or focus
 ABSENT = "absent"  # a hook tma does not install here, and nothing of ours on it
 
 STATE_PREFIX = "hooks-state"
+#: The slot `tma install-keys`'s managed file sets the hooks at (re-sourcing it
+#: replaces rather than appends); the preferred entry of ours when there are several.
+MANAGED_INDEX = 73
 
 
 # ---------------------------------------------------------------- places
@@ -155,10 +158,12 @@ def classify(entries: list[tuple[str, int, str]], recorded: list[tuple[str, int]
         if hook not in wanted:
             out.append(HookState(hook, STALE if ours else ABSENT, [i for i, _ in ours], rec))
             continue
-        expected = attention.normalize(attention.hook_command(hook, tma_bin, flags))
-        current = [i for i, c in ours if attention.normalize(c) == expected]
-        # the recorded entry first, then the lowest: that one is kept (or rewritten)
-        current.sort(key=lambda i: (i not in rec, i))
+        # the managed key file's entry carries no socket flag (run-shell has $TMUX)
+        expected = {attention.normalize(attention.hook_command(hook, tma_bin, f))
+                    for f in (flags, [])}
+        current = [i for i, c in ours if attention.normalize(c) in expected]
+        # the managed slot, else the recorded entry, then the lowest: that one is kept
+        current.sort(key=lambda i: (i != MANAGED_INDEX, i not in rec, i))
         others = sorted((i for i, _ in ours if i not in current), key=lambda i: (i not in rec, i))
         if current:
             state = PRESENT
@@ -181,6 +186,27 @@ def inspect(server: Server, *, focus_events: bool = False, cdir: str | None = No
         os.path.join(base, f"{STATE_PREFIX}.toml"))
     return classify(attention.read_hooks(server), recorded, focus_events=focus_events,
                     tma_bin=tma_bin or resolve_tma(), flags=server.flags())
+
+
+IN_MANAGED_FILE = "managed_file"  # set by install-keys' file on every new server
+SERVER_ONLY = "server_only"  # on the running server only: gone when tmux restarts
+NOWHERE = "missing"
+
+
+def owned_by_keys(cdir: str) -> str | None:
+    """The managed key file when it installs the hooks (then it is their owner:
+    `install-hooks` adds them to a running server but never removes them)."""
+    from tma.install import keys
+
+    path = keys.managed_path(cdir)
+    return path if keys.holds_hooks(keys.read(path)) else None
+
+
+def persistence(states: list[HookState], cdir: str | None = None) -> str:
+    """Where the hooks live: in the managed key file, on the running server only, nowhere."""
+    if owned_by_keys(config_dir(cdir)):
+        return IN_MANAGED_FILE
+    return SERVER_ONLY if any(s.state == PRESENT for s in states) else NOWHERE
 
 
 def problem(st: HookState) -> str | None:
@@ -231,6 +257,11 @@ def ensure(server: Server, *, uninstall: bool = False, check: bool = False, yes:
         return []
     except TmuxError as exc:
         return [f"tmux hooks: cannot read the tmux server: {exc}"]
+    owner = owned_by_keys(cdir) if uninstall and not check else None
+    if owner:
+        out.write(f"tmux: the attention hooks stay: {owner} (tma install-keys) sets them on "
+                  "every tmux server; `tma install-keys --uninstall` removes them\n")
+        return []
     path = state_path(cdir, sock)
     recorded = read_state(path)
     if not recorded:
