@@ -424,7 +424,10 @@ def test_wired_agent_pane_is_tier_2(srv):
     pane = srv.agent_pane("claude")
     install(srv, "claude")
     r = doctor(srv, bundled=True)
-    assert r.section("hooks") == "hooks:   ✓ after-select-pane, ✓ session-window-changed"
+    assert r.section("hooks") == ("hooks:   ✓ after-select-pane, ✓ session-window-changed\n"
+                                  "  - on the running server only: gone when tmux restarts "
+                                  "(tma install-keys keeps them)")
+    assert r.doc["tmux_hooks_persistence"] == "server_only"
     assert [(h["hook"], h["present"], h["hook_state"]) for h in r.doc["tmux_hooks"]] == [
         ("after-select-pane", True, "present"), ("session-window-changed", True, "present")]
     wrapper = srv.env["TMA_WRAPPER_PATH"]
@@ -498,7 +501,10 @@ def test_drifted_and_wiped_tmux_hooks_count(srv):
     assert r.doc["warnings"] == 2 and r.rc == 1
     install(srv, "claude")  # repairs both
     r = doctor(srv, bundled=True)
-    assert r.section("hooks") == "hooks:   ✓ after-select-pane, ✓ session-window-changed"
+    assert r.section("hooks") == ("hooks:   ✓ after-select-pane, ✓ session-window-changed\n"
+                                  "  - on the running server only: gone when tmux restarts "
+                                  "(tma install-keys keeps them)")
+    assert r.doc["tmux_hooks_persistence"] == "server_only"
     assert r.doc["warnings"] == 0 and r.rc == 0
 
 

@@ -90,6 +90,15 @@ _STATUS_WORDS = {"wired": "wired", "incomplete": "incomplete", "not_installed": 
                  "hookless": "hookless", "no_adapter": "no installer"}
 
 
+_PERSISTENCE = {
+    "managed_file": "kept: in the managed key file (tma install-keys), so every new tmux "
+                    "server has them",
+    "server_only": "on the running server only: gone when tmux restarts (tma install-keys "
+                   "keeps them)",
+    "missing": "missing: neither in a managed key file nor on the running server",
+}
+
+
 def _hooks(doc: dict) -> list[str]:
     from tma.runtime import doctor
 
@@ -104,7 +113,8 @@ def _hooks(doc: dict) -> list[str]:
                                "(tma install-hooks AGENT installs them with the agent's wiring)")]
     marks = ", ".join(f"{'✓' if h['present'] else '✗'} {h['hook']}"
                       + ("" if h["present"] else f" ({h['hook_state']})") for h in hooks)
-    out = [_line("hooks", marks)]
+    out = [_line("hooks", marks), _item(_PERSISTENCE.get(doc.get("tmux_hooks_persistence"),
+                                                         _PERSISTENCE["missing"]))]
     out += [_item(h["problem"]) for h in hooks if h["problem"]]
     if any(not h["present"] for h in hooks):
         if wired:

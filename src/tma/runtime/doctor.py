@@ -259,14 +259,17 @@ def section_tmux_hooks(ctx: Context) -> dict:
                                     cdir=inst.config_dir,
                                     tma_bin=inst.ctx.tma_bin if inst.ctx is not None else None)
     except TmuxError as exc:
-        return {"tmux_hooks": [], "tmux_hooks_error": str(exc) or "tmux failed"}
+        return {"tmux_hooks": [], "tmux_hooks_error": str(exc) or "tmux failed",
+                "tmux_hooks_persistence": None}
     out = []
     for st in states:
         if st.state == tmux_hooks.ABSENT:
             continue
         out.append({"hook": st.hook, "present": st.state == tmux_hooks.PRESENT,
                     "hook_state": st.state, "problem": tmux_hooks.problem(st)})
-    return {"tmux_hooks": out, "tmux_hooks_error": None}
+    # where they live: install-keys' managed file (every new server) or this server only
+    return {"tmux_hooks": out, "tmux_hooks_error": None,
+            "tmux_hooks_persistence": tmux_hooks.persistence(states, inst.config_dir)}
 
 
 def section_wrapper(ctx: Context) -> dict:
