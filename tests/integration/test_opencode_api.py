@@ -306,17 +306,21 @@ def test_resolve_reads_a_real_config_file(tmp_path):
 
 # ---------------------------------------------------------------- probe (doctor)
 
-def test_probe_reads_the_pending_list(server):
-    server.routes[("GET", "/permission")] = (200, "application/json",
-                                             json.dumps([{"id": RID}]).encode())
+def test_probe_reads_opencodes_health(server):
+    server.routes[("GET", "/global/health")] = (
+        200, "application/json", b'{"healthy":true,"version":"1.18.33"}')
     res = api.probe(server.url, 0.5)
-    assert res.outcome == "replied" and res.body == [{"id": RID}]
-    assert server.requests[0]["method"] == "GET"
+    assert res.outcome == "replied" and res.body["version"] == "1.18.33"
+    assert [(r["method"], r["path"]) for r in server.requests] == [("GET", "/global/health")]
 
 
-def test_probe_of_something_that_is_not_opencode_is_an_error(server):
-    server.routes[("GET", "/permission")] = (200, "application/json", b'{"hello": 1}')
-    assert api.probe(server.url, 0.5).outcome == "error"
+@pytest.mark.parametrize("route", [(200, "application/json", b'{"hello": 1}'),
+                                   (200, "text/html", b"<html></html>"), None])
+def test_probe_of_something_that_is_not_opencode_is_an_error(server, route):
+    if route is not None:
+        server.routes[("GET", "/global/health")] = route
+    res = api.probe(server.url, 0.5)
+    assert res.outcome == "error" and server.url in res.message
 
 
 def test_probe_of_a_closed_port_is_an_error():

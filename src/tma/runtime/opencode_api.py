@@ -151,16 +151,19 @@ def reject_question(endpoint: str, request_id: str, timeout_s: float) -> ApiResu
 
 
 def probe(endpoint: str, timeout_s: float) -> ApiResult:
-    """A cheap read of the v1 plane `act` uses: GET {endpoint}/permission (the pending
-    permission requests). `replied` means the endpoint answers like OpenCode."""
+    """A cheap check that OpenCode answers at `endpoint`: GET {endpoint}/global/health,
+    which 1.18.33 answers `{"healthy": true, "version": …}` in milliseconds (the first
+    read of the v1 plane boots the project instance and can take a second or more).
+    `replied` means OpenCode answers; its `body` is the health document."""
     why = _usable(endpoint)
     if why:
         return ApiResult(ERROR, why)
     base = str(endpoint).rstrip("/")
-    res = _http("GET", base, "/permission", None, timeout_s)
-    if res.outcome == REPLIED and not isinstance(res.body, list):
-        return ApiResult(ERROR, f"{base} answered GET /permission with something that is not "
-                                "OpenCode's list of pending permissions", res.status, res.url)
+    res = _http("GET", base, "/global/health", None, timeout_s)
+    if res.outcome == VANISHED or (res.outcome == REPLIED and not (
+            isinstance(res.body, dict) and res.body.get("healthy") is True)):
+        return ApiResult(ERROR, f"{base} answers, but not like OpenCode's server (GET "
+                                "/global/health)", res.status, res.url)
     return res
 
 
@@ -225,7 +228,7 @@ def _http(method: str, base: str, path: str, payload: dict | None,
         resp = conn.getresponse()
         raw = resp.read(_MAX_BODY + 1)
         status = resp.status
-    except (TimeoutError, socket.timeout):
+    except TimeoutError:
         return _timed_out(url, timeout_s)
     except ConnectionRefusedError:
         return ApiResult(ERROR, _unreachable(base, "connection refused"), None, url)
