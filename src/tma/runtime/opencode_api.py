@@ -128,7 +128,13 @@ def _usable(endpoint: str) -> str | None:
     why = check_endpoint(endpoint, allow_remote=getattr(endpoint, "source", "") == "config")
     if why is None:
         return None
-    return f"tma does not send to the API endpoint {endpoint!r}: {why}"
+    return f"tma does not send to the API endpoint {_shown(endpoint)}: {why}"
+
+
+def _shown(value: object) -> str:
+    """Pane text quoted for a message: escaped and capped."""
+    text = repr(str(value)[:80])
+    return text + "…" if len(str(value)) > 80 else text
 
 
 def _safe_id(request_id: str) -> bool:
@@ -173,7 +179,7 @@ def _answer(endpoint: str, kind: str, request_id: str, verb: str, payload: dict 
     if why:
         return ApiResult(ERROR, why)
     if not _safe_id(request_id):
-        return ApiResult(ERROR, f"tma does not send the {kind} request id {request_id!r}: "
+        return ApiResult(ERROR, f"tma does not send the {kind} request id {_shown(request_id)}: "
                                 "an id is 1-128 letters, digits, '_' or '-'")
     base = str(endpoint).rstrip("/")
     res = _http("POST", base, f"/{kind}/{request_id}/{verb}", payload, timeout_s)
