@@ -662,9 +662,10 @@ def test_opencode_api_line_says_whether_the_endpoint_answers(srv):
         live = f"http://127.0.0.1:{httpd.server_address[1]}"
         srv.tmux("set-option", "-p", "-t", pane, "@agent_api_endpoint", live)
         r = doctor(srv, bundled=True)
+        act = ("tma act approve/deny reply over HTTP" if row(r, pane)["act_uses_api"]
+               else "tma act does not use this lane yet (it refuses OpenCode's prompts)")
         assert api_line(r, pane) == (f"api: {live} (from the pane) answers (OpenCode 1.18.33): "
-                                     "tma act approve/deny reply over HTTP; permission "
-                                     "request per_42 is pending")
+                                     f"{act}; permission request per_42 is pending")
         assert row(r, pane)["endpoint_ok"] is True and r.doc["warnings"] == 0 and r.rc == 0
         # ... or the config fallback when the pane's value is not a loopback URL
         srv.tmux("set-option", "-p", "-t", pane, "@agent_api_endpoint",

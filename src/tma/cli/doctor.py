@@ -6,10 +6,9 @@ renders them as text and turns them into an exit code.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from tma.cli import common
+from tma.cli import common, spec
 
 LABEL = 9  # "ambient: " and friends, padded to one column
 
@@ -253,8 +252,10 @@ def _api_line(a: dict) -> str:
     api, pending = a["api"], a["permission_request"]
     if api["answers"]:
         who = f"OpenCode {api['version']}" if api["version"] else "OpenCode"
-        return (f"{api['endpoint']} ({'from the pane' if api['source'] == 'pane' else 'from config'}"
-                f") answers ({who}): tma act approve/deny reply over HTTP"
+        where = "from the pane" if api["source"] == "pane" else "from config"
+        act = ("tma act approve/deny reply over HTTP" if a.get("act_uses_api")
+               else "tma act does not use this lane yet (it refuses OpenCode's prompts)")
+        return (f"{api['endpoint']} ({where}) answers ({who}): {act}"
                 + (f"; permission request {pending} is pending" if pending else ""))
     if api["endpoint"] is None:
         bad = f" (its {api['stamped']!r} is not a loopback URL)" if api["stamped"] else ""
@@ -276,30 +277,13 @@ def render(doc: dict) -> str:
 
 
 def main(argv: list[str]) -> int:
-    g, rest = common.split_globals(argv)
-    p = argparse.ArgumentParser(prog="tma doctor",
-                                description="diagnose detection tiers and silent disablers")
-    p.add_argument("--json", action="store_true", help="the schema-1 JSON document")
-    p.add_argument("--exit-code", action="store_true",
-                   help="exit 1 on any warning or pane below its manifest's tier")
-    args = p.parse_args(rest)
+    g, _, args = spec.parse("doctor", argv)
     cfg = common.load_config(g)
     from tma.runtime import doctor
-    from tma.runtime.manifests import BundledManifestError
-    from tma.tmux.adapter import NoServer, TmuxError
 
     server = common.server(g, cfg)
-    try:
-        doc = doctor.gather(server, cfg, g.manifest_dir, common.now_ms())
-    except NoServer:
-        common.err("tma: no tmux server running")
-        return common.FAIL
-    except TmuxError as exc:
-        common.err(f"tma: {exc}")
-        return common.FAIL
-    except BundledManifestError as exc:
-        common.err(str(exc))
-        return common.FAIL
+    # no server, a tmux error, a broken bundled manifest: reported by cli/main.py (exit 1)
+    doc = doctor.gather(server, cfg, g.manifest_dir, common.now_ms())
     from tma.runtime import manifests
 
     manifests.report_skipped([(i["file"], i["problem"]) for i in doc["manifests"]["issues"]],

@@ -39,8 +39,11 @@ BELOW_TIER = (HOOK_INCOMPLETE, HOOK_NOT_INSTALLED)
 #: Agent wiring that makes the tmux hooks and the wrapper matter (and count).
 CARRIES_WIRING = (HOOK_WIRED, HOOK_INCOMPLETE)
 
-#: The agent whose permission prompts tma answers over its server API ([api.<agent>]).
+#: The agent whose permission prompts are answered over its server API ([api.<agent>]).
 API_AGENT = "opencode"
+#: Does `tma act` send that agent's approve/deny over the API lane (tma.runtime.opencode_api)?
+#: Not yet: act refuses OpenCode's prompts. The broker that wires the lane flips this.
+ACT_USES_API = False
 #: doctor's probe of that API: one short GET per distinct endpoint.
 API_PROBE_TIMEOUT_S = 0.5
 
@@ -359,6 +362,7 @@ def _agent(ctx: Context, pane, stamp, ident) -> dict:
         "window_covered": None if model is None else model in ctx.cfg.telemetry_windows,
         "endpoint_ok": None if api is None else api["answers"],
         "api": api,
+        "act_uses_api": None if api is None else ACT_USES_API,
         "permission_request": opts.get("@agent_permission_request") or None,
         # The pane registered by hook (@agent_session) but its state is screen-read.
         "hook_demoted": bool(stamp is not None and stamp.session
