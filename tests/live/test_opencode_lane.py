@@ -6,9 +6,12 @@ nothing listens, and the plugin reports the SDK's default `http://localhost:4096
 
   * with `--port N`: the stamp is http://127.0.0.1:N, the health probe answers, and a real
     pending permission is answered over HTTP: `once` runs the tool, `reject` refuses it,
-    and a second reply to an answered request is `vanished` (404).
+    and a second reply to an answered request is `vanished` (404); `tma doctor`'s `api:`
+    line says the endpoint answers.
   * without a port: the stamp is the fallback, nothing listens on the opencode process,
-    and a reply is an `error` that names the endpoint and says to start with `--port`.
+    and a reply is an `error` that names the endpoint and says to start with `--port`;
+    `tma doctor` says the endpoint does not answer and the pending request cannot be
+    answered.
 
 Both run in hooked mode (the plugin is what stamps the endpoint and the request id).
 """
@@ -82,6 +85,21 @@ def pending_permission(sc: Scenario) -> str:
     return wait_option(sc, "@agent_permission_request", bool)
 
 
+def doctor_api_line(sc: Scenario) -> str:
+    """The `api:` line `tma doctor` prints under the agent's pane."""
+    res = sc.server.tma("doctor", timeout=60)
+    assert res.returncode == 0, f"tma doctor -> {res.returncode}: {res.stderr}"
+    lines = res.stdout.splitlines()
+    [start] = [i for i, ln in enumerate(lines) if ln.strip().startswith(f"{sc.pane} opencode")]
+    block = []
+    for ln in lines[start + 1:]:
+        if not ln.startswith("      "):
+            break
+        block.append(ln.strip())
+    [line] = [ln for ln in block if ln.startswith("api:")]
+    return line
+
+
 def quit_agent(sc: Scenario) -> None:
     for key, _ in sc.agent.exit_steps:
         sc.keys(key)
@@ -102,6 +120,8 @@ def test_a_real_pending_permission_is_answered_over_http(scenario_factory):
     health = api.probe(resolved, 5.0)
     assert health.outcome == "replied", health.message
     assert health.body.get("version") == BASE.version
+    line = doctor_api_line(sc)
+    assert line.startswith(f"api: {endpoint} (from the pane) answers (OpenCode {BASE.version})"), line
 
     # approve: `once` over HTTP, no key sent; the tool runs and the turn finishes
     rid = pending_permission(sc)
@@ -146,6 +166,10 @@ def test_without_a_port_nothing_listens_and_the_reply_says_how_to_fix_it(scenari
         assert res.outcome == "vanished", res.message  # ...and it is not this opencode
         pytest.skip(f"another server answers at {api.SDK_FALLBACK}: {res.message}")
     assert api.SDK_FALLBACK in res.message and "--port" in res.message
+    line = doctor_api_line(sc)
+    assert line.startswith(f"api: {api.SDK_FALLBACK} does not answer: nothing answers at "
+                           f"{api.SDK_FALLBACK} (connection refused)"), line
+    assert line.endswith(f"permission request {rid} is pending and tma act cannot answer it")
     # nothing was answered: the dialog is still up and tma still says blocked
     time.sleep(1.0)
     assert "Permission required" in sc.screen()
