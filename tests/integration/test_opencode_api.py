@@ -325,3 +325,19 @@ def test_probe_of_something_that_is_not_opencode_is_an_error(server, route):
 
 def test_probe_of_a_closed_port_is_an_error():
     assert api.probe(f"http://127.0.0.1:{free_port()}", 0.5).outcome == "error"
+
+
+@pytest.mark.parametrize("endpoint", [
+    "http://127.0.0.1:4096", "http://localhost:4096", "http://[::1]:4096",
+    "http://127.0.0.2:4096", "http://127.0.0.1:4096/", "http://127.0.0.1:4096/opencode",
+    "https://localhost:4096",
+])
+def test_loopback_endpoints_are_accepted(endpoint):
+    assert api.check_endpoint(endpoint) is None
+    assert api.resolve_endpoint({"@agent_api_endpoint": endpoint}, None) == endpoint.rstrip("/")
+
+
+def test_a_base_path_prefixes_the_route(server):
+    server.routes[("POST", f"/opencode/permission/{RID}/reply")] = (
+        200, "application/json", b"true")
+    assert api.reply_permission(server.url + "/opencode", RID, "once", 2.0).outcome == "replied"
