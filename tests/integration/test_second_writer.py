@@ -42,6 +42,8 @@ def test_a_nameless_valid_stamp_is_listed_and_kept(srv):
         assert srv.options(pane) == before  # read, never rewritten or removed
     plain = srv.tma("status", "--format", "plain", check=True).stdout
     assert plain == "●1"
+    text = srv.tma("ls", check=True)
+    assert pane in text.stdout and "working" in text.stdout and text.stderr == ""
     # doctor names it as another producer's pane
     srv.env.setdefault("XDG_RUNTIME_DIR", str(srv.root / "run"))
     doc = json.loads(srv.tma("doctor", "--json", check=True).stdout)
