@@ -99,9 +99,10 @@ def _walked_pid(pane, names: tuple[str, ...]) -> int:
     return pick_pid(matches) if matches else 0
 
 
-def _loses(prev: codec.Stamp | None, now: int) -> bool:
-    """Client-side view of the hook guard: a stored hook claim with newer evidence."""
-    return prev is not None and prev.source == states.SOURCE_HOOK and now < prev.evidence_at
+def _loses(ev: _Event) -> bool:
+    """The hook guard over the options just read: a stored hook claim with strictly
+    newer evidence. Such an event changes nothing, so it is not sent at all."""
+    return write.would_hold(P.Guard(P.HOOK_ARBITRATE, at=ev.now), ev.pane.options)
 
 
 class _Event:
@@ -172,7 +173,7 @@ def _replied(ev: _Event, out: Outcome) -> None:
         else "@agent_question_request"
     reply = top_level(ev.payload, ("reply",)).get("reply", "")
     if (kind == "permission-replied" and reply in ("once", "always") and prev is not None
-            and prev.state == states.BLOCKED and not _loses(prev, ev.now)):
+            and prev.state == states.BLOCKED and not _loses(ev)):
         # OpenCode 1.18 fires tool.execute.before BEFORE it asks, so nothing else
         # reports the approved tool running until it finishes: the approval is the
         # working edge (a reject is followed by session.idle, which idles the pane).
@@ -211,7 +212,7 @@ def _state_event(ev: _Event, out: Outcome) -> None:
     plan = decision.plan
     if episode:
         plan = plan.replace(episode_reset=True, guard=P.Guard(P.UNCONDITIONAL))
-    elif _loses(prev, ev.now):
+    elif _loses(ev):
         return  # the stored claim is newer evidence: this event changes nothing
     _stamp(ev, decision, plan, pid, out)
     if (ev.table.name == "claude" and ev.kind == "PermissionRequest"
