@@ -268,3 +268,19 @@ def test_refresh_commits_only_over_the_stamp_it_read(srv):
     before = srv.options(pane)
     apply(srv, late)
     assert srv.options(pane) == before
+
+
+@pytest.mark.parametrize("evidence", ["1700000000", "", "1800000020000"])
+def test_would_hold_reads_evidence_as_tmux_does(srv, evidence):
+    """Raw stored text, as the server compares it: legacy seconds are a small number."""
+    pane = srv.shell_pane()
+    stored = dict(HOOK_CLAIM, **{"@agent_evidence_at": evidence})
+    if not evidence:
+        del stored["@agent_evidence_at"]
+    before = seed(srv, pane, stored)
+    guard = P.Guard(P.HOOK_ARBITRATE, at=NOW)
+    apply(srv, write.render(pane, plan("idle", guard, source="hook"), NOW, name="fake",
+                            pid=11))
+    held = srv.options(pane) == before
+    assert held is (evidence == "1800000020000")
+    assert write.would_hold(guard, before) is held
