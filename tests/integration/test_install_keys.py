@@ -1,0 +1,262 @@
+"""`tma install-keys` against real files and real tmux servers.
+
+The user's tmux.conf (own bindings, comments, source-file lines, no final newline,
+a symlink) comes back byte for byte on uninstall; a NEW server started from it after
+a kill-server has the bindings and the attention hooks, and the hooks clear a done
+mark on navigation there; re-runs change nothing; `--check` names each drift; the
+prompts abort, decline and refuse a non-terminal cleanly; loading into a running
+server leaves one copy of each hook; the hooks' one owner is the managed file.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tma.install import tmux_hooks
+from tma.tmux import attention as att
+from tma.tmux.adapter import Server
+
+USER_CONF = ("# my own tmux.conf\n"
+             "set -g prefix C-a\n"
+             "bind h select-pane -L   # vim keys stay mine\n"
+             "bind-key -T prefix r source-file ~/.tmux.conf \\; display 'reloaded'\n"
+             "set-hook -g after-select-pane 'display-message mine'\n"
+             "source-file -q ~/.tmux.local.conf\n"
+             "\n"
+             "set -g status-right '#(date)'")  # no final newline
+INDEX = tmux_hooks.MANAGED_INDEX
+
+
+@pytest.fixture
+def home(srv):
+    """The user's real conf lives in dotfiles/, ~/.tmux.conf is a symlink to it."""
+    dots = srv.root / "dotfiles"
+    dots.mkdir()
+    target = dots / "tmux.conf"
+    target.write_bytes(USER_CONF.encode())
+    (srv.home / ".tmux.conf").symlink_to(target)
+    return srv.home / ".tmux.conf", target
+
+
+def keys(srv, *args: str, **kw) -> subprocess.CompletedProcess:
+    return srv.tma("install-keys", *args, **kw)
+
+
+def managed(srv) -> Path:
+    return srv.root / "config" / "tma" / "tmux.conf"
+
+
+def start_with(srv, conf: Path) -> None:
+    """A fresh server reading `conf` (srv.tmux always passes -f /dev/null)."""
+    subprocess.run([srv.tmux_bin, "-u", "-L", srv.name, "-f", str(conf), "new-session", "-d",
+                    "-s", "s", "-x", "120", "-y", "40", f"exec {srv.fake('fakeagent')} 100000"],
+                   check=True, env=srv.env, timeout=10, capture_output=True)
+    srv.started = True
+
+
+def kill_server(srv) -> None:
+    subprocess.run([srv.tmux_bin, "-L", srv.name, "kill-server"], env=srv.env,
+                   capture_output=True, timeout=10)
+    srv.wait_for(lambda: subprocess.run([srv.tmux_bin, "-L", srv.name, "list-sessions"],
+                                        env=srv.env, capture_output=True).returncode != 0)
+
+
+def server_of(srv) -> Server:
+    return Server(srv.tmux_bin, socket_name=srv.name)
+
+
+def ours(srv, hook: str) -> dict[int, str]:
+    return {i: c for h, i, c in att.read_hooks(server_of(srv)) if h == hook and "clear-attention"
+            in c}
+
+
+def test_round_trip_restores_the_users_bytes_through_the_symlink(srv, home):
+    link, target = home
+    r = keys(srv, "--yes")
+    assert r.returncode == 0, r.stderr
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    text = target.read_text()
+    assert text.startswith(USER_CONF + "\n")
+    assert text.count("# tma keys") == 1 and text.endswith("# tma keys (newline added)\n")
+    assert managed(srv).read_text().startswith("# tma keybindings")
+    assert "created" not in managed(srv).read_text().split("hooks")[0] or \
+        "# tma created: " + str(srv.root / "config" / "tma") in managed(srv).read_text()
+    r = keys(srv, "--uninstall", "--yes")
+    assert r.returncode == 0, r.stderr
+    assert target.read_bytes() == USER_CONF.encode()
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert not managed(srv).exists()
+    assert not (srv.root / "config" / "tma").exists()  # the folder tma created
+    assert (srv.root / "config").is_dir()  # one it did not create stays
+
+
+def test_a_conf_created_by_tma_goes_away_again(srv):
+    conf = srv.home / ".tmux.conf"
+    assert keys(srv, "--yes").returncode == 0
+    assert conf.read_text().endswith("# tma keys\n") and len(conf.read_text().splitlines()) == 1
+    assert keys(srv, "--uninstall", "--yes").returncode == 0
+    assert not conf.exists() and not managed(srv).exists()
+    assert sorted(os.listdir(srv.home)) == []
+
+
+def test_a_new_server_from_the_conf_has_the_keys_and_the_hooks_and_they_clear(srv, home):
+    link, _ = home
+    assert keys(srv, "--yes").returncode == 0
+    start_with(srv, link)
+    kill_server(srv)  # what a reboot does to install-hooks' hooks
+    start_with(srv, link)
+    assert "jump --attention" in srv.tmux("list-keys", "-T", "prefix", "j")
+    assert "jump --blocked" in srv.tmux("list-keys", "-T", "prefix", "g")
+    assert "select-pane -L" in srv.tmux("list-keys", "-T", "prefix", "h")  # the user's wins
+    for hook in att.DEPARTURE_HOOKS:
+        assert list(ours(srv, hook)) == [INDEX]
+    states = tmux_hooks.inspect(server_of(srv), cdir=str(srv.root / "config" / "tma"))
+    assert {s.hook: s.state for s in states}["after-select-pane"] == tmux_hooks.PRESENT
+    assert tmux_hooks.persistence(states, str(srv.root / "config" / "tma")) == "managed_file"
+    # the user's own after-select-pane entry survived beside ours
+    assert "display-message mine" in srv.tmux("show-hooks", "-g", "after-select-pane")
+    r = keys(srv, "--check")
+    assert r.returncode == 0 and r.stdout == "tma: keybindings OK\n", r.stderr
+
+    # a done mark clears on navigation, with no install-hooks ever run on this server
+    first = srv.display("s:0", "#{pane_id}")
+    second = srv.tmux("split-window", "-d", "-t", first, "-P", "-F", "#{pane_id}",
+                      f"exec {srv.fake('fakeagent')} 100000").strip()
+    srv.tmux("set-option", "-p", "-t", second, "@agent_attention", "1")
+    srv.tmux("select-pane", "-t", second)
+    srv.wait_for(lambda: srv.option(second, "@agent_attention") == "", timeout=5)
+    srv.tmux("set-option", "-p", "-t", second, "@agent_attention", "1")
+    srv.tmux("select-pane", "-t", first)  # leaving it clears it too
+    srv.wait_for(lambda: srv.option(second, "@agent_attention") == "", timeout=5)
+
+
+def test_re_runs_change_nothing_and_check_names_each_drift(srv, home):
+    _, target = home
+    assert keys(srv, "--yes").returncode == 0
+    before = (target.read_bytes(), managed(srv).read_bytes(), managed(srv).stat().st_mtime_ns)
+    r = keys(srv, "--yes")
+    assert r.returncode == 0 and "nothing to change" in r.stdout
+    assert (target.read_bytes(), managed(srv).read_bytes(),
+            managed(srv).stat().st_mtime_ns) == before
+    assert keys(srv, "--check").returncode == 0
+
+    r = keys(srv, "--check", "--mouse")
+    assert r.returncode == 1 and "is not what `tma install-keys --mouse` writes" in r.stderr
+    text = target.read_text()
+    target.write_text(text + text.splitlines()[-1] + "\n")
+    r = keys(srv, "--check")
+    assert r.returncode == 1 and "sources it 2 times" in r.stderr
+    target.write_text(USER_CONF)
+    r = keys(srv, "--check")
+    assert r.returncode == 1 and "does not source it" in r.stderr
+    managed(srv).unlink()
+    r = keys(srv, "--check")
+    assert r.returncode == 1 and "is missing" in r.stderr
+    assert "run `tma install-keys` to repair" in r.stderr
+    assert target.read_text() == USER_CONF  # --check writes nothing
+
+
+def test_check_sees_a_running_server_without_the_hooks(srv, home):
+    assert keys(srv, "--yes").returncode == 0
+    srv.shell_pane()  # started with -f /dev/null: the managed file never loaded
+    r = keys(srv, "--check")
+    assert r.returncode == 1
+    assert "the running tmux server: tmux hook after-select-pane: missing" in r.stderr
+
+
+def test_a_non_terminal_declines_and_writes_nothing(srv, home):
+    _, target = home
+    r = keys(srv)
+    assert r.returncode == 1
+    assert "pass --yes" in r.stderr and "declined; would write" in r.stderr
+    assert target.read_text() == USER_CONF and not managed(srv).exists()
+
+
+def _on_a_pty(srv, answer: bytes | None, *args: str) -> tuple[int, str]:
+    """install-keys with a terminal on stdin: type `answer`, or SIGINT it at the prompt."""
+    master, slave = os.openpty()
+    argv = [sys.executable, "-m", "tma", "--socket-name", srv.name, "install-keys", *args]
+    proc = subprocess.Popen(argv, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=srv.env)
+    os.close(slave)
+    out = b""
+    deadline = time.monotonic() + 20
+    while b"[y/N]" not in out and time.monotonic() < deadline:
+        out += os.read(proc.stdout.fileno(), 4096)
+    assert b"[y/N]" in out
+    if answer is None:
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+    else:
+        os.write(master, answer)
+    _, err = proc.communicate(timeout=20)
+    os.close(master)
+    return proc.returncode, err.decode()
+
+
+@pytest.mark.parametrize("answer, message", [(b"\x04", "aborted; no changes written"),
+                                             (None, "aborted; no changes written"),
+                                             (b"n\n", "declined; would write"),
+                                             (b"\n", "declined; would write")])
+def test_the_prompt_aborts_or_declines(srv, home, answer, message):
+    _, target = home
+    rc, err = _on_a_pty(srv, answer)
+    assert rc == 1 and message in err, err
+    assert target.read_text() == USER_CONF and not managed(srv).exists()
+
+
+def test_yes_at_the_prompt_writes(srv, home):
+    rc, err = _on_a_pty(srv, b"y\n")
+    assert rc == 0, err
+    assert managed(srv).exists()
+
+
+def test_loading_into_a_running_server_leaves_one_copy_of_each_hook(srv, home):
+    srv.shell_pane()
+    cdir = str(srv.root / "config" / "tma")
+    out = io.StringIO()
+    # install-hooks first: its own entries (appended, with the socket flag)
+    assert tmux_hooks.ensure(server_of(srv), config_dir=cdir, out=out) == []
+    appended = ours(srv, "after-select-pane")
+    assert list(appended) != [INDEX]
+    r = keys(srv, "--yes")
+    assert r.returncode == 0, r.stderr
+    assert "loaded into the running tmux server" in r.stdout
+    for hook in att.DEPARTURE_HOOKS:
+        assert list(ours(srv, hook)) == [INDEX], hook
+    assert "jump --attention" in srv.tmux("list-keys", "-T", "prefix", "j")
+    assert keys(srv, "--check").returncode == 0
+    # install-hooks agrees, and its uninstall leaves the managed file's hooks alone
+    assert tmux_hooks.ensure(server_of(srv), check=True, config_dir=cdir) == []
+    out = io.StringIO()
+    assert tmux_hooks.ensure(server_of(srv), uninstall=True, config_dir=cdir, out=out) == []
+    assert "the attention hooks stay" in out.getvalue()
+    assert list(ours(srv, "after-select-pane")) == [INDEX]
+    # install-keys' uninstall unbinds its keys; the hooks go back to install-hooks
+    r = keys(srv, "--uninstall", "--yes")
+    assert r.returncode == 0, r.stderr
+    assert srv.tmux("list-keys", "-T", "prefix", "j", check=False).strip() == ""
+    assert "select-pane -L" not in srv.tmux("list-keys", "-T", "prefix", "g", check=False)
+    out = io.StringIO()
+    assert tmux_hooks.ensure(server_of(srv), uninstall=True, config_dir=cdir, out=out) == []
+    assert ours(srv, "after-select-pane") == {}
+
+
+def test_doctor_says_where_the_hooks_live(srv, home):
+    link, _ = home
+    assert keys(srv, "--yes").returncode == 0
+    start_with(srv, link)
+    r = srv.tma("doctor")
+    assert "kept: in the managed key file" in r.stdout
+    import json
+
+    doc = json.loads(srv.tma("doctor", "--json").stdout)
+    assert doc["tmux_hooks_persistence"] == "managed_file"
