@@ -110,9 +110,19 @@ def test_shim_without_prior_command(inst):
     data = json.loads(inst.claude.read_text())
     assert data["statusLine"]["type"] == "command"
     res = run_shim(data["statusLine"]["command"], shim_env(inst))
-    assert res.returncode == 0 and res.stdout == "" and res.stderr == ""
+    # its own minimal line (any statusLine replaces Claude's "? for shortcuts" hint)
+    assert res.returncode == 0 and res.stdout == "Opus \u00b7 1% context\n"
+    assert res.stderr == ""
     wait_file(inst.bin / "tma.args")
     assert (inst.bin / "tma.stdin").read_text() == PAYLOAD
+    claude = ('{"model":{"display_name":"Opus 4.8 (1M context)"},"context_window":'
+              '{"current_usage":{"input_tokens":9},"used_percentage":41.5},'
+              '"rate_limits":{"five_hour":{"used_percentage":99}}}')
+    res = run_shim(data["statusLine"]["command"], shim_env(inst), claude)
+    assert res.stdout == "Opus 4.8 (1M context) \u00b7 42% context\n"
+    res = run_shim(data["statusLine"]["command"], shim_env(inst),
+                   '{"context_window":null,"rate_limits":{"five_hour":{"used_percentage":9}}}')
+    assert res.returncode == 0 and res.stdout == ""
     inst.ok("claude", "--uninstall", "--yes")
     assert "statusLine" not in json.loads(inst.claude.read_text())
 

@@ -12,6 +12,12 @@ render its stdout. The shim is a POSIX sh command that:
    group so a compound command sees the whole payload. Its stdout is the status line
    and its exit status the shim's.
 
+With no command of the user's to chain, the shim prints a minimal line of its own,
+the model and the context used (`Opus · 42% context`), read from the same payload by
+one POSIX awk (`MINIMAL`): any statusLine at all takes the place of Claude's footer
+hint ("? for shortcuts", seen on 2.1.197 and 2.1.332), so printing nothing would
+leave that line blank. A payload without either field prints nothing.
+
 Only `command` changes: sibling keys (`type`, `padding`, …) stay as they were.
 Recognition is the substring `event --agent <agent> --kind context`; the user's command
 is everything after the separator, so editing it inside the shim keeps it recognised and
@@ -26,6 +32,41 @@ import shlex
 SEP = " & printf '%s' \"$_TMA_SL\" | "
 OPEN = "{\n"
 CLOSE = "\n}"
+
+# The line printed when there is no user command: model · context %. Claude sends
+# context_window.used_percentage; Cursor total_input_tokens / context_window_size.
+_AWK = r"""BEGIN { RS = "\001" }
+{ s = s $0 }
+END {
+  W = "[ \t\r\n]*"
+  m = ""
+  if (match(s, "\"display_name\"" W ":" W "\"[^\"]*\"")) {
+    m = substr(s, RSTART, RLENGTH); sub("^[^:]*:" W "\"", "", m); sub("\"$", "", m)
+    gsub("[[:cntrl:]]", "", m)
+  }
+  c = ""; i = index(s, "\"context_window\"")
+  if (i && match(t = substr(s, i + 16), "^" W ":" W "[{]")) {
+    t = substr(t, RLENGTH); d = 0
+    for (j = 1; j <= length(t); j++) {
+      ch = substr(t, j, 1)
+      if (ch == "{") d++
+      else if (ch == "}" && --d == 0) break
+    }
+    t = substr(t, 1, j)
+    if (match(t, "\"used_percentage\"" W ":" W "[0-9.]+"))
+      c = int(num(substr(t, RSTART, RLENGTH)) + 0.5)
+    else if (match(t, "\"total_input_tokens\"" W ":" W "[0-9]+")) {
+      u = num(substr(t, RSTART, RLENGTH))
+      if (match(t, "\"context_window_size\"" W ":" W "[0-9]+") && (z = num(substr(t, RSTART, RLENGTH))) > 0)
+        c = int(100 * u / z + 0.5)
+    }
+    if (c != "") c = c "% context"
+  }
+  if (m != "" && c != "") print m " \302\267 " c
+  else if (m != "" || c != "") print m c
+}
+function num(kv) { sub("^[^:]*:[^0-9]*", "", kv); return kv + 0 }"""
+MINIMAL = "{ printf '%s' \"$_TMA_SL\" | awk '" + _AWK + "'; }"
 
 WIRED = "wired"
 STALE = "stale"
@@ -49,7 +90,7 @@ def build(agent: str, tma_bin: str | None, inner: str | None) -> str:
         "} >/dev/null 2>&1"
     )
     if not inner:
-        return forward + " &"
+        return forward + " & " + MINIMAL
     return forward + SEP + OPEN + inner + CLOSE
 
 
