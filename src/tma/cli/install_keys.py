@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 
 from tma.cli import common, spec
 
@@ -364,14 +365,32 @@ def _check(g, ctx: Ctx) -> int:
     return 0
 
 
+@dataclass
+class Request:
+    """One install-keys run (what its flags say; `tma init` builds one too)."""
+
+    yes: bool = False
+    check: bool = False
+    uninstall: bool = False
+    mouse: bool = False
+    no_daemon: bool = False
+    conf: str | None = None
+    config_dir: str | None = None
+
+
+def run(g, cfg, req: Request) -> int:
+    ctx = Ctx(req, cfg)
+    if req.check:
+        return _check(g, ctx)
+    if req.uninstall:
+        return _uninstall(g, ctx)
+    return _install(g, ctx)
+
+
 def main(argv: list[str]) -> int:
     g, _, args = spec.parse("install-keys", argv)
     if args.check and args.uninstall:
         raise common.UsageError("--check and --uninstall are exclusive")
-    cfg = common.load_config(g)
-    ctx = Ctx(args, cfg)
-    if args.check:
-        return _check(g, ctx)
-    if args.uninstall:
-        return _uninstall(g, ctx)
-    return _install(g, ctx)
+    req = Request(yes=args.yes, check=args.check, uninstall=args.uninstall, mouse=args.mouse,
+                  no_daemon=args.no_daemon, conf=args.conf, config_dir=args.config_dir)
+    return run(g, common.load_config(g), req)
