@@ -260,3 +260,15 @@ def test_doctor_says_where_the_hooks_live(srv, home):
 
     doc = json.loads(srv.tma("doctor", "--json").stdout)
     assert doc["tmux_hooks_persistence"] == "managed_file"
+
+
+def test_the_mouse_group_loads_and_keeps_tmux_s_window_click(srv, home):
+    assert keys(srv, "--yes", "--mouse").returncode == 0
+    srv.shell_pane()
+    srv.tmux("source-file", str(managed(srv)))  # raises on any line tmux refuses
+    left = srv.tmux("list-keys", "-T", "root", "MouseDown1Status")
+    assert "tma:blocked" in left and "jump --blocked" in left and "switch-client" in left
+    assert "jump --menu" in srv.tmux("list-keys", "-T", "root", "MouseDown3StatusRight")
+    assert keys(srv, "--check", "--mouse").returncode == 0
+    r = keys(srv, "--check")
+    assert r.returncode == 1 and "is not what `tma install-keys` writes" in r.stderr
