@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from ptyclient import PtyClient
 
 from tma.install import tmux_hooks
 from tma.tmux import attention as att
@@ -272,3 +273,33 @@ def test_the_mouse_group_loads_and_keeps_tmux_s_window_click(srv, home):
     assert keys(srv, "--check", "--mouse").returncode == 0
     r = keys(srv, "--check")
     assert r.returncode == 1 and "is not what `tma install-keys` writes" in r.stderr
+
+
+def test_prefix_g_from_a_real_client_runs_the_tma_the_file_names(srv, home):
+    """The binding's tma (no --socket flag, no --manifest-dir) reaches this server and
+    this user's manifests: a real terminal client types C-a g and lands on the blocked
+    pane, whose mark the jump clears."""
+    link, _ = home
+    agents = srv.root / "config" / "tma" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "fake.toml").write_text((srv.manifests / "fake.toml").read_text())
+    srv.config.write_text("[fold]\nfreshness_secs = 600\n")
+    assert keys(srv, "--yes").returncode == 0
+    start_with(srv, link)
+    here = srv.display("s:0", "#{pane_id}")
+    there = srv.agent_pane()  # s:1, not shown
+    client = PtyClient(srv, "s")
+    try:
+        assert client.pane() == here
+        now = time.time_ns() // 1_000_000
+        for key, value in (("@agent_since", now), ("@agent_state", "blocked"),
+                           ("@agent_detail", "permission"), ("@agent_source", "hook"),
+                           ("@agent_evidence_at", now), ("@agent_name", "fake"),
+                           ("@agent_pid", 0), ("@agent_stamped_at", now),
+                           ("@agent_attention", 1)):
+            srv.tmux("set-option", "-p", "-t", there, key, str(value))
+        client.type(b"\x01g")  # the user's prefix is C-a
+        srv.wait_for(lambda: client.pane() == there, timeout=10)
+        srv.wait_for(lambda: srv.option(there, "@agent_attention") == "", timeout=5)
+    finally:
+        client.close()
