@@ -190,6 +190,7 @@ def _load_into(server, ctx: Ctx, yes: bool) -> int:
     installer drop older copies of the hooks and record them."""
     from tma.install import tmux_hooks
     from tma.install.common import tilde
+    from tma.tmux import keyfile
     from tma.tmux.adapter import TmuxError
 
     try:
@@ -199,11 +200,11 @@ def _load_into(server, ctx: Ctx, yes: bool) -> int:
         common.err("tma: aborted; the running tmux server was not changed")
         return common.FAIL
     if not ok:
-        sys.stdout.write(f"tma: not loaded; a new tmux server loads it (or run: tmux "
-                         f"source-file {tilde(ctx.managed)})\n")
+        sys.stdout.write(f"tma: not loaded; a new tmux server loads it (or run: "
+                         f"tmux source-file {tilde(ctx.managed)})\n")
         return 0
     try:
-        server.run("source-file", ctx.managed)
+        keyfile.load(server, ctx.managed)
     except TmuxError as exc:
         common.err(f"tma: tmux source-file {ctx.managed}: {exc}")
         return common.FAIL
@@ -276,23 +277,6 @@ def _remove_dirs(dirs: list[str]) -> None:
             pass
 
 
-def _unbind(server, text: str | None) -> None:
-    """Take tma's bindings off the running server (only those that are still tma's)."""
-    from tma.tmux.adapter import TmuxError
-
-    for line in (text or "").splitlines():
-        words = line.split()
-        if not line.startswith("bind-key "):
-            continue
-        table, key = ("root", words[2]) if words[1] == "-n" else (words[2], words[3])
-        try:
-            bound = server.run("list-keys", "-T", table, key)
-            if "tma" in bound:
-                server.run("unbind-key", "-T", table, key)
-        except TmuxError:
-            continue
-
-
 def _uninstall(g, ctx: Ctx) -> int:
     changes, dirs = _uninstall_plan(ctx)
     if not changes:
@@ -312,7 +296,9 @@ def _uninstall(g, ctx: Ctx) -> int:
         common.err("tma: aborted; the running tmux server was not changed")
         return common.FAIL
     if ok:
-        _unbind(server, ctx.old_managed)
+        from tma.tmux import keyfile
+
+        keyfile.unbind_ours(server, (ctx.old_managed or "").splitlines())
         sys.stdout.write("tma: unbound on the running server; the attention hooks stay there "
                          "(`tma install-hooks --uninstall` removes them)\n")
     return 0

@@ -25,17 +25,14 @@ import re
 from dataclasses import dataclass, field
 
 from tma.install import tmux_hooks
-from tma.tmux import attention
+from tma.tmux import keyfile
+from tma.tmux.keyfile import MARKED, MARKER, MARKER_NL  # noqa: F401 (re-exported)
 
-MARKER = "# tma keys"
-#: the marker when tma had to end the user's last line before appending its own
-MARKER_NL = "# tma keys (newline added)"
 HEADER = "# tma keybindings"
 MANAGED_NAME = "tmux.conf"
 CREATED = "# tma created: "
 NOT_IN_RELEASE = "(not in this release)"
 
-_MARKED = re.compile(r"^\s*source-file\b.*" + re.escape(MARKER) + r"( \(newline added\))?\s*$")
 _BIND = re.compile(r"^\s*bind(?:-key)?\s+(.*)$")
 
 
@@ -64,27 +61,13 @@ def managed_path(cdir: str) -> str:
     return os.path.join(cdir, MANAGED_NAME)
 
 
-def _tmux_str(value: str) -> str:
-    """One tmux config-file word: single quotes when that is literal enough."""
-    if "'" not in value and "\n" not in value:
-        return "'" + value + "'"
-    from tma.tmux.adapter import quote
-
-    return quote(value)
-
-
 def source_line(cdir: str, home: str, env, pinned: bool) -> str:
-    """The marked line. The default places go through tmux's own $XDG_CONFIG_HOME and
+    """The marked line. The default place goes through tmux's own $XDG_CONFIG_HOME and
     $HOME (so a moved HOME still finds it); a pinned dir is written literally."""
     default_xdg = os.path.join(env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"),
                                "tma")
-    if not pinned and os.path.abspath(cdir) == os.path.abspath(default_xdg):
-        where = '"$XDG_CONFIG_HOME/tma/tmux.conf" "$HOME/.config/tma/tmux.conf"'
-    else:
-        from tma.tmux.adapter import quote
-
-        where = quote(managed_path(cdir))
-    return f"source-file -q {where} {MARKER}"
+    literal = pinned or os.path.abspath(cdir) != os.path.abspath(default_xdg)
+    return keyfile.source_line(managed_path(cdir) if literal else None)
 
 
 # ---------------------------------------------------------------- what goes in the file
@@ -111,81 +94,6 @@ class Options:
     user_keys: frozenset[str] = frozenset()  # prefix keys the user's conf binds itself
 
 
-def _sh_tma(tma: str) -> str:
-    import shlex
-
-    return shlex.quote(tma)
-
-
-def _run_shell(tma: str, args: str) -> str:
-    """A run-shell binding (run-shell expands formats: a `#` in the path is doubled)."""
-    return "run-shell " + _tmux_str(_sh_tma(tma).replace("#", "##") + " " + args)
-
-
-def prefix_bindings(opts: Options) -> list[tuple[str, str, bool, str]]:
-    """(key, tmux command, bound in this release?, what it does), in §6.1's order."""
-    t = opts.tma
-    f = opts.features
-    client = '--client "#{client_name}"'
-    return [
-        ("a", f"display-popup -E -w 80% -h 60% {_tmux_str(_sh_tma(t))}", f.picker,
-         "the picker"),
-        ("G", f"split-window -h {_tmux_str(_sh_tma(t) + ' watch')}", f.watch,
-         "tma watch in a split"),
-        ("j", _run_shell(t, f"jump --attention {client}"), True,
-         "jump to the next pane wanting you (blocked, then done)"),
-        ("g", _run_shell(t, f"jump --blocked {client}"), True,
-         "jump to the longest-blocked pane"),
-        ("b", _run_shell(t, f"jump --back {client}"), True,
-         "back to where the last jump left"),
-        ("h", _run_shell(t, f"jump --home {client}"), True,
-         "home: where the jump trail started"),
-        ("A", _run_shell(t, 'act --menu --pane "#{pane_id}"'), f.act_menu,
-         "the action menu for this pane"),
-    ]
-
-
-def mouse_bindings(opts: Options) -> list[str]:
-    """Clicks on `tma status`'s segments (#[range=user|tma:<class>]): left on blocked
-    jumps there, left on another segment opens the picker (without a picker: the jump
-    menu), right on any opens the jump menu. Elsewhere the status line keeps tmux's
-    own behaviour: a left click on a window name still switches to it."""
-    t = opts.tma
-    client = '--client "#{client_name}"'
-    blocked = _run_shell(t, f"jump --blocked {client}")
-    menu = _run_shell(t, f"jump --menu {client}")
-    other = (f"display-popup -E -w 80% -h 60% {_tmux_str(_sh_tma(t))}"
-             if opts.features.picker else menu)
-    is_blocked = _tmux_str("#{==:#{mouse_status_range},tma:blocked}")
-    is_tma = _tmux_str("#{m:tma:*,#{mouse_status_range}}")
-
-    def left(fallback: str | None) -> str:
-        inner = f"if-shell -F {is_tma} {_tmux_str(other)}"
-        if fallback:
-            inner += f" {_tmux_str(fallback)}"
-        return f"if-shell -F {is_blocked} {_tmux_str(blocked)} {_tmux_str(inner)}"
-
-    return [f"bind-key -n MouseDown1Status {left('switch-client -t =')}",
-            f"bind-key -n MouseDown1StatusRight {left(None)}",
-            f"bind-key -n MouseDown3StatusRight if-shell -F {is_tma} {_tmux_str(menu)}"]
-
-
-def hook_lines(opts: Options) -> list[str]:
-    from tma.tmux.adapter import quote
-
-    out = []
-    for hook in tmux_hooks.wanted_hooks(opts.focus_events):
-        command = attention.hook_command(hook, opts.tma_bin, [])
-        out.append(f"set-hook -g {hook}[{tmux_hooks.MANAGED_INDEX}] {quote(command)}")
-    return out
-
-
-def daemon_line(opts: Options) -> str:
-    return ("run-shell -b " + _tmux_str(_sh_tma(opts.tma) +
-                                        ' --socket-path "#{socket_path}" daemon --ensure '
-                                        ">/dev/null 2>&1"))
-
-
 def render(opts: Options) -> str:
     """The whole managed file."""
     lines = [f"{HEADER}: written by `tma install-keys`, rewritten whole on every run.",
@@ -195,22 +103,26 @@ def render(opts: Options) -> str:
     if opts.created:
         lines.append("")
     lines += ["# The attention hooks: arriving at or leaving a pane clears its done mark.",
-              f"# Fixed index {tmux_hooks.MANAGED_INDEX}: sourcing this again replaces them.",
-              *hook_lines(opts), "", "# prefix keys"]
-    for key, command, bound, what in prefix_bindings(opts):
+              f"# Fixed index {keyfile.MANAGED_INDEX}: sourcing this again replaces them.",
+              *(keyfile.hook_line(h, opts.tma_bin)
+                for h in tmux_hooks.wanted_hooks(opts.focus_events)),
+              "", "# prefix keys"]
+    f = opts.features
+    for key, command, bound, what in keyfile.prefix_bindings(
+            opts.tma, picker=f.picker, watch=f.watch, act_menu=f.act_menu):
         if not bound:
-            lines.append(f"# {what} {NOT_IN_RELEASE}: bind-key -T prefix {key} {command}")
+            lines.append(f"# {what} {NOT_IN_RELEASE}: {keyfile.bind(key, command)}")
         elif key in opts.user_keys:
-            lines.append(f"# {what}: your tmux.conf binds prefix {key} itself, left alone: "
-                         f"bind-key -T prefix {key} {command}")
+            lines.append(f"# prefix {key}, left alone (your tmux.conf binds it): {what}: "
+                         f"{keyfile.bind(key, command)}")
         else:
-            lines += [f"# {what}", f"bind-key -T prefix {key} {command}"]
+            lines += [f"# {what}", keyfile.bind(key, command)]
     if opts.mouse:
         lines += ["", "# clicks on the tma status segments (tmux needs `set -g mouse on`)",
-                  *mouse_bindings(opts)]
+                  *keyfile.mouse_bindings(opts.tma, picker=f.picker)]
     if opts.daemon:
         lines += ["", f"# the daemon launcher {NOT_IN_RELEASE}: there is no daemon yet",
-                  f"# {daemon_line(opts)}"]
+                  f"# {keyfile.daemon_line(opts.tma)}"]
     return "\n".join(lines) + "\n"
 
 
@@ -226,9 +138,7 @@ def holds_hooks(text: str | None) -> bool:
     """Does this managed file install the attention hooks (so it owns them)?"""
     if not text or not text.startswith(HEADER):
         return False
-    probe = f"set-hook -g {attention.DEPARTURE_HOOKS[0]}[{tmux_hooks.MANAGED_INDEX}]"
-    return any(line.startswith(probe) and attention.is_ours(line)
-               for line in text.splitlines())
+    return any(keyfile.is_hook_line(line) for line in text.splitlines())
 
 
 # ---------------------------------------------------------------- the user's tmux.conf
@@ -236,7 +146,7 @@ def holds_hooks(text: str | None) -> bool:
 
 def marked(text: str) -> list[int]:
     """Indexes of the lines tma added (its marked source-file lines)."""
-    return [i for i, line in enumerate(text.splitlines()) if _MARKED.match(line)]
+    return [i for i, line in enumerate(text.splitlines()) if MARKED.match(line)]
 
 
 def user_prefix_keys(text: str) -> frozenset[str]:

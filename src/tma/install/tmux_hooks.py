@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import sys
 
-from tma.tmux import attention
+from tma.tmux import attention, keyfile
 from tma.tmux.adapter import NoServer, Server, TmuxError
 
 PRESENT = "present"
@@ -34,7 +34,7 @@ ABSENT = "absent"  # a hook tma does not install here, and nothing of ours on it
 STATE_PREFIX = "hooks-state"
 #: The slot `tma install-keys`'s managed file sets the hooks at (re-sourcing it
 #: replaces rather than appends); the preferred entry of ours when there are several.
-MANAGED_INDEX = 73
+MANAGED_INDEX = keyfile.MANAGED_INDEX
 
 
 # ---------------------------------------------------------------- places

@@ -77,7 +77,7 @@ def test_the_users_bindings_win():
     text = keys.render(_opts(user_keys=frozenset({"j", "h"})))
     live = [line.split()[3] for line in text.splitlines() if line.startswith("bind-key")]
     assert live == ["g", "b"]
-    assert "your tmux.conf binds prefix j itself" in text
+    assert "# prefix j, left alone (your tmux.conf binds it): jump to the next" in text
 
 
 def test_the_hooks_sit_at_the_managed_index_and_match_what_install_hooks_accepts():

@@ -1,0 +1,132 @@
+"""The tmux lines of `tma install-keys`' managed file, and loading it into a server.
+
+Every tmux command the key file holds is built here: the prefix bindings, the mouse
+clicks on `tma status`'s segments, the attention hooks at their fixed index, the
+daemon launcher, and the marked `source-file` line for the user's tmux.conf.
+tma.install.keys puts them together into the file and edits the user's conf.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from tma.tmux import attention
+from tma.tmux.adapter import Server, TmuxError, quote
+
+MARKER = "# tma keys"
+#: the marker when tma had to end the user's last line before appending its own
+MARKER_NL = "# tma keys (newline added)"
+MARKED = re.compile(r"^\s*source-file\b.*" + re.escape(MARKER) + r"( \(newline added\))?\s*$")
+#: the slot the managed file sets each attention hook at (re-sourcing replaces it)
+MANAGED_INDEX = 73
+CLIENT = '--client "#{client_name}"'
+
+
+def word(value: str) -> str:
+    """One tmux config-file word: single quotes when that is literal enough."""
+    if "'" not in value and "\n" not in value:
+        return "'" + value + "'"
+    return quote(value)
+
+
+def _sh(tma: str) -> str:
+    return shlex.quote(tma)
+
+
+def run_shell(tma: str, args: str) -> str:
+    """A run-shell command (run-shell expands formats: a `#` in the path is doubled)."""
+    return "run-shell " + word(_sh(tma).replace("#", "##") + " " + args)
+
+
+def popup(tma: str) -> str:
+    return f"display-popup -E -w 80% -h 60% {word(_sh(tma))}"
+
+
+def prefix_bindings(tma: str, *, picker: bool, watch: bool,
+                    act_menu: bool) -> list[tuple[str, str, bool, str]]:
+    """(key, tmux command, bound in this release?, what it does), in surface §6.1's order."""
+    return [
+        ("a", popup(tma), picker, "the picker"),
+        ("G", f"split-window -h {word(_sh(tma) + ' watch')}", watch, "tma watch in a split"),
+        ("j", run_shell(tma, f"jump --attention {CLIENT}"), True,
+         "jump to the next pane wanting you (blocked, then done)"),
+        ("g", run_shell(tma, f"jump --blocked {CLIENT}"), True,
+         "jump to the longest-blocked pane"),
+        ("b", run_shell(tma, f"jump --back {CLIENT}"), True,
+         "back to where the last jump left"),
+        ("h", run_shell(tma, f"jump --home {CLIENT}"), True,
+         "home: where the jump trail started"),
+        ("A", run_shell(tma, 'act --menu --pane "#{pane_id}"'), act_menu,
+         "the action menu for this pane"),
+    ]
+
+
+def bind(key: str, command: str) -> str:
+    return f"bind-key -T prefix {key} {command}"
+
+
+def mouse_bindings(tma: str, *, picker: bool) -> list[str]:
+    """Clicks on `tma status`'s segments (#[range=user|tma:<class>]): left on blocked
+    jumps there, left on another segment opens the picker (without a picker: the jump
+    menu), right on any opens the jump menu. Elsewhere the status line keeps tmux's
+    own behaviour: a left click on a window name still switches to it."""
+    blocked = run_shell(tma, f"jump --blocked {CLIENT}")
+    menu = run_shell(tma, f"jump --menu {CLIENT}")
+    other = popup(tma) if picker else menu
+    is_blocked = word("#{==:#{mouse_status_range},tma:blocked}")
+    is_tma = word("#{m:tma:*,#{mouse_status_range}}")
+
+    def left(fallback: str | None) -> str:
+        inner = f"if-shell -F {is_tma} {word(other)}"
+        if fallback:
+            inner += f" {word(fallback)}"
+        return f"if-shell -F {is_blocked} {word(blocked)} {word(inner)}"
+
+    return [f"bind-key -n MouseDown1Status {left('switch-client -t =')}",
+            f"bind-key -n MouseDown1StatusRight {left(None)}",
+            f"bind-key -n MouseDown3StatusRight if-shell -F {is_tma} {word(menu)}"]
+
+
+def hook_line(hook: str, tma_bin: str) -> str:
+    """An attention hook at the managed index. No socket flag: a hook's run-shell
+    inherits $TMUX, which names the server it runs in."""
+    command = attention.hook_command(hook, tma_bin, [])
+    return f"set-hook -g {hook}[{MANAGED_INDEX}] {quote(command)}"
+
+
+def is_hook_line(line: str) -> bool:
+    probe = f"set-hook -g {attention.DEPARTURE_HOOKS[0]}[{MANAGED_INDEX}]"
+    return line.startswith(probe) and attention.is_ours(line)
+
+
+def daemon_line(tma: str) -> str:
+    return "run-shell -b " + word(_sh(tma) + ' --socket-path "#{socket_path}" daemon --ensure '
+                                  ">/dev/null 2>&1")
+
+
+def source_line(path: str | None) -> str:
+    """The marked line for the user's tmux.conf: `path` literally, or (None) the default
+    places through tmux's own $XDG_CONFIG_HOME and $HOME."""
+    where = quote(path) if path else \
+        '"$XDG_CONFIG_HOME/tma/tmux.conf" "$HOME/.config/tma/tmux.conf"'
+    return f"source-file -q {where} {MARKER}"
+
+
+def load(server: Server, path: str) -> None:
+    """Source the managed file into a running server (TmuxError when tmux refuses it)."""
+    server.run("source-file", path)
+
+
+def unbind_ours(server: Server, lines: list[str]) -> None:
+    """Take the file's bindings off a server: each key whose binding still runs tma."""
+    for line in lines:
+        words = line.split()
+        if len(words) < 4 or words[0] != "bind-key":
+            continue
+        table, key = ("root", words[2]) if words[1] == "-n" else (words[2], words[3])
+        try:
+            if "tma" in server.run("list-keys", "-T", table, key):
+                server.run("unbind-key", "-T", table, key)
+        except TmuxError:
+            continue
