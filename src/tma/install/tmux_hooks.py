@@ -39,15 +39,9 @@ STATE_PREFIX = "hooks-state"
 
 def config_dir(explicit: str | None = None) -> str:
     """--config-dir > TMA_CONFIG_DIR > $XDG_CONFIG_HOME/tma > ~/.config/tma (empty = unset)."""
-    if explicit:
-        return explicit
-    env = os.environ.get("TMA_CONFIG_DIR")
-    if env:
-        return env
-    xdg = os.environ.get("XDG_CONFIG_HOME")
-    if xdg:
-        return os.path.join(xdg, "tma")
-    return os.path.join(os.path.expanduser("~"), ".config", "tma")
+    from tma.core.paths import Paths
+
+    return Paths(os.environ).config_dir(explicit)
 
 
 def socket_key(socket_path: str) -> str:

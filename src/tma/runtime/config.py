@@ -57,13 +57,10 @@ class Config:
                           self.blocked_decay_secs * 1000, self.freshness_secs * 1000)
 
 
-def default_path() -> str:
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return os.path.join(base, "tma", "config.toml")
-
-
 def resolve_path(explicit: str | None) -> str:
-    return explicit or os.environ.get("TMA_CONFIG") or default_path()
+    from tma.core.paths import Paths
+
+    return Paths(os.environ).config_file(explicit)
 
 
 def _err(path: str, key: str, msg: str) -> ConfigError:

@@ -26,8 +26,9 @@ class BundledManifestError(Exception):
 
 
 def user_dir() -> str:
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return os.path.join(base, "tma", "agents")
+    from tma.core.paths import Paths
+
+    return Paths(os.environ).manifest_dir
 
 
 def _listing(directory: str) -> list[tuple[str, str, int, int]]:

@@ -64,27 +64,6 @@ def _notify_cfg(cfg) -> dict:
     return table if isinstance(table, dict) else {}
 
 
-def enabled(cfg, trigger: str) -> bool:
-    """Is this trigger switched on? blocked/done: listed in `notify.on` (default
-    ["blocked"]); context_high: the `[notify.context_high]` table is present.
-    Says nothing about *who* fires; see from_event()."""
-    n = _notify_cfg(cfg)
-    if trigger == "context_high":
-        return isinstance(n.get("context_high"), dict)
-    if trigger not in ("blocked", "done"):
-        return False
-    return trigger in n.get("on", DEFAULT_ON)
-
-
-def from_event(cfg) -> bool:
-    """May the hook intake fire for itself? TMA_NOTIFY_FROM_EVENT wins when set
-    (exactly "1" = on, any other value = off); unset -> `notify.from_event` (false)."""
-    env = os.environ.get("TMA_NOTIFY_FROM_EVENT")
-    if env is not None:
-        return env == "1"
-    return _notify_cfg(cfg).get("from_event") is True
-
-
 def command_for(cfg, trigger: str) -> str | None:
     """TMA_NOTIFY_CMD (non-empty) replaces every command; else `notify.<trigger>.command`;
     else `notify.command`; else None. An empty string counts as unset."""
@@ -208,9 +187,22 @@ def osc9(note: Note) -> bytes:
 
 
 def runtime_dir() -> str:
-    """$XDG_RUNTIME_DIR/tma, else $TMPDIR/tma, else /tmp/tma (created 0700 on write)."""
-    base = os.environ.get("XDG_RUNTIME_DIR") or os.environ.get("TMPDIR") or "/tmp"
-    return os.path.join(base, "tma")
+    """tma's runtime directory (tma.core.paths: $XDG_RUNTIME_DIR/tma, else a per-user
+    tma-<uid> under the temp dir), created 0700 on write."""
+    from tma.core.paths import Paths
+
+    return Paths(os.environ).runtime_dir
+
+
+def _private_dir() -> str | None:
+    """The runtime directory, created 0700; None when it is not the user's alone
+    (a shared temp dir where someone else made tma-<uid> first)."""
+    from tma.core.paths import private_dir_ok
+
+    d = runtime_dir()
+    os.makedirs(d, mode=0o700, exist_ok=True)
+    st = os.stat(d)
+    return d if private_dir_ok(st.st_mode, st.st_uid, os.getuid()) else None
 
 
 def failure_path() -> str:
@@ -220,8 +212,9 @@ def failure_path() -> str:
 def record_failure(command: str, reason: str, at: int | None = None) -> None:
     """Write the one failure record (newest wins). Silent on any error."""
     try:
-        d = runtime_dir()
-        os.makedirs(d, mode=0o700, exist_ok=True)
+        d = _private_dir()
+        if d is None:
+            return
         path = os.path.join(d, FAILURE_FILE)
         tmp = f"{path}.{os.getpid()}.tmp"
         doc = {"at": int(_now_ms() if at is None else at), "reason": reason, "command": command}
