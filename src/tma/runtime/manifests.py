@@ -21,8 +21,17 @@ if TYPE_CHECKING:
 BUNDLED = "bundled"
 
 
-class BundledManifestError(Exception):
-    pass
+
+
+def __getattr__(name: str):
+    # BundledManifestError is tma.core.bundled's (the one error of a broken bundled
+    # manifest), named here too for the commands; resolved lazily so the hook path,
+    # which reads the cached tables, never imports the bundled loader.
+    if name == "BundledManifestError":
+        from tma.core.bundled import BundledManifestError
+
+        return BundledManifestError
+    raise AttributeError(name)
 
 
 def user_dir() -> str:
@@ -58,13 +67,14 @@ def _bundled_listing() -> list[tuple[str, str, int, int]]:
 
 def _decode(path: str) -> tuple[Any, str | None]:
     if path.startswith(BUNDLED + ":"):
-        # the bundled set ships decoded (tools/gen_bundled_docs.py): no TOML parse
-        from tma.core.manifests._docs import DOCS
+        # the bundled set ships decoded: its one loader, no TOML parse
+        from tma.core import bundled
 
-        stem = os.path.basename(path)[:-len(".toml")]
-        if stem in DOCS:
-            return DOCS[stem], None
-    real = path.removeprefix(BUNDLED + ":")
+        try:
+            return bundled.document(os.path.basename(path)[:-len(".toml")]), None
+        except (bundled.BundledManifestError, KeyError) as exc:
+            return None, str(exc)
+    real = path
     try:
         with open(real, "rb") as fh:
             raw = fh.read()
@@ -143,7 +153,7 @@ def load(manifest_dir: str | None = None, agents_cfg: list[dict[str, Any]] | Non
     skipped: list[tuple[str, str]] = []
     for stem in sorted(candidates):
         for path, doc, err in reversed(candidates[stem]):  # the user's copy first
-            bundled = path.startswith(BUNDLED + ":")
+            is_bundled = path.startswith(BUNDLED + ":")
             shown = path.removeprefix(BUNDLED + ":")
             if err is None:
                 adjusted = _adjust(doc, agents_cfg or [], stem)
@@ -154,8 +164,10 @@ def load(manifest_dir: str | None = None, agents_cfg: list[dict[str, Any]] | Non
                     break
                 except ManifestError as exc:
                     err = str(exc)
-            if bundled:
-                raise BundledManifestError(f"tma: manifest load failed: {shown}: {err}")
+            if is_bundled:
+                from tma.core import bundled
+
+                raise bundled.failure(shown, err)
             skipped.append((shown, err))
     return ManifestSet(manifests, skipped)
 
