@@ -105,9 +105,10 @@ class Inst:
             for name, text in PLACEHOLDERS.items():
                 (adir / name).write_text(text)
             monkeypatch.setattr(common, "ASSET_DIR", str(adir))
-        from tma.cli import install_hooks
+        from tma.install import wiring
 
-        monkeypatch.setattr(install_hooks, "_tmux_hooks", lambda: None)
+        monkeypatch.setattr(wiring, "tmux_hooks_enabled", lambda: False)
+        monkeypatch.setattr(sys, "argv", [str(self.tma)])  # the tma being run
         self.socket = f"tma-install-test-{uuid.uuid4().hex[:12]}"  # no server there
 
     # the per-agent files
@@ -330,7 +331,7 @@ def test_wrapper_path_with_spaces_is_quoted_and_recognised(inst, monkeypatch):
     assert cmds["AfterAgent"] == [f"'{spaced}' gemini AfterAgent"]
     assert inst.ok("--check").out == "tma: hooks OK\n"
     inst.ok("gemini", "--uninstall", "--yes")
-    assert json.loads(inst.gemini.read_text()) == {}
+    assert not inst.gemini.exists()  # tma created it: the uninstall takes it back
 
 
 def test_symlink_written_through_and_mode_kept(inst):
@@ -458,8 +459,9 @@ def test_lookalikes_are_foreign(inst):
 
 
 def test_check_nothing_installed_and_named(inst):
-    res = inst.run("--check")
-    assert res.rc == 0 and res.out == "tma: hooks OK\n"
+    res = inst.run("--check")  # nothing wired: never "hooks OK"
+    assert res.rc == 1 and res.out == ""
+    assert "no agent carries tma wiring, so there is nothing to check" in res.err
     res = inst.run("--check", "claude")
     assert res.rc == 1
     assert res.err.startswith("tma: hook wiring incomplete:\n  - claude: hooks not installed")
@@ -491,7 +493,7 @@ def test_all_touches_only_wired_agents(inst):
     assert not inst.claude.exists() and not inst.codex_config.exists()
     res = inst.ok("--all", "--uninstall", "--yes")
     assert "no agent is wired any more" in res.out
-    assert json.loads(inst.gemini.read_text()) == {}
+    assert not inst.gemini.exists() and not inst.gemini.parent.exists()  # tma made both
     assert not inst.paths["TMA_PI_EXTENSION"].exists()
 
 

@@ -266,6 +266,11 @@ def main(argv: list[str]) -> int:
                    help="exit 1 on any warning or pane below its manifest's tier")
     args = p.parse_args(rest)
     cfg = common.load_config(g)
+    return report(g, cfg, as_json=args.json, exit_code=args.exit_code)
+
+
+def report(g, cfg, *, as_json: bool = False, exit_code: bool = False) -> int:
+    """Gather and print the report (text, or the JSON document); its exit status."""
     from tma.runtime import doctor
     from tma.runtime.manifests import BundledManifestError
     from tma.tmux.adapter import NoServer, TmuxError
@@ -282,13 +287,14 @@ def main(argv: list[str]) -> int:
     except BundledManifestError as exc:
         common.err(str(exc))
         return common.FAIL
-    if args.json:
+    if as_json:
         import json
 
         sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
     else:
         sys.stdout.write(render(doc))
-    if args.exit_code:
+    sys.stdout.flush()
+    if exit_code:
         warnings, below = doc["warnings"], doc["below_expected_tier"]
         if warnings + below > 0:
             common.err(f"tma: doctor: {warnings} warning(s), {below} pane(s) below the tier "

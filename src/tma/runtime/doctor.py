@@ -130,27 +130,27 @@ def below_expected_tier(agents: list[dict]) -> int:
 class Installers:
     """The hook installers' own view of the wiring, computed once per doctor run.
 
-    Everything is read through the installers' public check code (`status()` of each
-    tma.install.<agent> adapter, tma.install.common.wrapper_problems,
-    tma.install.tmux_hooks.inspect) with the context `tma install-hooks` builds without
-    flags, so doctor and `tma install-hooks --check` never disagree.
+    Everything is read through the installers' public check code (each adapter's
+    `status()` through tma.install.wiring, tma.install.common.wrapper_problems,
+    tma.install.tmux_hooks.inspect) with the context `tma install-hooks` prepares
+    without flags (`wiring.prepare(Request())`), so doctor and `tma install-hooks
+    --check` never disagree.
     """
 
     def __init__(self, cfg, mset) -> None:
-        # The installer context (file paths from the environment, the wrapper reference,
-        # the config dir) is built by the install-hooks command module; doctor asks it
-        # for the flagless defaults rather than re-deriving them.
-        from tma.cli import install_hooks as ih
+        from tma.core.paths import Paths
         from tma.install import common as ic
+        from tma.install import registry, wiring
 
-        self.agents: tuple[str, ...] = ih.AGENTS
-        args = ih._parser().parse_args([])
-        self.config_dir: str = ih.config_dir(args)
+        self.agents: tuple[str, ...] = registry.AGENTS
+        self.config_dir: str = Paths(os.environ).config_dir()
         self.error: str | None = None
+        self.setup = None
         self.ctx = None
         self.bare = (cfg.wrapper_ref == "bare")
         try:
-            self.ctx, self.bare, _ = ih._ctx(args, cfg)
+            self.setup = wiring.prepare(wiring.Request(), cfg)
+            self.ctx, self.bare = self.setup.ctx, self.setup.bare
         except ic.InstallError as exc:
             self.error = str(exc)
         self.status: dict[str, tuple[str, list[str]]] = {}
@@ -161,16 +161,15 @@ class Installers:
             self.status[name] = self._status(name, m)
 
     def _status(self, name: str, m) -> tuple[str, list[str]]:
-        import importlib
-
         from tma.install import common as ic
+        from tma.install import wiring
 
         if not m.hook_capable:
             return HOOK_HOOKLESS, []
-        if self.ctx is None:
+        if self.setup is None:
             return HOOK_NOT_INSTALLED, [f"{name}: {self.error}"]
         try:
-            st = importlib.import_module(f"tma.install.{name}").status(self.ctx, m)
+            st = wiring.status(name, self.setup, m)
         except ic.InstallError as exc:
             return HOOK_INCOMPLETE, [f"{name}: {exc}"]
         if st.kind == ic.WIRED:
