@@ -333,11 +333,27 @@ def run_command(argv: list[str], stdin: bytes, child_env: dict[str, str], *, wai
                 timeout: float | None = None) -> tuple[bool, str]:
     """Spawn argv (own process group, stdout/stderr to /dev/null), feed stdin, and with
     wait=True wait up to timeout, then kill the group. Returns (ok, reason)."""
-    import signal
-    import time
+    spawned = _spawn(argv, child_env)
+    if isinstance(spawned, str):
+        return False, spawned
+    pid, feeder = spawned[0], _Feeder(spawned[1], stdin)
+    feeder.feed()
+    if not wait:
+        feeder.close()
+        return True, ""
+    timeout = COMMAND_TIMEOUT if timeout is None else timeout
+    status = _wait(pid, feeder, timeout)
+    feeder.close()
+    if status is None:
+        _kill_group(pid)
+        return False, f"timed out after {timeout:g}s (killed)"
+    return _exit_reason(status)
 
-    if timeout is None:
-        timeout = COMMAND_TIMEOUT
+
+def _spawn(argv: list[str], child_env: dict[str, str]) -> tuple[int, int] | str:
+    """(pid, the write end of its stdin) or why it could not start."""
+    import signal
+
     in_r, in_w = os.pipe()
     actions = [
         (os.POSIX_SPAWN_DUP2, in_r, 0),
@@ -355,59 +371,76 @@ def run_command(argv: list[str], stdin: bytes, child_env: dict[str, str], *, wai
         os.close(in_r)
         os.close(in_w)
         reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-        return False, f"spawn failed: {reason}"
+        return f"spawn failed: {reason}"
     os.close(in_r)
-    pending = memoryview(stdin)
     os.set_blocking(in_w, False)
+    return pid, in_w
 
-    def feed() -> bool:
-        """Write what the pipe takes; True once stdin is closed."""
-        nonlocal pending
+
+class _Feeder:
+    """The child's stdin: written as the pipe takes it, closed once (never blocking)."""
+
+    def __init__(self, fd: int, data: bytes) -> None:
+        self.fd = fd
+        self.pending = memoryview(data)
+        self.closed = False
+
+    def feed(self) -> None:
+        if self.closed:
+            return
         try:
-            while pending:
-                pending = pending[os.write(in_w, pending[:65536]):]
+            while self.pending:
+                self.pending = self.pending[os.write(self.fd, self.pending[:65536]):]
         except BlockingIOError:
-            return False
+            return
         except OSError:
             pass  # the child closed its stdin: it does not want the payload
-        os.close(in_w)
-        return True
+        self.close()
 
-    closed = feed()
-    if not wait:
-        if not closed:
-            os.close(in_w)
-        return True, ""
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            os.close(self.fd)
+
+
+def _wait(pid: int, feeder: _Feeder, timeout: float) -> int | None:
+    """The child's wait status, feeding its stdin meanwhile; None when it outlived timeout."""
+    import time
+
     deadline = time.monotonic() + timeout
     pause = 0.002
     while True:
         try:
             done, status = os.waitpid(pid, os.WNOHANG)
         except ChildProcessError:
-            done, status = pid, 0
+            return 0
         if done:
-            break
-        if not closed:
-            closed = feed()
+            return status
+        feeder.feed()
         if time.monotonic() >= deadline:
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except OSError:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
-            if not closed:
-                os.close(in_w)
-            return False, f"timed out after {timeout:g}s (killed)"
+            return None
         time.sleep(pause)
         pause = min(pause * 2, 0.05)
-    if not closed:
-        os.close(in_w)
+
+
+def _kill_group(pid: int) -> None:
+    """SIGKILL the child's process group (else the child), then reap it."""
+    import signal
+
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+
+
+def _exit_reason(status: int) -> tuple[bool, str]:
     code = os.waitstatus_to_exitcode(status)
     if code == 0:
         return True, ""
