@@ -58,11 +58,26 @@ def _tmux(doc: dict) -> list[str]:
 
 def _ambient(doc: dict) -> list[str]:
     amb = doc["ambient_driver"]
-    if amb["polling"]:
-        return [_line("ambient", f"polling — `tma status` last ran "
-                                 f"{_age(amb['last_poll_age_ms'])} ago")]
-    return [_line("ambient", "NOT polling — nothing runs `tma status`; add #(tma status) to "
-                             "status-right")]
+    age = amb["last_poll_age_ms"]
+    if not amb["polling"]:
+        out = [_line("ambient", "NOT polling — status-right does not run `tma status`; add "
+                                "#(tma status) to status-right")]
+        if age is not None:
+            out.append(_item(f"note: a `tma status` or `tma ls` ran {_age(age)} ago, but "
+                             "nothing runs it from the status line"))
+        return out
+    command = amb["status_command"]
+    if command is not None and not command["runs"]:
+        from tma.install import binary, tmux_status
+
+        out = [_line("ambient", f"✗ status-right runs `tma status`, but {command['problem']}: "
+                                "the status line shows nothing")]
+        out.append(_item(f"tmux runs it with PATH={command['path']}"))
+        out.append(_item("name tma as tmux can run it: "
+                         f"{tmux_status.status_line(binary.tma_command(command['path']))}"))
+        return out
+    when = f"last ran {_age(age)} ago" if age is not None else "has not run yet"
+    return [_line("ambient", f"polling — status-right runs `tma status` ({when})")]
 
 
 def _clients(doc: dict) -> list[str]:
@@ -234,6 +249,9 @@ def _panes(doc: dict) -> list[str]:
             state = f"{a['state']} ({a['source']}, evidence {_age(a['evidence_age_ms'])} ago)"
         out.append(f"  {a['pane']} {a['agent']} {a['locator']} tier {a['tier']} {state}\n")
         out.append(f"      hooks: {_STATUS_WORDS[a['hook_status']]}\n")
+        if a["hooks_pending_restart"]:
+            out.append(f"      restart: this {a['agent']} started before its hooks were "
+                       "installed; they take effect at its next start\n")
         if a["hook_demoted"]:
             out.append("      demoted: registered by hook, but its state is screen-read\n")
         if a["model"] and a["window_covered"] is False:
