@@ -289,6 +289,53 @@ def test_prompt_decline_and_accept(inst):
     assert res.rc == 0 and "Apply this change" not in res.out and "already wired" in res.out
 
 
+class InterruptedStdin(FakeStdin):
+    """A terminal whose user presses Ctrl-C at the prompt."""
+
+    def readline(self, *a):
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_at_the_prompt_aborts_without_a_traceback(inst):
+    orig = write(inst.claude, dump(CLAUDE_ORIG))
+    inst.capsys.readouterr()
+    inst.mp.setattr(sys, "stdin", InterruptedStdin("", True))
+    rc = main(["--socket-name", inst.socket, "install-hooks", "claude"])
+    out, err = inst.capsys.readouterr()
+    assert rc == 1 and "tma: aborted; no changes written" in err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    assert out.endswith("Apply this change? [y/N] \n")  # the cursor leaves the prompt line
+    assert inst.claude.read_bytes() == orig and not inst.wrapper.exists()
+    # Ctrl-D (end of input) says the same
+    res = inst.run("claude", stdin="", tty=True)
+    assert res.rc == 1 and "tma: aborted; no changes written" in res.err
+
+
+def test_a_declined_install_says_would_write(inst):
+    res = inst.run("gemini")  # not a terminal: declined
+    assert res.rc == 1
+    assert f"would write the hook wrapper {inst.wrapper}" in res.out
+    assert "\nwrite the hook wrapper" not in "\n" + res.out
+    res = inst.ok("gemini", "--yes")  # applied: plain "write"
+    assert res.out.startswith(f"write the hook wrapper {inst.wrapper}")
+
+
+def test_every_adapter_flag_is_a_command_line_flag():
+    """The adapters own their file flags; install-hooks and uninstall take each one."""
+    from tma.cli import install_hooks, uninstall
+    from tma.install import registry
+
+    def flags(parser) -> set[str]:
+        return {o for a in parser._actions for o in a.option_strings}
+
+    owned = {f.flag for f in registry.file_options()}
+    assert len(owned) == 8
+    assert owned <= flags(install_hooks._parser())
+    assert owned <= flags(uninstall._parser())
+    for f in registry.file_options():
+        assert f.env.startswith("TMA_") and f.dest.replace("_", "-") == f.flag[2:]
+
+
 # ---------------------------------------------------------------- writes
 
 

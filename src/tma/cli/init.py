@@ -137,7 +137,7 @@ def _status_line(g, cfg, conf: str | None) -> None:
     command = binary.tma_command(_tmux_path(server))
     say(f"    {tmux_status.status_line(command)}")
     if command != binary.NAME:
-        say(f"  (tma is named by its full path: the bare name `tma` does not lead to this tma "
+        say("  (tma is named by its full path: the bare name `tma` does not lead to this tma "
             "on the PATH tmux runs its status line with)")
     say(f"  then reload it: tmux source-file {path}")
 

@@ -93,12 +93,13 @@ def main(argv: list[str]) -> int:
 
 
 def _forget(setup, io) -> None:
-    """tma's own files in its config dir (the statusline choices, the record of what it
-    created) and every now-empty folder it created."""
+    """The tma-hook wrapper tma wrote, tma's own files in its config dir (the statusline
+    choices, the record of what it created) and every now-empty folder it created."""
     import os
 
     from tma.install import statusline
 
+    setup.created.remove_wrapper(setup.ctx.wrapper_path, io)
     setup.created.prune(io)
     try:
         os.unlink(statusline.state_path(setup.config_dir))

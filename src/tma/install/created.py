@@ -101,6 +101,20 @@ class Created:
                                          "else is in it)")
         return change
 
+    def remove_wrapper(self, path: str, io) -> None:
+        """The tma-hook wrapper goes when tma created it and it is still tma's."""
+        if path not in self.files:
+            return
+        try:
+            with open(path, "rb") as fh:
+                if fh.read() != common.asset_bytes(common.WRAPPER_NAME):
+                    return  # edited or replaced since: not tma's to remove any more
+            os.unlink(path)
+        except (OSError, common.InstallError):
+            return
+        self.files.discard(path)
+        io.say(f"tma: removed the hook wrapper {common.tilde(path)} (tma wrote it)")
+
     def prune(self, io) -> None:
         """Remove every recorded folder that is empty now, deepest first."""
         self.files = {f for f in self.files if os.path.lexists(f)}

@@ -285,7 +285,9 @@ def write_tty(tty: str, data: bytes) -> None:
 
 def append_log(path: str, note: Note, at: int) -> None:
     try:
-        path = os.path.expanduser(path)
+        from tma.core.paths import Paths
+
+        path = Paths(os.environ).expand(path)
         parent = os.path.dirname(path)
         if parent:
             os.makedirs(parent, exist_ok=True)
