@@ -587,6 +587,31 @@ def test_end_to_end_subprocess_with_tmux_hooks(srv, tmp_path):
     assert "@agent_state" not in srv.options(pane)  # the last uninstall purges
 
 
+def test_wrapper_shim_and_tmux_hooks_name_the_same_tma(srv, tmp_path):
+    """One answer to "which tma?": the statusline shim and the tmux attention hooks
+    call the tma being run, even with another tma first on PATH (the wrapper's place
+    beside it: test_wrapper_beside_running_tma_by_default)."""
+    import sys
+
+    srv.shell_pane()
+    decoy = tmp_path / "decoy"
+    decoy.mkdir()
+    (decoy / "tma").write_text("#!/bin/sh\nexit 0\n")
+    (decoy / "tma").chmod(0o755)
+    settings = srv.home / ".claude" / "settings.json"
+    env = {"TMA_CLAUDE_SETTINGS": str(settings), "TMA_WRAPPER_PATH": str(tmp_path / "tma-hook"),
+           "PATH": f"{decoy}{os.pathsep}{srv.env['PATH']}"}
+    res = srv.tma("install-hooks", "claude", "--yes", manifests=False, env=env)
+    assert res.returncode == 0, res.stderr
+    running = str(Path(sys.executable).with_name("tma"))  # what `python -m tma` runs as
+    shim = json.loads(settings.read_text())["statusLine"]["command"]
+    assert f"_TMA_BIN={running};" in shim
+    hooks = [line for line in srv.tmux("show-hooks", "-g").splitlines()
+             if "clear-attention" in line]
+    assert hooks and all(running in line and str(decoy) not in line for line in hooks)
+    srv.tma("install-hooks", "claude", "--uninstall", "--yes", manifests=False, env=env)
+
+
 @pytest.mark.skipif(not packaged_assets(), reason="the packaged assets are not there yet")
 def test_installed_commands_reach_tma_through_the_wrapper(inst):
     """The command strings as the agents run them: through a shell (JSON hooks) or as an
