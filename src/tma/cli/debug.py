@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from tma.cli import common
+from tma.ui import text
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -94,7 +94,7 @@ def explain_capture(g: common.Globals, args) -> int:
                          now=at + 10, prev=prior, cfg=cfg.fold())
     doc = explain.document(det, extra={"agent": name, "capture": args.capture})
     if args.json:
-        sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+        sys.stdout.write(text.dumps(doc) + "\n")
         return 0
     sys.stdout.write(render_text(doc))
     return 0

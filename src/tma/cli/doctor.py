@@ -305,10 +305,14 @@ def report(g, cfg, *, as_json: bool = False, exit_code: bool = False) -> int:
     except BundledManifestError as exc:
         common.err(str(exc))
         return common.FAIL
-    if as_json:
-        import json
+    from tma.runtime import manifests
 
-        sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+    manifests.report_skipped([(i["file"], i["problem"]) for i in doc["manifests"]["issues"]],
+                             sys.stderr.write)
+    if as_json:
+        from tma.ui import text
+
+        sys.stdout.write(text.dumps(doc) + "\n")
     else:
         sys.stdout.write(render(doc))
     sys.stdout.flush()

@@ -63,13 +63,7 @@ def main(argv: list[str]) -> int:
     args = _parser().parse_args(rest)
     cfg = common.load_config(g)
 
-    from tma.runtime import manifests
-
-    try:
-        mset = manifests.load(g.manifest_dir, cfg.agents)
-    except manifests.BundledManifestError as exc:
-        common.err(str(exc))
-        return common.FAIL
+    mset = common.load_manifests(g, cfg)
     failed = _wire(g, cfg, mset, args)
     _status_line(g, cfg, args.conf)
     say("tma: init: tma doctor")

@@ -13,7 +13,6 @@ declined prompt, or `--check` drift.
 from __future__ import annotations
 
 import argparse
-import sys
 
 from tma.cli import common
 from tma.install.registry import AGENTS
@@ -70,14 +69,8 @@ def run(g, cfg, req) -> int:
     """One install-hooks run for a parsed request (tma init calls this too)."""
     from tma.install import common as ic
     from tma.install import wiring
-    from tma.runtime import manifests
 
-    try:
-        mset = manifests.load(g.manifest_dir, cfg.agents)
-    except manifests.BundledManifestError as exc:
-        common.err(str(exc))
-        return common.FAIL
-    manifests.report_skipped(mset, sys.stderr.write)
+    mset = common.load_manifests(g, cfg)
     if req.agent:
         problem = wiring.validate_agent(req.agent, mset)
         if problem:

@@ -59,13 +59,8 @@ def main(argv: list[str]) -> int:
 
     from tma.install import common as ic
     from tma.install import wiring
-    from tma.runtime import manifests
 
-    try:
-        mset = manifests.load(g.manifest_dir, cfg.agents)
-    except manifests.BundledManifestError as exc:
-        common.err(str(exc))
-        return common.FAIL
+    mset = common.load_manifests(g, cfg)
     req = wiring.Request.from_args(args, uninstall=True)
     io = wiring.Output()
     try:
