@@ -44,7 +44,8 @@ class Created:
         self.path = os.path.join(config_dir, RECORD)
         self.files = files
         self.dirs = dirs
-        self.config_dir_existed = os.path.isdir(config_dir)
+        # the config dir and its missing parents, made by this run (or its record)
+        self._config_made = _missing_dirs(config_dir)
         self._saved = (set(files), set(dirs))
 
     @classmethod
@@ -70,15 +71,7 @@ class Created:
         """What applying this change will create: the file, then its missing folders."""
         if change.new is None or os.path.lexists(change.path):
             return []
-        made = [change.path]
-        parent = os.path.dirname(os.path.abspath(change.path))
-        while parent and not os.path.exists(parent):
-            made.append(parent)
-            up = os.path.dirname(parent)
-            if up == parent:
-                break
-            parent = up
-        return made
+        return [change.path] + _missing_dirs(os.path.dirname(os.path.abspath(change.path)))
 
     def note(self, made: list[str], change: common.Change) -> None:
         """Record what an applied change created (or forget a file it deleted)."""
@@ -134,7 +127,9 @@ class Created:
     def forget_config_dir(self, io) -> None:
         """The full uninstall's last step: the record goes, and tma's config dir with it
         when tma created it and nothing is left in it."""
-        remove_dir = self.config_dir in self.dirs or not self.config_dir_existed
+        made = sorted({d for d in self.dirs if d == self.config_dir
+                       or self.config_dir.startswith(d + os.sep)} | set(self._config_made),
+                      key=len, reverse=True)
         self.files.clear()
         self.dirs.clear()
         try:
@@ -144,13 +139,12 @@ class Created:
         except OSError:
             return
         self._saved = (set(), set())
-        if remove_dir:
+        for d in made:  # the config dir first, then the parents tma made for it
             try:
-                os.rmdir(self.config_dir)
+                os.rmdir(d)
             except OSError:
                 return
-            io.say(f"tma: removed the empty folder {common.tilde(self.config_dir)} (tma "
-                   "created it)")
+            io.say(f"tma: removed the empty folder {common.tilde(d)} (tma created it)")
 
     # ---------------------------------------------------------------- the record
 
@@ -158,11 +152,23 @@ class Created:
         """Write the record when it changed; silent on failure (it only helps uninstall)."""
         if (self.files, self.dirs) == self._saved:
             return
-        if not self.config_dir_existed:
-            self.dirs.add(self.config_dir)  # this run (or this record) made it
+        self.dirs.update(self._config_made)  # this run (or this record) made them
         doc = {"files": sorted(self.files), "dirs": sorted(self.dirs)}
         try:
             common.write_atomic(self.path, (json.dumps(doc, indent=2) + "\n").encode())
         except OSError:
             return
         self._saved = (set(self.files), set(self.dirs))
+
+
+def _missing_dirs(directory: str) -> list[str]:
+    """directory and each parent of it that does not exist yet, deepest first."""
+    out = []
+    d = os.path.abspath(directory)
+    while d and not os.path.exists(d):
+        out.append(d)
+        up = os.path.dirname(d)
+        if up == d:
+            break
+        d = up
+    return out
