@@ -17,26 +17,14 @@ could not run (no tmux server).
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import sys
 
-from tma.cli import common
+from tma.cli import common, spec
 
 #: process names that name a runtime, not an agent: never evidence an agent is installed.
 GENERIC = frozenset(("node", "bun", "deno", "python", "python3", "ruby", "perl", "sh", "bash",
                      "zsh", "fish", "agent"))
-
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="tma init",
-        description="first run: detect agents, wire their hooks, check the status line, "
-                    "run doctor")
-    p.add_argument("--yes", "-y", action="store_true", help="apply every change without asking")
-    p.add_argument("--config-dir", metavar="DIR", help="tma's config directory")
-    p.add_argument("--conf", metavar="PATH",
-                   help="the tmux config file to name in the status-right advice")
-    return p
 
 
 def detect(mset) -> list[tuple[str, str]]:
@@ -59,11 +47,10 @@ def say(text: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    g, rest = common.split_globals(argv)
-    args = _parser().parse_args(rest)
+    g, _, args = spec.parse("init", argv)
     cfg = common.load_config(g)
 
-    mset = common.load_manifests(g, cfg)
+    mset = common.load_manifests(g, cfg)  # BundledManifestError: cli/main.py
     failed = _wire(g, cfg, mset, args)
     _status_line(g, cfg, args.conf)
     say("tma: init: tma doctor")

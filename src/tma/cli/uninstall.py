@@ -19,48 +19,23 @@ unwired, or the tmux side failed.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from tma.cli import common
-
-#: install-hooks' file options, forwarded as they are (same names, same defaults).
-FILE_FLAGS = (
-    ("--settings", "Claude settings.json"),
-    ("--gemini-settings", "Gemini settings.json"),
-    ("--codex-config", "Codex config.toml"),
-    ("--codex-hooks", "Codex hooks.json"),
-    ("--cursor-hooks", "Cursor hooks.json"),
-    ("--cursor-cli-config", "Cursor cli-config.json"),
-    ("--opencode-plugin", "OpenCode plugin file"),
-    ("--pi-extension", "pi extension file"),
-)
+from tma.cli import common, spec
 
 REMINDER = ("tma: if you added #(tma status) to your tmux status-right by hand, remove it "
             "yourself (tma never edits status-right), then reload: tmux source-file "
             "~/.tmux.conf")
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="tma uninstall",
-        description="remove every agent's tma wiring, the tmux hooks and every tma option")
-    p.add_argument("--yes", "-y", action="store_true", help="apply without asking")
-    for flag, what in FILE_FLAGS:
-        p.add_argument(flag, metavar="PATH", help=what)
-    p.add_argument("--config-dir", metavar="DIR", help="tma's config directory")
-    return p
-
-
 def main(argv: list[str]) -> int:
-    g, rest = common.split_globals(argv)
-    args = _parser().parse_args(rest)
+    g, _, args = spec.parse("uninstall", argv)
     cfg = common.load_config(g)
 
     from tma.install import common as ic
     from tma.install import wiring
 
-    mset = common.load_manifests(g, cfg)
+    mset = common.load_manifests(g, cfg)  # BundledManifestError: cli/main.py
     req = wiring.Request.from_args(args, uninstall=True)
     io = wiring.Output()
     try:
