@@ -120,10 +120,12 @@ def test_the_conf_is_the_first_that_exists(tmp_path):
     xdg = tmp_path / "x"
     env = {"XDG_CONFIG_HOME": str(xdg)}
     assert keys.find_conf(None, str(home), env) == str(home / ".tmux.conf")
+    (home / ".config" / "tmux").mkdir(parents=True)
+    (home / ".config" / "tmux" / "tmux.conf").write_text("")
+    assert keys.find_conf(None, str(home), env) == str(home / ".config" / "tmux" / "tmux.conf")
     (xdg / "tmux").mkdir(parents=True)
     (xdg / "tmux" / "tmux.conf").write_text("")
     assert keys.find_conf(None, str(home), env) == str(xdg / "tmux" / "tmux.conf")
-    home.mkdir()
     (home / ".tmux.conf").symlink_to(tmp_path / "dangling")
     assert keys.find_conf(None, str(home), env) == str(home / ".tmux.conf")
     assert keys.find_conf(str(tmp_path / "c"), str(home), env) == str(tmp_path / "c")

@@ -55,40 +55,48 @@ def _features():
         act_menu=act is not None and any(f.long == "--menu" for f in act.flags))
 
 
-def _tma_command() -> str:
-    try:
-        from tma.install.binary import tma_command
-    except ImportError:  # before tma.install.binary lands: the running tma, absolute
-        from tma.install.tmux_hooks import resolve_tma
+def _tma_command(server) -> str:
+    """tma as the file names it: bare when `tma` on the PATH tmux runs its commands with
+    (the server's, else this environment's minus a virtualenv) is this same tma."""
+    from tma.install import binary
+    from tma.tmux import setup
+    from tma.tmux.adapter import TmuxError
 
-        return resolve_tma()
-    return tma_command()
+    path = None
+    if server is not None:
+        try:
+            path = setup.global_path(server)
+        except TmuxError:
+            path = None
+    return binary.tma_command(path)
 
 
 class Ctx:
-    def __init__(self, args, cfg) -> None:
+    def __init__(self, args, cfg, server) -> None:
+        from tma.core.paths import Paths
         from tma.install import keys, tmux_hooks
-        from tma.install.common import env, home
 
+        paths = Paths(os.environ)
         self.env = {k: v for k, v in os.environ.items() if v}
-        self.home = home()
-        explicit = args.config_dir or env("TMA_CONFIG_DIR")
+        self.home = paths.home
+        explicit = args.config_dir or paths.get("TMA_CONFIG_DIR")
         self.pinned = bool(explicit)
-        self.cdir = os.path.abspath(os.path.expanduser(tmux_hooks.config_dir(explicit)))
+        self.cdir = paths.config_dir(explicit)
         self.conf = keys.find_conf(args.conf, self.home, self.env)
         self.managed = keys.managed_path(self.cdir)
         self.old_managed = keys.read(self.managed)
         self.old_conf = keys.read(self.conf)
         self.line = keys.source_line(self.cdir, self.home, self.env, self.pinned)
         self.cfg = cfg
+        self.server = server  # the running tmux server, or None
         self.tma_bin = tmux_hooks.resolve_tma()
         self.args = args
 
-    def options(self, created: tuple[str, ...]):
+    def options(self, created: tuple[str, ...], tma: str | None = None):
         from tma.install import keys
 
-        return keys.Options(tma=_tma_command(), tma_bin=self.tma_bin, mouse=self.args.mouse,
-                            daemon=not self.args.no_daemon,
+        return keys.Options(tma=tma or _tma_command(self.server), tma_bin=self.tma_bin,
+                            mouse=self.args.mouse, daemon=not self.args.no_daemon,
                             focus_events=self.cfg.focus_events, features=_features(),
                             created=created,
                             user_keys=keys.user_prefix_keys(self.old_conf or ""))
@@ -240,7 +248,7 @@ def _install(g, ctx: Ctx) -> int:
                          f"(one line, marked `# tma keys`)\n")
     else:
         sys.stdout.write("tma: keybindings OK (nothing to change)\n")
-    server = _server(g, ctx.cfg)
+    server = ctx.server
     rc = 0
     if server is not None and (changes or not _server_has_hooks(server, ctx)):
         rc = _load_into(server, ctx, ctx.args.yes)
@@ -287,7 +295,7 @@ def _uninstall(g, ctx: Ctx) -> int:
         return rc
     _remove_dirs(dirs)
     sys.stdout.write("tma: removed the managed key file and its source line\n")
-    server = _server(g, ctx.cfg)
+    server = ctx.server
     if server is None:
         return 0
     try:
@@ -315,8 +323,10 @@ def _check_problems(g, ctx: Ctx) -> list[str]:
     if ctx.old_managed is None:
         return [f"the managed file {tilde(ctx.managed)} is missing"]
     out = []
-    want = keys.render(ctx.options(tuple(keys.created_paths(ctx.old_managed))))
-    if want != ctx.old_managed:
+    created = tuple(keys.created_paths(ctx.old_managed))
+    # tma may be named bare or by its path, as the PATH tmux had at install time allowed
+    names = (None, "tma", ctx.tma_bin)
+    if all(keys.render(ctx.options(created, n)) != ctx.old_managed for n in names):
         out.append(f"the managed file {tilde(ctx.managed)} is not what `{ctx.rerun()}` "
                    "writes")
     lines = (ctx.old_conf or "").splitlines()
@@ -328,7 +338,7 @@ def _check_problems(g, ctx: Ctx) -> list[str]:
     elif lines[at[0]].replace(keys.MARKER_NL, keys.MARKER) != ctx.line:
         out.append(f"{tilde(ctx.conf)} line {at[0] + 1} sources another file: "
                    f"{lines[at[0]].strip()}")
-    server = _server(g, ctx.cfg)
+    server = ctx.server
     if server is not None:
         try:
             states = tmux_hooks.inspect(server, focus_events=ctx.cfg.focus_events,
@@ -365,7 +375,7 @@ class Request:
 
 
 def run(g, cfg, req: Request) -> int:
-    ctx = Ctx(req, cfg)
+    ctx = Ctx(req, cfg, _server(g, cfg))
     if req.check:
         return _check(g, ctx)
     if req.uninstall:

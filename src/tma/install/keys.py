@@ -39,21 +39,15 @@ _BIND = re.compile(r"^\s*bind(?:-key)?\s+(.*)$")
 # ---------------------------------------------------------------- places
 
 
-def candidates(home: str, env) -> list[str]:
-    """Where tmux looks for the user's config, in tmux's order."""
-    out = [os.path.join(home, ".tmux.conf")]
-    xdg = env.get("XDG_CONFIG_HOME")
-    if xdg:
-        out.append(os.path.join(xdg, "tmux", "tmux.conf"))
-    out.append(os.path.join(home, ".config", "tmux", "tmux.conf"))
-    return list(dict.fromkeys(out))
-
-
 def find_conf(explicit: str | None, home: str, env) -> str:
-    """--conf, else the first existing candidate, else ~/.tmux.conf (to be created)."""
+    """--conf, else the first existing of tmux's own search order, else ~/.tmux.conf
+    (to be created). A symlink counts as existing, dangling or not: it is followed."""
+    from tma.core.paths import Paths
+
+    paths = Paths(dict(env, HOME=home))
     if explicit:
-        return os.path.abspath(os.path.expanduser(explicit))
-    cands = candidates(home, env)
+        return paths.expand(explicit)
+    cands = paths.tmux_confs()
     return next((c for c in cands if os.path.lexists(c)), cands[0])
 
 
