@@ -74,11 +74,17 @@ def test_init_wires_detected_agents_and_ends_with_doctor(srv):
     assert "the bare name `tma` does not lead to this tma" in out
     assert "then reload it: tmux source-file ~/.tmux.conf" in out
     assert "tma status" not in srv.tmux("show-options", "-gv", "status-right")
-    assert not (srv.home / ".tmux.conf").exists()
+    # the keys: tmux.conf (none existed) holds just the line sourcing the managed file
+    managed = paths["TMA_CONFIG_DIR"] / "tmux.conf"
+    assert "tma: init: keys (tma install-keys)" in out
+    assert (srv.home / ".tmux.conf").read_text() == \
+        f'source-file -q "{managed}" # tma keys\n'
+    assert "jump --attention" in srv.tmux("list-keys", "-T", "prefix", "j")  # loaded
     # and doctor last
     tail = out[out.index("tma: init: tma doctor\n"):]
     assert "\nwiring:  claude, codex wired; " in tail
-    assert "\nhooks:   ✓ after-select-pane, ✓ session-window-changed\n" in tail
+    assert "\nhooks:   ✓ after-select-pane, ✓ session-window-changed\n" \
+           "  - kept: in the managed key file" in tail
     assert tail.rstrip().endswith("panes (0):")
 
 
@@ -100,7 +106,9 @@ def test_status_right_already_running_tma_status(srv):
     res = srv.tma("init", "--yes", manifests=False)
     assert "add this line to ~/.config/tmux/tmux.conf" in res.stdout  # the existing file
     assert "tmux source-file ~/.config/tmux/tmux.conf" in res.stdout
-    assert conf.read_text() == "# mine\n"
+    # install-keys added its one line to that file, and nothing else
+    assert conf.read_text().startswith("# mine\n")
+    assert conf.read_text().count("\n") == 2 and conf.read_text().endswith("# tma keys\n")
 
 
 def test_declined_prompt_skips_the_agent_and_exits_1(srv):
@@ -111,8 +119,10 @@ def test_declined_prompt_skips_the_agent_and_exits_1(srv):
     assert "tma: aborted; no changes written" in res.stderr
     assert "tma: init: claude was not wired" in res.stderr
     assert "tma: init: codex was not wired" in res.stderr
+    assert "tma: init: the keys were not installed" in res.stderr
     assert res.stderr.rstrip().endswith("tma: init: incomplete: claude not wired; codex not "
-                                        "wired")
+                                        "wired; keys not installed")
+    assert not (srv.home / ".tmux.conf").exists()
     assert not paths["TMA_CLAUDE_SETTINGS"].exists()
     assert not paths["TMA_CODEX_CONFIG"].exists()
     assert "tma: init: tma doctor" in res.stdout and "panes (0):" in res.stdout

@@ -7,12 +7,15 @@
    <agent>` (its diff first, then `Apply this change? [y/N]`; `--yes` applies without
    asking). A declined prompt (a stdin that is not a terminal declines) skips that
    agent and makes init exit 1 at the end.
-3. Report whether the global status-right runs `tma status`. init never edits it: it
+3. Install the keys with `tma install-keys` (the managed tmux file, which also keeps
+   the attention hooks across tmux restarts, and its one source line in tmux.conf:
+   the diff first, then one question; `--yes` applies without asking).
+4. Report whether the global status-right runs `tma status`. init never edits it: it
    prints the line to add, the file to add it to and the reload command.
-4. Run `tma doctor` (the text report).
+5. Run `tma doctor` (the text report).
 
-Exit 0 when every step succeeded; 1 when an agent was declined or failed, or doctor
-could not run (no tmux server).
+Exit 0 when every step succeeded; 1 when an agent or the keys were declined or failed,
+or doctor could not run (no tmux server).
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ def main(argv: list[str]) -> int:
 
     mset = common.load_manifests(g, cfg)  # BundledManifestError: cli/main.py
     failed = _wire(g, cfg, mset, args)
+    failed += _keys(g, cfg, args)
     _status_line(g, cfg, args.conf)
     say("tma: init: tma doctor")
     from tma.cli import doctor
@@ -88,6 +92,19 @@ def _wire(g, cfg, mset, args) -> list[str]:
             common.err(f"tma: init: {name} was not wired (declined or failed); run "
                        f"`tma install-hooks {name}` later")
     return failed
+
+
+def _keys(g, cfg, args) -> list[str]:
+    """Step 3: `tma install-keys` (its diff, its question); what failed."""
+    from tma.cli import install_keys
+
+    say("tma: init: keys (tma install-keys)")
+    req = install_keys.Request(yes=args.yes, conf=args.conf, config_dir=args.config_dir)
+    if install_keys.run(g, cfg, req) != 0:
+        common.err("tma: init: the keys were not installed (declined or failed); run "
+                   "`tma install-keys` later")
+        return ["keys not installed"]
+    return []
 
 
 def _status_line(g, cfg, conf: str | None) -> None:

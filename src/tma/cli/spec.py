@@ -320,10 +320,12 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             exits=(OK, (1, "no tmux server"), USAGE,
                    (3, "the pane does not exist or vanished"),
                    (4, "refused: the pane is not at a permission prompt, or no keys for it"))),
-    Command("init", "First run: detect agents, wire their hooks, check the status line.",
+    Command("init", "First run: detect agents, wire their hooks, install the keys, check "
+                    "the status line.",
             flags=(YES, CONFIG_DIR,
                    Flag("--conf", metavar="PATH",
-                        help="The tmux config file to name in the status-line advice.")),
+                        help="The tmux config file install-keys edits and the status-line "
+                             "advice names.")),
             exits=(OK, (1, "a step failed or was declined"), USAGE)),
     Command("install-hooks", "Wire an agent's own hooks to tma (diff first, then ask).",
             # not choices: a user manifest may name an agent; the command says which exist
