@@ -303,3 +303,29 @@ def test_prefix_g_from_a_real_client_runs_the_tma_the_file_names(srv, home):
         srv.wait_for(lambda: srv.option(there, "@agent_attention") == "", timeout=5)
     finally:
         client.close()
+
+
+def test_bytes_that_are_not_utf8_survive_and_an_unreadable_conf_is_named(srv):
+    conf = srv.home / ".tmux.conf"
+    raw = b"# caf\xe9 in latin-1\r\nset -g mouse on\r\n"
+    conf.write_bytes(raw)
+    r = keys(srv, "--yes")
+    assert r.returncode == 0, r.stderr
+    assert conf.read_bytes().startswith(raw) and "\ufffd" in r.stdout  # shown as �
+    assert keys(srv, "--uninstall", "--yes").returncode == 0
+    assert conf.read_bytes() == raw
+    conf.unlink()
+    conf.mkdir()
+    r = keys(srv, "--yes")
+    assert r.returncode == 1 and f"tma: cannot read {conf}: Is a directory" in r.stderr
+
+
+def test_a_dangling_symlinked_conf_gets_its_target_and_keeps_the_link(srv):
+    conf = srv.home / ".tmux.conf"
+    target = srv.root / "dotfiles" / "tmux.conf"
+    target.parent.mkdir()
+    conf.symlink_to(target)
+    assert keys(srv, "--yes").returncode == 0
+    assert conf.is_symlink() and target.read_text().endswith("# tma keys\n")
+    assert keys(srv, "--uninstall", "--yes").returncode == 0
+    assert conf.is_symlink() and target.read_text() == ""

@@ -132,7 +132,8 @@ def _show(changes) -> None:
 
     colour = ic.use_colour(sys.stdout)
     for ch in changes:
-        sys.stdout.write(ic.diff(ch, colour))
+        text = ic.diff(ch, colour)  # bytes of the user's that are not UTF-8 shown as �
+        sys.stdout.write(_encode(text).decode("utf-8", "replace"))
 
 
 def _apply(changes) -> None:
@@ -181,7 +182,9 @@ def _install_plan(ctx: Ctx):
     if ctx.old_managed is None:
         created += keys.missing_dirs(ctx.managed)
     if ctx.old_conf is None:
-        created += keys.missing_dirs(ctx.conf) + [ctx.conf]
+        created += keys.missing_dirs(ctx.conf)
+        if not os.path.islink(ctx.conf):  # a dangling link's target is made, the link kept
+            created.append(ctx.conf)
     created = tuple(dict.fromkeys(created))
     new_managed = keys.render(ctx.options(created))
     new_conf = keys.with_line(ctx.old_conf or "", ctx.line)
@@ -375,7 +378,13 @@ class Request:
 
 
 def run(g, cfg, req: Request) -> int:
-    ctx = Ctx(req, cfg, _server(g, cfg))
+    from tma.install.common import InstallError
+
+    try:
+        ctx = Ctx(req, cfg, _server(g, cfg))
+    except InstallError as exc:
+        common.err(f"tma: {exc}")
+        return common.FAIL
     if req.check:
         return _check(g, ctx)
     if req.uninstall:

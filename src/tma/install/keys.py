@@ -204,11 +204,17 @@ def without_line(text: str) -> str:
 
 
 def read(path: str) -> str | None:
+    """The file's text (bytes that are not UTF-8 kept as they are), None when absent;
+    InstallError naming the file when it cannot be read."""
+    from tma.install.common import InstallError
+
     try:
         with open(path, "rb") as fh:
             return fh.read().decode("utf-8", "surrogateescape")
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        raise InstallError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
 def missing_dirs(path: str) -> list[str]:
