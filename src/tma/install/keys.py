@@ -56,10 +56,11 @@ def managed_path(cdir: str) -> str:
 
 
 def source_line(cdir: str, home: str, env, pinned: bool) -> str:
-    """The marked line. The default place goes through tmux's own $XDG_CONFIG_HOME and
+    """The marked line. The default place goes through tmux's own XDG config home and
     $HOME (so a moved HOME still finds it); a pinned dir is written literally."""
-    default_xdg = os.path.join(env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"),
-                               "tma")
+    from tma.core.paths import Paths
+
+    default_xdg = os.path.join(Paths(dict(env, HOME=home)).config_home, "tma")
     literal = pinned or os.path.abspath(cdir) != os.path.abspath(default_xdg)
     return keyfile.source_line(managed_path(cdir) if literal else None)
 
