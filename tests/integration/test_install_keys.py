@@ -329,3 +329,13 @@ def test_a_dangling_symlinked_conf_gets_its_target_and_keeps_the_link(srv):
     assert conf.is_symlink() and target.read_text().endswith("# tma keys\n")
     assert keys(srv, "--uninstall", "--yes").returncode == 0
     assert conf.is_symlink() and target.read_text() == ""
+
+
+def test_focus_events_put_pane_focus_in_into_the_file_and_tmux_takes_it(srv):
+    srv.config.write_text("[focus]\nevents = true\n")
+    assert keys(srv, "--yes").returncode == 0
+    assert f"set-hook -g pane-focus-in[{INDEX}] " in managed(srv).read_text()
+    srv.shell_pane()
+    srv.tmux("source-file", str(managed(srv)))
+    assert list(ours(srv, "pane-focus-in")) == [INDEX]
+    assert keys(srv, "--check").returncode == 0
