@@ -15,7 +15,8 @@ an unindexed `set-hook -g` earlier in the user's file cannot wipe them. Their
 command carries no socket flag: a hook's run-shell inherits $TMUX, which names the
 server it runs in.
 
-Pure text in, text out, except `Layout.read*`; cli/install_keys.py asks and writes.
+Text in, text out (but `read`); the tmux lines come from tma.tmux.keyfile, and
+cli/install_keys.py shows the diff, asks and writes.
 """
 
 from __future__ import annotations
