@@ -171,6 +171,15 @@ def test_check_sees_a_running_server_without_the_hooks(srv, home):
     r = keys(srv, "--check")
     assert r.returncode == 1
     assert "the running tmux server: tmux hook after-select-pane: missing" in r.stderr
+    # install-hooks repairs it the file's way: at the managed slot, so a later
+    # source-file of the file replaces rather than duplicates
+    cdir = str(srv.root / "config" / "tma")
+    assert tmux_hooks.ensure(server_of(srv), config_dir=cdir, out=io.StringIO()) == []
+    assert list(ours(srv, "after-select-pane")) == [INDEX]
+    srv.tmux("source-file", str(managed(srv)))
+    for hook in att.DEPARTURE_HOOKS:
+        assert list(ours(srv, hook)) == [INDEX]
+    assert keys(srv, "--check").returncode == 0
 
 
 def test_a_non_terminal_declines_and_writes_nothing(srv, home):

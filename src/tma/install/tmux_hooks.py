@@ -268,7 +268,9 @@ def ensure(server: Server, *, uninstall: bool = False, check: bool = False, yes:
             attention.forget_keep(server)
             final = []
         else:
-            final = _install(server, states, entries, out, tma_bin, flags)
+            # with install-keys' file owning them, what the file would set, where it would
+            slot = MANAGED_INDEX if owned_by_keys(cdir) else None
+            final = _install(server, states, entries, out, tma_bin, flags, slot)
     except TmuxError as exc:
         return [f"tmux hooks: {exc}"]
     try:
@@ -286,7 +288,7 @@ def _legacy(cdir: str) -> list[tuple[str, int]]:
 
 
 def _install(server: Server, states: list[HookState], entries, out, tma_bin: str,
-             flags: list[str]) -> list[tuple[str, int]]:
+             flags: list[str], slot: int | None = None) -> list[tuple[str, int]]:
     final: list[tuple[str, int]] = []
     for st in states:
         if st.state == ABSENT:
@@ -299,6 +301,12 @@ def _install(server: Server, states: list[HookState], entries, out, tma_bin: str
         if st.state == DRIFTED:
             attention.set_hook_at(server, st.hook, keep, command)
             out.write(f"tmux: updated the {st.hook} hook [{keep}]\n")
+        elif st.state in (WIPED, MISSING) and slot is not None and \
+                all(i != slot for h, i, _ in entries if h == st.hook):
+            keep = slot
+            attention.set_hook_at(server, st.hook, slot,
+                                  attention.hook_command(st.hook, tma_bin, []))
+            out.write(f"tmux: installed the {st.hook} hook [{keep}]\n")
         elif st.state in (WIPED, MISSING):
             keep = _append(server, st.hook, command, entries)
             out.write(f"tmux: installed the {st.hook} hook [{keep}]\n")
