@@ -235,22 +235,38 @@ def test_no_coverage_when_the_agent_publishes_no_gauge(srv, tmp_path):
     assert rec.settle() == b""
 
 
+SLOW_KEYS = """#!/bin/sh
+# tmux, but a source-file script that sends keys waits first: the lock is held meanwhile
+for a in "$@"; do [ "$a" = source-file ] && src=1; done
+if [ -n "$src" ]; then
+  tmp=$(mktemp); cat > "$tmp"
+  grep -q '^send-keys' "$tmp" && sleep 2
+  "$REAL_TMUX" "$@" < "$tmp"; rc=$?; rm -f "$tmp"; exit $rc
+fi
+exec "$REAL_TMUX" "$@"
+"""
+
+
 def test_two_concurrent_acts_exactly_one_sends(srv):
     rec = _agent(srv, "codex", "working")
     assert _verdict(srv, rec.pane)[1] == "working"
+    slow = srv.root / "slow-tmux"
+    slow.write_text(SLOW_KEYS)
+    slow.chmod(0o755)
+    env = dict(srv.env, TMA_TMUX_BIN=str(slow), REAL_TMUX=srv.tmux_bin)
     argv = [sys.executable, "-m", "tma", "--socket-name", srv.name, "act", "interrupt",
             "--pane", rec.pane, "--json"]
-    procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              env=srv.env, text=True) for _ in range(2)]
-    docs = [json.loads(p.communicate(timeout=30)[0]) for p in procs]
-    outcomes = sorted((d["outcome"], d["reason"]) for d in docs)
-    # one sent; the other lost the lock, or (if it came after) found a screen that
-    # still asks, so it may send too: only the lock loser is checked to send nothing
-    if outcomes[0] == ("refused", "locked"):
-        assert outcomes[1] == ("sent", None)
-        assert rec.settle(1) == b"\x1b"
-    else:
-        assert outcomes == [("sent", None), ("sent", None)]
+    first = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                             text=True)
+    srv.wait_for(lambda: srv.option(rec.pane, "@agent_action"))  # first holds the lock
+    second = subprocess.run(argv, capture_output=True, env=env, text=True, timeout=30)
+    out, _err = first.communicate(timeout=30)
+    assert json.loads(out)["outcome"] == "sent"
+    doc = json.loads(second.stdout)
+    assert (second.returncode, doc["outcome"], doc["reason"]) == (5, "refused", "locked")
+    assert "busy with `interrupt`" in second.stderr
+    assert rec.settle(1) == b"\x1b"  # exactly one Escape
+    assert srv.option(rec.pane, "@agent_action") == ""
 
 
 def test_a_held_lock_refuses_with_exit_5(srv):
@@ -458,3 +474,82 @@ def test_json_results_match_the_schema(srv):
         jsonschema.validate(doc, schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(dict(docs[0], reason="gated"), schema)  # sent carries no reason
+
+
+@pytest.fixture
+def attach(srv):
+    from ptyclient import PtyClient
+
+    class Client(PtyClient):
+        def clear_output(self) -> None:
+            with self._lock:
+                self._buf.clear()
+
+    clients = []
+
+    def make(session: str = "s"):
+        c = Client(srv, session)
+        clients.append(c)
+        return c
+
+    try:
+        yield make
+    finally:
+        for c in clients:
+            c.close()
+
+
+def _menu(srv, pane: str, client):
+    argv = [sys.executable, "-m", "tma", "--socket-name", srv.name, "act", "--menu",
+            "--pane", pane, "--client", client.name]
+    return subprocess.Popen(argv, env=srv.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def test_menu_lists_what_is_fireable_and_an_entry_fires(srv, attach):
+    rec = _agent(srv, "codex", "blocked")
+    _verdict(srv, rec.pane)
+    c = attach("s")
+    c.clear_output()
+    proc = _menu(srv, rec.pane, c)
+    try:
+        srv.wait_for(lambda: "Approve" in c.output() and "Deny" in c.output())
+        assert "Interrupt" not in c.output()  # gated: not offered
+        c.type(b"1")
+        proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert rec.settle(1) == b"y"
+
+
+def test_menu_confirm_entry_asks_again_and_nothing_fireable_says_so(srv, attach):
+    user = Path(srv.env["XDG_CONFIG_HOME"]) / "tma" / "actions"
+    user.mkdir(parents=True)
+    (user / "halt.toml").write_text(
+        'min_engine_version = "0.1"\nlabel = "Halt"\ndescription = "d"\nkind = "keys"\n'
+        'confirm = true\n[when]\nstate = ["working"]\n[keys]\ncodex = ["C-c"]\n')
+    rec = _agent(srv, "codex", "working")
+    _verdict(srv, rec.pane)
+    c = attach("s")
+    c.clear_output()
+    proc = _menu(srv, rec.pane, c)
+    try:
+        srv.wait_for(lambda: "Interrupt" in c.output() and "Halt" in c.output())
+        c.clear_output()
+        c.type(b"2")  # Halt: a nested yes/no menu, nothing sent yet
+        srv.wait_for(lambda: "Yes, fire it" in c.output())
+        assert rec.received() == b""
+        c.type(b"y")
+        proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert rec.settle(1) == b"\x03"
+    idle = _agent(srv, "gemini", "idle")
+    _verdict(srv, idle.pane)
+    res = _act(srv, "--menu", "--pane", idle.pane)
+    assert (res.returncode, res.stderr) == (0, f"tma: no actions are fireable on {idle.pane} "
+                                               "right now\n")
