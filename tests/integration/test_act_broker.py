@@ -553,3 +553,85 @@ def test_menu_confirm_entry_asks_again_and_nothing_fireable_says_so(srv, attach)
     res = _act(srv, "--menu", "--pane", idle.pane)
     assert (res.returncode, res.stderr) == (0, f"tma: no actions are fireable on {idle.pane} "
                                                "right now\n")
+
+
+# ---------------------------------------------------------------- command actions
+
+
+def _user_action(srv, name: str, body: str) -> None:
+    user = Path(srv.env["XDG_CONFIG_HOME"]) / "tma" / "actions"
+    user.mkdir(parents=True, exist_ok=True)
+    (user / f"{name}.toml").write_text(
+        f'min_engine_version = "0.1"\nlabel = "{name}"\ndescription = "d"\nkind = "exec"\n'
+        + body)
+
+
+def test_a_command_action_gets_context_only_in_its_environment(srv):
+    out = srv.root / "env.txt"
+    _user_action(srv, "note", f'command = "env | grep ^TMA_ | sort > {out}; exit 3"\n'
+                              '[when]\nstate = ["idle"]\n')
+    rec = _agent(srv, "codex", "idle")
+    srv.tmux("select-pane", "-t", rec.pane, "-T", "$(touch /tmp/pwned-by-title) `x`")
+    res = _act(srv, "note", "--pane", rec.pane, "--arg", "one two", "--arg", "2", "--json")
+    doc = json.loads(res.stdout)
+    assert (res.returncode, doc["outcome"], doc["exit_code"]) == (3, "exited", 3), res.stderr
+    env = dict(line.split("=", 1) for line in out.read_text().splitlines())
+    assert env["TMA_ACTION"] == "note" and env["TMA_PANE"] == rec.pane
+    assert (env["TMA_AGENT"], env["TMA_STATE"]) == ("codex", "idle")
+    assert env["TMA_TITLE"] == "$(touch /tmp/pwned-by-title) `x`"  # data, never code
+    assert (env["TMA_ARG"], env["TMA_ARG_1"], env["TMA_ARG_2"], env["TMA_ARG_COUNT"]) == \
+        ("one two", "one two", "2", "2")
+    assert not Path("/tmp/pwned-by-title").exists()
+    assert srv.option(rec.pane, "@agent_action") == ""
+    assert rec.settle() == b""
+    assert _act(srv, "approve", "--pane", rec.pane, "--arg", "x").returncode == 2
+
+
+def test_a_sync_command_past_its_timeout_is_killed(srv):
+    _user_action(srv, "slow", 'command = "sleep 30"\ntimeout_ms = 300\n')
+    rec = _agent(srv, "codex", "idle")
+    t0 = time.monotonic()
+    res = _act(srv, "slow", "--pane", rec.pane, "--json")
+    assert (res.returncode, json.loads(res.stdout)["outcome"]) == (124, "timeout")
+    assert time.monotonic() - t0 < 10 and "timed out" in res.stderr
+    assert srv.option(rec.pane, "@agent_action") == ""
+
+
+def test_a_detached_command_holds_the_lock_then_releases_and_reports(srv):
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((HERE.parents[1] / "schemas" / "act-completion.schema.json")
+                        .read_text())
+    done = srv.root / "done.json"
+    srv.config.write_text(f'[notify]\ncommand = "cat > {done}.tmp; env | grep ^TMA_ >> '
+                          f'{done}.env; mv {done}.tmp {done}"\n')
+    gate = srv.root / "go"
+    _user_action(srv, "bg", f'command = "while [ ! -e {gate} ]; do sleep 0.05; done; exit 7"\n'
+                            'detach = true\n')
+    rec = _agent(srv, "codex", "idle")
+    res = _act(srv, "bg", "--pane", rec.pane, "--json")
+    doc = json.loads(res.stdout)
+    assert (res.returncode, doc["outcome"]) == (0, "spawned"), res.stderr
+    lock = srv.option(rec.pane, "@agent_action")
+    assert lock.endswith(":bg") and lock.split(":")[2] != "0"
+    again = _act(srv, "bg", "--pane", rec.pane)
+    assert again.returncode == 5  # the supervisor holds it
+    gate.touch()
+    srv.wait_for(done.exists)
+    payload = json.loads(done.read_text())
+    jsonschema.validate(payload, schema)
+    assert (payload["action"], payload["pane"], payload["outcome"], payload["exit_code"]) == \
+        ("bg", rec.pane, "exited", 7)
+    assert "TMA_OUTCOME=exited" in Path(f"{done}.env").read_text()
+    assert srv.option(rec.pane, "@agent_action") == ""
+
+
+def test_a_detached_command_past_its_deadline_is_killed(srv):
+    done = srv.root / "done.json"
+    srv.config.write_text(f'[notify]\ncommand = "cat > {done}.tmp; mv {done}.tmp {done}"\n')
+    _user_action(srv, "bg", 'command = "sleep 60"\ndetach = true\ndetach_timeout_ms = 300\n')
+    rec = _agent(srv, "codex", "idle")
+    assert _act(srv, "bg", "--pane", rec.pane).returncode == 0
+    srv.wait_for(done.exists)
+    payload = json.loads(done.read_text())
+    assert (payload["outcome"], payload["exit_code"]) == ("timeout", None)
+    assert srv.option(rec.pane, "@agent_action") == ""

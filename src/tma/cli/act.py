@@ -168,7 +168,8 @@ class _Act:
 
         ask = _ask if prompt and common.on_terminal(0) and common.on_terminal(2) else None
         return Request(self.args.text, tuple(self.args.arg), self.args.force,
-                       self.args.yes if yes is None else yes, self.args.dry_run, ask)
+                       self.args.yes if yes is None else yes, self.args.dry_run, ask,
+                       2 if self.args.json else 1)  # --json: a command's stdout to stderr
 
     def _fire(self, action, target, req=None):
         from tma.runtime import actions_fire as F

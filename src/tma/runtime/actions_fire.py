@@ -26,9 +26,9 @@ API_NOT_INSTALLED = "the OpenCode API lane is not installed"
 class Request(Record):
     """What the caller asked for, beyond the action."""
 
-    __slots__ = ("text", "args", "force", "yes", "dry_run", "confirm_prompt")
+    __slots__ = ("text", "args", "force", "yes", "dry_run", "confirm_prompt", "stdout_fd")
     _fields = (("text", None), ("args", ()), ("force", False), ("yes", False),
-               ("dry_run", False), ("confirm_prompt", None))
+               ("dry_run", False), ("confirm_prompt", None), ("stdout_fd", 1))
 
 
 class Result(Record):
@@ -109,7 +109,8 @@ class Broker:
 
     def _locked(self, action: Action, pane, agent: str, req: Request) -> Result:
         now = self.clock()
-        mine = action_lock.Lock(now + action.timeout_ms + LOCK_SLACK_MS, os.urandom(16).hex(),
+        span = action.detach_timeout_ms if action.detach else action.timeout_ms
+        mine = action_lock.Lock(now + span + LOCK_SLACK_MS, os.urandom(16).hex(),
                                 os.getpid(), action.name).value
         held = pane.options.get(action_lock.OPTION, "")
         observed = ""
@@ -125,8 +126,8 @@ class Broker:
         if won != mine:
             return self._busy(action, pane.pane_id, action_lock.parse(won), agent)
         try:
-            return self._under_lock(action, pane.pane_id, agent, req)
-        finally:
+            return self._under_lock(action, pane.pane_id, agent, req, mine)
+        finally:  # a no-op once a detached action's supervisor took the lock over
             action_lock.release(self.server, pane.pane_id, mine)
 
     def _busy(self, action: Action, pane_id: str, lock, agent: str) -> Result:
@@ -135,7 +136,8 @@ class Broker:
             G.LOCKED, f"{pane_id} is busy with {who} from another tma act: `{action.name}` "
                       "not fired"), agent)
 
-    def _under_lock(self, action: Action, pane_id: str, agent: str, req: Request) -> Result:
+    def _under_lock(self, action: Action, pane_id: str, agent: str, req: Request,
+                    mine: str) -> Result:
         from tma.tmux import read
 
         panes = read.session_panes(self.server, pane_id)
@@ -152,6 +154,8 @@ class Broker:
             return refused(action.name, pane_id, refusal, agent)
         if lane == "hook":
             return self._hook_reply(action, pane, agent)
+        if lane == "exec":
+            return self._exec(action, pane, stamp, agent, req, mine)
         return self._api(action, pane, agent)
 
     # -- keys: only into a pane whose foreground is the agent and whose screen still asks
@@ -237,6 +241,52 @@ class Broker:
         if outcome == G.REPLIED and not message:
             message = f"replied `{action.name}` to {pane.pane_id} over the API"
         return result(action.name, pane.pane_id, outcome, message, agent=agent)
+
+
+    # -- a command
+    def _exec(self, action: Action, pane, stamp, agent: str, req: Request,
+              mine: str) -> Result:
+        from tma.runtime import actions_exec as X
+
+        env = X.child_env(action, pane, stamp, agent, tuple(req.args))
+        if action.detach:
+            return self._detach(action, pane, agent, env, mine)
+        outcome, code, error = X.run_sync(action.command, env, action.timeout_ms,
+                                          req.stdout_fd)
+        if outcome == G.TIMEOUT:
+            return result(action.name, pane.pane_id, G.TIMEOUT,
+                          f"`{action.name}` timed out after {action.timeout_ms} ms and was "
+                          "killed", agent=agent)
+        if outcome == G.ERROR:
+            return result(action.name, pane.pane_id, G.ERROR, error, agent=agent)
+        words = "succeeded" if code == 0 else f"exited {code}"
+        return result(action.name, pane.pane_id, G.EXITED,
+                      f"ran `{action.name}` for {pane.pane_id}: the command {words}",
+                      child_code=code, agent=agent)
+
+    def _detach(self, action: Action, pane, agent: str, env: dict, mine: str) -> Result:
+        from tma.runtime import actions_exec as X
+        from tma.runtime import notify
+
+        spec = {"action": action.name, "pane": pane.pane_id, "agent": agent,
+                "locator": pane.locator, "command": action.command, "env": env,
+                "timeout_ms": action.detach_timeout_ms, "tmux_bin": self.server.bin,
+                "socket_name": self.server.socket_name,
+                "socket_path": self.server.socket_path,
+                "notify_command": notify.command_for(self.cfg, "action")}
+        try:
+            proc = X.start_supervisor(spec)
+        except OSError as exc:
+            return result(action.name, pane.pane_id, G.ERROR,
+                          f"cannot start `{action.name}`'s supervisor: {exc}", agent=agent)
+        old = action_lock.parse(mine)
+        theirs = action_lock.Lock(old.expiry_ms, old.nonce, proc.pid, old.name).value
+        held = action_lock.acquire(self.server, pane.pane_id, theirs, mine)
+        spec["lock"] = held if held == theirs else mine
+        X.hand_over(proc, spec)
+        return result(action.name, pane.pane_id, G.SPAWNED,
+                      f"started `{action.name}` for {pane.pane_id} (pid {proc.pid}); it holds "
+                      "the pane's lock until it ends", agent=agent)
 
 
 def api_endpoint(pane, agent: str, cfg) -> str:
