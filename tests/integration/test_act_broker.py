@@ -635,3 +635,59 @@ def test_a_detached_command_past_its_deadline_is_killed(srv):
     payload = json.loads(done.read_text())
     assert (payload["outcome"], payload["exit_code"]) == ("timeout", None)
     assert srv.option(rec.pane, "@agent_action") == ""
+
+
+def test_a_terminal_is_asked_to_confirm(srv):
+    import os
+    import pty
+
+    user = Path(srv.env["XDG_CONFIG_HOME"]) / "tma" / "actions"
+    user.mkdir(parents=True)
+    (user / "halt.toml").write_text(
+        'min_engine_version = "0.1"\nlabel = "Halt"\ndescription = "d"\nkind = "keys"\n'
+        'confirm = true\n[when]\nstate = ["working"]\n[keys]\ncodex = ["C-c"]\n')
+    rec = _agent(srv, "codex", "working")
+    argv = [sys.executable, "-m", "tma", "--socket-name", srv.name, "act", "halt", "--pane",
+            rec.pane]
+
+    def run(answer: bytes) -> tuple[int, bytes]:
+        pid, fd = pty.fork()
+        if pid == 0:  # pragma: no cover - the child
+            os.execvpe(argv[0], argv, srv.env)
+        seen = b""
+        while b"[y/N]" not in seen:
+            seen += os.read(fd, 1024)
+        os.write(fd, answer)
+        while True:
+            try:
+                chunk = os.read(fd, 1024)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        _pid, status = os.waitpid(pid, 0)
+        os.close(fd)
+        return os.waitstatus_to_exitcode(status), seen
+
+    code, seen = run(b"n\n")
+    assert code == 4 and b"not confirmed" in seen
+    assert rec.settle() == b""
+    code, seen = run(b"y\n")
+    assert code == 0 and b"sent `halt`" in seen
+    assert rec.settle(1) == b"\x03"
+
+
+def test_selectors_must_match_exactly_one_pane(srv):
+    a = _agent(srv, "codex", "working")
+    b = _agent(srv, "claude", "working")
+    for r in (a, b):
+        _verdict(srv, r.pane)
+    res = _act(srv, "interrupt", "--state", "working")
+    assert res.returncode == 1 and "match 2 panes" in res.stderr and a.pane in res.stderr
+    res = _act(srv, "interrupt", "--agent", "gemini")
+    assert res.returncode == 3
+    res = _act(srv, "interrupt", "--agent", "codex")
+    assert res.returncode == 0, res.stderr
+    assert a.settle(1) == b"\x1b" and b.settle() == b""
+    assert _act(srv, "interrupt", "--pane", a.pane, "--agent", "codex").returncode == 2
