@@ -2,39 +2,15 @@
 
 The broker (tma.runtime.actions_fire) decides; this module parses, resolves the
 targets, and reports: one sentence per result on stderr, `--json` on stdout. The
-flags are declared here with argparse (to be ported into the declarative spec).
+flags are declared in tma.cli.spec.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
-from tma.cli import common
-
-
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="tma act", description="fire an action at an agent pane",
-        epilog="selectors (--session --repo --branch --agent --state) pick the target: alone "
-               "they must match exactly one pane; with --all, every match.")
-    p.add_argument("action", nargs="?", metavar="NAME", help="the action (see --list)")
-    p.add_argument("--pane", metavar="ID", help="the target pane (default $TMUX_PANE)")
-    p.add_argument("--all", action="store_true", help="fire at every pane the selectors match")
-    p.add_argument("--json", action="store_true", help="a result object (a results envelope "
-                                                       "under --all) on stdout")
-    p.add_argument("--list", action="store_true", help="list the actions (with --pane: "
-                                                       "fireable or why not)")
-    p.add_argument("--menu", action="store_true", help="a tmux menu of what is fireable now")
-    p.add_argument("--dry-run", action="store_true", help="say what would happen; fire nothing")
-    p.add_argument("--force", action="store_true", help="skip the `when` gate (only it)")
-    p.add_argument("--yes", action="store_true", help="satisfy an action's `confirm`")
-    p.add_argument("--text", metavar="TEXT", help="the message of a text action (steer, "
-                                                  "steer_now), typed literally")
-    p.add_argument("--arg", action="append", default=[], metavar="VALUE",
-                   help="an argument for a command action (env TMA_ARG*); repeatable")
-    return p
+from tma.cli import common, spec
 
 
 def _usage(args, sel) -> None:
@@ -62,9 +38,9 @@ def _usage(args, sel) -> None:
 
 
 def main(argv: list[str]) -> int:
-    g, rest = common.split_globals(argv)
-    sel, rest = common.take_selectors(rest)
-    args = _parser().parse_args(rest)
+    g, sel, args = spec.parse("act", argv)
+    args.action = args.name
+    args.arg = args.arg or []
     _usage(args, sel)
     cfg = common.load_config(g)
     from tma.runtime import actions
@@ -281,7 +257,8 @@ class _Act:
                                                                       else [])
             command = nav.run_shell_command(argv)
             if a.confirm:
-                command = _confirm_menu(client.name, f"{a.label} on {pane.pane_id}?", command)
+                command = nav.confirm_menu_command(client.name, f"{a.label} on {pane.pane_id}?",
+                                                   command)
             items.append((nav.menu_text(a.label), str(i + 1) if i < 9 else "", command))
         nav.display_menu(self.server, client.name, f" {agent or 'tma'} {pane.pane_id} ", items)
         return 0
@@ -295,16 +272,6 @@ class _Act:
         if self.g.manifest_dir:
             flags += ["--manifest-dir", os.path.abspath(self.g.manifest_dir)]
         return flags
-
-
-def _confirm_menu(client: str, title: str, command: str) -> str:
-    """A confirm action's entry: a nested menu whose yes entry runs the action."""
-    from tma.tmux.adapter import quote
-    from tma.tmux.nav import menu_text
-
-    inner = (f"display-menu -c {quote(client)} -T {quote(menu_text(title))} "
-             f"{quote('Yes, fire it')} y {quote(command)} No n {quote('')}")
-    return menu_text(inner)
 
 
 def _gone(name: str, pane_id: str):
