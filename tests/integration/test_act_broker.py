@@ -441,21 +441,116 @@ def test_opencode_api_lane_without_an_endpoint_is_an_error(srv):
     assert rec.settle() == b""  # never falls back to keys
 
 
-def test_opencode_api_lane_is_routed_to_its_module(srv):
-    """Expected to change when tma.runtime.opencode_api lands: then a local server answers."""
+class _OpenCode:
+    """A local HTTP server answering like OpenCode's v1 plane: the pending request ids
+    answer 200 `true` once, anything else 404. Every request is recorded."""
+
+    def __init__(self, pending: set[str]) -> None:
+        import http.server
+        import threading
+
+        self.pending, self.seen = set(pending), []
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 - the stdlib's name
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                outer.seen.append((self.path, body))
+                rid = self.path.split("/")[2] if self.path.count("/") >= 3 else ""
+                code = 200 if rid in outer.pending else 404
+                outer.pending.discard(rid)
+                data = b"true" if code == 200 else b'{"name":"NotFoundError"}'
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def _opencode_prompt(srv, endpoint: str, request: str = "per_1", question: bool = False):
     rec = _agent(srv, "opencode", "blocked")
-    srv.tmux("set-option", "-p", "-t", rec.pane, "@agent_permission_request", "per_1")
-    srv.tmux("set-option", "-p", "-t", rec.pane, "@agent_api_endpoint", "http://127.0.0.1:9")
+    assert _verdict(srv, rec.pane)[1:] == ("blocked", "permission")
+    srv.tmux("set-option", "-p", "-t", rec.pane, "@agent_api_endpoint", endpoint)
+    srv.tmux("set-option", "-p", "-t", rec.pane,
+             "@agent_question_request" if question else "@agent_permission_request", request)
+    return rec
+
+
+@pytest.mark.parametrize(("action", "reply"), [("approve", b'{"reply": "once"}'),
+                                               ("deny", b'{"reply": "reject"}')])
+def test_opencode_permission_is_replied_over_http_and_nothing_typed(srv, action, reply):
+    api = _OpenCode({"per_1"})
+    try:
+        rec = _opencode_prompt(srv, api.url)
+        res = _act(srv, action, "--pane", rec.pane, "--json")
+        doc = json.loads(res.stdout)
+        assert (res.returncode, doc["outcome"]) == (0, "replied"), res.stderr
+        assert [(p, json.loads(b)) for p, b in api.seen] == [
+            ("/permission/per_1/reply", json.loads(reply))]
+        # answered already: the server no longer holds it
+        res = _act(srv, action, "--pane", rec.pane, "--json")
+        assert (res.returncode, json.loads(res.stdout)["outcome"]) == (3, "vanished")
+    finally:
+        api.close()
+    assert rec.settle() == b""
+
+
+def test_question_reject_over_http(srv):
+    api = _OpenCode({"que_1"})
+    try:
+        rec = KeyRecorder.start(srv, "opencode",
+                                _capture(CAPTURES / "opencode-1.18.33_blocked_question.txt"))
+        assert _verdict(srv, rec.pane)[1:] == ("blocked", "question")
+        for key, value in (("@agent_api_endpoint", api.url),
+                           ("@agent_question_request", "que_1")):
+            srv.tmux("set-option", "-p", "-t", rec.pane, key, value)
+        assert _act(srv, "approve", "--pane", rec.pane).returncode == 4  # not a permission
+        res = _act(srv, "question_reject", "--pane", rec.pane, "--json")
+        assert (res.returncode, json.loads(res.stdout)["outcome"]) == (0, "replied"), \
+            res.stderr
+        assert [p for p, _ in api.seen] == ["/question/que_1/reject"]
+    finally:
+        api.close()
+    assert rec.settle() == b""
+
+
+def test_opencode_refused_connection_is_an_error_naming_the_endpoint(srv):
+    rec = _opencode_prompt(srv, "http://127.0.0.1:9")
     res = _act(srv, "approve", "--pane", rec.pane, "--json")
     doc = json.loads(res.stdout)
-    try:
-        import tma.runtime.opencode_api  # noqa: F401
-    except ImportError:
-        assert (doc["outcome"], doc["message"]) == ("error",
-                                                    "the OpenCode API lane is not installed")
-    else:
-        assert doc["outcome"] == "error" and "127.0.0.1:9" in doc["message"]
+    assert (res.returncode, doc["outcome"]) == (1, "error")
+    assert "127.0.0.1:9" in doc["message"]
     assert rec.settle() == b""
+
+
+def test_without_the_lane_module_the_op_says_so(monkeypatch):
+    """The dispatch's fallback when tma.runtime.opencode_api is absent."""
+    import builtins
+
+    from tma.core.actions_schema import ApiOp
+    from tma.runtime import actions_fire
+
+    real = builtins.__import__
+
+    def no_lane(name, *args, **kw):
+        if name == "tma.runtime" and args and args[2] and "opencode_api" in args[2]:
+            raise ImportError("no lane")
+        return real(name, *args, **kw)
+
+    monkeypatch.setattr(builtins, "__import__", no_lane)
+    assert actions_fire.call_api(ApiOp("opencode.permission_reply", "once"), "http://x",
+                                 "per_1", 1.0) == ("error", actions_fire.API_NOT_INSTALLED)
 
 
 def test_json_results_match_the_schema(srv):

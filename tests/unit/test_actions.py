@@ -58,7 +58,7 @@ def test_the_base_document_loads():
     ({"api": {"codex": {"op": "opencode.question_reject"}}}, "is an op of opencode, not codex"),
     ({"api": {"opencode": {"op": "opencode.permission_reply"}}}, ".reply: '' is not one of"),
     ({"api": {"opencode": {"op": "opencode.permission_reply", "reply": "yes"}}},
-     "reply: 'yes' is not one of once, always, reject"),
+     "reply: 'yes' is not one of once, reject"),
     ({"api": {"opencode": {"op": "opencode.question_reject", "reply": "once"}}},
      "takes no reply"),
     ({"api": {"opencode": {"op": "opencode.question_reject", "via": "x"}}},

@@ -22,8 +22,9 @@ KINDS = (KIND_KEYS, KIND_EXEC)
 REQUIRES = ("session", "cwd", "pid", "title", "context")
 
 #: The API op vocabulary (closed): op -> the replies it accepts (empty: takes none).
+#: "always" is never wired: it writes a lasting grant, and an action answers one request.
 API_OPS: dict[str, tuple[str, ...]] = {
-    "opencode.permission_reply": ("once", "always", "reject"),
+    "opencode.permission_reply": ("once", "reject"),
     "opencode.question_reject": (),
 }
 

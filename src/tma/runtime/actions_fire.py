@@ -233,10 +233,12 @@ class Broker:
                 agent)
         endpoint = api_endpoint(pane, agent, self.cfg)
         if not endpoint:
+            stamped = pane.options.get("@agent_api_endpoint", "")
+            why = (f"the pane's @agent_api_endpoint {stamped!r} is not a loopback http URL"
+                   if stamped else "its plugin stamps none in @agent_api_endpoint")
             return result(action.name, pane.pane_id, G.ERROR,
-                          f"no API endpoint for {agent} on {pane.pane_id}: its plugin stamps "
-                          f"@agent_api_endpoint, or set [api.{agent}] api_base in config.toml",
-                          agent=agent)
+                          f"no usable API endpoint for {agent} on {pane.pane_id} ({why}): "
+                          f"set [api.{agent}] api_base in config.toml", agent=agent)
         outcome, message = call_api(op, endpoint, request, action.timeout_ms / 1000)
         if outcome == G.REPLIED and not message:
             message = f"replied `{action.name}` to {pane.pane_id} over the API"
@@ -290,8 +292,14 @@ class Broker:
 
 
 def api_endpoint(pane, agent: str, cfg) -> str:
-    return pane.options.get("@agent_api_endpoint", "") or \
-        (cfg.api.get(agent) or {}).get("api_base", "")
+    """The lane's endpoint: the pane's loopback @agent_api_endpoint, else [api.<agent>]
+    api_base (the lane module decides what is usable)."""
+    try:
+        from tma.runtime import opencode_api
+    except ImportError:
+        return pane.options.get("@agent_api_endpoint", "") or \
+            (cfg.api.get(agent) or {}).get("api_base", "")
+    return opencode_api.resolve_endpoint(pane.options, cfg) or ""
 
 
 def call_api(op, endpoint: str, request_id: str, timeout_s: float) -> tuple[str, str]:
