@@ -320,9 +320,10 @@ def test_steer_text_is_typed_literally_and_needs_text(srv):
     assert res.returncode == 2
     res = _act(srv, "approve", "--pane", rec.pane, "--text", "x")
     assert res.returncode == 2
-    res = _act(srv, "steer", "--pane", rec.pane, "--text", "-l Escape C-c ;")
+    text = "-l Escape C-c ; #{pane_id} ~/x $HOME \\ 'q' \"dq\" é"
+    res = _act(srv, "steer", "--pane", rec.pane, "--text", text)
     assert res.returncode == 0, res.stderr
-    want = b"-l Escape C-c ;\r"
+    want = text.encode() + b"\r"
     assert rec.settle(len(want)) == want
 
 
