@@ -17,8 +17,9 @@ class BundledActionError(Exception):
 
 
 def user_dir() -> str:
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return os.path.join(base, "tma", "actions")
+    from tma.core.paths import Paths
+
+    return Paths(os.environ).action_dir
 
 
 def bundled_dir() -> str:
