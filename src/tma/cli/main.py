@@ -21,6 +21,7 @@ COMMANDS = {
     "act": "act",
     "uninstall": "uninstall",
     "init": "init",
+    "watch": "watch",
 }
 
 HELP = """usage: tma [global options] <command> [options]
@@ -33,6 +34,7 @@ commands:
   ls            list agent panes (--json for scripts)
   wait          block until a pane reaches a state
   jump          move to the pane that needs you
+  watch         a live dashboard of every agent (tma alone, on a terminal: the picker)
   act           answer a pending permission prompt (approve, deny)
   init          first run: detect agents, wire their hooks, check the status line
   install-hooks wire an agent's own hooks to tma (--check, --uninstall)
@@ -70,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
 
         text.degrade(sys.stdout, sys.stderr)
     # The command is the first argument that is not a global option (or its value).
+    from tma.cli import common
     from tma.cli.common import UsageError, split_globals
 
     try:
@@ -77,24 +80,29 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         sys.stderr.write(f"tma: {exc}\n")
         return 2
-    if not rest or rest[0] in ("-h", "--help", "help"):
+    if not rest and not (common.on_terminal(0) and common.on_terminal(1)):
+        sys.stderr.write(HELP)  # bare `tma` in a script: usage, not a screen
+        return 2
+    if rest and rest[0] in ("-h", "--help", "help"):
         sys.stdout.write(HELP)
-        return 0 if rest else 2
-    if rest[0] in ("-V", "--version"):
+        return 0
+    if rest and rest[0] in ("-V", "--version"):
         rest[0] = "version"
-    cmd = rest[0]
-    module = COMMANDS.get(cmd)
+    cmd = rest[0] if rest else ""
+    module = COMMANDS.get(cmd) if rest else "picker"  # bare `tma` on a terminal: the picker
     if module is None:
         sys.stderr.write(f"tma: unknown command {cmd!r} (see tma --help)\n")
         return 2
-    idx = argv.index(cmd)
-    sub_argv = argv[:idx] + argv[idx + 1:]
+    sub_argv = argv
+    if rest:
+        idx = argv.index(cmd)
+        sub_argv = argv[:idx] + argv[idx + 1:]
     __import__(f"tma.cli.{module}")  # not importlib: it costs the status line an import
     mod = sys.modules[f"tma.cli.{module}"]
     try:
         return mod.main(sub_argv)
     except UsageError as exc:
-        sys.stderr.write(f"tma {cmd}: {exc}\n")
+        sys.stderr.write(f"tma{' ' + cmd if cmd else ''}: {exc}\n")
         return 2
     except BrokenPipeError:
         return 0
