@@ -42,7 +42,7 @@ WRITERS = (
           "is not in this release)"),
     ("B", "the action broker: in this release only `tma act`, which hands a verdict to a "
           "holding hook"),
-    ("W", "`tma watch` (not in this release)"),
+    ("W", "`tma watch` (its own pane, while it runs)"),
     ("J", "`tma jump`"),
     ("U", "the user (by hand with `tmux set-option -p`)"),
 )
