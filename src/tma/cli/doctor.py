@@ -6,10 +6,9 @@ renders them as text and turns them into an exit code.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from tma.cli import common
+from tma.cli import common, spec
 
 LABEL = 9  # "ambient: " and friends, padded to one column
 
@@ -192,8 +191,9 @@ def _listed(doc: dict) -> list[str]:
     if foreign:
         out.append(_line("foreign", f"{len(foreign)} pane(s) stamped by another producer "
                                     "(shown in tma surfaces as they are, never rewritten)"))
-        out += [_item(f"{f['pane']} {f['locator']}: @agent_name {f['agent']!r} is no loaded "
-                      "manifest") for f in foreign]
+        out += [_item(f"{f['pane']} {f['locator']}: " + (
+            f"@agent_name {f['agent']!r} is no loaded manifest" if f["agent"]
+            else "no @agent_name")) for f in foreign]
     ignored = doc["ignored_panes"]
     if ignored:
         out.append(_line("ignored", f"{len(ignored)} pane(s) opted out with @agent_ignore"))
@@ -240,14 +240,33 @@ def _panes(doc: dict) -> list[str]:
             out.append(f"      model: {a['model']} (no [telemetry.windows] entry names it)\n")
         elif a["model"]:
             out.append(f"      model: {a['model']}\n")
-        if a["endpoint_ok"] is False and a["permission_request"]:
-            out.append(f"      api: permission request {a['permission_request']} is pending but "
-                       "the pane has no @agent_api_endpoint and config.toml no "
-                       f"[api.{a['agent']}] api_base (the API lane that will need one is not in "
-                       "this release: tma act refuses these prompts, answer it in the pane)\n")
+        if a.get("api") is not None:
+            out.append(f"      api: {_api_line(a)}\n")
         if a["tier_reason"]:
             out.append(f"      not tier {a['tier'] + 1}: {a['tier_reason']}\n")
     return out
+
+
+def _api_line(a: dict) -> str:
+    """The API lane of an OpenCode pane, as it is now: the endpoint, whether it answers,
+    and what that means for `tma act` (and for a pending permission request)."""
+    api, pending = a["api"], a["permission_request"]
+    if api["answers"]:
+        who = f"OpenCode {api['version']}" if api["version"] else "OpenCode"
+        where = "from the pane" if api["source"] == "pane" else "from config"
+        act = ("tma act approve/deny reply over HTTP" if a.get("act_uses_api")
+               else "tma act does not use this lane yet (it refuses OpenCode's prompts)")
+        return (f"{api['endpoint']} ({where}) answers ({who}): {act}"
+                + (f"; permission request {pending} is pending" if pending else ""))
+    if api["endpoint"] is None:
+        bad = f" (its {api['stamped']!r} is not a loopback URL)" if api["stamped"] else ""
+        head = (f"no endpoint: the pane has no usable @agent_api_endpoint{bad} and config.toml "
+                f"no [api.{a['agent']}] api_base")
+    else:
+        head = f"{api['endpoint']} does not answer: {api['reason']}"
+    tail = (f"; permission request {pending} is pending and tma act cannot answer it"
+            if pending else "; tma act cannot reply over HTTP")
+    return head + tail
 
 
 RENDERERS = (_tmux, _ambient, _clients, _notify, _hooks, _wrapper, _wiring, _agents, _stamps,
@@ -259,30 +278,13 @@ def render(doc: dict) -> str:
 
 
 def main(argv: list[str]) -> int:
-    g, rest = common.split_globals(argv)
-    p = argparse.ArgumentParser(prog="tma doctor",
-                                description="diagnose detection tiers and silent disablers")
-    p.add_argument("--json", action="store_true", help="the schema-1 JSON document")
-    p.add_argument("--exit-code", action="store_true",
-                   help="exit 1 on any warning or pane below its manifest's tier")
-    args = p.parse_args(rest)
+    g, _, args = spec.parse("doctor", argv)
     cfg = common.load_config(g)
     from tma.runtime import doctor
-    from tma.runtime.manifests import BundledManifestError
-    from tma.tmux.adapter import NoServer, TmuxError
 
     server = common.server(g, cfg)
-    try:
-        doc = doctor.gather(server, cfg, g.manifest_dir, common.now_ms())
-    except NoServer:
-        common.err("tma: no tmux server running")
-        return common.FAIL
-    except TmuxError as exc:
-        common.err(f"tma: {exc}")
-        return common.FAIL
-    except BundledManifestError as exc:
-        common.err(str(exc))
-        return common.FAIL
+    # no server, a tmux error, a broken bundled manifest: reported by cli/main.py (exit 1)
+    doc = doctor.gather(server, cfg, g.manifest_dir, common.now_ms())
     from tma.runtime import manifests
 
     manifests.report_skipped([(i["file"], i["problem"]) for i in doc["manifests"]["issues"]],

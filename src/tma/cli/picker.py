@@ -286,14 +286,12 @@ class App:
 
 def main(argv: list[str]) -> int:
     """Bare `tma` (argv holds the global options only)."""
-    g, rest = common.split_globals(argv)
-    sel, rest = common.take_selectors(rest)
-    if rest:
-        raise common.UsageError(f"unexpected argument {rest[0]!r}")
+    g, _rest = common.split_globals(argv)
     cfg = common.load_config(g)
+    from tma.runtime.selectors import Selector
     from tma.ui import picker
 
-    feed = Feed(g, cfg, sel)
+    feed = Feed(g, cfg, Selector())
     return run(feed, lambda: picker.View(), App)
 
 

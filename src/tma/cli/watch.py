@@ -9,12 +9,9 @@ option goes when watch quits, and dies with the pane if watch is killed.
 
 from __future__ import annotations
 
-import argparse
 import os
 
 from tma.cli import common, picker
-
-GROUPS = ("repo", "session")
 
 
 class WatchApp(picker.App):
@@ -63,18 +60,6 @@ class WatchApp(picker.App):
         super().on_key(key)
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="tma watch", description="a live dashboard of every agent pane",
-        epilog="selectors (--session --repo --branch --agent --state) narrow what is shown; "
-               "the cycle still stamps every pane. Keys: enter jump, tab/a actions, "
-               "p table/preview, g grouping, j/k or arrows move, q quit.")
-    p.add_argument("--table", action="store_true",
-                   help="start in the full-width table (when at least 76 columns wide)")
-    p.add_argument("--group", choices=GROUPS, help="group the rows by repo or by session")
-    return p
-
-
 def advertise(server, pane: str | None, pid: int | None) -> None:
     """Set (pid) or remove (None) `@tma_watch_pid` on watch's own pane; never fatal."""
     if not pane:
@@ -89,9 +74,9 @@ def advertise(server, pane: str | None, pid: int | None) -> None:
 
 
 def main(argv: list[str]) -> int:
-    g, rest = common.split_globals(argv)
-    sel, rest = common.take_selectors(rest)
-    args = _parser().parse_args(rest)
+    from tma.cli import spec
+
+    g, sel, args = spec.parse("watch", argv)
     if not (common.on_terminal(0) and common.on_terminal(1)):
         common.err("tma watch: needs a terminal (run it in a tmux pane)")
         return common.USAGE
