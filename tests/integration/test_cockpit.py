@@ -93,7 +93,7 @@ def agents(srv, n: int = 3) -> list[str]:
 
 
 def row_of(text: str, needle: str) -> str:
-    return next(ln for ln in text.splitlines() if needle in ln)
+    return next((ln for ln in text.splitlines() if needle in ln), "")
 
 
 # ---------------------------------------------------------------- the picker
@@ -279,21 +279,40 @@ def test_watch_removes_its_pid_on_quit_and_enter_stays_open(srv, attach):
     assert alive(srv, ui)  # the pane stays (sleep), the option is gone
 
 
+def just_refreshed(srv, pane: str) -> None:
+    """Return right after a periodic refresh (the age column moves on each one), so the
+    next one is about a second away and a redraw sooner than that is the nudge's."""
+    before = screen(srv, pane)
+    srv.wait_for(lambda: screen(srv, pane) != before, timeout=3, interval=0.01)
+
+
 def test_watch_sigusr1_redraws_at_once(srv):
     srv.config.write_text(FRESH)
     pane = srv.agent_pane()
+    other = srv.agent_pane()
     srv.draw(pane, "FAKE-IDLE ready\n")
+    srv.draw(other, "FAKE-WORKING busy\n")
     srv.ls()
     ui = screen_pane(srv, "watch", width=120, height=30)
     wait_screen(srv, ui, lambda s: "○" in s)
     pid = int(srv.wait_for(lambda: srv.option(ui, "@tma_watch_pid")))
     worst = 0.0
-    for state, glyph in (("blocked", "⚑"), ("working", "●"), ("idle", "○")):
+    for state, glyph in (("blocked", "⚑"), ("idle", "○"), ("blocked", "⚑"), ("idle", "○")):
+        just_refreshed(srv, ui)
         # a stamp changed behind watch's back (as a hook would), then the nudge
         srv.tmux("set-option", "-p", "-t", pane, "@agent_state", state)
-        time.sleep(0.05)
         t0 = time.monotonic()
         os.kill(pid, 10)  # SIGUSR1
-        wait_screen(srv, ui, lambda s, g=glyph: g in s, timeout=5)
+        wait_screen(srv, ui, lambda s, g=glyph: row_of(s, "s:0.0").lstrip("> ")[:1] == g,
+                    timeout=5)
         worst = max(worst, time.monotonic() - t0)
     assert worst < 0.3, worst
+
+    # the focus hooks' path: clear-attention (arriving at the other pane) nudges watch,
+    # which then shows the done mark that was set on this one meanwhile
+    just_refreshed(srv, ui)
+    srv.tmux("set-option", "-p", "-t", pane, "@agent_attention", "1")
+    t0 = time.monotonic()
+    assert srv.tma("clear-attention", other).returncode == 0
+    wait_screen(srv, ui, lambda s: "✓" in row_of(s, "s:0.0"), timeout=5)
+    assert time.monotonic() - t0 < 0.8  # a whole `tma clear-attention` process included
