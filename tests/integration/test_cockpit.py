@@ -214,6 +214,19 @@ def test_picker_no_color_is_plain(srv):
         keys(srv, pane, "Escape")
 
 
+@pytest.mark.parametrize("term", ["dumb", "no-such-terminal"])
+def test_picker_on_a_dumb_terminal_draws_plain_frames(srv, term):
+    agents(srv, 2)
+    ui = srv.tmux("new-session", "-d", "-s", "ui", "-x", "80", "-y", "24", "-P", "-F",
+                  "#{pane_id}", f"cd {os.getcwd()} && TERM={term} {tma_command(srv)}").strip()
+    s = wait_screen(srv, ui, lambda s: "esc quit" in s and "⚑" in s)
+    assert row_of(s, "⚑").startswith(">")
+    keys(srv, ui, "Down")
+    wait_screen(srv, ui, lambda s: row_of(s.split("tma  ")[-1], "●").startswith(">"))
+    keys(srv, ui, "Escape")
+    srv.wait_for(lambda: not alive(srv, ui))
+
+
 def test_bare_tma_without_a_terminal_prints_help(srv):
     res = srv.tma()
     assert res.returncode == 2

@@ -210,6 +210,12 @@ class PlainScreen:
 
 
 def open_screen(palette: dict):
-    if os.environ.get("TERM", "") in ("dumb", ""):
-        return PlainScreen()
-    return CursesScreen(palette, plain_wanted())
+    """Curses, or the plain screen on a dumb terminal or one terminfo does not know."""
+    if os.environ.get("TERM", "") not in ("dumb", ""):
+        import curses
+
+        try:
+            return CursesScreen(palette, plain_wanted())
+        except curses.error:
+            pass  # "could not find terminal": the plain frames still work
+    return PlainScreen()
