@@ -329,3 +329,16 @@ def test_watch_sigusr1_redraws_at_once(srv):
     assert srv.tma("clear-attention", other).returncode == 0
     wait_screen(srv, ui, lambda s: "✓" in row_of(s, "s:0.0"), timeout=5)
     assert time.monotonic() - t0 < 0.8  # a whole `tma clear-attention` process included
+
+
+def test_watch_selectors_narrow_what_is_shown(srv):
+    agents(srv)
+    ui = screen_pane(srv, "watch", "--state", "blocked,idle", width=120, height=30)
+    s = wait_screen(srv, ui, lambda s: "⚑" in s and "○" in s)
+    assert "●" not in s and "2 agents" in s
+    keys(srv, ui, "q")
+    srv.wait_for(lambda: not alive(srv, ui))
+    res = srv.tma("watch", "--state", "nope")
+    assert res.returncode == 2 and "invalid state 'nope'" in res.stderr
+    res = srv.tma("watch")  # no terminal
+    assert res.returncode == 2 and "needs a terminal" in res.stderr

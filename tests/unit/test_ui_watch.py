@@ -69,3 +69,8 @@ def test_preview_mode_and_plain():
 
 def test_too_small():
     assert "terminal too small" in picker.text(render([row("%1")], width=25, height=12))
+
+
+def test_header_counts_and_names_the_grouping():
+    out = picker.text(render([row("%1"), row("%2")], watch.WatchView(group="repo")))
+    assert out.splitlines()[0] == " tma watch  2 agents  by repo"

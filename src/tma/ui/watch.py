@@ -138,7 +138,7 @@ def render(rows: list[dict], view: WatchView, width: int, height: int, *, palett
     shown = flat(grouped(picker.visible(rows, view, palette, now), view.group))
     wide = width >= picker.PREVIEW_MIN_WIDTH
     body = height - 2
-    out = [picker.header(view, width, plain, len(shown), len(rows))]
+    out = [header(view, width, plain, len(shown))]
     if wide and not view.table and body >= 8:
         list_h = min(max(len(shown) + _heads(shown, view.group), 1), body // 2)
         out += picker.pad(body_lines(shown, view, palette, now, width, list_h, plain, False),
@@ -154,6 +154,13 @@ def render(rows: list[dict], view: WatchView, width: int, height: int, *, palett
     out.append(picker.footer(view, width, plain, keys if not has_cost or width >= len(keys)
                              else CAVEAT))
     return out
+
+
+def header(view: WatchView, width: int, plain: bool, shown: int) -> picker.Line:
+    parts = [f" tma watch  {shown} agent{'' if shown == 1 else 's'}"]
+    if view.group:
+        parts.append(f"by {view.group}")
+    return [(picker.fit("  ".join(parts), width), "" if plain else "head")]
 
 
 def _heads(shown: list[dict], group: str | None) -> int:
