@@ -8,6 +8,7 @@ PTY client is the one Enter moves.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 
@@ -342,3 +343,30 @@ def test_watch_selectors_narrow_what_is_shown(srv):
     assert res.returncode == 2 and "invalid state 'nope'" in res.stderr
     res = srv.tma("watch")  # no terminal
     assert res.returncode == 2 and "needs a terminal" in res.stderr
+
+
+def test_picker_in_a_popup_jumps_its_client(srv, attach):
+    """The binding's way: `display-popup -E tma` on a real client (no $TMUX_PANE there);
+    the pane under the popup is left out, keys typed on the client reach the picker."""
+    home = srv.shell_pane()
+    srv.config.write_text(FRESH)
+    under = srv.agent_pane()
+    target = srv.agent_pane()
+    srv.draw(target, "FAKE-BLOCKED allow this?\n")
+    srv.draw(under, "FAKE-IDLE ready\n")
+    srv.ls()
+    c = attach("s", cols=120, rows=40)
+    srv.tmux("select-window", "-t", under)
+    srv.wait_for(lambda: c.pane() == under)
+    # display-popup holds its caller until the popup closes
+    popup = subprocess.Popen([srv.tmux_bin, "-u", "-L", srv.name, "-f", "/dev/null",
+                              "display-popup", "-c", c.name, "-w", "100", "-h", "30", "-E",
+                              f"cd {os.getcwd()} && {tma_command(srv)}"], env=srv.env)
+    srv.wait_for(lambda: "esc quit" in c.output() and "1/1" in c.output())
+    c.type(b"blk")  # fuzzy: b..l..k in "blocked"
+    srv.wait_for(lambda: "> blk" in c.output())
+    c.type(b"\r")
+    srv.wait_for(lambda: c.pane() == target)
+    srv.wait_for(lambda: srv.option(target, "@agent_attention") == "")
+    assert popup.wait(timeout=10) == 0  # the picker closed, and the popup with it
+    assert home
