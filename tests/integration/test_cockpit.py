@@ -370,3 +370,18 @@ def test_picker_in_a_popup_jumps_its_client(srv, attach):
     srv.wait_for(lambda: srv.option(target, "@agent_attention") == "")
     assert popup.wait(timeout=10) == 0  # the picker closed, and the popup with it
     assert home
+
+
+def test_picker_mouse_click_selects_and_a_second_click_jumps(srv, attach):
+    panes = agents(srv)
+    srv.tmux("set-option", "-g", "mouse", "on")
+    ui = srv.tmux("new-window", "-t", "s:", "-P", "-F", "#{pane_id}",
+                  f"cd {os.getcwd()} && TERM=xterm-256color {tma_command(srv)}").strip()
+    c = attach("s", cols=120, rows=40)
+    srv.wait_for(lambda: c.pane() == ui)
+    s = wait_screen(srv, ui, lambda s: row_of(s, "⚑").startswith(">"))
+    y = s.splitlines().index(row_of(s, "○")) + 1  # SGR mouse rows count from 1
+    c.type(f"\x1b[<0;10;{y}M\x1b[<0;10;{y}m".encode())
+    wait_screen(srv, ui, lambda s: row_of(s, "○").startswith(">"))
+    c.type(f"\x1b[<0;10;{y}M\x1b[<0;10;{y}m".encode())
+    srv.wait_for(lambda: c.pane() == panes[2])

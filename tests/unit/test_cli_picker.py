@@ -180,3 +180,24 @@ def test_watch_keys():
     assert a.view.message.startswith("actions: not in this release")
     a.on_key("q")
     assert a.done
+
+
+def test_mouse_click_selects_then_enters_and_wheel_stops_at_the_ends():
+    rows = [row(f"%{i}", "idle", since=1000 + i) for i in range(1, 8)]
+    a = app(rows)
+    a.draw()
+    a.on_key("click:3")  # screen line 3: the third row (line 0 is the header)
+    assert a.view.selected == "%3" and not a.feed.jumped
+    a.on_key("click:0")  # the header: nothing
+    a.on_key("click:29")  # the footer: nothing
+    assert a.view.selected == "%3"
+    a.draw()
+    a.on_key("click:3")
+    assert a.feed.jumped == ["%3"] and a.done
+    a = app(rows)
+    a.on_key("wheel-down")
+    a.on_key("wheel-down")
+    a.on_key("wheel-down")
+    assert a.view.selected == "%7"
+    a.on_key("wheel-up")
+    assert a.view.selected == "%4"

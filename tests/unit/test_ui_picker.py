@@ -46,12 +46,13 @@ def test_state_colour_span_and_selection_style():
     lines = render([row("%1", "working"), row("%2", "idle")])
     spans = [s for ln in lines for s in ln]
     assert ("●", "state:working sel") in spans
+    assert (">", "bold sel pane:%1") in spans and (" ", "bold pane:%2") in spans
     assert any(t.startswith("○") and st == "state:idle" for t, st in spans)
 
 
 def test_plain_mode_has_no_style_tokens():
     lines = render([row("%1", "working")], plain=True)
-    assert all(style == "" for ln in lines for _, style in ln)
+    assert all(style in ("", "pane:%1") for ln in lines for _, style in ln)
     assert ">" in picker.text(lines)
 
 
@@ -115,3 +116,14 @@ def test_no_agents_and_message_footer():
 
 def test_clean_screen_strips_escapes_and_controls():
     assert picker.clean_screen("a\x1b[1;32mb\x1b]0;t\x07c\x07\td") == ["abc    d"]
+
+
+def test_pane_at_and_scroll():
+    rows = [row("%1", "blocked"), row("%2", "working"), row("%3", "idle")]
+    lines = render(rows, width=100, height=24)
+    assert [picker.pane_at(lines, y) for y in range(4)] == [None, "%1", "%2", "%3"]
+    assert picker.pane_at(lines, 23) is None and picker.pane_at(lines, 99) is None
+    shown = picker.order(rows)
+    assert picker.scroll(shown, "%1", 3) == "%3"  # stops at the end
+    assert picker.scroll(shown, "%3", -3) == "%1"
+    assert picker.scroll([], None, 3) is None

@@ -64,7 +64,7 @@ def test_preview_mode_and_plain():
     view = watch.WatchView(selected="%1", preview="PANE TEXT")
     assert "PANE TEXT" in picker.text(render(rows, view))
     lines = render(rows, view, plain=True)
-    assert all(style == "" for ln in lines for _, style in ln)
+    assert all(style in ("", "pane:%1") for ln in lines for _, style in ln)
 
 
 def test_too_small():

@@ -127,6 +127,7 @@ class App:
         self.rows: list[dict] = []
         self.preview_of: str | None = None
         self.message_until = 0.0
+        self.lines: list = []  # the last frame drawn (a click finds its row there)
 
     # -- rendering
     def render(self, rows, width, height):
@@ -167,7 +168,8 @@ class App:
             self.say(self.feed.problem)
             self.feed.problem = ""
         width, height = self.screen.size()
-        self.screen.draw(self.render(self.rows, width, height))
+        self.lines = self.render(self.rows, width, height)
+        self.screen.draw(self.lines)
 
     def say(self, text: str, secs: float = 4.0) -> None:
         self.view.message = text
@@ -192,6 +194,8 @@ class App:
             self.update(capture=True)
         elif key == "resize":
             self.resized = True
+        elif key.startswith("click:") or key.startswith("wheel-"):
+            self.mouse(key)
         elif self.filters and key == "backspace":
             self.view.query = self.view.query[:-1]
             self.update(capture=True)
@@ -203,6 +207,25 @@ class App:
 
     def extra_key(self, key: str) -> None:
         pass
+
+    def mouse(self, key: str) -> None:
+        """A click selects its row, a click on the selected row is Enter; the wheel
+        moves three rows and stops at the ends."""
+        from tma.ui import picker
+
+        if key.startswith("wheel-"):
+            step = -3 if key == "wheel-up" else 3
+            self.view.selected = picker.scroll(self.shown, self.view.selected, step)
+            self.update(capture=True)
+            return
+        pane = picker.pane_at(self.lines, int(key[6:]))
+        if pane is None:
+            return
+        if pane == self.view.selected:
+            self.enter()
+        else:
+            self.view.selected = pane
+            self.update(capture=True)
 
     def enter(self) -> None:
         if not self.view.selected:

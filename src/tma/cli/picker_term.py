@@ -8,7 +8,8 @@ Two screens with one interface (size, draw, keys, close):
   only when it changed, keys read from the raw terminal.
 
 Keys come back as names: "up", "down", "enter", "tab", "esc", "backspace", "ctrl-s",
-"ctrl-n", "ctrl-p", "ctrl-c", or the printable character itself.
+"ctrl-n", "ctrl-p", "ctrl-c", or the printable character itself; the mouse as
+"click:<line>", "wheel-up", "wheel-down".
 """
 
 from __future__ import annotations
@@ -93,10 +94,36 @@ class CursesScreen:
                 curses.curs_set(0)
             except curses.error:
                 pass
+            self._mouse()
             self.attrs = self._attrs(palette, plain)
         except Exception:
             curses.endwin()
             raise
+
+    def _mouse(self) -> None:
+        """Clicks and the wheel (tmux passes them on with `set -g mouse on`)."""
+        c = self.curses
+        self.wheel = {getattr(c, "BUTTON4_PRESSED", 0): "wheel-up",
+                      getattr(c, "BUTTON5_PRESSED", 0): "wheel-down"}
+        self.wheel.pop(0, None)
+        self.click = c.BUTTON1_PRESSED | c.BUTTON1_CLICKED
+        mask = self.click
+        for bit in self.wheel:
+            mask |= bit
+        try:
+            c.mousemask(mask)
+            c.mouseinterval(0)  # a press is a click at once, no double-click wait
+        except c.error:
+            pass
+
+    def mouse_key(self) -> str | None:
+        try:
+            _id, _x, y, _z, state = self.curses.getmouse()
+        except self.curses.error:
+            return None
+        if state & self.click:
+            return f"click:{y}"
+        return next((name for bit, name in self.wheel.items() if state & bit), None)
 
     def _attrs(self, palette: dict, plain: bool) -> dict[str, int]:
         c = self.curses
@@ -155,7 +182,11 @@ class CursesScreen:
             except c.error:
                 return out
             if isinstance(key, int):
-                if key in named:
+                if key == c.KEY_MOUSE:
+                    name = self.mouse_key()
+                    if name:
+                        out.append(name)
+                elif key in named:
                     out.append(named[key])
             else:
                 out.extend(decode(key))

@@ -122,6 +122,24 @@ def selected_index(shown: list[dict], selected: str | None) -> int:
     return ids.index(selected) if selected in ids else 0
 
 
+def pane_at(lines: list[Line], y: int) -> str | None:
+    """The pane id of the row drawn on screen line `y` (None: a header, the preview...)."""
+    if not 0 <= y < len(lines) or not lines[y]:
+        return None
+    for token in lines[y][0][1].split():
+        if token.startswith("pane:"):
+            return token[5:]
+    return None
+
+
+def scroll(shown: list[dict], selected: str | None, step: int) -> str | None:
+    """`step` rows away, stopping at either end (the mouse wheel: no wrap)."""
+    if not shown:
+        return None
+    i = min(max(selected_index(shown, selected) + step, 0), len(shown) - 1)
+    return shown[i].get("pane")
+
+
 def move(shown: list[dict], selected: str | None, step: int) -> str | None:
     """The pane id `step` rows away from the selection, wrapping."""
     if not shown:
@@ -168,9 +186,12 @@ def layout(grid: list[dict[str, str]], columns, drop, width: int) -> dict[str, i
 
 
 def row_line(c: dict[str, str], cls: str, widths: dict[str, int], *, selected: bool,
-             plain: bool) -> Line:
+             plain: bool, pane: str = "") -> Line:
+    """One row; its first span carries `pane:<id>` (also in plain mode: it is no style,
+    it tells a mouse click which row it hit)."""
     sel = " sel" if selected else ""
-    line: Line = [(">" if selected else " ", "" if plain else "bold" + sel),
+    tag = f" pane:{pane}" if pane else ""
+    line: Line = [(">" if selected else " ", (("" if plain else "bold" + sel) + tag).strip()),
                   (" ", "" if plain else sel.strip())]
     first = True
     for name, w in widths.items():
@@ -252,7 +273,7 @@ def list_lines(shown: list[dict], view: View, palette: dict, now: int, width: in
     out = []
     for i in range(top, min(top + height, len(shown))):
         out.append(row_line(grid[i], table.display_class(shown[i]), widths,
-                            selected=i == idx, plain=plain))
+                            selected=i == idx, plain=plain, pane=shown[i].get("pane") or ""))
     return out
 
 

@@ -126,7 +126,8 @@ def body_lines(shown: list[dict], view: WatchView, palette: dict, now: int, widt
         else:
             r = ordered[value]
             out.append(picker.row_line(grid[value], table.display_class(r), widths,
-                                       selected=value == idx, plain=plain))
+                                       selected=value == idx, plain=plain,
+                                       pane=r.get("pane") or ""))
     return out
 
 
