@@ -245,7 +245,7 @@ class App:
         wake_r, wake_w = os.pipe()
         os.set_blocking(wake_r, False)
         os.set_blocking(wake_w, False)
-        old_fd = signal.set_wakeup_fd(wake_w)
+        old_fd = signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
         handlers = self._signals()
         try:
             self._loop(wake_r)
