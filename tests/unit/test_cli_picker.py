@@ -21,6 +21,7 @@ class Feed:
         self._rows = rows
         self.problem = ""
         self.jumped: list[str] = []
+        self.menus: list[str] = []
         self.refused = ""
 
     def rows(self):
@@ -32,6 +33,10 @@ class Feed:
     def jump(self, pane_id):
         self.jumped.append(pane_id)
         return self.refused
+
+    def action_menu(self, pane_id):
+        self.menus.append(pane_id)
+        return ""
 
     def refresh(self, first=False):
         pass
@@ -133,11 +138,24 @@ def test_enter_jumps_and_closes_or_says_why():
     assert not a.done and a.view.message == "pane %2 is gone"
 
 
-def test_tab_says_actions_are_not_in_this_release():
+def test_tab_says_actions_are_not_in_this_release(monkeypatch):
+    monkeypatch.setattr(picker, "action_menu_shipped", lambda: False)
     a = app(ROWS)
     a.on_key("tab")
     a.draw()
     assert "actions: not in this release" in a.screen.frames[-1]
+    assert not a.done
+
+
+def test_tab_closes_the_picker_for_the_action_menu(monkeypatch):
+    monkeypatch.setattr(picker, "action_menu_shipped", lambda: True)
+    a = app(ROWS)
+    a.on_key("tab")
+    assert a.done and a.after_close == "%2" and a.feed.menus == []
+    w = app(ROWS, cls=watch.WatchApp, view=ui_watch.WatchView())
+    w.on_key("tab")
+    assert not w.done and w.feed.menus == ["%2"] and w.view.message == "actions for %2"
+
 
 
 def test_a_vanished_pane_moves_the_selection():
@@ -177,7 +195,7 @@ def test_watch_keys():
     assert a.feed.jumped == ["%2"] and not a.done  # watch stays open
     assert a.view.message == "jumped to %2"
     a.on_key("a")
-    assert a.view.message.startswith("actions: not in this release")
+    assert a.view.message.startswith("actions")
     a.on_key("q")
     assert a.done
 

@@ -55,6 +55,13 @@ def to_pane(g, cfg, server, result, pane_id: str) -> int:
     return _Jump(g, cfg, server, result, Selector()).to_pane(pane_id)
 
 
+def tma_argv(g, cfg, server, result) -> list[str]:
+    """How a child (a menu entry, the picker's action menu) runs this tma on this server."""
+    from tma.runtime.selectors import Selector
+
+    return _Jump(g, cfg, server, result, Selector()).child_argv()
+
+
 def pick_client(clients, panes, requested: str | None, env_pane: str | None):
     """The acting client: the named one, else the most recently active client on
     $TMUX_PANE's session, else the most recently active client. Control-mode

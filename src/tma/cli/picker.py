@@ -21,6 +21,13 @@ REFRESH_S = 1.0
 NO_ACTIONS = "actions: not in this release (tma act approve|deny --pane answers a prompt)"
 
 
+def action_menu_shipped() -> bool:
+    """Does this release's `tma act` have the action broker's per-pane `--menu`?"""
+    from tma.cli import spec
+
+    return any(f.long == "--menu" for f in spec.COMMANDS["act"].all_flags())
+
+
 class Feed:
     """The snapshots behind the screen: one poll cycle per refresh, the preview capture."""
 
@@ -93,6 +100,22 @@ class Feed:
             return None
         cap = got.get(pane_id)
         return cap.body if cap is not None else None
+
+    def action_menu(self, pane_id: str) -> str:
+        """`tma act --menu --pane ID` on the acting client, as a detached child (it must
+        outlive a popup that closes first); '' or why not."""
+        import subprocess
+
+        from tma.cli import jump
+
+        client = self.client() if self.result is not None else None
+        if client is None:
+            return "no attached tmux client to show the action menu on"
+        argv = jump.tma_argv(self.g, self.cfg, self.server, self.result) + [
+            "act", "--menu", "--pane", pane_id, "--client", client.name]
+        subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True)
+        return ""
 
     def jump(self, pane_id: str) -> str:
         """Jump the acting client there as `tma jump --pane` does; '' or why not."""
@@ -237,8 +260,17 @@ class App:
             self.done = True  # the picker closes once it has taken you there
 
     def actions(self) -> None:
-        if self.view.selected:
+        """Tab: the pane's action menu (tmux's own, on the client). The picker closes
+        first, so the menu is not drawn under a popup about to go."""
+        if not self.view.selected:
+            return
+        if not action_menu_shipped():
             self.say(NO_ACTIONS)
+            return
+        self.after_close = self.view.selected
+        self.done = True
+
+    after_close: str | None = None  # a pane whose action menu opens once the screen closes
 
     # -- the loop
     def run(self) -> int:
@@ -335,7 +367,15 @@ def run(feed: Feed, make_view, app_class) -> int:
 
     screen = open_screen(feed.cfg.picker)
     try:
-        return app_class(feed, view, screen).run()
+        app = app_class(feed, view, screen)
+        code = app.run()
+        if app.after_close:
+            screen.close()
+            screen = None
+            why = feed.action_menu(app.after_close)
+            if why:
+                common.err(f"tma: {why}")
+        return code
     except NoServer:
         screen.close()
         screen = None

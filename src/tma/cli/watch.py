@@ -54,6 +54,16 @@ class WatchApp(picker.App):
             why = self.feed.jump(self.view.selected)
             self.say(why or f"jumped to {self.view.selected}")  # watch stays open
 
+    def actions(self) -> None:
+        """Tab / a: the pane's action menu on the client; watch stays open."""
+        if not self.view.selected:
+            return
+        if not picker.action_menu_shipped():
+            self.say(picker.NO_ACTIONS)
+            return
+        why = self.feed.action_menu(self.view.selected)
+        self.say(why or f"actions for {self.view.selected}")
+
     def on_key(self, key: str) -> None:
         if key == "ctrl-s":
             return  # watch's scope is its selectors
