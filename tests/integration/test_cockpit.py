@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from ptyclient import PtyClient
@@ -38,10 +39,13 @@ def attach(srv):
             c.close()
 
 
-def tma_command(srv, *args: str, env: str = "", exec_: bool = True) -> str:
-    """The shell command a pane runs: this tma, on this server, with the test manifests."""
+def tma_command(srv, *args: str, env: str = "", exec_: bool = True,
+                manifests: bool = True) -> str:
+    """The shell command a pane runs: this tma, on this server, with the test manifests
+    (or the bundled ones)."""
+    mdir = f"--manifest-dir {srv.manifests} " if manifests else ""
     return (f"{env} {'exec ' if exec_ else ''}{sys.executable} -m tma --socket-name {srv.name} "
-            f"--manifest-dir {srv.manifests} {' '.join(args)}").strip()
+            f"{mdir}{' '.join(args)}").strip()
 
 
 def screen_pane(srv, *args: str, session: str = "ui", width: int = 80, height: int = 24,
@@ -271,8 +275,8 @@ def test_watch_rows_keys_and_advertised_pid(srv, size):
     keys(srv, ui, "g")
     wait_screen(srv, ui, lambda s: "▸" not in s)
     keys(srv, ui, "Tab")
-    wait_screen(srv, ui, lambda s: ("no attached tmux client to show the action menu on"
-                                    if SHIPPED else "actions: not in this release") in s)
+    wait_screen(srv, ui, lambda s: ("no attached tmux client" if SHIPPED
+                                    else "actions: not in this release") in s)
     keys(srv, ui, "q")
     srv.wait_for(lambda: not alive(srv, ui))
     # the session is gone with the pane; a watch in a pane that stays removes its pid
@@ -393,3 +397,29 @@ def test_picker_mouse_click_selects_and_a_second_click_jumps(srv, attach):
     wait_screen(srv, ui, lambda s: row_of(s, "○").startswith(">"))
     c.type(f"\x1b[<0;10;{y}M\x1b[<0;10;{y}m".encode())
     srv.wait_for(lambda: c.pane() == panes[2])
+
+
+@pytest.mark.skipif(not SHIPPED, reason="this release's tma act has no --menu (the broker)")
+def test_picker_tab_opens_the_action_menu_and_an_entry_fires(srv, attach):
+    """Tab in the popup: the picker closes and the pane's action menu opens on the client;
+    its first entry (Approve, on a blocked codex) types exactly the manifest's key."""
+    from keyrecorder import KeyRecorder
+
+    from tma.core import fixture
+
+    srv.shell_pane()  # what the client shows (and the popup is left out of)
+    capture = Path(__file__).resolve().parents[1] / "fixtures" / "captures" / \
+        "codex-0.171.0_blocked.txt"
+    rec = KeyRecorder.start(srv, "codex", fixture.parse(capture.read_text(encoding="utf-8")))
+    assert srv.row(rec.pane, manifests=False)["state"] == "blocked"
+    c = attach("s", cols=120, rows=40)
+    popup = subprocess.Popen([srv.tmux_bin, "-u", "-L", srv.name, "-f", "/dev/null",
+                              "display-popup", "-c", c.name, "-w", "100", "-h", "30", "-E",
+                              f"cd {os.getcwd()} && {tma_command(srv, manifests=False)}"],
+                             env=srv.env)
+    srv.wait_for(lambda: "esc quit" in c.output() and "codex" in c.output())
+    c.type(b"\t")
+    srv.wait_for(lambda: "Approve" in c.output() and "Deny" in c.output())
+    assert popup.wait(timeout=10) == 0
+    c.type(b"1")
+    assert rec.settle(1) == b"y"
