@@ -239,6 +239,15 @@ def test_picker_on_a_dumb_terminal_draws_plain_frames(srv, term):
     srv.wait_for(lambda: not alive(srv, ui))
 
 
+def test_no_server_on_a_terminal(srv):
+    from ptyclient import run_on_pty
+
+    env = dict(srv.env, TERM="xterm-256color")
+    for args in ([], ["watch"]):  # srv has no server started yet
+        argv = [sys.executable, "-m", "tma", "--socket-name", srv.name, *args]
+        assert run_on_pty(argv, env, timeout=20) == (1, "tma: no tmux server running\n")
+
+
 def test_bare_tma_without_a_terminal_prints_help(srv):
     res = srv.tma()
     assert res.returncode == 2
