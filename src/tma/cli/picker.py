@@ -102,19 +102,21 @@ class Feed:
         return cap.body if cap is not None else None
 
     def action_menu(self, pane_id: str) -> str:
-        """`tma act --menu --pane ID` on the acting client, as a detached child (it must
+        """`tma act --menu --pane ID` on the acting client, run by the tmux server (it must
         outlive a popup that closes first); '' or why not."""
-        import subprocess
-
         from tma.cli import jump
+        from tma.tmux import nav
+        from tma.tmux.adapter import TmuxError
 
         client = self.client() if self.result is not None else None
         if client is None:
             return "no attached tmux client to show the action menu on"
         argv = jump.tma_argv(self.g, self.cfg, self.server, self.result) + [
             "act", "--menu", "--pane", pane_id, "--client", client.name]
-        subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            nav.run_detached(self.server, argv)
+        except TmuxError as exc:
+            return f"tmux: {exc}"
         return ""
 
     def jump(self, pane_id: str) -> str:
