@@ -155,6 +155,14 @@ def run_detached(server: Server, argv: list[str]) -> None:
     server.run("run-shell", "-b", " ".join(shlex.quote(a) for a in argv).replace("#", "##"))
 
 
+def confirm_menu_command(client: str, title: str, command: str) -> str:
+    """A menu entry that opens a nested yes/no menu whose yes entry runs `command` (itself
+    an entry command): one more menu expansion, so every `#` doubles once more."""
+    inner = (f"display-menu -c {quote(client)} -T {quote(menu_text(title))} "
+             f"{quote('Yes, fire it')} y {quote(command)} No n {quote('')}")
+    return menu_text(inner)
+
+
 def display_menu(server: Server, client: str, title: str,
                  items: list[tuple[str, str, str]]) -> None:
     """Show a menu of (label, key, command) on `client`.
