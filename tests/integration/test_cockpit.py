@@ -16,11 +16,7 @@ from pathlib import Path
 import pytest
 from ptyclient import PtyClient
 
-from tma.cli.picker import action_menu_shipped
-
 FRESH = "[fold]\nfreshness_secs = 3600\n"
-#: Tab opens the action broker's menu when this release has it, else says it has not.
-SHIPPED = action_menu_shipped()
 
 
 @pytest.fixture
@@ -147,12 +143,7 @@ def test_picker_rows_order_filter_and_moves(srv, size):
         keys(srv, ui, "BSpace")
     wait_screen(srv, ui, lambda s: "⚑" in s and "○" in s)
 
-    keys(srv, ui, "Tab")
-    if SHIPPED:  # the picker closes and hands over to `tma act --menu`
-        srv.wait_for(lambda: not alive(srv, ui))
-        return
-    wait_screen(srv, ui, lambda s: "actions: not in this release" in s)
-    keys(srv, ui, "Escape")
+    keys(srv, ui, "Tab")  # the picker closes and hands over to `tma act --menu`
     srv.wait_for(lambda: not alive(srv, ui))
 
 
@@ -284,8 +275,7 @@ def test_watch_rows_keys_and_advertised_pid(srv, size):
     keys(srv, ui, "g")
     wait_screen(srv, ui, lambda s: "▸" not in s)
     keys(srv, ui, "Tab")
-    wait_screen(srv, ui, lambda s: ("no attached tmux client" if SHIPPED
-                                    else "actions: not in this release") in s)
+    wait_screen(srv, ui, lambda s: "no attached tmux client" in s)  # for act's menu
     keys(srv, ui, "q")
     srv.wait_for(lambda: not alive(srv, ui))
     # the session is gone with the pane; a watch in a pane that stays removes its pid
@@ -408,7 +398,6 @@ def test_picker_mouse_click_selects_and_a_second_click_jumps(srv, attach):
     srv.wait_for(lambda: c.pane() == panes[2])
 
 
-@pytest.mark.skipif(not SHIPPED, reason="this release's tma act has no --menu (the broker)")
 def test_picker_tab_opens_the_action_menu_and_an_entry_fires(srv, attach):
     """Tab in the popup: the picker closes and the pane's action menu opens on the client;
     its first entry (Approve, on a blocked codex) types exactly the manifest's key."""

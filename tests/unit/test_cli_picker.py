@@ -138,17 +138,7 @@ def test_enter_jumps_and_closes_or_says_why():
     assert not a.done and a.view.message == "pane %2 is gone"
 
 
-def test_tab_says_actions_are_not_in_this_release(monkeypatch):
-    monkeypatch.setattr(picker, "action_menu_shipped", lambda: False)
-    a = app(ROWS)
-    a.on_key("tab")
-    a.draw()
-    assert "actions: not in this release" in a.screen.frames[-1]
-    assert not a.done
-
-
-def test_tab_closes_the_picker_for_the_action_menu(monkeypatch):
-    monkeypatch.setattr(picker, "action_menu_shipped", lambda: True)
+def test_tab_closes_the_picker_for_the_action_menu():
     a = app(ROWS)
     a.on_key("tab")
     assert a.done and a.after_close == "%2" and a.feed.menus == []

@@ -3,8 +3,8 @@
 The driver is thin: each second (a popup cannot be nudged: no hook ever sees its pane)
 it runs the same poll cycle as every other surface, turns the rows into `ls --json` row
 dicts and hands them to the pure renderer in tma.ui.picker; keys edit the View. Enter
-jumps exactly as `tma jump --pane` does (trail, attention clear) and closes; Tab would
-open the pane's actions; ctrl-s toggles the scope; q and Esc close. tma.cli.watch reuses
+jumps exactly as `tma jump --pane` does (trail, attention clear) and closes; Tab closes
+it and opens the pane's action menu (`tma act --menu`); ctrl-s toggles the scope; q and Esc close. tma.cli.watch reuses
 this loop with its own renderer and keys.
 """
 
@@ -18,16 +18,6 @@ import time
 from tma.cli import common
 
 REFRESH_S = 1.0
-NO_ACTIONS = "actions: not in this release (tma act approve|deny --pane answers a prompt)"
-
-
-def action_menu_shipped() -> bool:
-    """Does this release's `tma act` have the action broker's per-pane `--menu`?"""
-    from tma.cli import spec
-
-    return any(f.long == "--menu" for f in spec.COMMANDS["act"].all_flags())
-
-
 class Feed:
     """The snapshots behind the screen: one poll cycle per refresh, the preview capture."""
 
@@ -265,9 +255,6 @@ class App:
         """Tab: the pane's action menu (tmux's own, on the client). The picker closes
         first, so the menu is not drawn under a popup about to go."""
         if not self.view.selected:
-            return
-        if not action_menu_shipped():
-            self.say(NO_ACTIONS)
             return
         self.after_close = self.view.selected
         self.done = True

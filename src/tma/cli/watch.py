@@ -58,9 +58,6 @@ class WatchApp(picker.App):
         """Tab / a: the pane's action menu on the client; watch stays open."""
         if not self.view.selected:
             return
-        if not picker.action_menu_shipped():
-            self.say(picker.NO_ACTIONS)
-            return
         why = self.feed.action_menu(self.view.selected)
         self.say(why or f"actions for {self.view.selected}")
 
