@@ -185,7 +185,7 @@ def test_watch_keys():
     assert a.feed.jumped == ["%2"] and not a.done  # watch stays open
     assert a.view.message == "jumped to %2"
     a.on_key("a")
-    assert a.view.message.startswith("actions")
+    assert a.view.message == "actions for %2" and a.feed.menus == ["%2"]
     a.on_key("q")
     assert a.done
 
