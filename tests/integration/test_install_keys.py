@@ -284,10 +284,10 @@ def test_the_mouse_group_loads_and_keeps_tmux_s_window_click(srv, home):
     assert r.returncode == 1 and "is not what `tma install-keys` writes" in r.stderr
 
 
-def test_prefix_g_from_a_real_client_runs_the_tma_the_file_names(srv, home):
-    """The binding's tma (no --socket flag, no --manifest-dir) reaches this server and
-    this user's manifests: a real terminal client types C-a g and lands on the blocked
-    pane, whose mark the jump clears."""
+def _blocked_elsewhere(srv, home):
+    """A server started from the conf (prefix C-a), a real client on s:0 and a blocked,
+    marked fake agent in s:1; the user's manifests hold the fake agent, so the tma the
+    bindings run (no --socket flag, no --manifest-dir) sees it."""
     link, _ = home
     agents = srv.root / "config" / "tma" / "agents"
     agents.mkdir(parents=True)
@@ -298,18 +298,36 @@ def test_prefix_g_from_a_real_client_runs_the_tma_the_file_names(srv, home):
     here = srv.display("s:0", "#{pane_id}")
     there = srv.agent_pane()  # s:1, not shown
     client = PtyClient(srv, "s")
+    assert client.pane() == here
+    now = time.time_ns() // 1_000_000
+    for key, value in (("@agent_since", now), ("@agent_state", "blocked"),
+                       ("@agent_detail", "permission"), ("@agent_source", "hook"),
+                       ("@agent_evidence_at", now), ("@agent_name", "fake"),
+                       ("@agent_pid", 0), ("@agent_stamped_at", now),
+                       ("@agent_attention", 1)):
+        srv.tmux("set-option", "-p", "-t", there, key, str(value))
+    return client, there
+
+
+def test_prefix_g_from_a_real_client_runs_the_tma_the_file_names(srv, home):
+    """A real terminal client types C-a g and lands on the blocked pane, whose mark the
+    jump clears."""
+    client, there = _blocked_elsewhere(srv, home)
     try:
-        assert client.pane() == here
-        now = time.time_ns() // 1_000_000
-        for key, value in (("@agent_since", now), ("@agent_state", "blocked"),
-                           ("@agent_detail", "permission"), ("@agent_source", "hook"),
-                           ("@agent_evidence_at", now), ("@agent_name", "fake"),
-                           ("@agent_pid", 0), ("@agent_stamped_at", now),
-                           ("@agent_attention", 1)):
-            srv.tmux("set-option", "-p", "-t", there, key, str(value))
         client.type(b"\x01g")  # the user's prefix is C-a
         srv.wait_for(lambda: client.pane() == there, timeout=10)
         srv.wait_for(lambda: srv.option(there, "@agent_attention") == "", timeout=5)
+    finally:
+        client.close()
+
+
+def test_prefix_a_opens_the_picker_in_a_popup_and_enter_goes_there(srv, home):
+    client, there = _blocked_elsewhere(srv, home)
+    try:
+        client.type(b"\x01a")
+        srv.wait_for(lambda: "esc quit" in client.output(), timeout=10)
+        client.type(b"\r")  # the blocked row comes first
+        srv.wait_for(lambda: client.pane() == there, timeout=10)
     finally:
         client.close()
 
@@ -348,3 +366,15 @@ def test_focus_events_put_pane_focus_in_into_the_file_and_tmux_takes_it(srv):
     srv.tmux("source-file", str(managed(srv)))
     assert list(ours(srv, "pane-focus-in")) == [INDEX]
     assert keys(srv, "--check").returncode == 0
+
+
+def test_prefix_G_splits_the_window_with_tma_watch(srv, home):
+    client, _ = _blocked_elsewhere(srv, home)
+    try:
+        client.type(b"\x01G")
+        panes = srv.wait_for(lambda: [p for p in srv.tmux(
+            "list-panes", "-t", "s:0", "-F", "#{pane_id} #{@tma_watch_pid}").split("\n")
+            if p.split(" ")[-1].isdigit()] or None, timeout=10)
+        assert len(panes) == 1  # the watcher advertises its pid on its own pane
+    finally:
+        client.close()
