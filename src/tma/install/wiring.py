@@ -149,7 +149,8 @@ def validate_agent(name: str, mset) -> str | None:
     """Why `name` cannot be wired (None: it can)."""
     manifest = mset.get(name)
     if manifest is None:
-        return f'tma: no manifest for agent "{name}"'
+        return (f'tma: unknown agent "{name}" (expected one of: '
+                f"{', '.join(n for n in registry.AGENTS if mset.get(n) is not None)})")
     if not manifest.hook_capable:
         return (f'tma: agent "{name}" declares no [hooks] in its manifest; there is nothing '
                 "to wire")
