@@ -103,6 +103,16 @@ def test_the_man_page_is_generated_from_the_declarations():
         "docs/man/tma.1 is stale: run python tools/gen_man.py"
 
 
+def test_the_docs_line_of_every_help_names_what_exists():
+    """Every help ends with where the docs are: files of this tree, and no `man tma`
+    while no install puts the page on MANPATH (the wheel ships no man page)."""
+    paths = re.findall(r"docs/[\w./-]+\w", spec.DOCS)
+    assert paths and all((ROOT / p).is_file() for p in paths), paths
+    shipped = "share/man" in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert shipped or "man tma" not in spec.DOCS, spec.DOCS
+    assert f"docs: {spec.DOCS}" in spec.top_help()
+
+
 def test_hand_parsers_accept_exactly_the_declared_flags():
     declared = {n for f in spec.GLOBALS for n in f.names}
     assert set(common._VALUED) | {"--debug-timing"} == declared

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 
-DOCS = "docs/reference/cli.md (or `man tma`)"
+DOCS = "docs/reference/cli.md; the man page: man -l docs/man/tma.1 (in the source tree)"
 STATES = ("idle", "working", "blocked", "unknown", "done")
 FORMATS = ("tmux", "plain", "json", "prom")
 SHELLS = ("bash", "zsh", "fish")
