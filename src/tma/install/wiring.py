@@ -222,6 +222,12 @@ def check(req: Request, setup: Setup, mset, server, cfg, io: Output) -> int:
     if wired:
         reasons += common.wrapper_problems(setup.ctx, setup.bare)
         reasons += tmux_hooks(server, cfg, setup, io, check=True)
+    from tma.install.tmux_hooks import UNCHECKED
+
+    if reasons == [UNCHECKED]:  # the files hold; only the server side is unknown
+        io.warn("tma: agent wiring OK, but the tmux hooks cannot be checked: no tmux server "
+                "is running (start tmux first, then run the check again)")
+        return FAIL
     if reasons:
         hint = f"tma install-hooks {req.agent}" if req.agent else "tma install-hooks --all"
         io.warn("\n".join(["tma: hook wiring incomplete:"] + [f"  - {r}" for r in reasons]
