@@ -254,7 +254,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                    USAGE),
             notes="Runs one poll cycle, then prints blocked, working, done, idle and "
                   "unknown counts; zero counts are left out."),
-    Command("ls", "List agent panes: tab-separated rows, or the JSON document.",
+    Command("ls", "List agent panes: a table on a terminal, tab-separated rows in a pipe, "
+                  "or JSON.",
             selectors=True,
             flags=(Flag("--json", help="Print the schema-1 JSON document instead of rows."),
                    Flag("--pane", metavar="ID", type="pane",
