@@ -136,7 +136,8 @@ GLOBALS = (
          help="The config file (else TMA_CONFIG, else $XDG_CONFIG_HOME/tma/config.toml); "
               "a file named here must exist."),
     Flag("--manifest-dir", metavar="DIR",
-         help="Load agent manifests from DIR only (no bundled or user manifests)."),
+         help="Load agent manifests from DIR only (no bundled or user manifests); DIR "
+              "must exist."),
     Flag("-c", "--client", metavar="NAME", help="The tmux client `tma jump` acts on."),
     Flag("--debug-timing", help="Print one timing line per poll cycle on stderr."),
 )
