@@ -225,3 +225,7 @@ def test_check_without_a_server_says_start_tmux_first(srv):
     res = srv.tma("install-hooks", "--check", manifests=False)
     assert res.returncode == 1
     assert "start tmux first" in res.stderr and "hooks OK" not in res.stdout
+    # nothing is broken, so nothing to repair: the files hold, the server side is unknown
+    assert res.stderr.startswith("tma: agent wiring OK, but the tmux hooks cannot be checked"), \
+        res.stderr
+    assert "to repair" not in res.stderr and "incomplete" not in res.stderr
