@@ -1,0 +1,373 @@
+#!/usr/bin/env python3
+"""tma against what a user would pick instead, on the same panes in the same run.
+
+  python bench/bench_peer.py [--runs 41] [--venv ~/.cache/tma-bench/venv]
+
+Run by hand; the results go to bench/RESULTS.md. The script
+
+* keeps its own virtualenv outside the repo (default ~/.cache/tma-bench/venv) holding
+  claude-tmux-status 0.4.1 (the peer, from PyPI) and tma installed from this checkout as
+  a user installs it: a wheel, bytecode written by pip, default config (no file);
+* starts ONE private tmux server (`-L tma-bench-peer-<pid> -f /dev/null`, killed
+  afterwards) and fills it with real panes: fake agents that are real processes named
+  like the agent (symlinks to `sleep`; codex is `node` running `codex`, gemini is `node`,
+  as the real CLIs are), each pane drawn with one of 19 captured screens of five real
+  agents (tests/fixtures/captures: claude 2.1.332, codex 0.171.0, gemini 0.61.0,
+  opencode 1.18.33, pi 0.73.1; idle, working, blocked, idle after a tool; pi has no
+  permission dialog of its own, so it has no blocked screen) with the capture's title;
+* measures whole processes (spawn to exit, medians over interleaved runs):
+  1. a cold refresh (no tma stamps, no recent poll) of 19 and of 76 agent panes:
+     `tma status` against `claude-tmux-status <every window>`, and how many of the 19
+     screens each reads right against tests/fixtures/captures/expectations.tsv;
+  2. `tma status` over fresh stamps with 38 agent panes / a bare `python -c pass`;
+  3. `tma event` (a PostToolUse that stamps; checked) / a bare `python -c pass`.
+
+claude-tmux-status takes tmux window targets and prints `window<TAB>icon` per window
+(⏳ working, ⚡ idle, ❓ blocked in a question widget, blank for no agent); it calls
+plain `tmux`, so it reaches the private server through $TMUX, as it would inside tmux.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CAPTURES = ROOT / "tests" / "fixtures" / "captures"
+PEER = "claude-tmux-status==0.4.1"
+AGENTS = (("claude", "2.1.332"), ("codex", "0.171.0"), ("gemini", "0.61.0"),
+          ("opencode", "1.18.33"), ("pi", "0.73.1"))
+KINDS = ("idle", "working", "blocked", "idle_after")
+NO_BLOCKED = {"pi"}  # pi-0.73.1_blocked.txt is the lab extension's dialog, not pi's
+PEER_STATES = {"⏳": "working", "⚡": "idle", "❓": "blocked"}
+GOALS = {"cold19": 0.8, "cold76": 0.4, "status": 1.5, "event": 1.5}
+WIDTH, HEIGHT = 100, 30
+
+
+# ------------------------------------------------------------------ the bench's virtualenv
+
+
+def run(argv, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, check=True, capture_output=True, text=True, **kw)
+
+
+def prepare_venv(venv: Path) -> Path:
+    """The bench's own virtualenv with the peer and this checkout's tma (a wheel)."""
+    py = venv / "bin" / "python"
+    if not py.exists():
+        run([sys.executable, "-m", "venv", str(venv)])
+    probe = ("import importlib.metadata as m\n"
+             "try: print(m.version('claude-tmux-status'))\n"
+             "except m.PackageNotFoundError: print('')")
+    if run([str(py), "-c", probe]).stdout.strip() != PEER.split("==")[1]:
+        run([str(py), "-m", "pip", "install", "-q", PEER])
+    # Reinstalled on every run so the figures are this checkout's, as a user installs it.
+    run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(ROOT)])
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    run([str(py), "-m", "compileall", "-q", str(site_packages(py) / "tma")], env=env)
+    return py
+
+
+def site_packages(py: Path) -> Path:
+    return Path(run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]
+                    ).stdout.strip())
+
+
+# ------------------------------------------------------------------ screens and panes
+
+
+def load_screens() -> list[dict]:
+    """The 19 screens: file, agent, expected state/detail, title and visible lines."""
+    with open(CAPTURES / "expectations.tsv", encoding="utf-8") as fh:
+        rows = {r["file"]: r for r in csv.DictReader(fh, delimiter="\t")}
+    screens = []
+    for agent, version in AGENTS:
+        for kind in KINDS:
+            if kind == "blocked" and agent in NO_BLOCKED:
+                continue
+            name = f"{agent}-{version}_{kind}.txt"
+            text = (CAPTURES / name).read_text(encoding="utf-8")
+            head, _, body = text.partition("\n---\n")
+            headers = dict(line[2:].split(": ", 1) if ": " in line else (line[2:-1], "")
+                           for line in head.splitlines())
+            height = int(headers.get("height", HEIGHT))
+            lines = body.rstrip("\n").split("\n")[-height:]
+            screens.append({"file": name, "agent": agent, "title": headers.get("title", ""),
+                            "lines": lines, "state": rows[name]["expected_state"],
+                            "detail": rows[name]["expected_detail"]})
+    return screens
+
+
+class Tmux:
+    def __init__(self, work: Path, env: dict) -> None:
+        self.name = f"tma-bench-peer-{os.getpid()}"
+        self.env = env
+        self.bin = work / "bin"
+        self.bin.mkdir()
+        sleep = shutil.which("sleep")
+        for name in ("claude", "codex", "opencode", "pi"):
+            (self.bin / name).symlink_to(sleep)
+        (self.bin / "node").symlink_to(shutil.which("sh"))  # node for codex and gemini
+        self.panes: list[tuple[str, dict]] = []
+
+    def __call__(self, *args: str) -> str:
+        return run(["tmux", "-u", "-L", self.name, "-f", "/dev/null", *args], env=self.env).stdout
+
+    def command_for(self, agent: str) -> str:
+        if agent == "codex":  # node (the npm wrapper) -> codex, like the real CLI
+            return f"exec {self.bin}/node -c '{self.bin}/codex 100000; :'"
+        if agent == "gemini":  # the gemini CLI is a node process
+            node = self.bin / "gemini-node" / "node"
+            if not node.exists():
+                node.parent.mkdir()
+                node.symlink_to(shutil.which("sleep"))
+            return f"exec {node} 100000"
+        return f"exec {self.bin}/{agent} 100000"
+
+    def add(self, screen: dict) -> str:
+        cmd = self.command_for(screen["agent"])
+        if not self.panes:
+            pane = self("new-session", "-d", "-s", "b", "-x", str(WIDTH), "-y", str(HEIGHT),
+                        "-P", "-F", "#{pane_id}", cmd).strip()
+        else:
+            pane = self("new-window", "-d", "-t", "b:", "-P", "-F", "#{pane_id}", cmd).strip()
+        self.panes.append((pane, screen))
+        return pane
+
+    def draw_all(self) -> None:
+        """Write every pane's screen and title to its tty, then wait until tmux shows them."""
+        ttys = dict(line.split(" ", 1) for line in
+                    self("list-panes", "-a", "-F", "#{pane_id} #{pane_tty}").splitlines())
+        for pane, screen in self.panes:
+            title = screen["title"].replace("\x1b", "").replace("\x07", "")
+            data = f"\x1b]2;{title}\x07\x1b[2J\x1b[H" + "\r\n".join(screen["lines"])
+            with open(ttys[pane], "w", encoding="utf-8") as fh:
+                fh.write(data)
+        want = {pane: screen["title"] for pane, screen in self.panes}
+        deadline = time.monotonic() + 20
+        while True:
+            shown = dict(line.split(" ", 1) for line in self(
+                "list-panes", "-a", "-F", "#{pane_id} #{pane_title}").splitlines())
+            if all(shown.get(p) == t for p, t in want.items()):
+                break
+            if time.monotonic() > deadline:
+                bad = [p for p, t in want.items() if shown.get(p) != t]
+                raise SystemExit(f"panes never showed their titles: {bad}")
+            time.sleep(0.1)
+        # the agent processes must be up under their names before anything identifies them
+        while len([c for c in self("list-panes", "-a", "-F", "#{pane_current_command}").split()
+                   if c in ("claude", "codex", "node", "opencode", "pi")]) < len(self.panes):
+            if time.monotonic() > deadline:
+                raise SystemExit("agent processes did not start")
+            time.sleep(0.1)
+        self.drawn_at = time.time()
+
+    def reset_lines(self) -> list[str]:
+        """Every tma option on every pane, window, session and the server: a cold start."""
+        sys.path.insert(0, str(ROOT / "src"))
+        from tma.core import options
+
+        out = []
+        for line in self("list-panes", "-a", "-F",
+                         "#{pane_id} #{window_id} #{session_id}").splitlines():
+            pane, window, session = line.split()
+            out += [f"set-option -p -u -t {pane} {n}" for n in options.UNINSTALL_PANE_OPTIONS]
+            out.append(f"set-option -w -u -t {window} {options.ROLLUP_WINDOW}")
+            out.append(f"set-option -u -t {session} {options.ROLLUP_SESSION}")
+        out.append("set-option -s -u @tma_last_poll")
+        return out
+
+    def kill(self) -> None:
+        subprocess.run(["tmux", "-L", self.name, "kill-server"], capture_output=True,
+                       env=self.env)
+
+
+# ------------------------------------------------------------------ timing
+
+
+def timed(argv, env, stdin: bytes | None = None) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(argv, env=env, input=stdin, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=False)
+    return (time.perf_counter() - t0) * 1000
+
+
+def interleaved(runs: int, cases: dict) -> dict[str, list[float]]:
+    """cases: name -> (argv, env, stdin, prepare-or-None); one of each per round, the
+    order rotating so no case always runs first."""
+    names = list(cases)
+    out: dict[str, list[float]] = {n: [] for n in names}
+    for r in range(runs):
+        for i in range(len(names)):
+            name = names[(r + i) % len(names)]
+            argv, env, stdin, prepare = cases[name]
+            if prepare is not None:
+                prepare()
+            out[name].append(timed(argv, env, stdin))
+    return out
+
+
+def med(xs: list[float]) -> float:
+    return statistics.median(xs)
+
+
+# ------------------------------------------------------------------ correctness
+
+
+def tma_verdicts(tmux: Tmux) -> dict[str, tuple[str, str]]:
+    out = {}
+    for line in tmux("list-panes", "-a", "-F",
+                     "#{pane_id}\t#{@agent_state}\t#{@agent_detail}").splitlines():
+        pane, state, detail = line.split("\t")
+        out[pane] = (state, detail)
+    return out
+
+
+def peer_verdicts(peer_argv, env, panes) -> dict[str, str]:
+    res = run(peer_argv, env=env)
+    icons = {}
+    for line in res.stdout.splitlines():
+        window, _, icon = line.partition("\t")
+        icons[int(window)] = PEER_STATES.get(icon.strip(), "none")
+    return {pane: icons.get(i, "none") for i, (pane, _s) in enumerate(panes)}
+
+
+# ------------------------------------------------------------------ the run
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=41)
+    ap.add_argument("--venv", default=str(Path.home() / ".cache" / "tma-bench" / "venv"))
+    args = ap.parse_args()
+    py = prepare_venv(Path(args.venv).expanduser())
+    vbin = py.parent
+    tma, peer = str(vbin / "tma"), str(vbin / "claude-tmux-status")
+    screens = load_screens()
+    assert len(screens) == 19, len(screens)
+    work = Path(tempfile.mkdtemp(prefix="tma-bench-peer-"))
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TMUX", "TMUX_PANE", "PYTHONDONTWRITEBYTECODE", "TMA_CONFIG")}
+    env.update(HOME=str(work / "home"), XDG_CONFIG_HOME=str(work / "config"),
+               XDG_CACHE_HOME=str(work / "cache"), LANG="C.UTF-8")
+    (work / "home").mkdir()
+    tmux = Tmux(work, env)
+    res: dict = {"runs": args.runs}
+    try:
+        for s in screens:
+            tmux.add(s)
+        tmux.draw_all()
+        sock, spid = tmux("display-message", "-p", "#{socket_path} #{pid}").split()
+        peer_env = dict(env, TMUX=f"{sock},{spid},0")  # as inside the server's session
+        base = [tma, "--socket-name", tmux.name]
+        bare = ([str(py), "-c", "pass"], env, None, None)
+
+        def reset() -> None:
+            lines = tmux.reset_lines()
+            path = work / "reset.tmux"
+            path.write_text("\n".join(lines) + "\n")
+            tmux("source-file", str(path))
+
+        def cold_cases(n: int) -> dict:
+            windows = [str(i) for i in range(n)]
+            return {"tma": (base + ["status"], env, None, reset),
+                    "peer": ([peer, *windows], peer_env, None, None), "bare": bare}
+
+        run(base + ["ls"], env=env)  # warm tma's caches (a user's second run on)
+        res["cold19"] = interleaved(args.runs, cold_cases(19))
+        # correctness on the 19: a cold tma refresh, then the peer; codex reads idle only
+        # after 10 s without output, so both look once the screens are that old
+        time.sleep(max(0.0, tmux.drawn_at + 11 - time.time()))
+        reset()
+        run(base + ["status"], env=env)
+        tv = tma_verdicts(tmux)
+        pv = peer_verdicts([peer, *[str(i) for i in range(19)]], peer_env, tmux.panes)
+        res["right"] = [(s["file"], s["state"], s["detail"], tv[p], pv[p])
+                        for p, s in tmux.panes]
+
+        # tma event that stamps: a PostToolUse on the first claude pane
+        pane = next(p for p, s in tmux.panes if s["agent"] == "claude")
+        ev = base + ["event", "--agent", "claude", "--kind", "PostToolUse", "--pane", pane]
+        payload = b'{"session_id":"bench","tool_name":"Bash","tool_use_id":"toolu_1"}'
+        run(ev, env=env, input=payload.decode())
+        before = tmux("show-options", "-p", "-qv", "-t", pane, "@agent_stamped_at")
+        res["event"] = interleaved(args.runs, {"tma": (ev, env, payload, None), "bare": bare})
+        after = tmux("show-options", "-p", "-qv", "-t", pane, "@agent_stamped_at")
+        assert after != before, "the timed tma event runs did not stamp"
+        assert tmux("show-options", "-p", "-qv", "-t", pane, "@agent_state").strip() == "working"
+
+        # 38 agent panes, status over fresh stamps (an untimed `tma ls` just before each)
+        for s in screens:
+            tmux.add(s)
+        tmux.draw_all()
+
+        def refresh() -> None:
+            run(base + ["ls"], env=env)
+
+        res["status"] = interleaved(args.runs, {"tma": (base + ["status"], env, None, refresh),
+                                                "bare": bare})
+        out = run(base + ["status", "--format", "plain"], env=env).stdout
+        assert out.strip(), "tma status printed nothing over 38 agent panes"
+
+        # 76 agent panes, cold
+        for s in screens + screens:
+            tmux.add(s)
+        tmux.draw_all()
+        res["cold76"] = interleaved(args.runs, cold_cases(76))
+        versions = run([str(py), "-c", "import importlib.metadata as m, sys; "
+                        "print(m.version('tma'), m.version('claude-tmux-status'), "
+                        "sys.version.split()[0])"]).stdout.split()
+        res["versions"] = versions + [tmux("display-message", "-p", "#{version}").strip()]
+    finally:
+        tmux.kill()
+        shutil.rmtree(work, ignore_errors=True)
+    report(res)
+    return 0
+
+
+def report(res: dict) -> None:
+    tma_v, peer_v, py_v, tmux_v = res["versions"]
+    print(f"tma {tma_v} (wheel), claude-tmux-status {peer_v}, Python {py_v}, tmux {tmux_v}; "
+          f"medians of {res['runs']} interleaved runs\n")
+    right = res["right"]
+    tma_ok = sum(t[0] == s for _f, s, _d, t, _p in right)
+    tma_detail = sum(t == (s, d) for _f, s, d, t, _p in right)
+    peer_ok = sum(p == s for _f, s, _d, _t, p in right)
+    print("| measure | tma | other | ratio | goal | met |")
+    print("|---|---|---|---|---|---|")
+    for key, label in (("cold19", "cold refresh, 19 agent panes"),
+                       ("cold76", "cold refresh, 76 agent panes")):
+        t, p = med(res[key]["tma"]), med(res[key]["peer"])
+        extra = f" ({tma_ok}/19 right)" if key == "cold19" else ""
+        pextra = f" ({peer_ok}/19 right)" if key == "cold19" else ""
+        print(f"| {label} | {t:.1f} ms{extra} | claude-tmux-status {p:.1f} ms{pextra} | "
+              f"{t / p:.2f}× | ≤ {GOALS[key]}× | {'yes' if t / p <= GOALS[key] else 'no'} |")
+    for key, label in (("status", "`tma status`, fresh stamps, 38 agent panes"),
+                       ("event", "`tma event` PostToolUse (stamps)")):
+        t, b = med(res[key]["tma"]), med(res[key]["bare"])
+        print(f"| {label} | {t:.1f} ms | bare `python -c pass` {b:.1f} ms | {t / b:.2f}× | "
+              f"≤ {GOALS[key]}× | {'yes' if t / b <= GOALS[key] else 'no'} |")
+    print(f"\nbare `python -c pass` in the cold rounds: {med(res['cold19']['bare']):.1f} ms "
+          f"(19 panes), {med(res['cold76']['bare']):.1f} ms (76 panes); tma state and detail "
+          f"both right: {tma_detail}/19\n")
+    print("| screen | expected | tma | claude-tmux-status |")
+    print("|---|---|---|---|")
+    for f, s, d, t, p in right:
+        exp = f"{s}/{d}" if d else s
+        got = f"{t[0]}/{t[1]}" if t[1] else t[0]
+        mark_t = "" if t[0] == s else " ✗"
+        mark_p = "" if p == s else " ✗"
+        print(f"| {f} | {exp} | {got}{mark_t} | {p}{mark_p} |")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
