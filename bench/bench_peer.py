@@ -59,8 +59,8 @@ def run(argv, **kw) -> subprocess.CompletedProcess:
     return subprocess.run(argv, check=True, capture_output=True, text=True, **kw)
 
 
-def prepare_venv(venv: Path) -> Path:
-    """The bench's own virtualenv with the peer and this checkout's tma (a wheel)."""
+def prepare_venv(venv: Path, source: Path) -> Path:
+    """The bench's own virtualenv with the peer and the checkout's tma (a wheel)."""
     py = venv / "bin" / "python"
     if not py.exists():
         run([sys.executable, "-m", "venv", str(venv)])
@@ -70,7 +70,7 @@ def prepare_venv(venv: Path) -> Path:
     if run([str(py), "-c", probe]).stdout.strip() != PEER.split("==")[1]:
         run([str(py), "-m", "pip", "install", "-q", PEER])
     # Reinstalled on every run so the figures are this checkout's, as a user installs it.
-    run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(ROOT)])
+    run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(source)])
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     run([str(py), "-m", "compileall", "-q", str(site_packages(py) / "tma")], env=env)
@@ -143,11 +143,14 @@ class Tmux:
         self.panes.append((pane, screen))
         return pane
 
-    def draw_all(self) -> None:
-        """Write every pane's screen and title to its tty, then wait until tmux shows them."""
+    def draw_all(self, only: str | None = None) -> None:
+        """Write every pane's screen and title to its tty (only those expecting `only`, if
+        given), then wait until tmux shows them."""
         ttys = dict(line.split(" ", 1) for line in
                     self("list-panes", "-a", "-F", "#{pane_id} #{pane_tty}").splitlines())
         for pane, screen in self.panes:
+            if only is not None and screen["state"] != only:
+                continue
             title = screen["title"].replace("\x1b", "").replace("\x07", "")
             data = f"\x1b]2;{title}\x07\x1b[2J\x1b[H" + "\r\n".join(screen["lines"])
             with open(ttys[pane], "w", encoding="utf-8") as fh:
@@ -169,7 +172,8 @@ class Tmux:
             if time.monotonic() > deadline:
                 raise SystemExit("agent processes did not start")
             time.sleep(0.1)
-        self.drawn_at = time.time()
+        if only is None:
+            self.drawn_at = time.time()
 
     def reset_lines(self) -> list[str]:
         """Every tma option on every pane, window, session and the server: a cold start."""
@@ -220,6 +224,58 @@ def med(xs: list[float]) -> float:
     return statistics.median(xs)
 
 
+# Where the fresh status run's time goes: the interpreter with the path's imports only,
+# one tmux client round trip, the cycle's pane read as tma sends it, and the same read
+# with only the options a stamp decodes from (what a leaner read could cost).
+STAMP_OPTIONS = ("@agent_state", "@agent_detail", "@agent_source", "@agent_evidence_at",
+                 "@agent_since", "@agent_stamped_at", "@agent_attention", "@agent_name",
+                 "@agent_pid", "@agent_hash", "@agent_session", "@agent_notified_at",
+                 "@agent_turn_at", "@agent_subagents", "@agent_ignore", "@agent_mute_until")
+PROBE = """
+import sys
+from tma.cli.main import main
+rc = main(sys.argv[1:])
+sys.stdout.write("\\n@@" + " ".join(sorted(sys.modules)))
+"""
+BASELINE = "import sys; print(\"\\n@@\" + \" \".join(sorted(sys.modules)))"
+READ_ARGS = """
+from tma.tmux import read
+print("\\x1e".join(read.listing_args()))
+print("\\x1e".join(read.PANE_FIELDS))
+"""
+
+
+def breakdown(runs: int, py: Path, tmux: Tmux, env: dict, refresh) -> dict | None:
+    base = ["--socket-name", tmux.name]
+    refresh()
+    out = run([str(py), "-c", PROBE, *base, "status"], env=env).stdout
+    after = set(out.rpartition("\n@@")[2].split())
+    before = set(run([str(py), "-c", BASELINE], env=env).stdout.rpartition("\n@@")[2].split())
+    imports = sorted(after - before - {"__main__"})
+    try:
+        lines = run([str(py), "-c", READ_ARGS], env=env).stdout.split("\n")  # not splitlines: \x1e
+    except subprocess.CalledProcessError:
+        return None  # the read moved: no breakdown for this checkout
+    full = lines[0].split("\x1e")
+    fields = lines[1].split("\x1e")
+    lean_fmt = "\x1f".join([f"#{{{f}}}" for f in fields] + [f"#{{{o}}}" for o in STAMP_OPTIONS]
+                           + ["#{pane_title}"])
+    lean = list(full)
+    lean[lean.index("-F") + 1] = lean_fmt
+    tm = ["tmux", "-u", "-L", tmux.name]
+    cases = {
+        "bare": ([str(py), "-c", "pass"], env, None, None),
+        "imports": ([str(py), "-c", f"for m in {imports!r}: __import__(m)"], env, None, None),
+        "tmux_noop": (tm + ["display-message", "-p", "x"], env, None, None),
+        "tmux_read": (tm + full, env, None, None),
+        "tmux_read_lean": (tm + lean, env, None, None),
+    }
+    res = interleaved(runs, cases)
+    res["n_imports"] = len(imports)
+    res["n_options"] = full[full.index("-F") + 1].count("#{@")
+    return res
+
+
 # ------------------------------------------------------------------ correctness
 
 
@@ -248,8 +304,10 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=41)
     ap.add_argument("--venv", default=str(Path.home() / ".cache" / "tma-bench" / "venv"))
+    ap.add_argument("--source", default=str(ROOT),
+                    help="the checkout whose tma is installed and measured (default: this one)")
     args = ap.parse_args()
-    py = prepare_venv(Path(args.venv).expanduser())
+    py = prepare_venv(Path(args.venv).expanduser(), Path(args.source))
     vbin = py.parent
     tma, peer = str(vbin / "tma"), str(vbin / "claude-tmux-status")
     screens = load_screens()
@@ -284,9 +342,12 @@ def main() -> int:
 
         run(base + ["ls"], env=env)  # warm tma's caches (a user's second run on)
         res["cold19"] = interleaved(args.runs, cold_cases(19))
-        # correctness on the 19: a cold tma refresh, then the peer; codex reads idle only
-        # after 10 s without output, so both look once the screens are that old
+        # correctness on the 19: a cold tma refresh, then the peer. The peer reads a codex
+        # pane idle only after 10 s without output, so both look when the screens are that
+        # old, except the working ones: those are repainted just before, as a working agent
+        # keeps repainting (its spinner), so the peer's activity rule sees what it would live.
         time.sleep(max(0.0, tmux.drawn_at + 11 - time.time()))
+        tmux.draw_all(only="working")
         reset()
         run(base + ["status"], env=env)
         tv = tma_verdicts(tmux)
@@ -315,8 +376,11 @@ def main() -> int:
 
         res["status"] = interleaved(args.runs, {"tma": (base + ["status"], env, None, refresh),
                                                 "bare": bare})
-        out = run(base + ["status", "--format", "plain"], env=env).stdout
-        assert out.strip(), "tma status printed nothing over 38 agent panes"
+        refresh()
+        timing = run(base + ["--debug-timing", "status", "--format", "plain"], env=env)
+        assert timing.stdout.strip(), "tma status printed nothing over 38 agent panes"
+        assert "38 consumed, 0 captures" in timing.stderr, timing.stderr  # the fresh path
+        res["parts"] = breakdown(args.runs, py, tmux, env, refresh)
 
         # 76 agent panes, cold
         for s in screens + screens:
@@ -359,6 +423,23 @@ def report(res: dict) -> None:
     print(f"\nbare `python -c pass` in the cold rounds: {med(res['cold19']['bare']):.1f} ms "
           f"(19 panes), {med(res['cold76']['bare']):.1f} ms (76 panes); tma state and detail "
           f"both right: {tma_detail}/19\n")
+    parts = res.get("parts")
+    if parts:
+        b = med(parts["bare"])
+        print("Where the fresh `tma status` time goes (38 agent panes, medians, same run):\n")
+        print("| part | median | over bare |")
+        print("|---|---|---|")
+        print(f"| bare `python -c pass` | {b:.1f} ms | |")
+        print(f"| interpreter + the path's {parts['n_imports']} modules, imported only | "
+              f"{med(parts['imports']):.1f} ms | +{med(parts['imports']) - b:.1f} ms |")
+        for key, label in (("tmux_noop", "one tmux client round trip (`display-message`)"),
+                           ("tmux_read", f"the cycle's read as sent ({parts['n_options']} "
+                                         "options per pane)"),
+                           ("tmux_read_lean", f"the same read, the {len(STAMP_OPTIONS)} stamp "
+                                              "options only")):
+            print(f"| {label} | {med(parts[key]):.1f} ms | |")
+        print(f"| `tma status` (above) | {med(res['status']['tma']):.1f} ms | "
+              f"+{med(res['status']['tma']) - med(res['status']['bare']):.1f} ms |\n")
     print("| screen | expected | tma | claude-tmux-status |")
     print("|---|---|---|---|")
     for f, s, d, t, p in right:
