@@ -438,21 +438,23 @@ def report(res: dict) -> None:
           f"both right: {tma_detail}/19\n")
     parts = res.get("parts")
     if parts:
-        b = med(parts["bare"])
         print("Where the fresh `tma status` time goes (38 agent panes, medians, same run):\n")
-        print("| part | median | over bare |")
+        print("| part | median | min |")
         print("|---|---|---|")
-        print(f"| bare `python -c pass` | {b:.1f} ms | |")
-        print(f"| interpreter + the path's {parts['n_imports']} modules, imported only | "
-              f"{med(parts['imports']):.1f} ms | +{med(parts['imports']) - b:.1f} ms |")
-        for key, label in (("tmux_noop", "one tmux client round trip (`display-message`)"),
-                           ("tmux_read", f"the cycle's read as sent ({parts['n_options']} "
-                                         "options per pane)"),
-                           ("tmux_read_lean", f"the same read, the {len(STAMP_OPTIONS)} stamp "
-                                              "options only")):
-            print(f"| {label} | {med(parts[key]):.1f} ms | |")
-        print(f"| `tma status` (above) | {med(res['status']['tma']):.1f} ms | "
-              f"+{med(res['status']['tma']) - med(res['status']['bare']):.1f} ms |\n")
+
+        def row(label: str, xs: list[float]) -> None:
+            print(f"| {label} | {med(xs):.1f} ms | {min(xs):.1f} ms |")
+
+        row("bare `python -c pass`", parts["bare"])
+        row(f"interpreter + the path's {parts['n_imports']} modules, imported only",
+            parts["imports"])
+        row("one tmux client round trip (`display-message`)", parts["tmux_noop"])
+        row(f"the cycle's read as sent ({parts['n_options']} options per pane)",
+            parts["tmux_read"])
+        row(f"the same read, the {len(STAMP_OPTIONS)} stamp options only",
+            parts["tmux_read_lean"])
+        row("`tma status` (the status rounds above)", res["status"]["tma"])
+        print()
     print("| screen | expected | tma | claude-tmux-status |")
     print("|---|---|---|---|")
     for f, s, d, t, p in right:
