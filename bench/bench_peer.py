@@ -65,6 +65,9 @@ def prepare_venv(venv: Path, source: Path) -> Path:
     py = venv / "bin" / "python"
     if not py.exists():
         run([sys.executable, "-m", "venv", str(venv)])
+        # a current pip, as pipx keeps: the pip bundled with Python 3.11 (23.2) writes
+        # console scripts that `import re` (~3 ms on every run of either tool)
+        run([str(py), "-m", "pip", "install", "-q", "-U", "pip"])
     probe = ("import importlib.metadata as m\n"
              "try: print(m.version('claude-tmux-status'))\n"
              "except m.PackageNotFoundError: print('')")
@@ -410,6 +413,11 @@ def main() -> int:
         next_tick()
         timing = run(base + ["--debug-timing", "status"], env=env)
         res["quiet_line"] = timing.stderr.strip()
+        next_tick()
+        mods = run([str(py), "-c", PROBE, *base, "status"], env=env).stdout
+        mods = set(mods.rpartition("\n@@")[2].split())
+        res["quiet_loads"] = [m for m in ("tma.core.manifest", "re", "tma.core.rules")
+                              if m in mods]
 
         # 76 agent panes, cold
         for s in screens + screens:
@@ -427,42 +435,28 @@ def main() -> int:
     return 0
 
 
-QUIET = 1.25  # a round is quiet when its bare run is within 1.25x of the fastest bare run
-
-
-def quiet(case: dict) -> list[int]:
-    """The rounds no other load disturbed, judged by the bare interpreter run in each."""
-    lo = min(case["bare"])
-    return [i for i, b in enumerate(case["bare"]) if b <= QUIET * lo]
-
-
-def qmed(case: dict, name: str) -> float:
-    return med([case[name][i] for i in quiet(case)])
-
-
 def report(res: dict) -> None:
     tma_v, peer_v, py_v, tmux_v = res["versions"]
     print(f"tma {tma_v} (wheel), claude-tmux-status {peer_v}, Python {py_v}, tmux {tmux_v}; "
-          f"{res['runs']} interleaved rounds per measure. Figures are medians over the quiet "
-          f"rounds (bare run ≤ {QUIET}× the fastest bare run of that measure); the last "
-          "column is the ratio of the medians over all rounds.\n")
+          f"{res['runs']} interleaved rounds per measure. Medians over all rounds; the last "
+          "column gives the fastest run of each (the figure other load on the machine "
+          "cannot inflate) and their ratio.\n")
     right = res["right"]
     tma_ok = sum(t[0] == s for _f, s, _d, t, _p in right)
     tma_detail = sum(t == (s, d) for _f, s, d, t, _p in right)
     peer_ok = sum(p == s for _f, s, _d, _t, p in right)
-    print("| measure | tma | other | ratio | goal | met | quiet rounds | all rounds |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| measure | tma | other | ratio | goal | met | minima: tma / other = ratio |")
+    print("|---|---|---|---|---|---|---|")
 
     def line(key, label, other, tma_note="", other_note="", goal=None):
         case = res[key]
-        t, o = qmed(case, "tma"), qmed(case, other)
-        ratio = t / o
+        t, o = med(case["tma"]), med(case[other])
+        lt, lo = min(case["tma"]), min(case[other])
         name = "claude-tmux-status" if other == "peer" else "bare `python -c pass`"
-        met = ("yes" if ratio <= goal else "no") if goal else ""
+        met = ("yes" if t / o <= goal else "no") if goal else ""
         print(f"| {label} | {t:.1f} ms{tma_note} | {name} {o:.1f} ms{other_note} | "
-              f"{ratio:.2f}× | {f'≤ {goal}×' if goal else '—'} | {met} | "
-              f"{len(quiet(case))}/{len(case['bare'])} | "
-              f"{med(case['tma']) / med(case[other]):.2f}× |")
+              f"{t / o:.2f}× | {f'≤ {goal}×' if goal else '—'} | {met} | "
+              f"{lt:.1f} / {lo:.1f} ms = {lt / lo:.2f}× |")
 
     line("cold19", "cold refresh, 19 agent panes", "peer", f" ({tma_ok}/19 right)",
          f" ({peer_ok}/19 right)", GOALS["cold19"])
@@ -472,19 +466,17 @@ def report(res: dict) -> None:
          goal=GOALS["event"])
     line("quiet", "`tma status`, steady state: 38 panes, stamps past the freshness window",
          "bare")
-    print(f"\nsteady-state cycle: `{res['quiet_line']}`; tma state and detail both right: "
-          f"{tma_detail}/19\n")
+    loads = ", ".join(res["quiet_loads"]) or "none of tma.core.manifest, re, tma.core.rules"
+    print(f"\nsteady-state cycle: `{res['quiet_line']}`; it loads {loads}. tma state and "
+          f"detail both right: {tma_detail}/19\n")
     parts = res.get("parts")
     if parts:
-        idx = quiet(parts)
-        print(f"Where the fresh `tma status` time goes (38 agent panes; {len(idx)}/"
-              f"{len(parts['bare'])} quiet rounds):\n")
-        print("| part | median (quiet rounds) | min |")
+        print("Where the fresh `tma status` time goes (38 agent panes, same run):\n")
+        print("| part | median | min |")
         print("|---|---|---|")
 
-        def row(label: str, xs: list[float], picked=True) -> None:
-            m = med([xs[i] for i in idx]) if picked else qmed(res["status"], "tma")
-            print(f"| {label} | {m:.1f} ms | {min(xs):.1f} ms |")
+        def row(label: str, xs: list[float]) -> None:
+            print(f"| {label} | {med(xs):.1f} ms | {min(xs):.1f} ms |")
 
         row("bare `python -c pass`", parts["bare"])
         row(f"interpreter + the path's {parts['n_imports']} modules, imported only",
@@ -494,7 +486,7 @@ def report(res: dict) -> None:
             parts["tmux_read"])
         row(f"the same read, the {len(STAMP_OPTIONS)} stamp options only",
             parts["tmux_read_lean"])
-        row("`tma status` (the fresh-stamp rounds above)", res["status"]["tma"], picked=False)
+        row("`tma status` (the fresh-stamp rounds above)", res["status"]["tma"])
         print()
     print("| screen | expected | tma | claude-tmux-status |")
     print("|---|---|---|---|")
