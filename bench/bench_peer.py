@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
 import shutil
 import statistics
@@ -314,6 +315,7 @@ def main() -> int:
     ap.add_argument("--venv", default=str(Path.home() / ".cache" / "tma-bench" / "venv"))
     ap.add_argument("--source", default=str(ROOT),
                     help="the checkout whose tma is installed and measured (default: this one)")
+    ap.add_argument("--json", help="also write the raw timings here")
     ap.add_argument("--nice", type=int, default=0,
                     help="run the bench (and the tmux server it starts) at this niceness; "
                          "on a machine shared with other work, -10 keeps their load off the "
@@ -414,8 +416,9 @@ def main() -> int:
         timing = run(base + ["--debug-timing", "status"], env=env)
         res["quiet_line"] = timing.stderr.strip()
         next_tick()
-        mods = run([str(py), "-c", PROBE, *base, "status"], env=env).stdout
+        mods = run([str(py), "-c", PROBE, *base[1:], "status"], env=env).stdout
         mods = set(mods.rpartition("\n@@")[2].split())
+        assert "tma.runtime.cycle" in mods, "the steady-state probe ran no cycle"
         res["quiet_loads"] = [m for m in ("tma.core.manifest", "re", "tma.core.rules")
                               if m in mods]
 
@@ -432,6 +435,8 @@ def main() -> int:
         tmux.kill()
         shutil.rmtree(work, ignore_errors=True)
     report(res)
+    if args.json:
+        Path(args.json).write_text(json.dumps(res))
     return 0
 
 
