@@ -259,6 +259,7 @@ def breakdown(runs: int, py: Path, tmux: Tmux, env: dict, refresh) -> dict | Non
     refresh()
     out = run([str(py), "-c", PROBE, *base, "status"], env=env).stdout
     after = set(out.rpartition("\n@@")[2].split())
+    assert "tma.runtime.cycle" in after, "the breakdown probe ran no cycle"
     before = set(run([str(py), "-c", BASELINE], env=env).stdout.rpartition("\n@@")[2].split())
     imports = sorted(after - before - {"__main__"})
     try:
