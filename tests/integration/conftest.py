@@ -3,13 +3,12 @@
 Each test gets its own server (`tmux -L <unique> -f /dev/null`), an isolated HOME,
 XDG dirs and config, and a bin dir of fake agents: symlinks named like an agent
 that point at `sleep`, so the process tree and `pane_current_command` are real. A
-test draws any screen into a pane by writing to its tty. The server is killed and
-every process it started is reaped afterwards.
+test draws any screen into a pane by writing to its tty. The server is killed, every
+process it started is reaped and its socket file removed afterwards.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import shutil
@@ -20,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-_counter = itertools.count()
+import tmux_sockets
+
 SLEEP = shutil.which("sleep") or "/bin/sleep"
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared"
@@ -87,7 +87,7 @@ def require_tmux() -> str:
 class Server:
     def __init__(self, root: Path) -> None:
         self.tmux_bin = require_tmux()
-        self.name = f"tma-test-{os.getpid()}-{next(_counter)}-{os.urandom(3).hex()}"
+        self.name = tmux_sockets.server_name("test")
         self.root = root
         self.home = root / "home"
         self.bin = root / "bin"
@@ -96,6 +96,7 @@ class Server:
             d.mkdir(parents=True, exist_ok=True)
         (self.manifests / "fake.toml").write_text(TEST_MANIFEST)
         self.config = root / "config.toml"
+        self.config.touch()  # TMA_CONFIG names it: a named config must exist
         self.env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
         self.env.update(HOME=str(self.home), XDG_CONFIG_HOME=str(root / "config"),
                         XDG_CACHE_HOME=str(root / "cache"), TMA_CONFIG=str(self.config),
@@ -217,6 +218,7 @@ class Server:
                 break
             time.sleep(0.05)
         subprocess.run(["pkill", "-9", "-f", self.name], capture_output=True)
+        tmux_sockets.remove(self.name)  # tmux leaves its socket file behind
 
 
 @pytest.fixture

@@ -26,9 +26,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))  # tests/: tmux_sockets
 
 import agents as agents_mod  # noqa: E402
 from fakellm import FakeLLM  # noqa: E402
+
+import tmux_sockets  # noqa: E402
 
 LIVE_CACHE = Path(os.environ.get("TMA_LIVE_CACHE") or Path.home() / ".cache" / "tma-live")
 REQUIRE = bool(os.environ.get("TMA_REQUIRE_LIVE"))
@@ -90,7 +93,7 @@ def port_listening(port: int) -> bool:
 class LiveServer:
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.name = f"tma-live-{os.getpid()}-{os.urandom(3).hex()}"
+        self.name = tmux_sockets.server_name("live")
         self.token = self.name
         self.tmux_bin = shutil.which("tmux") or "tmux"
         home = root / "tma-home"
@@ -98,10 +101,10 @@ class LiveServer:
             d.mkdir(parents=True, exist_ok=True)
         self.env = {k: v for k, v in os.environ.items()
                     if k not in ("TMUX", "TMUX_PANE", "TMA_SOCKET_PATH", "TMA_CONFIG")}
-        # tma reads only defaults: its own config paths point at empty dirs
+        # tma reads only defaults: its own config paths point at empty dirs (a config
+        # named by TMA_CONFIG must exist, so none is named)
         self.env.update(HOME=str(home), XDG_CONFIG_HOME=str(root / "tma-config"),
-                        XDG_CACHE_HOME=str(root / "tma-cache"), LANG="C.UTF-8",
-                        TMA_CONFIG=str(root / "tma-config" / "absent.toml"))
+                        XDG_CACHE_HOME=str(root / "tma-cache"), LANG="C.UTF-8")
         self.tma_prefix = tma_argv() + ["--socket-name", self.name]
 
     def tmux(self, *args: str, check: bool = True, timeout: float = 10) -> str:
@@ -162,7 +165,9 @@ class LiveServer:
     def kill(self) -> list[str]:
         subprocess.run([self.tmux_bin, "-L", self.name, "kill-server"], capture_output=True,
                        env=self.env, timeout=10)
-        return self.reap()
+        leftovers = self.reap()
+        tmux_sockets.remove(self.name)  # tmux leaves its socket file behind
+        return leftovers
 
 
 # ---------------------------------------------------------------- sampling
@@ -421,7 +426,6 @@ class Scenario:
             "XDG_STATE_HOME": str(home / ".local" / "state"),
             "CODEX_HOME": str(home / ".codex"),
             "PI_CODING_AGENT_DIR": str(home / ".pi" / "agent"),
-            "TMA_CONFIG": str(home / ".config" / "tma" / "config.toml"),
             "TMA_CONFIG_DIR": str(home / ".config" / "tma"),
             # the wrapper goes into the HOME too (never beside the venv's tma, which other
             # tests share); the hooks name it by its absolute path

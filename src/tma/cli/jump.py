@@ -8,53 +8,27 @@ cycle first, so the candidates are read from fresh stamps.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
-from tma.cli import common
+from tma.cli import common, spec
 from tma.core import states
 
 _NEVER = 1 << 62  # sorts a never-stamped `since` last
+NO_ORIGIN = ("tma: nowhere to go back to: no earlier jump from this client is recorded "
+             "(or the panes it left have closed)")
 
 
 class NoClient(Exception):
     pass
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="tma jump", description="move the client to an agent pane (default --next)",
-        epilog="selectors (--session --repo --branch --agent --state) scope the forward "
-               "jumps and the menu; --back, --home and --pane ignore them. The acting "
-               "client is -c/--client, else the client of $TMUX_PANE's session, else the "
-               "most recently active client.")
-    d = p.add_mutually_exclusive_group()
-    d.add_argument("--attention", dest="direction", action="store_const", const="attention",
-                   help="next pane wanting you: blocked (longest first), then done; wraps")
-    d.add_argument("--blocked", dest="direction", action="store_const", const="blocked",
-                   help="the longest-blocked pane")
-    d.add_argument("--next", dest="direction", action="store_const", const="next",
-                   help="next agent pane by position (session, window, pane); wraps")
-    d.add_argument("--back", dest="direction", action="store_const", const="back",
-                   help="return to the pane the last jump left")
-    d.add_argument("--home", dest="direction", action="store_const", const="home",
-                   help="return to where the jump trail started, and forget the trail")
-    d.add_argument("--pane", metavar="ID", help="jump to this pane (e.g. %%3)")
-    d.add_argument("--menu", dest="direction", action="store_const", const="menu",
-                   help="a tmux menu of every agent")
-    return p
-
-
 def main(argv: list[str]) -> int:
 
-    g, rest = common.split_globals(argv)
-    sel, rest = common.take_selectors(rest)
-    args = _parser().parse_args(rest)
+    g, sel, args = spec.parse("jump", argv)
     direction = "pane" if args.pane is not None else (args.direction or "next")
     cfg = common.load_config(g)
     from tma.cli import cycle_run
-    from tma.tmux.adapter import TmuxError
 
     server, result = cycle_run.run(g, cfg)
     job = _Jump(g, cfg, server, result, sel)
@@ -69,9 +43,6 @@ def main(argv: list[str]) -> int:
             return job.menu()
         return job.forward(direction)
     except NoClient as exc:
-        common.err(f"tma: {exc}")
-        return common.FAIL
-    except TmuxError as exc:
         common.err(f"tma: {exc}")
         return common.FAIL
 
@@ -182,8 +153,8 @@ class _Jump:
             git = GitInfo()
         return cycle_run.select(self.result.rows, self.sel, git)
 
-    def _scope_note(self, msg: str) -> int:
-        common.err(f"tma: {msg}{'' if self.sel.empty else ' in scope'}")
+    def _scope_note(self, msg: str, why: str) -> int:
+        common.err(f"tma: {msg}{'' if self.sel.empty else ' in scope'}: {why}")
         return 0
 
     # -- moves
@@ -206,17 +177,20 @@ class _Jump:
         if direction == "blocked":
             cands = [r for r in rows if r.stamp.state == states.BLOCKED]
             if not cands:
-                return self._scope_note("no blocked agents")
+                return self._scope_note("no agent is blocked",
+                                        "nothing is waiting for your answer")
             target = min(cands, key=lambda r: (r.stamp.since or _NEVER,) + r.pane.order_key)
             return self._go(target.pane, clear_attention=True, record=True)
         if direction == "attention":
             ordered = attention_order(rows)
             if not ordered:
-                return self._scope_note("no agents waiting for you")
+                return self._scope_note("no agent is waiting for you",
+                                        "none is blocked and no finished turn is unseen")
             target = after(ordered, self.client().pane_id)
             return self._go(target.pane, clear_attention=True, record=True)
         if not rows:
-            return self._scope_note("no agents to jump to")
+            return self._scope_note("no agent panes to jump to",
+                                    "tma ls lists what tma sees")
         current = self.live.get(self.client().pane_id)
         target = next_by_position(rows, current.order_key if current is not None else None)
         return self._go(target.pane, clear_attention=False, record=True)
@@ -224,6 +198,8 @@ class _Jump:
     def to_pane(self, pane_id: str) -> int:
         row = next((r for r in self.result.rows if r.pane.pane_id == pane_id), None)
         if row is None:
+            if pane_id not in self.live:
+                raise common.NoPane(pane_id)
             common.err(f"tma: no agent in pane {pane_id}")
             return 0
         return self._go(row.pane, clear_attention=True, record=True)
@@ -242,7 +218,7 @@ class _Jump:
                 return 0
         if trail:
             nav.store_trail(self.server, client.name, [])
-        common.err("tma: no jump origin recorded")
+        common.err(NO_ORIGIN)
         return 0
 
     def home(self) -> int:
@@ -254,7 +230,7 @@ class _Jump:
         if oldest is None:
             if trail:
                 nav.store_trail(self.server, client.name, [])
-            common.err("tma: no jump origin recorded")
+            common.err(NO_ORIGIN)
             return 0
         nav.jump(self.server, client.name, client.session_name, self.live[oldest],
                  clear_attention=False, trail=[])
@@ -266,7 +242,8 @@ class _Jump:
 
         rows = self.scoped()
         if not rows:
-            common.err("tma: no agents")
+            common.err("tma: no agent panes" + ("" if self.sel.empty else " in scope")
+                       + ": nothing for the menu")
             return 0
         try:
             client = self.client()
@@ -274,7 +251,7 @@ class _Jump:
             raise NoClient(f"{exc}; the menu needs one to show on") from None
         rows = [r for r in rows if r.pane.pane_id != client.pane_id]
         if not rows:
-            common.err("tma: no agents")
+            common.err("tma: no agent panes but this one: nothing for the menu")
             return 0
         now = common.now_ms()
         base = self.child_argv()

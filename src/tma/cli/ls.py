@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from tma.cli import common
+from tma.cli import common, spec
 
 
 def main(argv: list[str]) -> int:
 
-    g, rest = common.split_globals(argv)
-    sel, rest = common.take_selectors(rest)
-    p = argparse.ArgumentParser(prog="tma ls", description="list agent panes")
-    p.add_argument("--json", action="store_true", help="the schema-1 JSON document")
-    p.add_argument("--pane", help="only this pane")
-    args = p.parse_args(rest)
+    g, sel, args = spec.parse("ls", argv)
     cfg = common.load_config(g)
     from tma.cli import cycle_run
     from tma.runtime.git import GitInfo
@@ -24,17 +18,34 @@ def main(argv: list[str]) -> int:
     git = GitInfo()
     rows = cycle_run.select(result.rows, sel, git)
     if args.pane:
+        if all(p.pane_id != args.pane for p in result.snapshot.panes):
+            raise common.NoPane(args.pane)
         rows = [r for r in rows if r.pane.pane_id == args.pane]
     from tma.ui import rows as render
 
     if args.json:
-        import json
         import os
+
+        from tma.ui import text
 
         doc = {"schema": 1, "agents": [
             render.row_dict(r, server=result.snapshot.socket_path, host=os.uname().nodename,
                             git=git) for r in rows]}
-        sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+        sys.stdout.write(text.dumps(doc) + "\n")
         return 0
-    sys.stdout.write("".join(render.text_line(r, git) for r in rows))
+    if common.on_terminal():
+        sys.stdout.write(_for_a_person(rows, result, git, cfg))
+        return 0
+    sys.stdout.write("".join(render.text_line(r, git) for r in rows))  # scripts: TSV
     return 0
+
+
+def _for_a_person(rows, result, git, cfg) -> str:
+    from tma.ui import rows as render
+    from tma.ui import table
+
+    if not rows:
+        return "no agent panes (tma doctor says what it sees)\n"
+    dicts = [render.row_dict(r, server="", host="", git=git) for r in rows]
+    lines = table.lines(dicts, common.terminal_width(), common.now_ms(), cfg.status)
+    return "".join(line + "\n" for line in lines)

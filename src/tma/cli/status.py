@@ -28,17 +28,22 @@ def main(argv: list[str]) -> int:
                     f"invalid format {value!r} (expected one of: {', '.join(FORMATS)})")
             fmt = value
         elif rest[i] in ("-h", "--help"):
-            sys.stdout.write("usage: tma status [--format tmux|plain|json|prom] "
-                             "[--session S] [--repo R] [--branch B] [--agent A] "
-                             "[--state LIST]\n")
+            from tma.cli import spec  # declared there; parsed here by hand (the hot path)
+
+            sys.stdout.write(spec.help_text("status"))
             return 0
+        elif rest[i].startswith("-"):
+            raise common.UsageError(f"unknown option {rest[i]} (see its --help)")
         else:
-            raise common.UsageError(f"unknown argument {rest[i]!r}")
+            raise common.UsageError(f"unexpected argument {rest[i]!r}")
         i += 1
+    if sel.agent is not None:
+        common.check_agent(g, sel.agent)
     cfg = common.load_config(g)
     from tma.cli import cycle_run
 
-    _server, result = cycle_run.run(g, cfg)
+    # under #() nobody reads stderr and the hot path must not validate manifests
+    _server, result = cycle_run.run(g, cfg, report=common.on_terminal(2))
     git = None
     if sel.needs_git:
         from tma.runtime.git import GitInfo
@@ -48,7 +53,10 @@ def main(argv: list[str]) -> int:
     from tma.ui import status as render
 
     counts = render.counts(rows)
-    if fmt == "tmux":
+    if fmt in ("tmux", "plain") and common.on_terminal():
+        # a person typed it: no tmux markup, and a newline so the prompt starts afresh
+        sys.stdout.write(render.for_a_person(counts, cfg.status))
+    elif fmt == "tmux":
         sys.stdout.write(render.tmux(counts, cfg.status))
     elif fmt == "plain":
         sys.stdout.write(render.plain(counts, cfg.status))
