@@ -74,7 +74,10 @@ def prepare_venv(venv: Path, source: Path) -> Path:
              "except m.PackageNotFoundError: print('')")
     if run([str(py), "-c", probe]).stdout.strip() != PEER.split("==")[1]:
         run([str(py), "-m", "pip", "install", "-q", PEER])
-    # Reinstalled on every run so the figures are this checkout's, as a user installs it.
+    # Reinstalled on every run so the figures are this checkout's, as a user installs it
+    # (the distribution was renamed once: whichever name owns tma/ goes first).
+    subprocess.run([str(py), "-m", "pip", "uninstall", "-q", "-y", "tma", "tmux-agent-state"],
+                   capture_output=True)
     run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(source)])
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -428,8 +431,8 @@ def main() -> int:
             tmux.add(s)
         tmux.draw_all()
         res["cold76"] = interleaved(args.runs, cold_cases(76))
-        versions = run([str(py), "-c", "import importlib.metadata as m, sys; "
-                        "print(m.version('tma'), m.version('claude-tmux-status'), "
+        versions = run([str(py), "-c", "import importlib.metadata as m, sys, tma; "
+                        "print(tma.__version__, m.version('claude-tmux-status'), "
                         "sys.version.split()[0])"]).stdout.split()
         res["versions"] = versions + [tmux("display-message", "-p", "#{version}").strip()]
     finally:
