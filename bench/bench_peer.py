@@ -319,6 +319,9 @@ def main() -> int:
     ap.add_argument("--venv", default=str(Path.home() / ".cache" / "tma-bench" / "venv"))
     ap.add_argument("--source", default=str(ROOT),
                     help="the checkout whose tma is installed and measured (default: this one)")
+    ap.add_argument("--baseline", help="another checkout (say, main before a change) measured "
+                    "in the same rounds, from its own virtualenv beside --venv")
+    ap.add_argument("--baseline-label", default="baseline")
     ap.add_argument("--json", help="also write the raw timings here")
     ap.add_argument("--nice", type=int, default=0,
                     help="run the bench (and the tmux server it starts) at this niceness; "
@@ -328,6 +331,10 @@ def main() -> int:
     if args.nice:
         os.nice(args.nice)
     py = prepare_venv(Path(args.venv).expanduser(), Path(args.source))
+    btma = None
+    if args.baseline:
+        bpy = prepare_venv(Path(args.venv + "-baseline").expanduser(), Path(args.baseline))
+        btma = str(bpy.parent / "tma")
     vbin = py.parent
     tma, peer = str(vbin / "tma"), str(vbin / "claude-tmux-status")
     screens = load_screens()
@@ -339,7 +346,17 @@ def main() -> int:
                XDG_CACHE_HOME=str(work / "cache"), LANG="C.UTF-8")
     (work / "home").mkdir()
     tmux = Tmux(work, env)
-    res: dict = {"runs": args.runs}
+    res: dict = {"runs": args.runs, "baseline": args.baseline_label if btma else None}
+    # the baseline keeps its own cache: both versions call themselves 0.1.0, and one cache
+    # for both would be rewritten by each in turn
+    benv = dict(env, XDG_CACHE_HOME=str(work / "cache-baseline"))
+
+    def with_base(cases: dict) -> dict:
+        if btma is not None:
+            argv, _env, stdin, prepare = cases["tma"]
+            cases["base"] = ([btma, *argv[1:]], benv, stdin, prepare)
+        return cases
+
     try:
         for s in screens:
             tmux.add(s)
@@ -357,10 +374,12 @@ def main() -> int:
 
         def cold_cases(n: int) -> dict:
             windows = [str(i) for i in range(n)]
-            return {"tma": (base + ["status"], env, None, reset),
-                    "peer": ([peer, *windows], peer_env, None, None), "bare": bare}
+            return with_base({"tma": (base + ["status"], env, None, reset),
+                              "peer": ([peer, *windows], peer_env, None, None), "bare": bare})
 
         run(base + ["ls"], env=env)  # warm tma's caches (a user's second run on)
+        if btma is not None:
+            run([btma, *base[1:], "ls"], env=benv)
         res["cold19"] = interleaved(args.runs, cold_cases(19))
         # correctness on the 19: a cold tma refresh, then the peer. The peer reads a codex
         # pane idle only after 10 s without output, so both look when the screens are that
@@ -381,7 +400,8 @@ def main() -> int:
         payload = b'{"session_id":"bench","tool_name":"Bash","tool_use_id":"toolu_1"}'
         run(ev, env=env, input=payload.decode())
         before = tmux("show-options", "-p", "-qv", "-t", pane, "@agent_stamped_at")
-        res["event"] = interleaved(args.runs, {"tma": (ev, env, payload, None), "bare": bare})
+        res["event"] = interleaved(args.runs, with_base({"tma": (ev, env, payload, None),
+                                                         "bare": bare}))
         after = tmux("show-options", "-p", "-qv", "-t", pane, "@agent_stamped_at")
         assert after != before, "the timed tma event runs did not stamp"
         assert tmux("show-options", "-p", "-qv", "-t", pane, "@agent_state").strip() == "working"
@@ -397,8 +417,8 @@ def main() -> int:
             reset()
             run(base + ["ls"], env=env)
 
-        res["status"] = interleaved(args.runs, {"tma": (base + ["status"], env, None, refresh),
-                                                "bare": bare})
+        res["status"] = interleaved(args.runs, with_base({
+            "tma": (base + ["status"], env, None, refresh), "bare": bare}))
         refresh()
         timing = run(base + ["--debug-timing", "status", "--format", "plain"], env=env)
         assert timing.stdout.strip(), "tma status printed nothing over 38 agent panes"
@@ -414,8 +434,8 @@ def main() -> int:
 
         refresh()
         time.sleep(3.5)
-        res["quiet"] = interleaved(args.runs, {"tma": (base + ["status"], env, None, next_tick),
-                                               "bare": bare})
+        res["quiet"] = interleaved(args.runs, with_base({
+            "tma": (base + ["status"], env, None, next_tick), "bare": bare}))
         next_tick()
         timing = run(base + ["--debug-timing", "status"], env=env)
         res["quiet_line"] = timing.stderr.strip()
@@ -475,6 +495,18 @@ def report(res: dict) -> None:
          goal=GOALS["event"])
     line("quiet", "`tma status`, steady state: 38 panes, stamps past the freshness window",
          "bare")
+    if res.get("baseline"):
+        print(f"\nThe same rounds with {res['baseline']}'s tma (own virtualenv, own cache):\n")
+        print(f"| measure | {res['baseline']} median | this tree median | change | "
+              f"{res['baseline']} min | this tree min | change |")
+        print("|---|---|---|---|---|---|---|")
+        for key, label in (("cold19", "cold refresh, 19 panes"), ("cold76", "cold refresh, 76"),
+                           ("status", "`tma status`, fresh, 38"), ("event", "`tma event`"),
+                           ("quiet", "`tma status`, steady state, 38")):
+            c = res[key]
+            bm, tm, bl, tl = med(c["base"]), med(c["tma"]), min(c["base"]), min(c["tma"])
+            print(f"| {label} | {bm:.1f} ms | {tm:.1f} ms | {100 * (tm / bm - 1):+.0f} % | "
+                  f"{bl:.1f} ms | {tl:.1f} ms | {100 * (tl / bl - 1):+.0f} % |")
     loads = ", ".join(res["quiet_loads"]) or "none of tma.core.manifest, re, tma.core.rules"
     print(f"\nsteady-state cycle: `{res['quiet_line']}`; it loads {loads}. tma state and "
           f"detail both right: {tma_detail}/19\n")
