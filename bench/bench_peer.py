@@ -1,27 +1,33 @@
 #!/usr/bin/env python3
 """tma against what a user would pick instead, on the same panes in the same run.
 
-  python bench/bench_peer.py [--runs 41] [--venv ~/.cache/tma-bench/venv] [--source DIR]
-                             [--nice -10]
+  python bench/bench_peer.py [--runs 61] [--nice -10] [--venv ~/.cache/tma-bench/venv]
+                             [--source DIR] [--baseline DIR --baseline-label NAME]
 
 Run by hand; the results go to bench/RESULTS.md. The script
 
-* keeps its own virtualenv outside the repo (default ~/.cache/tma-bench/venv) holding
-  claude-tmux-status 0.4.1 (the peer, from PyPI) and tma installed from this checkout as
-  a user installs it: a wheel, bytecode written by pip, default config (no file);
-* starts ONE private tmux server (`-L tma-bench-peer-<pid> -f /dev/null`, killed
-  afterwards) and fills it with real panes: fake agents that are real processes named
-  like the agent (symlinks to `sleep`; codex is `node` running `codex`, gemini is `node`,
-  as the real CLIs are), each pane drawn with one of 19 captured screens of five real
-  agents (tests/fixtures/captures: claude 2.1.332, codex 0.171.0, gemini 0.61.0,
-  opencode 1.18.33, pi 0.73.1; idle, working, blocked, idle after a tool; pi has no
-  permission dialog of its own, so it has no blocked screen) with the capture's title;
-* measures whole processes (spawn to exit, medians over interleaved runs):
+* keeps its own virtualenv outside the repo (default ~/.cache/tma-bench/venv, a current
+  pip) holding claude-tmux-status 0.4.1 (the peer, from PyPI) and tma installed from
+  this checkout (or --source) as a user installs it: a wheel, bytecode written by pip,
+  default config (no file); --baseline installs another checkout into a second
+  virtualenv and times it in the same rounds;
+* starts ONE private tmux server (`-L tma-bench-peer-<pid> -f /dev/null`, killed and its
+  socket removed afterwards) and fills it with real panes: fake agents that are real
+  processes named like the agent (symlinks to `sleep`; codex is `node` running `codex`,
+  gemini is `node`, as the real CLIs are), each pane drawn with one of 19 captured
+  screens of five real agents (tests/fixtures/captures: claude 2.1.332, codex 0.171.0,
+  gemini 0.61.0, opencode 1.18.33, pi 0.73.1; idle, working, blocked, idle after a tool;
+  pi has no permission dialog of its own, so it has no blocked screen) with its title;
+* measures whole processes (spawn to exit) in interleaved rounds (the order rotates),
+  reporting medians and minima:
   1. a cold refresh (no tma stamps, no recent poll) of 19 and of 76 agent panes:
      `tma status` against `claude-tmux-status <every window>`, and how many of the 19
      screens each reads right against tests/fixtures/captures/expectations.tsv;
-  2. `tma status` over fresh stamps with 38 agent panes / a bare `python -c pass`;
-  3. `tma event` (a PostToolUse that stamps; checked) / a bare `python -c pass`.
+  2. `tma status` over fresh stamps with 38 agent panes / a bare `python -c pass`, and
+     where that time goes (imports alone, one tmux round trip, the pane read);
+  3. `tma event` (a PostToolUse that stamps; checked) / a bare `python -c pass`;
+  4. `tma status` in the steady state of a status line over idle agents (stamps past the
+     freshness window, screens quiet, each run past the stampede second).
 
 claude-tmux-status takes tmux window targets and prints `window<TAB>icon` per window
 (⏳ working, ⚡ idle, ❓ blocked in a question widget, blank for no agent); it calls
