@@ -1,7 +1,8 @@
-"""What the hot path imports: `tma status` (tmux format) over fresh stamps.
+"""What the hot paths import: `tma status` (over fresh stamps, and cold) and `tma event`.
 
-The status line runs this every few seconds on every client; each of these modules
-costs milliseconds of interpreter start (measured in bench/RESULTS.md).
+The status line runs `tma status` every few seconds on every client and every agent hook
+runs `tma event`; each of these modules costs milliseconds of interpreter start
+(measured in bench/RESULTS.md, `bench/bench_peer.py`).
 """
 
 from __future__ import annotations
@@ -72,6 +73,41 @@ def test_status_consuming_every_pane_loads_no_manifest_index(srv):
     assert "1 consumed, 0 captures" in err and "stampede" not in err, err
     extra = sorted(m for m in FORBIDDEN + CONSUME_ONLY_FORBIDDEN if m in mods)
     assert extra == [], f"tma status imported {extra}"
+
+
+# A cold refresh (a pane to capture, fold and stamp) still needs `re` for the rules, but
+# not the heavy generic machinery: the schema, rules and fold are plain slotted records.
+COLD_FORBIDDEN = ("tomllib", "dataclasses", "inspect", "typing", "argparse", "json",
+                  "subprocess", "signal", "tma.cli.spec", "textwrap", "tma.core.telemetry")
+
+
+def test_cold_status_imports_no_dataclasses_toml_or_parser(srv):
+    a = srv.agent_pane()
+    srv.draw(a, "FAKE-IDLE\n")
+    assert len(srv.ls()) == 1  # caches warm: manifests and config are decoded once
+    b = srv.agent_pane()
+    srv.draw(b, "FAKE-BLOCKED\n")  # never stamped: this run captures and folds it
+    srv.next_second()
+    out, err, mods = _modules(srv, "--debug-timing", "status")
+    assert "1 produced" in err and "1 captures" in err, err
+    assert "tma.core.rules" in mods and "tma.core.fold" in mods  # the full path ran
+    heavy = sorted(m for m in COLD_FORBIDDEN if m in mods)
+    assert heavy == [], f"a cold tma status imported {heavy}"
+
+
+def test_event_imports_no_regex_json_or_toml(srv):
+    a = srv.agent_pane()
+    argv = ["--socket-name", srv.name, "--manifest-dir", str(srv.manifests), "event",
+            "--agent", "fake", "--kind", "Work", "--pane", a]
+    for _ in range(2):  # the first run builds the hook-table cache
+        res = subprocess.run([sys.executable, "-c", PROBE % argv], capture_output=True,
+                             text=True, env=srv.env, input='{"session_id":"s1"}', timeout=30)
+    assert res.returncode == 0, res.stderr
+    mods = set(eval(res.stdout.rpartition("\n@@")[2]))  # noqa: S307 - our own repr
+    assert "tma.runtime.hook" in mods  # the event was handled, not skipped
+    heavy = sorted(m for m in FORBIDDEN if m in mods and m != "tma.tmux.write"
+                   and m != "tma.core.plan")
+    assert heavy == [], f"tma event imported {heavy}"
 
 
 def test_the_audit_can_fail(srv):
