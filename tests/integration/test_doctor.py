@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -97,19 +98,54 @@ def fake_elsewhere(srv, name: str) -> Path:
 def test_ambient_not_polling_then_polling(srv):
     srv.shell_pane()
     r = doctor(srv)
-    assert r.section("ambient") == ("ambient: NOT polling — nothing runs `tma status`; add "
-                                    "#(tma status) to status-right")
-    assert r.doc["ambient_driver"] == {"polling": False, "last_poll_age_ms": None}
+    assert r.section("ambient") == ("ambient: NOT polling — status-right does not run `tma "
+                                    "status`; add #(tma status) to status-right")
+    amb = r.doc["ambient_driver"]
+    assert (amb["polling"], amb["last_poll_age_ms"], amb["status_command"]) == (False, None,
+                                                                                None)
     assert r.rc == 0
     # doctor itself is not a poll cycle: it never stamps @tma_last_poll
     assert srv.tmux("show-options", "-sqv", "@tma_last_poll").strip() == ""
+    # a tma run by hand stamps @tma_last_poll, but that is not the status line polling
     srv.tma("status", check=True)
     r = doctor(srv)
-    assert r.section("ambient").startswith("ambient: polling — `tma status` last ran ")
-    assert r.section("ambient").endswith("s ago")
+    assert r.doc["ambient_driver"]["polling"] is False
+    assert r.section("ambient").startswith("ambient: NOT polling")
+    assert "but nothing runs it from the status line" in r.section("ambient")
+    # status-right running tma (as tmux resolves it) is polling
+    tma = str(Path(sys.executable).with_name("tma"))
+    srv.tmux("set-option", "-g", "status-right", f"#({tma} status) %H:%M")
+    r = doctor(srv)
+    assert r.section("ambient").startswith("ambient: polling — status-right runs `tma status`")
     amb = r.doc["ambient_driver"]
     assert amb["polling"] is True and 0 <= amb["last_poll_age_ms"] < 60_000
+    assert amb["status_command"]["resolved"] == tma and amb["status_command"]["runs"] is True
     assert r.rc == 0
+
+
+def test_status_line_command_that_does_not_run_counts(srv):
+    srv.shell_pane()
+    # the bare name, with tmux's PATH lacking any tma (tma lives in a virtualenv)
+    srv.tmux("set-environment", "-g", "PATH", "/usr/bin:/bin")
+    srv.tmux("set-option", "-g", "status-right", "#(tma status) %H:%M")
+    r = doctor(srv)
+    amb = r.section("ambient")
+    assert amb.startswith("ambient: ✗ status-right runs `tma status`, but tma is not found on "
+                          "the PATH tmux runs status-right with")
+    assert "  - tmux runs it with PATH=/usr/bin:/bin" in amb
+    tma = str(Path(sys.executable).with_name("tma"))
+    assert f"set -g status-right '#({tma} status) %H:%M'" in amb
+    assert r.doc["ambient_driver"]["status_command"]["runs"] is False
+    assert r.doc["warnings"] == 1 and r.rc == 1
+    # a program that resolves but does not run is caught too
+    broken = srv.root / "broken-bin"
+    broken.mkdir()
+    (broken / "tma").write_text("#!/bin/sh\nexit 3\n")
+    (broken / "tma").chmod(0o755)
+    srv.tmux("set-environment", "-g", "PATH", f"{broken}:/usr/bin:/bin")
+    r = doctor(srv)
+    assert r.doc["ambient_driver"]["status_command"]["problem"].endswith("exit status 3")
+    assert r.rc == 1
 
 
 def test_broken_user_manifest_is_listed_and_counts(srv):
@@ -440,6 +476,23 @@ def test_wired_agent_pane_is_tier_2(srv):
     assert r.doc["below_expected_tier"] == 0 and r.doc["warnings"] == 0 and r.rc == 0
 
 
+def test_agent_started_before_its_hooks_says_next_start(srv):
+    isolate_installers(srv)
+    before = srv.agent_pane("claude")
+    time.sleep(2.0)  # clearly before: /proc's boot time has whole seconds
+    install(srv, "claude")
+    after = srv.agent_pane("claude")
+    r = doctor(srv, bundled=True)
+    assert "restart: this claude started before its hooks were installed; they take " \
+           "effect at its next start" in pane_block(r, before)
+    a = row(r, before)
+    assert a["hooks_pending_restart"] is True and a["tier"] == 1
+    assert "take effect at its next start" in a["tier_reason"]
+    b = row(r, after)
+    assert b["hooks_pending_restart"] is False and b["tier"] == 2
+    assert not any(line.startswith("restart:") for line in pane_block(r, after))
+
+
 def test_installable_agent_not_wired_is_below_tier(srv):
     isolate_installers(srv)
     pane = srv.agent_pane("claude")
@@ -589,29 +642,93 @@ def test_demoted_pane_is_informational(srv):
     assert r.doc["warnings"] == 0 and r.rc == 0
 
 
-def test_opencode_pending_request_without_endpoint_counts(srv):
+def _health_server():
+    """A real HTTP server on 127.0.0.1 answering GET /global/health like OpenCode 1.18.33."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Health(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):
+            body = b'{"healthy":true,"version":"1.18.33"}' if self.path == "/global/health" \
+                else b'{"_tag":"NotFound"}'
+            self.send_response(200 if self.path == "/global/health" else 404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Health)
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                     daemon=True).start()
+    return httpd
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def api_line(r, pane) -> str:
+    [api] = [line for line in pane_block(r, pane) if line.startswith("api:")]
+    return api
+
+
+def test_opencode_api_line_says_whether_the_endpoint_answers(srv):
     isolate_installers(srv)
     pane = srv.agent_pane("opencode")
     install(srv, "opencode")  # wired: the pane itself is at tier 2
+    # no endpoint anywhere: said, not counted while nothing is pending
     r = doctor(srv, bundled=True)
-    assert row(r, pane)["endpoint_ok"] is False  # no request pending: nothing to say
-    assert not any(line.startswith("api:") for line in pane_block(r, pane))
+    assert row(r, pane)["endpoint_ok"] is False
+    assert api_line(r, pane).startswith("api: no endpoint: the pane has no usable "
+                                        "@agent_api_endpoint and config.toml no "
+                                        "[api.opencode] api_base")
     assert r.doc["warnings"] == 0 and r.rc == 0
     srv.tmux("set-option", "-p", "-t", pane, "@agent_permission_request", "per_42")
     r = doctor(srv, bundled=True)
-    [api] = [line for line in pane_block(r, pane) if line.startswith("api:")]
-    assert api.startswith("api: permission request per_42 is pending but the pane has no "
-                          "@agent_api_endpoint and config.toml no [api.opencode] api_base")
+    assert api_line(r, pane).endswith("permission request per_42 is pending and tma act "
+                                      "cannot answer it")
     a = row(r, pane)
     assert (a["endpoint_ok"], a["permission_request"], a["tier"]) == (False, "per_42", 2)
     assert r.doc["warnings"] == 1 and r.doc["below_expected_tier"] == 0 and r.rc == 1
-    # the config fallback answers it ...
-    srv.config.write_text('[api.opencode]\napi_base = "http://127.0.0.1:4096"\n')
+    # an endpoint nothing listens on (what the plugin stamps when the TUI runs no
+    # server) is not an endpoint act can use: still a warning, with how to fix it
+    dead = f"http://127.0.0.1:{_closed_port()}"
+    srv.tmux("set-option", "-p", "-t", pane, "@agent_api_endpoint", dead)
     r = doctor(srv, bundled=True)
-    assert row(r, pane)["endpoint_ok"] is True and r.rc == 0
-    # ... and so does the endpoint the plugin stamps
-    srv.config.write_text("")
-    srv.tmux("set-option", "-p", "-t", pane, "@agent_api_endpoint", "http://127.0.0.1:4096")
-    r = doctor(srv, bundled=True)
-    assert row(r, pane)["endpoint_ok"] is True and r.rc == 0
+    line = api_line(r, pane)
+    assert line.startswith(f"api: {dead} does not answer: nothing answers at {dead} "
+                           "(connection refused)")
+    assert "opencode --port 4096" in line and line.endswith("tma act cannot answer it")
+    a = row(r, pane)
+    assert (a["endpoint_ok"], a["api"]["source"], a["api"]["answers"]) == (False, "pane", False)
+    assert r.doc["warnings"] == 1 and r.rc == 1
+    # a server that answers: the pane's endpoint ...
+    httpd = _health_server()
+    try:
+        live = f"http://127.0.0.1:{httpd.server_address[1]}"
+        srv.tmux("set-option", "-p", "-t", pane, "@agent_api_endpoint", live)
+        r = doctor(srv, bundled=True)
+        act = ("tma act approve/deny reply over HTTP" if row(r, pane)["act_uses_api"]
+               else "tma act does not use this lane yet (it refuses OpenCode's prompts)")
+        assert api_line(r, pane) == (f"api: {live} (from the pane) answers (OpenCode 1.18.33): "
+                                     f"{act}; permission request per_42 is pending")
+        assert row(r, pane)["endpoint_ok"] is True and r.doc["warnings"] == 0 and r.rc == 0
+        # ... or the config fallback when the pane's value is not a loopback URL
+        srv.tmux("set-option", "-p", "-t", pane, "@agent_api_endpoint",
+                 "http://attacker.example:4096")
+        srv.config.write_text(f'[api.opencode]\napi_base = "{live}"\n')
+        r = doctor(srv, bundled=True)
+        assert api_line(r, pane).startswith(f"api: {live} (from config) answers")
+        assert row(r, pane)["api"]["stamped"] == "http://attacker.example:4096"
+        assert r.rc == 0
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
     assert row(r, pane)["window_covered"] is None  # opencode sends no model

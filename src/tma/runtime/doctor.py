@@ -39,9 +39,13 @@ BELOW_TIER = (HOOK_INCOMPLETE, HOOK_NOT_INSTALLED)
 #: Agent wiring that makes the tmux hooks and the wrapper matter (and count).
 CARRIES_WIRING = (HOOK_WIRED, HOOK_INCOMPLETE)
 
-#: The agent whose permission prompts are answered over its server API ([api.<agent>]); that
-#: lane is not in this release (act refuses them), doctor only checks an endpoint is known.
+#: The agent whose permission prompts are answered over its server API ([api.<agent>]).
 API_AGENT = "opencode"
+#: Does `tma act` send that agent's approve/deny over the API lane (tma.runtime.opencode_api)?
+#: Not yet: act refuses OpenCode's prompts. The broker that wires the lane flips this.
+ACT_USES_API = False
+#: doctor's probe of that API: one short GET per distinct endpoint.
+API_PROBE_TIMEOUT_S = 0.5
 
 FOREIGN_WRITER = "another tool may be writing @agent_* options on this pane"
 
@@ -117,6 +121,29 @@ def parse_tmux_version(text: str) -> tuple[int, int] | None:
     return int(m.group(1)), int(m.group(2))
 
 
+def process_started_at(pid: int, proc: str = "/proc") -> float | None:
+    """A process's start (epoch seconds) from /proc: its starttime ticks after boot."""
+    try:
+        with open(f"{proc}/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        with open(f"{proc}/stat", "rb") as fh:
+            btime = next(int(line.split()[1]) for line in fh if line.startswith(b"btime "))
+        return btime + int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError, StopIteration):
+        return None
+
+
+#: Seconds of slack between a process start and a file mtime (btime is whole seconds).
+RESTART_SLACK = 1.5
+
+
+def hooks_pending_restart(started_at: float | None, wired_at: float | None) -> bool | None:
+    """Was the agent already running when its wiring was written? (None: unknown.)"""
+    if started_at is None or wired_at is None:
+        return None
+    return started_at + RESTART_SLACK < wired_at
+
+
 def below_expected_tier(agents: list[dict]) -> int:
     """Panes below the tier their manifest supports (the second `--exit-code` gate).
 
@@ -131,27 +158,27 @@ def below_expected_tier(agents: list[dict]) -> int:
 class Installers:
     """The hook installers' own view of the wiring, computed once per doctor run.
 
-    Everything is read through the installers' public check code (`status()` of each
-    tma.install.<agent> adapter, tma.install.common.wrapper_problems,
-    tma.install.tmux_hooks.inspect) with the context `tma install-hooks` builds without
-    flags, so doctor and `tma install-hooks --check` never disagree.
+    Everything is read through the installers' public check code (each adapter's
+    `status()` through tma.install.wiring, tma.install.common.wrapper_problems,
+    tma.install.tmux_hooks.inspect) with the context `tma install-hooks` prepares
+    without flags (`wiring.prepare(Request())`), so doctor and `tma install-hooks
+    --check` never disagree.
     """
 
     def __init__(self, cfg, mset) -> None:
-        # The installer context (file paths from the environment, the wrapper reference,
-        # the config dir) is built by the install-hooks command module; doctor asks it
-        # for the flagless defaults rather than re-deriving them.
-        from tma.cli import install_hooks as ih
+        from tma.core.paths import Paths
         from tma.install import common as ic
+        from tma.install import registry, wiring
 
-        self.agents: tuple[str, ...] = ih.AGENTS
-        args = ih._parser().parse_args([])
-        self.config_dir: str = ih.config_dir(args)
+        self.agents: tuple[str, ...] = registry.AGENTS
+        self.config_dir: str = Paths(os.environ).config_dir()
         self.error: str | None = None
+        self.setup = None
         self.ctx = None
         self.bare = (cfg.wrapper_ref == "bare")
         try:
-            self.ctx, self.bare, _ = ih._ctx(args, cfg)
+            self.setup = wiring.prepare(wiring.Request(), cfg)
+            self.ctx, self.bare = self.setup.ctx, self.setup.bare
         except ic.InstallError as exc:
             self.error = str(exc)
         self.status: dict[str, tuple[str, list[str]]] = {}
@@ -162,16 +189,15 @@ class Installers:
             self.status[name] = self._status(name, m)
 
     def _status(self, name: str, m) -> tuple[str, list[str]]:
-        import importlib
-
         from tma.install import common as ic
+        from tma.install import wiring
 
         if not m.hook_capable:
             return HOOK_HOOKLESS, []
-        if self.ctx is None:
+        if self.setup is None:
             return HOOK_NOT_INSTALLED, [f"{name}: {self.error}"]
         try:
-            st = importlib.import_module(f"tma.install.{name}").status(self.ctx, m)
+            st = wiring.status(name, self.setup, m)
         except ic.InstallError as exc:
             return HOOK_INCOMPLETE, [f"{name}: {exc}"]
         if st.kind == ic.WIRED:
@@ -179,6 +205,20 @@ class Installers:
         if st.kind == ic.INCOMPLETE:
             return HOOK_INCOMPLETE, list(st.reasons)
         return HOOK_NOT_INSTALLED, []  # its reasons only list every event as not wired
+
+    def wired_at(self, agent: str) -> float | None:
+        """When the agent's wiring files last changed (their newest mtime, epoch s)."""
+        from tma.install import registry
+
+        if self.ctx is None or agent not in self.agents:
+            return None
+        times = []
+        for f in registry.adapter(agent).FILES:
+            try:
+                times.append(os.stat(self.ctx.paths[f.key]).st_mtime)
+            except (OSError, KeyError):
+                continue
+        return max(times) if times else None
 
     def of(self, agent: str, m) -> tuple[str, list[str]]:
         """(hook_status, reasons) of one agent."""
@@ -206,9 +246,51 @@ def section_tmux(ctx: Context) -> dict:
 
 
 def section_ambient(ctx: Context) -> dict:
+    """Does the server's status-right run `tma status` (a hand-run tma is not polling),
+    and does the program it names run with tmux's PATH?"""
+    from tma.install import tmux_status
+    from tma.tmux import setup
+    from tma.tmux.adapter import TmuxError
+
     last = ctx.snapshot.last_poll
     age = max(0, ctx.now - codec.to_ms(last)) if last else None
-    return {"ambient_driver": {"polling": bool(last), "last_poll_age_ms": age}}
+    try:
+        value: str | None = setup.status_right(ctx.server)
+    except TmuxError:
+        value = None
+    runs = tmux_status.runs_tma_status(value)
+    command = status_command(ctx.server, tmux_status.status_program(value)) if runs else None
+    return {"ambient_driver": {"polling": runs, "last_poll_age_ms": age,
+                               "status_right": value, "status_command": command}}
+
+
+def status_command(server, program: str | None) -> dict:
+    """The tma status-right names: does it resolve on tmux's PATH, and does it run?"""
+    from tma.install import binary
+    from tma.runtime import notify
+    from tma.tmux import setup
+    from tma.tmux.adapter import TmuxError
+
+    try:
+        path = setup.global_path(server)
+    except TmuxError:
+        path = None
+    path = path if path is not None else os.environ.get("PATH", os.defpath)
+    out = {"program": program, "path": path, "resolved": None, "runs": False, "problem": None}
+    if not program:
+        out["problem"] = "status-right names no program before `status`"
+        return out
+    resolved = binary.resolves(program, path)
+    out["resolved"] = resolved
+    if resolved is None:
+        out["problem"] = f"{program} is not found on the PATH tmux runs status-right with"
+        return out
+    env = dict(os.environ, PATH=path)
+    ok, reason = notify.run_command([resolved, "version"], b"", env, timeout=5.0)
+    out["runs"] = ok
+    if not ok:
+        out["problem"] = f"{resolved} version: {reason}"
+    return out
 
 
 def section_clients(ctx: Context) -> dict:
@@ -314,7 +396,7 @@ def section_panes(ctx: Context) -> dict:
                 remote.append(dict(base, command=command, stamped=stamp is not None))
         if ident.agent is not None:
             agents.append(_agent(ctx, pane, stamp, ident))
-        elif stamp is not None and stamp.name and stamp.name not in known:
+        elif stamp is not None and stamp.name not in known:
             foreign.append(dict(base, agent=stamp.name))
     return {"stamp_issues": stamp_issues, "foreign_panes": foreign, "ignored_panes": ignored,
             "nested_multiplexers": nested, "remote_panes": remote, "agents": agents}
@@ -324,7 +406,14 @@ def _agent(ctx: Context, pane, stamp, ident) -> dict:
     agent = ident.agent
     m = ctx.mset.get(agent)
     hook_status, reasons = ctx.installers.of(agent, m)
-    if hook_status == HOOK_WIRED:
+    pending = None
+    if hook_status in CARRIES_WIRING and ident.pid:
+        pending = hooks_pending_restart(process_started_at(ident.pid),
+                                        ctx.installers.wired_at(agent))
+    if hook_status == HOOK_WIRED and pending:
+        tier, reason = 1, (f"its hooks were installed after this {agent} started (pid "
+                           f"{ident.pid}): they take effect at its next start")
+    elif hook_status == HOOK_WIRED:
         tier, reason = 2, "no daemon (the daemon tier is not implemented yet)"
     elif hook_status == HOOK_INCOMPLETE:
         tier = 1
@@ -343,10 +432,8 @@ def _agent(ctx: Context, pane, stamp, ident) -> dict:
     if stamp is not None and stamp.evidence_at:
         evidence_age = max(0, ctx.now - stamp.evidence_at)
     model = opts.get("@agent_model") or None
-    endpoint_ok = None
-    if agent == API_AGENT:
-        api_base = (ctx.cfg.api.get(API_AGENT) or {}).get("api_base")
-        endpoint_ok = bool(opts.get("@agent_api_endpoint") or api_base)
+    api = api_lane(opts, ctx.cfg, ctx.__dict__.setdefault("_api_probes", {})) \
+        if agent == API_AGENT else None
     return {
         "pane": pane.pane_id,
         "agent": agent,
@@ -356,9 +443,12 @@ def _agent(ctx: Context, pane, stamp, ident) -> dict:
         "evidence_age_ms": evidence_age,
         "hook_status": hook_status,
         "hooks_wired": hook_status == HOOK_WIRED,
+        "hooks_pending_restart": pending,
         "model": model,
         "window_covered": None if model is None else model in ctx.cfg.telemetry_windows,
-        "endpoint_ok": endpoint_ok,
+        "endpoint_ok": None if api is None else api["answers"],
+        "api": api,
+        "act_uses_api": None if api is None else ACT_USES_API,
         "permission_request": opts.get("@agent_permission_request") or None,
         # The pane registered by hook (@agent_session) but its state is screen-read.
         "hook_demoted": bool(stamp is not None and stamp.session
@@ -366,6 +456,27 @@ def _agent(ctx: Context, pane, stamp, ident) -> dict:
         "tier": tier,
         "tier_reason": reason,
     }
+
+
+def api_lane(opts: dict, cfg, probes: dict) -> dict:
+    """What `tma act` can do over the pane's API: the endpoint it would use (the pane's
+    @agent_api_endpoint, else [api.opencode] api_base), and whether that endpoint answers
+    now (a short GET /global/health, once per endpoint per run)."""
+    from tma.runtime import opencode_api
+
+    endpoint = opencode_api.resolve_endpoint(opts, cfg)
+    stamped = opts.get("@agent_api_endpoint") or None
+    if endpoint is None:
+        return {"endpoint": None, "source": None, "stamped": stamped, "answers": False,
+                "version": None, "reason": None}
+    if endpoint not in probes:
+        probes[endpoint] = opencode_api.probe(endpoint, API_PROBE_TIMEOUT_S)
+    res = probes[endpoint]
+    answers = res.outcome == opencode_api.REPLIED
+    version = res.body.get("version") if answers and isinstance(res.body, dict) else None
+    return {"endpoint": str(endpoint), "source": endpoint.source, "stamped": stamped,
+            "answers": answers, "version": version if isinstance(version, str) else None,
+            "reason": None if answers else res.message}
 
 
 SECTIONS = (section_tmux, section_ambient, section_clients, section_notify, section_wiring,
@@ -385,6 +496,8 @@ def wired_any(doc: dict) -> bool:
 def warning_items(doc: dict) -> list[str]:
     """One short label per warning `--exit-code` counts, decided from the document.
 
+    Counted: a status-right that runs `tma status` through a program that does not
+    resolve or run with tmux's PATH (the status line silently shows nothing).
     Listed but never counted: ambient polling, clients (0 attached is a note while no
     daemon exists), foreign, ignored, nested and remote panes, the tested-tmux note,
     `model:`, `demoted:`, the per-agent wiring lines (an unwired installable agent's
@@ -397,6 +510,9 @@ def warning_items(doc: dict) -> list[str]:
     version = parse_tmux_version(tmux["version"] or "")
     if (version is not None and version < MIN_TMUX) or tmux["setpf_ok"] is False:
         out.append("tmux")
+    command = (doc.get("ambient_driver") or {}).get("status_command")
+    if command is not None and not command["runs"]:
+        out.append("status line")
     notify = doc.get("notify") or {}
     if notify.get("last_failure"):
         out.append("notify")
