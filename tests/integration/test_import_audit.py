@@ -15,7 +15,7 @@ FORBIDDEN = (
     "tomllib", "subprocess", "re", "json", "argparse", "dataclasses", "typing", "inspect",
     "signal", "enum", "tma.core.manifest", "tma.core.rules", "tma.core.fold",
     "tma.core.telemetry", "tma.tmux.write", "tma.core.plan", "zlib", "tma.cli.spec",
-    "textwrap",
+    "textwrap", "collections",
 )
 
 # Consuming fresh stamps needs no identification at all.
