@@ -1,0 +1,97 @@
+"""`tma daemon` and `tma daemon --ensure`: start, single-instance, stop.
+
+The CLI parses the command line, loads the config and hands over a Server; this
+module owns the rest. `run` is the foreground daemon: take the lock (held by a live
+daemon: say so, exit 0), record pid and version in it, serve until the server exits
+or a signal arrives, remove the socket. `ensure` starts one detached (a new session,
+null stdin, output to the log file in the runtime dir) unless the lock is held, then
+waits until some daemon holds it. Two `ensure`s racing both spawn; the flock lets one
+daemon through and the other exits at once, so one daemon runs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from tma.daemon import lock
+from tma.tmux.adapter import NoServer
+
+ENSURE_WAIT = 5.0
+
+
+def _server_facts(server) -> tuple[str, str]:
+    """(socket path, server pid); raises NoServer."""
+    out = server.run("display-message", "-p", "#{socket_path}\x1f#{pid}")
+    path, _, pid = out.rstrip("\n").partition("\x1f")
+    return path, pid
+
+
+def _log(line: str) -> None:
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+    sys.stderr.write(f"{stamp} {line.rstrip()}\n")
+    sys.stderr.flush()
+
+
+def run(server, cfg, manifest_dir: str | None) -> int:
+    """The foreground daemon. Exit 0 also when another daemon already runs or there
+    is no server (nothing to watch is not a failure of the daemon)."""
+    from tma.daemon.loop import Daemon
+
+    try:
+        socket_path, server_pid = _server_facts(server)
+    except NoServer:
+        _log("tma daemon: no tmux server running; nothing to watch")
+        return 0
+    lock.private_dir()
+    paths = lock.Paths(socket_path)
+    fd = lock.try_lock(paths.lock, patience=0.2)
+    if fd is None:
+        pid, _version = lock.read_record(paths.lock)
+        _log(f"tma daemon: already running for {socket_path} (pid {pid or '?'})")
+        return 0
+    try:
+        lock.record(fd)
+        _log(f"tma daemon: pid {os.getpid()} watching {socket_path}")
+        return Daemon(server, cfg, manifest_dir, paths, server_pid,
+                      lambda msg: _log(msg)).serve()
+    finally:
+        try:
+            os.unlink(paths.lock)  # still ours: nobody else can hold it while we do
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+
+
+def ensure(server, child_argv: list[str]) -> int:
+    """Start a detached daemon unless one runs for this server; exit 0 either way."""
+    import subprocess
+
+    try:
+        socket_path, _pid = _server_facts(server)
+    except NoServer:
+        return 0
+    lock.private_dir()
+    paths = lock.Paths(socket_path)
+    if lock.held(paths.lock):
+        return 0
+    log_fd = os.open(paths.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        child = subprocess.Popen(child_argv, stdin=subprocess.DEVNULL, stdout=log_fd,
+                                 stderr=log_fd, start_new_session=True, close_fds=True)
+    finally:
+        os.close(log_fd)
+    deadline = time.monotonic() + ENSURE_WAIT
+    while time.monotonic() < deadline:
+        if lock.held(paths.lock) and os.path.exists(paths.sock):
+            return 0
+        if child.poll() is not None and lock.held(paths.lock):
+            return 0  # it lost the race to a daemon that is starting
+        if child.poll() is not None:
+            break
+        time.sleep(0.02)
+    if lock.held(paths.lock):
+        return 0
+    sys.stderr.write(f"tma daemon: the daemon did not start (see {paths.log})\n")
+    return 1
