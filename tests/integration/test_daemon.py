@@ -21,10 +21,9 @@ import time
 from pathlib import Path
 
 import pytest
+from ptyclient import PtyClient
 
 from tma.core import fixture
-
-from ptyclient import PtyClient
 
 CAPTURES = Path(__file__).resolve().parent.parent / "fixtures" / "captures"
 SCREEN = {s: fixture.parse((CAPTURES / f"claude-2.1.332_{s}.txt").read_text(encoding="utf-8"))
