@@ -41,13 +41,25 @@ def _wall() -> int:
 
 
 class Settings:
-    """The [daemon] keys the loop uses, defaulted."""
+    """The [daemon] keys the loop uses, defaulted. The config schema checks their
+    types; the ranges that only the daemon cares about are checked here."""
 
     def __init__(self, cfg) -> None:
         d = cfg.daemon or {}
-        self.sweep_ms = int(d.get("sweep_secs", SWEEP_SECS)) * 1000
-        self.quiet_ms = int(d.get("quiet_ms", QUIET_MS))
-        self.recheck_ms = int(d.get("zero_member_recheck_secs", 1)) * 1000 or RECHECK_MS
+        self.sweep_ms = _ranged(cfg, d, "sweep_secs", SWEEP_SECS, 1, 86_400) * 1000
+        self.quiet_ms = _ranged(cfg, d, "quiet_ms", QUIET_MS, 100, 10_000)
+        self.recheck_ms = _ranged(cfg, d, "zero_member_recheck_secs", RECHECK_MS // 1000,
+                                  1, 3600) * 1000
+
+
+def _ranged(cfg, table: dict, key: str, default: int, low: int, high: int) -> int:
+    value = table.get(key, default)
+    if not low <= value <= high:
+        from tma.runtime.config import ConfigError
+
+        raise ConfigError(f"tma: config {cfg.path}: daemon.{key}: must be between {low} "
+                          f"and {high}, got {value}")
+    return value
 
 
 class Daemon:
