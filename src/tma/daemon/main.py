@@ -16,16 +16,10 @@ import sys
 import time
 
 from tma.daemon import lock
+from tma.tmux import control, spawn
 from tma.tmux.adapter import NoServer
 
 ENSURE_WAIT = 5.0
-
-
-def _server_facts(server) -> tuple[str, str]:
-    """(socket path, server pid); raises NoServer."""
-    out = server.run("display-message", "-p", "#{socket_path}\x1f#{pid}")
-    path, _, pid = out.rstrip("\n").partition("\x1f")
-    return path, pid
 
 
 def _log(line: str) -> None:
@@ -40,7 +34,7 @@ def run(server, cfg, manifest_dir: str | None) -> int:
     from tma.daemon.loop import Daemon
 
     try:
-        socket_path, server_pid = _server_facts(server)
+        socket_path, server_pid = control.server_facts(server)
     except NoServer:
         _log("tma daemon: no tmux server running; nothing to watch")
         return 0
@@ -66,10 +60,8 @@ def run(server, cfg, manifest_dir: str | None) -> int:
 
 def ensure(server, child_argv: list[str]) -> int:
     """Start a detached daemon unless one runs for this server; exit 0 either way."""
-    import subprocess
-
     try:
-        socket_path, _pid = _server_facts(server)
+        socket_path, _pid = control.server_facts(server)
     except NoServer:
         return 0
     lock.private_dir()
@@ -78,18 +70,19 @@ def ensure(server, child_argv: list[str]) -> int:
         return 0
     log_fd = os.open(paths.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
-        child = subprocess.Popen(child_argv, stdin=subprocess.DEVNULL, stdout=log_fd,
-                                 stderr=log_fd, start_new_session=True, close_fds=True)
+        child, _ = spawn.start(child_argv, stdout_fd=log_fd, stderr_fd=log_fd,
+                               new_session=True)
     finally:
         os.close(log_fd)
     deadline = time.monotonic() + ENSURE_WAIT
+    exited = False
     while time.monotonic() < deadline:
         if lock.held(paths.lock) and os.path.exists(paths.sock):
             return 0
-        if child.poll() is not None and lock.held(paths.lock):
-            return 0  # it lost the race to a daemon that is starting
-        if child.poll() is not None:
-            break
+        if not exited:
+            exited = os.waitpid(child, os.WNOHANG)[0] != 0
+        if exited and not lock.held(paths.lock):
+            break  # it failed, and no other daemon is starting either
         time.sleep(0.02)
     if lock.held(paths.lock):
         return 0

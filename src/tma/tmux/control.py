@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 
+from tma.tmux import spawn
 from tma.tmux.adapter import Server
 
 LINE_CAP = 256 * 1024
@@ -115,25 +116,17 @@ class ControlClient:
         self.session_id = session_id
         argv = server.argv("-C", "attach-session", "-f", "read-only,ignore-size",
                            "-t", session_id)
-        in_r, self._stdin = os.pipe()
         out_r, out_w = os.pipe()
-        actions = [
-            (os.POSIX_SPAWN_DUP2, in_r, 0),
-            (os.POSIX_SPAWN_DUP2, out_w, 1),
-            (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
-        ]
-        for fd in (in_r, self._stdin, out_r, out_w):
-            actions.append((os.POSIX_SPAWN_CLOSE, fd))
         try:
-            self.pid = os.posix_spawnp(argv[0], argv, os.environ, file_actions=actions)
+            self.pid, self._stdin = spawn.start(argv, stdin_pipe=True, stdout_fd=out_w)
+        except BaseException:
+            os.close(out_r)
+            raise
         finally:
-            os.close(in_r)
             os.close(out_w)
         server.spawns += 1
         self._out = out_r
         os.set_blocking(out_r, False)
-        os.set_inheritable(self._stdin, False)
-        os.set_inheritable(out_r, False)
         self._reader = LineReader()
         self.alive = True
 
@@ -201,3 +194,10 @@ def session_ids(server: Server) -> tuple[str, list[str]]:
             pid = spid
             ids.append(sid)
     return pid, ids
+
+
+def server_facts(server: Server) -> tuple[str, str]:
+    """(socket path, server pid): what keys a daemon to its server. Raises NoServer."""
+    out = server.run("display-message", "-p", "#{socket_path}\x1f#{pid}")
+    path, _, pid = out.rstrip("\n").partition("\x1f")
+    return path, pid
