@@ -378,3 +378,20 @@ def test_a_flood_of_output_from_twenty_panes_is_no_capture_storm(srv, daemon):
     assert after["edges"] - during["edges"] <= len(panes) + 5, after
     time.sleep(1.0)
     assert daemon.status()["edges"] - after["edges"] <= len(panes)  # dwell follow-ups only
+
+
+def test_one_burst_is_read_once_at_its_onset_and_once_at_its_quiet_edge(srv, daemon):
+    pane, _pid = _claude(srv)
+    _draw(srv, pane, "idle")
+    daemon.start()
+    _until(srv, pane, "@agent_state", "idle", timeout=10)
+    time.sleep(1.0)  # every edge of the first screen has been served
+    before = daemon.status()
+    _draw(srv, pane, "blocked")
+    _until(srv, pane, "@agent_state", "blocked")
+    time.sleep(1.2)  # past the quiet edge
+    after = daemon.status()
+    assert after["edges"] - before["edges"] == 2, (before, after)
+    assert after["captures"] - before["captures"] == 2, (before, after)
+    time.sleep(2.0)  # a quiet blocked pane is not read again (the sweep is 45 s away)
+    assert daemon.status()["captures"] == after["captures"]
