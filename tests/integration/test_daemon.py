@@ -395,3 +395,39 @@ def test_one_burst_is_read_once_at_its_onset_and_once_at_its_quiet_edge(srv, dae
     assert after["captures"] - before["captures"] == 2, (before, after)
     time.sleep(2.0)  # a quiet blocked pane is not read again (the sweep is 45 s away)
     assert daemon.status()["captures"] == after["captures"]
+
+
+def _reload(daemon) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tma", "--socket-name", daemon.srv.name,
+                           "reload"], env=daemon.env, capture_output=True, text=True,
+                          timeout=20)
+
+
+def test_reload_swaps_a_good_config_and_keeps_the_old_one_on_a_broken_one(srv, daemon):
+    pane, _pid = _claude(srv)
+    _draw(srv, pane, "idle")
+    daemon.start()
+    assert daemon.status()["quiet_ms"] == 600
+    srv.config.write_text("[daemon]\nquiet_ms = 400\nsweep_secs = 30\n")
+    res = _reload(daemon)
+    assert res.returncode == 0, res.stderr
+    assert "reloaded" in res.stderr
+    status = daemon.status()
+    assert (status["quiet_ms"], status["sweep_ms"], status["reloads"]) == (400, 30_000, 1)
+
+    srv.config.write_text('[daemon]\nquiet_ms = "soon"\n')
+    res = _reload(daemon)
+    assert res.returncode == 1
+    assert "daemon.quiet_ms" in res.stderr and "kept the running config" in res.stderr
+    status = daemon.status()
+    assert status["quiet_ms"] == 400 and status["reload_errors"] == 1
+    assert "daemon.quiet_ms" in status["last_error"]
+    _draw(srv, pane, "blocked")  # still watching, with the config it kept
+    assert _until(srv, pane, "@agent_state", "blocked") <= DEADLINE
+
+
+def test_reload_without_a_daemon_is_a_clean_no_op(srv, daemon):
+    srv.shell_pane()
+    res = _reload(daemon)
+    assert res.returncode == 0
+    assert "no daemon running" in res.stderr

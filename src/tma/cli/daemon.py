@@ -30,4 +30,4 @@ def main(argv: list[str]) -> int:
     daemon = importlib.import_module("tma.daemon.main")
     if args.ensure:
         return daemon.ensure(server, _child_argv(g))
-    return daemon.run(server, cfg, g.manifest_dir)
+    return daemon.run(server, cfg, g.manifest_dir, g.config)

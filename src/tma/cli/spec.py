@@ -372,6 +372,13 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                   "pane when its output goes quiet and runs the full poll cycle every "
                   "[daemon] sweep_secs; it exits when its server does. See "
                   "docs/explanation/daemon.md."),
+    Command("reload", "Make the running daemon re-read its config and manifests.",
+            exits=((0, "reloaded; also when no daemon (or no tmux server) runs"),
+                   (1, "the daemon kept its running config (the reason is printed), or "
+                       "did not answer"), USAGE),
+            notes="Sends SIGHUP to this server's daemon and waits for its answer. All or "
+                  "nothing: a broken config or manifest keeps the running one, and the "
+                  "reason is printed and logged."),
     Command("debug", "Manifest authoring and inspection: explain, capture.",
             subcommands=_DEBUG, exits=(OK, ERROR, USAGE)),
     Command("demo", "A self-contained demo on a private tmux server.",

@@ -63,9 +63,12 @@ def _ranged(cfg, table: dict, key: str, default: int, low: int, high: int) -> in
 
 
 class Daemon:
-    def __init__(self, server, cfg, manifest_dir, paths, server_pid: str, log) -> None:
+    def __init__(self, server, cfg, manifest_dir, paths, server_pid: str, log,
+                 config_path: str | None = None) -> None:
         self.server = server
         self.cfg = cfg
+        self.config_path = config_path  # as named at start (--config), re-read on SIGHUP
+        self.manifest_dir = manifest_dir
         self.settings = Settings(cfg)
         self.paths = paths
         self.server_pid = server_pid
@@ -75,8 +78,11 @@ class Daemon:
         self.clients: dict[str, control.ControlClient] = {}
         self.stamps: dict[str, codec.Stamp] = {}  # as of the daemon's last read
         self.stop = False
+        self.reload_wanted = False
+        self.last_error = ""
         self.started = _wall()
-        self.counts = {"reads": 0, "captures": 0, "sweeps": 0, "edges": 0}
+        self.counts = {"reads": 0, "captures": 0, "sweeps": 0, "edges": 0, "reloads": 0,
+                       "reload_errors": 0}
         self._reconcile = True
         self._rollup_due: int | None = None
         self._next_check = 0
@@ -125,8 +131,12 @@ class Daemon:
         def stop(_signo, _frame):
             self.stop = True
 
+        def reload(_signo, _frame):
+            self.reload_wanted = True
+
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
+        signal.signal(signal.SIGHUP, reload)
 
     def _shutdown(self) -> None:
         for client in self.clients.values():
@@ -160,6 +170,8 @@ class Daemon:
                 self._events(by_fd[fd].read_events())
         if self.stop:
             return
+        if self.reload_wanted:
+            self._reload()
         now = _mono()
         if self._reconcile or now >= self._next_check:
             self._pool()
@@ -203,6 +215,31 @@ class Daemon:
                 self._rollup_due = now + ROLLUP_DELAY_MS
             elif kind == control.PANE_MODE:
                 self.edges.poke(event[1], now)
+
+    def _reload(self) -> None:
+        """Re-read the config and the manifests, all or nothing: anything broken keeps
+        what runs now, and says why in the log and the status document. Control
+        clients, the activity gauge and its deadlines carry over."""
+        self.reload_wanted = False
+        from tma.runtime import config
+
+        try:
+            cfg = config.load(self.config_path)
+            settings = Settings(cfg)
+            fresh = cycle_mod.Cycle(self.server, cfg, self.manifest_dir, warn=self.log)
+            fresh.manifests()  # a broken bundled manifest raises here, not mid-read
+            fresh.index()
+        except Exception as exc:  # the daemon must outlive a bad edit of the config
+            self.counts["reload_errors"] += 1
+            self.last_error = f"reload kept the running config: {exc}"
+            self.log(f"tma daemon: {self.last_error}")
+            return
+        self.cfg, self.settings, self.cycle = cfg, settings, fresh
+        self.edges.quiet_ms = settings.quiet_ms
+        self._next_sweep = min(self._next_sweep, _mono() + settings.sweep_ms)
+        self.counts["reloads"] += 1
+        self.last_error = ""
+        self.log("tma daemon: reloaded the config and manifests")
 
     # ------------------------------------------------------------ sessions
     def _pool(self) -> None:
@@ -298,7 +335,8 @@ class Daemon:
         return {"schema": 1, "pid": os.getpid(), "version": __version__,
                 "started_at": self.started, "sessions": sorted(self.clients),
                 "quiet_ms": self.settings.quiet_ms, "sweep_ms": self.settings.sweep_ms,
-                "edges_fired": self.edges.fired, **self.counts}
+                "edges_fired": self.edges.fired, "last_error": self.last_error,
+                **self.counts}
 
     def _answer(self) -> None:
         """Every connection gets the status document (one JSON line) and is closed: a

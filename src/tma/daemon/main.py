@@ -28,7 +28,7 @@ def _log(line: str) -> None:
     sys.stderr.flush()
 
 
-def run(server, cfg, manifest_dir: str | None) -> int:
+def run(server, cfg, manifest_dir: str | None, config_path: str | None = None) -> int:
     """The foreground daemon. Exit 0 also when another daemon already runs or there
     is no server (nothing to watch is not a failure of the daemon)."""
     from tma.daemon.loop import Daemon
@@ -48,8 +48,8 @@ def run(server, cfg, manifest_dir: str | None) -> int:
     try:
         lock.record(fd)
         _log(f"tma daemon: pid {os.getpid()} watching {socket_path}")
-        return Daemon(server, cfg, manifest_dir, paths, server_pid,
-                      lambda msg: _log(msg)).serve()
+        return Daemon(server, cfg, manifest_dir, paths, server_pid, _log,
+                      config_path=config_path).serve()
     finally:
         try:
             os.unlink(paths.lock)  # still ours: nobody else can hold it while we do
@@ -87,4 +87,56 @@ def ensure(server, child_argv: list[str]) -> int:
     if lock.held(paths.lock):
         return 0
     sys.stderr.write(f"tma daemon: the daemon did not start (see {paths.log})\n")
+    return 1
+
+
+def _status(path: str) -> dict | None:
+    """The running daemon's status document from its socket, or None."""
+    import json
+    import socket
+
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(2.0)
+            s.connect(path)
+            data = b""
+            while not data.endswith(b"\n") and len(data) < 1 << 20:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        return json.loads(data)
+    except (OSError, ValueError):
+        return None
+
+
+def reload(server) -> int:
+    """SIGHUP the daemon of this server and report what it did. No daemon: a no-op."""
+    import signal
+
+    try:
+        socket_path, _pid = control.server_facts(server)
+    except NoServer:
+        sys.stderr.write("tma reload: no tmux server running; no daemon to reload\n")
+        return 0
+    paths = lock.Paths(socket_path)
+    before = _status(paths.sock) if lock.held(paths.lock) else None
+    pid = lock.read_record(paths.lock)[0]
+    if before is None or not pid or before.get("pid") != pid:
+        sys.stderr.write("tma reload: no daemon running for this server\n")
+        return 0
+    os.kill(pid, signal.SIGHUP)
+    deadline = time.monotonic() + 3.0
+    while time.monotonic() < deadline:
+        now = _status(paths.sock)
+        if now is None:
+            break
+        if now["reloads"] > before["reloads"]:
+            sys.stderr.write(f"tma: daemon {pid} reloaded its config and manifests\n")
+            return 0
+        if now["reload_errors"] > before["reload_errors"]:
+            sys.stderr.write(f"tma reload: {now['last_error']}\n")
+            return 1
+        time.sleep(0.02)
+    sys.stderr.write(f"tma reload: daemon {pid} did not answer (see {paths.log})\n")
     return 1
