@@ -30,23 +30,23 @@ def key(socket_path: str) -> str:
 
 
 def runtime_dir() -> str:
-    """$XDG_RUNTIME_DIR/tma, else a per-user dir under the temp dir."""
-    xdg = os.environ.get("XDG_RUNTIME_DIR")
-    if xdg:
-        return os.path.join(xdg, "tma")
-    base = os.environ.get("TMPDIR") or "/tmp"
-    return os.path.join(base, f"tma-{os.getuid()}")
+    """$XDG_RUNTIME_DIR/tma, else tma-<uid> under the temp dir (tma.core.paths)."""
+    from tma.core.paths import Paths as Places
+
+    return Places(os.environ).runtime_dir
 
 
 def private_dir() -> str:
     """The runtime dir, created 0700; refused when another user owns it or it is open
     to others (a socket there would accept their connections)."""
+    from tma.core.paths import private_dir_ok
+
     d = runtime_dir()
     os.makedirs(d, mode=0o700, exist_ok=True)
     st = os.stat(d)
     if st.st_uid != os.getuid():
         raise RuntimeDirError(f"tma: runtime dir {d} belongs to another user")
-    if st.st_mode & 0o077:
+    if not private_dir_ok(st.st_mode, st.st_uid, os.getuid()):
         os.chmod(d, 0o700)
     return d
 

@@ -28,6 +28,15 @@ def _log(line: str) -> None:
     sys.stderr.flush()
 
 
+def _private() -> bool:
+    try:
+        lock.private_dir()
+    except (lock.RuntimeDirError, OSError) as exc:
+        sys.stderr.write(f"{exc}\n" if str(exc).startswith("tma") else f"tma daemon: {exc}\n")
+        return False
+    return True
+
+
 def run(server, cfg, manifest_dir: str | None, config_path: str | None = None) -> int:
     """The foreground daemon. Exit 0 also when another daemon already runs or there
     is no server (nothing to watch is not a failure of the daemon)."""
@@ -38,7 +47,8 @@ def run(server, cfg, manifest_dir: str | None, config_path: str | None = None) -
     except NoServer:
         _log("tma daemon: no tmux server running; nothing to watch")
         return 0
-    lock.private_dir()
+    if not _private():
+        return 1
     paths = lock.Paths(socket_path)
     fd = lock.try_lock(paths.lock, patience=0.2)
     if fd is None:
@@ -64,7 +74,8 @@ def ensure(server, child_argv: list[str]) -> int:
         socket_path, _pid = control.server_facts(server)
     except NoServer:
         return 0
-    lock.private_dir()
+    if not _private():
+        return 1
     paths = lock.Paths(socket_path)
     if lock.held(paths.lock):
         return 0
