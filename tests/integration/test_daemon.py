@@ -168,8 +168,8 @@ def _until(srv, pane: str, key: str, want, timeout: float = 6.0) -> float:
         time.sleep(0.02)
 
 
-def _report(what: str, seconds: float) -> None:
-    print(f"\nLATENCY {what} {seconds:.3f}s")
+def _report(what: str, value: float, unit: str = "s") -> None:
+    print(f"\nMEASURED {what} {value:.3f}{unit}")
 
 
 def test_blocked_working_idle_and_exit_are_stamped_from_edges(srv, daemon):
@@ -369,7 +369,7 @@ def test_a_flood_of_output_from_twenty_panes_is_no_capture_storm(srv, daemon):
     during = daemon.status()
     reads = during["edges"] - base["edges"]
     rate = reads / elapsed
-    _report("flood-reads-per-second", rate)
+    _report("flood-reads-per-second", rate, "/s")
     # at most one onset read per pane for the whole stream (plus the gap-limited edges)
     assert reads <= len(panes) * 2, during
     # the stream ends: one quiet-edge read per pane, then nothing
@@ -431,3 +431,40 @@ def test_reload_without_a_daemon_is_a_clean_no_op(srv, daemon):
     res = _reload(daemon)
     assert res.returncode == 0
     assert "no daemon running" in res.stderr
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system time of the daemon and its reaped children (its tmux spawns)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()
+    ticks = sum(int(fields[i]) for i in (11, 12, 13, 14))  # utime stime cutime cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def test_cpu_with_twenty_agent_panes_quiet_and_streaming(srv, daemon):
+    panes = [_claude(srv)[0] for _ in range(20)]
+    for pane in panes:
+        _draw(srv, pane, "idle")
+    daemon.start()
+    pid = daemon.status()["pid"]
+    time.sleep(2.0)  # the start-up sweep and the first edges are over
+    c0, t0 = _cpu_seconds(pid), time.monotonic()
+    time.sleep(10.0)
+    quiet = (_cpu_seconds(pid) - c0) / (time.monotonic() - t0)
+    _report("cpu-quiet-20-panes", quiet * 100, "% of a core")
+    handles = [open(srv.display(p, "#{pane_tty}"), "w", encoding="utf-8") for p in panes]
+    try:
+        c0, t0 = _cpu_seconds(pid), time.monotonic()
+        n = 0
+        while time.monotonic() - t0 < 10.0:  # ~20 lines a second from every pane
+            for fh in handles:
+                fh.write(f"line {n} ✻ Working… (esc to interrupt)\r\n")
+                fh.flush()
+            n += 1
+            time.sleep(0.05)
+        streaming = (_cpu_seconds(pid) - c0) / (time.monotonic() - t0)
+    finally:
+        for fh in handles:
+            fh.close()
+    _report("cpu-streaming-20-panes", streaming * 100, "% of a core")
+    assert quiet < 0.01
+    assert streaming < 0.10

@@ -84,6 +84,7 @@ class Daemon:
         self.counts = {"reads": 0, "captures": 0, "sweeps": 0, "edges": 0, "reloads": 0,
                        "reload_errors": 0}
         self._reconcile = True
+        self._retry: dict[str, int] = {}  # session id -> when to try attaching again
         self._rollup_due: int | None = None
         self._next_check = 0
         self._next_sweep = 0
@@ -244,18 +245,28 @@ class Daemon:
     # ------------------------------------------------------------ sessions
     def _pool(self) -> None:
         """One control client per session: attach the new, drop the gone and the dead.
-        Also the liveness probe: a failing list-sessions means the server is gone."""
+        Also the liveness probe: a failing list-sessions means the server is gone.
+        While clients are attached their end of file and `%sessions-changed` say when
+        to look again, so the periodic re-list runs only while none is."""
         self._reconcile = False
-        self._next_check = _mono() + self.settings.recheck_ms
+        now = _mono()
         pid, ids = control.session_ids(self.server)
         if pid and self.server_pid and pid != self.server_pid:
             self.log("tma daemon: the tmux server was restarted; exiting")
             raise NoServer("restarted")
         for sid in [s for s, c in self.clients.items() if s not in ids or not c.alive]:
-            self.clients.pop(sid).close()
+            client = self.clients.pop(sid)
+            client.close()
+            if sid in ids and now - client.started < 1000:
+                self._retry[sid] = now + self.settings.recheck_ms  # it would not attach
         for sid in ids:
-            if sid not in self.clients:
+            if sid not in self.clients and self._retry.get(sid, 0) <= now:
+                self._retry.pop(sid, None)
                 self.clients[sid] = control.ControlClient(self.server, sid)
+                self.clients[sid].started = now
+        waiting = bool(self._retry) or not self.clients
+        self._next_check = now + (self.settings.recheck_ms if waiting
+                                  else self.settings.sweep_ms)
 
     # ------------------------------------------------------------ reads
     def _next_cycle(self):

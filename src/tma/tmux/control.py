@@ -129,6 +129,7 @@ class ControlClient:
         os.set_blocking(out_r, False)
         self._reader = LineReader()
         self.alive = True
+        self.started = 0  # the owner's clock at attach (it sets it)
 
     def fileno(self) -> int:
         return self._out
