@@ -468,3 +468,29 @@ def test_cpu_with_twenty_agent_panes_quiet_and_streaming(srv, daemon):
     _report("cpu-streaming-20-panes", streaming * 100, "% of a core")
     assert quiet < 0.01
     assert streaming < 0.10
+
+
+def _doctor(daemon) -> dict:
+    res = subprocess.run([sys.executable, "-m", "tma", "--socket-name", daemon.srv.name,
+                          "doctor", "--json"], env=daemon.env, capture_output=True,
+                         text=True, timeout=30)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)["daemon"]
+
+
+def test_doctor_says_whether_the_daemon_runs_and_what_a_dead_one_left(srv, daemon):
+    srv.shell_pane()
+    off = _doctor(daemon)
+    assert (off["running"], off["pid"], off["stale"]) == (False, None, [])
+    daemon.start()
+    on = _doctor(daemon)
+    assert on["running"] and on["answers"] and on["pid"] == daemon.status()["pid"]
+    assert (on["version_skew"], on["sessions"], on["last_error"]) == (False, 1, None)
+    os.kill(on["pid"], signal.SIGKILL)
+    daemon.proc.wait(timeout=5)
+    dead = _doctor(daemon)
+    assert not dead["running"]
+    assert sorted(Path(p).suffix for p in dead["stale"]) == [".lock", ".sock"]
+    text = subprocess.run([sys.executable, "-m", "tma", "--socket-name", srv.name, "doctor"],
+                          env=daemon.env, capture_output=True, text=True, timeout=30).stdout
+    assert "daemon:  not running" in text and "left by a daemon that died" in text

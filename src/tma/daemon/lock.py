@@ -1,8 +1,8 @@
-"""One daemon per tmux server: the runtime dir, the lock and the socket path.
+"""One daemon per tmux server: the private runtime dir and the lock (write side).
 
-Both files live in the private runtime dir (mode 0700) under a key derived from the
-server's socket path (16 hex digits of FNV-1a-64), so two servers never share a
-daemon and one server never gets two. The lock is an `flock` held for the daemon's
+Where the files are and how to read them is tma.runtime.daemon_files (doctor and
+`tma reload` read them too): keyed by the server's socket path, so two servers never
+share a daemon and one server never gets two. The lock is an `flock` held for the daemon's
 whole life, so it dies with the process: a lock file left by a `kill -9`ed daemon
 is just a file, and the next daemon takes it. Its body records the pid and version.
 """
@@ -13,27 +13,15 @@ import fcntl
 import os
 
 from tma import __version__
-
-_FNV_OFFSET = 0xCBF29CE484222325
-_FNV_PRIME = 0x100000001B3
+from tma.runtime import daemon_files
 
 
 class RuntimeDirError(Exception):
     """The runtime dir exists but is not private to this user."""
 
 
-def key(socket_path: str) -> str:
-    h = _FNV_OFFSET
-    for byte in socket_path.encode("utf-8", "surrogateescape"):
-        h = ((h ^ byte) * _FNV_PRIME) & 0xFFFFFFFFFFFFFFFF
-    return format(h, "016x")
-
-
 def runtime_dir() -> str:
-    """$XDG_RUNTIME_DIR/tma, else tma-<uid> under the temp dir (tma.core.paths)."""
-    from tma.core.paths import Paths as Places
-
-    return Places(os.environ).runtime_dir
+    return daemon_files.runtime_dir()
 
 
 def private_dir() -> str:
@@ -49,15 +37,6 @@ def private_dir() -> str:
     if not private_dir_ok(st.st_mode, st.st_uid, os.getuid()):
         os.chmod(d, 0o700)
     return d
-
-
-class Paths:
-    def __init__(self, socket_path: str, directory: str | None = None) -> None:
-        self.dir = directory or runtime_dir()
-        self.key = key(socket_path)
-        self.lock = os.path.join(self.dir, f"{self.key}.lock")
-        self.sock = os.path.join(self.dir, f"{self.key}.sock")
-        self.log = os.path.join(self.dir, f"{self.key}.log")
 
 
 def try_lock(path: str, patience: float = 0.0) -> int | None:
@@ -91,35 +70,8 @@ def try_lock(path: str, patience: float = 0.0) -> int | None:
     return None
 
 
-def held(path: str) -> bool:
-    """Whether a live process holds the lock (a missing file: nobody)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-    return False
-
-
 def record(fd: int) -> None:
     """Write `<pid>\\nversion=<version>\\n` into the held lock file."""
     os.ftruncate(fd, 0)
     os.lseek(fd, 0, os.SEEK_SET)
     os.write(fd, f"{os.getpid()}\nversion={__version__}\n".encode())
-
-
-def read_record(path: str) -> tuple[int, str]:
-    """(pid, version) from a lock file; (0, "") when unreadable."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
-        return 0, ""
-    pid = int(lines[0]) if lines and lines[0].isdigit() else 0
-    version = next((ln[8:] for ln in lines[1:] if ln.startswith("version=")), "")
-    return pid, version

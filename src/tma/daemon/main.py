@@ -16,6 +16,7 @@ import sys
 import time
 
 from tma.daemon import lock
+from tma.runtime import daemon_files
 from tma.tmux import control, spawn
 from tma.tmux.adapter import NoServer
 
@@ -49,10 +50,10 @@ def run(server, cfg, manifest_dir: str | None, config_path: str | None = None) -
         return 0
     if not _private():
         return 1
-    paths = lock.Paths(socket_path)
+    paths = daemon_files.Files(socket_path)
     fd = lock.try_lock(paths.lock, patience=0.2)
     if fd is None:
-        pid, _version = lock.read_record(paths.lock)
+        pid, _version = daemon_files.read_record(paths.lock)
         _log(f"tma daemon: already running for {socket_path} (pid {pid or '?'})")
         return 0
     try:
@@ -76,8 +77,8 @@ def ensure(server, child_argv: list[str]) -> int:
         return 0
     if not _private():
         return 1
-    paths = lock.Paths(socket_path)
-    if lock.held(paths.lock):
+    paths = daemon_files.Files(socket_path)
+    if daemon_files.held(paths.lock):
         return 0
     log_fd = os.open(paths.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
@@ -88,37 +89,17 @@ def ensure(server, child_argv: list[str]) -> int:
     deadline = time.monotonic() + ENSURE_WAIT
     exited = False
     while time.monotonic() < deadline:
-        if lock.held(paths.lock) and os.path.exists(paths.sock):
+        if daemon_files.held(paths.lock) and os.path.exists(paths.sock):
             return 0
         if not exited:
             exited = os.waitpid(child, os.WNOHANG)[0] != 0
-        if exited and not lock.held(paths.lock):
+        if exited and not daemon_files.held(paths.lock):
             break  # it failed, and no other daemon is starting either
         time.sleep(0.02)
-    if lock.held(paths.lock):
+    if daemon_files.held(paths.lock):
         return 0
     sys.stderr.write(f"tma daemon: the daemon did not start (see {paths.log})\n")
     return 1
-
-
-def _status(path: str) -> dict | None:
-    """The running daemon's status document from its socket, or None."""
-    import json
-    import socket
-
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(2.0)
-            s.connect(path)
-            data = b""
-            while not data.endswith(b"\n") and len(data) < 1 << 20:
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
-        return json.loads(data)
-    except (OSError, ValueError):
-        return None
 
 
 def reload(server) -> int:
@@ -130,16 +111,16 @@ def reload(server) -> int:
     except NoServer:
         sys.stderr.write("tma reload: no tmux server running; no daemon to reload\n")
         return 0
-    paths = lock.Paths(socket_path)
-    before = _status(paths.sock) if lock.held(paths.lock) else None
-    pid = lock.read_record(paths.lock)[0]
+    paths = daemon_files.Files(socket_path)
+    before = daemon_files.read_status(paths.sock) if daemon_files.held(paths.lock) else None
+    pid = daemon_files.read_record(paths.lock)[0]
     if before is None or not pid or before.get("pid") != pid:
         sys.stderr.write("tma reload: no daemon running for this server\n")
         return 0
     os.kill(pid, signal.SIGHUP)
     deadline = time.monotonic() + 3.0
     while time.monotonic() < deadline:
-        now = _status(paths.sock)
+        now = daemon_files.read_status(paths.sock)
         if now is None:
             break
         if now["reloads"] > before["reloads"]:
