@@ -195,16 +195,18 @@ def test_blocked_working_idle_and_exit_are_stamped_from_edges(srv, daemon):
     dwell = 3.0
     _report("idle-after-work", dt)
     assert dt <= dwell + DEADLINE
-    assert "idle" in srv.tmux("show-options", "-w", "-qv", "-t", pane, "@agent_summary")
 
+    def rollups() -> tuple[str, str]:
+        return (srv.tmux("show-options", "-w", "-qv", "-t", pane, "@agent_summary").strip(),
+                srv.tmux("show-options", "-qv", "-t", pane, "@agent_session_summary").strip())
+
+    assert rollups() == ("idle:1", "idle:1")
     os.kill(pid, signal.SIGKILL)  # the agent quits; its shell prints a prompt
     dt = _until(srv, pane, "@agent_state", "")
     _report("exit", dt)
     assert dt <= DEADLINE
     assert srv.option(pane, "@agent_stamped_at") == ""
-    _until(srv, pane, "@agent_summary", "", timeout=1)
-    assert srv.tmux("show-options", "-w", "-qv", "-t", pane, "@agent_summary").strip() == ""
-    assert srv.tmux("show-options", "-qv", "-t", pane, "@agent_session_summary").strip() == ""
+    assert rollups() == ("", "")  # written in the same pass as the removal
 
 
 def test_a_new_session_is_watched_within_a_second(srv, daemon):
@@ -494,3 +496,27 @@ def test_doctor_says_whether_the_daemon_runs_and_what_a_dead_one_left(srv, daemo
     text = subprocess.run([sys.executable, "-m", "tma", "--socket-name", srv.name, "doctor"],
                           env=daemon.env, capture_output=True, text=True, timeout=30).stdout
     assert "daemon:  not running" in text and "left by a daemon that died" in text
+
+
+def test_the_sweep_finds_an_agent_that_never_printed_anything(srv, daemon):
+    srv.config.write_text("[daemon]\nsweep_secs = 1\n")
+    srv.shell_pane()
+    daemon.start()
+    sweeps = daemon.status()["sweeps"]
+    pane = srv.new_pane(f"exec {srv.fake('claude')} 100000")  # a blank screen, no output
+    srv.wait_for(lambda: srv.display(pane, "#{pane_current_command}") == "claude")
+    _until(srv, pane, "@agent_name", "claude", timeout=3)
+    assert daemon.status()["sweeps"] > sweeps
+    assert srv.option(pane, "@agent_state") in ("unknown", "idle", "working", "blocked")
+
+
+def test_ensure_with_a_broken_config_says_so_and_leaves_nothing_running(srv, daemon):
+    srv.shell_pane()
+    srv.config.write_text("[daemon]\nsweep_secs = 0\n")
+    res = subprocess.run(daemon.argv("--ensure"), env=daemon.env, capture_output=True,
+                         text=True, timeout=20)
+    assert res.returncode == 1
+    assert "did not start" in res.stderr
+    log = next((daemon.runtime / "tma").glob("*.log")).read_text()
+    assert "daemon.sweep_secs" in log
+    assert daemon.pids() == [] and daemon.files() == []
