@@ -41,13 +41,31 @@ def test_reads_of_one_pane_keep_their_gap_and_are_not_dropped():
     e = Edges(Q, ONSET, GAP)
     e.output("%1", 0, working=False)
     assert e.take_due(ONSET) == ["%1"]
-    e.follow_up("%1", ONSET + 10)  # ignored: the quiet edge is still pending
+    e.follow_up("%1", ONSET + 10, ONSET)  # ignored: the quiet edge is still pending
     e.output("%1", 200, working=False)
     assert e.take_due(200 + Q) == ["%1"]
-    e.follow_up("%1", 200 + Q + 50)
-    assert e.take_due(200 + Q + 50) == []  # inside the 250 ms gap: waits
-    assert e.next_due() == 200 + Q + GAP
-    assert e.take_due(200 + Q + GAP) == ["%1"]
+    e.output("%1", 900, working=True)
+    assert e.take_due(900 + Q - 100) == []
+    assert e.next_due() == 900 + Q
+    assert e.take_due(900 + Q) == ["%1"]
+
+
+def test_follow_ups_back_off_until_new_output():
+    e = Edges(Q, ONSET, GAP)
+    e.output("%1", 0, working=True)
+    assert e.take_due(Q) == ["%1"]
+    now, waits = Q, []
+    for _ in range(8):
+        e.follow_up("%1", now + 10, now)  # the verdict keeps holding: read again soon
+        due = e.next_due()
+        waits.append(due - now)
+        assert e.take_due(due) == ["%1"]
+        now = due
+    assert waits == [500, 1000, 2000, 4000, 8000, 16000, 32000, 32000]
+    e.output("%1", now + 1, working=True)  # new output resets the backoff
+    assert e.take_due(now + 1 + Q) == ["%1"]
+    e.follow_up("%1", now + 1 + Q + 10, now + 1 + Q)
+    assert e.next_due() == now + 1 + Q + 500
 
 
 def test_twenty_streaming_panes_cost_one_onset_and_one_edge_each():

@@ -11,7 +11,8 @@ keeps the last `%output` instant and up to three deadlines:
   still going (the quiet edge would come only when it ends).
 - follow-up: a time set by the daemon after a read left the pane `working` with its
   output quiet (the fold's working->idle dwell is still running): the read that
-  publishes `idle` once the dwell is over.
+  publishes `idle` once the dwell is over. Repeated follow-ups without output back
+  off (doubling from 0.5 s to 32 s).
 
 Every deadline that falls due for a pane is served by one read, and reads of the
 same pane are at least `min_gap_ms` apart (a later deadline waits, it is not
@@ -22,10 +23,12 @@ per burst per pane, whatever the byte rate.
 from __future__ import annotations
 
 CAP = 4096  # panes tracked; the least recently active is forgotten beyond it
+FOLLOWUP_FLOOR_MS = 500
 
 
 class Watch:
-    __slots__ = ("last_output", "quiet_due", "onset_due", "followup_due", "last_read")
+    __slots__ = ("last_output", "quiet_due", "onset_due", "followup_due", "last_read",
+                 "followups")
 
     def __init__(self) -> None:
         self.last_output: int | None = None
@@ -33,6 +36,7 @@ class Watch:
         self.onset_due: int | None = None
         self.followup_due: int | None = None
         self.last_read: int | None = None
+        self.followups = 0  # follow-ups since the last output (each waits longer)
 
     def due_at(self, min_gap_ms: int) -> int | None:
         dues = [d for d in (self.quiet_due, self.onset_due, self.followup_due) if d is not None]
@@ -59,6 +63,7 @@ class Edges:
         w.last_output = now
         w.quiet_due = now + self.quiet_ms
         w.followup_due = None  # output is on its way: the quiet edge will look
+        w.followups = 0
         if was_quiet and not working and w.onset_due is None:
             w.onset_due = now + self.onset_ms
         if len(self.panes) > CAP:
@@ -69,10 +74,17 @@ class Edges:
         w = self.panes.setdefault(pane, Watch())
         w.onset_due = now + self.onset_ms if w.onset_due is None else w.onset_due
 
-    def follow_up(self, pane: str, at: int) -> None:
+    def follow_up(self, pane: str, at: int, now: int) -> None:
+        """Read a quiet pane again at `at`, but no sooner than a backoff that doubles
+        with every follow-up since its last output (0.5 s, 1 s, 2 s ... 32 s): a pane
+        whose verdict keeps holding `working` without new output is not re-read at
+        the gap rate."""
         w = self.panes.get(pane)
-        if w is not None and w.quiet_due is None:
-            w.followup_due = at if w.followup_due is None else min(w.followup_due, at)
+        if w is None or w.quiet_due is not None:
+            return
+        at = max(at, now + FOLLOWUP_FLOOR_MS * (1 << min(w.followups, 6)))
+        w.followups += 1
+        w.followup_due = at if w.followup_due is None else min(w.followup_due, at)
 
     def quiet(self, pane: str, now: int) -> bool:
         w = self.panes.get(pane)

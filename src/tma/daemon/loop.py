@@ -305,8 +305,8 @@ class Daemon:
             pane = row.pane.pane_id
             if pane in panes and row.state == states.WORKING \
                     and self.edges.quiet(pane, now_mono):
-                wait = max(100, row.stamp.evidence_at + dwell + 100 - now_wall)
-                self.edges.follow_up(pane, now_mono + min(wait, dwell + 100))
+                wait = max(0, row.stamp.evidence_at + dwell + 100 - now_wall)
+                self.edges.follow_up(pane, now_mono + min(wait, dwell + 100), now_mono)
 
     def _remember(self, result, focus) -> None:
         seen = {r.pane.pane_id: r.stamp for r in result.rows if not r.foreign}
