@@ -25,8 +25,11 @@ ENSURE_WAIT = 5.0
 
 def _log(line: str) -> None:
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-    sys.stderr.write(f"{stamp} {line.rstrip()}\n")
-    sys.stderr.flush()
+    try:
+        sys.stderr.write(f"{stamp} {line.rstrip()}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass  # the terminal a foreground daemon logged to has gone: keep watching
 
 
 def _private() -> bool:
