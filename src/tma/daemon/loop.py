@@ -99,7 +99,7 @@ class Daemon:
             self._pool()
             self._sweep()
             while not self.stop:
-                self._iteration()
+                self._guarded_iteration()
         except NoServer:
             self.log("tma daemon: the tmux server is gone; exiting")
         finally:
@@ -151,6 +151,19 @@ class Daemon:
             pass
 
     # ------------------------------------------------------------ the loop
+    def _guarded_iteration(self) -> None:
+        """One iteration; a tmux that refuses or times out once (a loaded machine) is
+        logged and retried, not fatal. A server that is gone ends the daemon."""
+        try:
+            self._iteration()
+        except NoServer:
+            raise
+        except TmuxError as exc:
+            self.last_error = f"tmux: {exc}"
+            self.log(f"tma daemon: {self.last_error}; retrying")
+            self._reconcile = True
+            time.sleep(0.5)
+
     def _iteration(self) -> None:
         now = _mono()
         timeout = max(10, self._next_deadline() - now)
