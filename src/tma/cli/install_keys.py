@@ -52,7 +52,8 @@ def _features():
     return Features(
         picker=importlib.util.find_spec("tma.cli.picker") is not None,
         watch="watch" in spec.COMMANDS,
-        act_menu=act is not None and any(f.long == "--menu" for f in act.flags))
+        act_menu=act is not None and any(f.long == "--menu" for f in act.flags),
+        daemon="daemon" in spec.COMMANDS)
 
 
 def _tma_command(server) -> str:

@@ -420,6 +420,26 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                         help="Exit 1 on any warning or any pane below its manifest's tier.")),
             exits=(OK, (1, "no server, a broken config (named by key); with --exit-code any "
                            "warning"), USAGE)),
+    Command("daemon", "Watch every pane through tmux control mode (the daemon tier).",
+            flags=(Flag("--ensure",
+                        help="Start one in the background unless one already runs for this "
+                             "tmux server, then return."),),
+            exits=((0, "stopped by a signal or by its tmux server exiting; already running; "
+                       "no tmux server; with --ensure: running"),
+                   (1, "a broken config, a runtime dir that is not private, or (--ensure) "
+                       "a daemon that did not start"), USAGE),
+            notes="One daemon per tmux server: its lock and socket live in "
+                  "$XDG_RUNTIME_DIR/tma (else tma-<uid> under the temp dir). It reads a "
+                  "pane when its output goes quiet and runs the full poll cycle every "
+                  "[daemon] sweep_secs; it exits when its server does. See "
+                  "docs/explanation/daemon.md."),
+    Command("reload", "Make the running daemon re-read its config and manifests.",
+            exits=((0, "reloaded; also when no daemon (or no tmux server) runs"),
+                   (1, "the daemon kept its running config (the reason is printed), or "
+                       "did not answer"), USAGE),
+            notes="Sends SIGHUP to this server's daemon and waits for its answer. All or "
+                  "nothing: a broken config or manifest keeps the running one, and the "
+                  "reason is printed and logged."),
     Command("debug", "Manifest authoring and inspection: explain, capture.",
             subcommands=_DEBUG, exits=(OK, ERROR, USAGE)),
     Command("demo", "A self-contained demo on a private tmux server.",

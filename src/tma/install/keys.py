@@ -76,6 +76,7 @@ class Features:
     picker: bool = False
     watch: bool = False
     act_menu: bool = False
+    daemon: bool = False  # `tma daemon --ensure` exists
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,10 @@ def render(opts: Options) -> str:
     if opts.mouse:
         lines += ["", "# clicks on the tma status segments (tmux needs `set -g mouse on`)",
                   *keyfile.mouse_bindings(opts.tma, picker=f.picker)]
-    if opts.daemon:
+    if opts.daemon and f.daemon:
+        lines += ["", "# the daemon launcher: one tma daemon per tmux server",
+                  keyfile.daemon_line(opts.tma)]
+    elif opts.daemon:
         lines += ["", f"# the daemon launcher {NOT_IN_RELEASE}: there is no daemon yet",
                   f"# {keyfile.daemon_line(opts.tma)}"]
     return "\n".join(lines) + "\n"

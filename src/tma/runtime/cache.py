@@ -26,7 +26,9 @@ def _path(name: str) -> str:
 def get(name: str, key: object) -> object | None:
     try:
         with open(_path(name), "rb") as fh:
-            stored_key, value = marshal.load(fh)
+            # loads(read()), not load(fh): load pulls a file object item by item through
+            # its read methods, ~15x slower (about 1 ms for the 8 KB manifest documents)
+            stored_key, value = marshal.loads(fh.read())
     except Exception:  # a missing, torn or foreign cache file is a miss
         return None
     return value if stored_key == (__version__, key) else None

@@ -14,13 +14,15 @@ attention, locks) carry their own `_at` and never bump it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from tma.core import options, states
 from tma.core import plan as P
 from tma.core.codec import CLOCK_STEP_MS
 from tma.core.record import Record
 from tma.tmux.adapter import quote
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: collections.abc would cost every hook ~1 ms of imports
+    from collections.abc import Mapping
 
 PROBE_EXPECT = "1"
 
