@@ -16,6 +16,9 @@ What counts as "it worked" is never tma's own word alone:
   steer_now    the --text, typed mid-turn, is held by the agent while the turn runs and
                reaches the fake LLM once the turn ends
 
+OpenCode runs hooked with `--port`: approve and deny reply over its HTTP API (`replied`,
+no send-keys).
+
 Claude runs hooked (`tma install-hooks claude --yes`): with the PermissionRequest hook
 holding, approve and deny answer over the hook reply lane (outcome `replied`, no
 send-keys at all); then the lane is turned off in the hook's config.toml
@@ -35,6 +38,7 @@ import agents as agents_mod
 import pytest
 from harness import Scenario
 from test_live_agents import answer_dialog, settle
+from test_opencode_lane import free_port, opencode, wait_option
 
 pytestmark = pytest.mark.live
 
@@ -319,3 +323,27 @@ def test_gemini_approve_deny_interrupt(scenario_factory, fake_llm):
     assert (out["outcome"], out["reason"], keys) == ("refused", "wrong-agent", []), out
     quit_agent(sc)
 
+
+
+def test_opencode_approve_deny_over_http(scenario_factory, fake_llm):
+    """OpenCode serving HTTP (`--port`): act answers over its API, never by keys."""
+    sc: Scenario = scenario_factory(opencode(f"--port {free_port()}"), "hooked")
+    start(sc)
+    wait_option(sc, "@agent_api_endpoint", bool)
+    for name, ran in (("approve", True), ("deny", False)):
+        at_prompt(sc)
+        wait_option(sc, "@agent_permission_request", bool)
+        mark = llm_mark(fake_llm)
+        t = time.time()
+        keys = expect(sc, name, "replied")
+        assert keys == [], f"{name} over OpenCode's API typed into the pane: {keys}"
+        sc.wait_screen(lambda s: "Permission required" not in s.screen, 30, "the dialog gone",
+                       t)
+        if ran:
+            wait_llm(sc, fake_llm, mark, lambda r: r.get("decision") == "after_tool", 30,
+                     "the tool's result")
+        wait_cls(sc, "idle", t)
+        time.sleep(0.5 if ran else 1.0)
+        assert (sc.work / TOOL_FILE).exists() is ran, f"{name}: the tool ran: " \
+            f"{(sc.work / TOOL_FILE).exists()}"
+    quit_agent(sc)
