@@ -88,6 +88,29 @@ def _clients(doc: dict) -> list[str]:
                   "runs `tma status` until one attaches")]
 
 
+def _daemon(doc: dict) -> list[str]:
+    d = doc.get("daemon")
+    if d is None:
+        return []
+    if not d["running"]:
+        out = [_line("daemon", "not running (tier 3 off: start it with tma daemon --ensure)")]
+        if d["stale"]:
+            out.append(_item("left by a daemon that died (harmless, the next one takes "
+                             f"them): {', '.join(d['stale'])}"))
+        return out
+    up = f", up {_age(d['uptime_ms'])}" if d["uptime_ms"] is not None else ""
+    out = [_line("daemon", f"running, pid {d['pid']}, version {d['version'] or '?'}{up}, "
+                           f"{d['sessions'] if d['sessions'] is not None else '?'} "
+                           f"session(s) watched")]
+    if d["version_skew"]:
+        out.append(_item("✗ it runs another tma version than this one: restart it"))
+    if not d["answers"]:
+        out.append(_item(f"✗ its socket does not answer: {d['socket']} (see {d['log']})"))
+    if d["last_error"]:
+        out.append(_item(f"last error: {d['last_error']}"))
+    return out
+
+
 def _notify(doc: dict) -> list[str]:
     notify = doc["notify"]
     failure = notify["last_failure"]
@@ -138,6 +161,7 @@ def _wrapper(doc: dict) -> list[str]:
     shown = w["reference"]
     if w["path"] and w["path"] != w["reference"]:
         shown += f" ({w['path']})"
+    needed = doctor.wired_any(doc)
     if w["bare"]:
         mark = "✓ on $PATH" if w["present"] else "✗ not on $PATH"
     elif w["present"]:
@@ -145,11 +169,11 @@ def _wrapper(doc: dict) -> list[str]:
     elif w["exists"]:
         mark = "✗ not executable"
     else:
-        mark = "✗ missing"
+        mark = "✗ missing" if needed else "not written yet"  # nothing needs it: no ✗
     out = [_line("wrapper", f"{shown} {mark}")]
     if w["problem"] and w["present"]:
         out.append(_item(w["problem"]))
-    if not w["present"] and not doctor.wired_any(doc):
+    if not w["present"] and not needed:
         out.append(_item("note: no agent is wired, so no hook runs it yet"))
     elif not w["present"]:
         out.append(_item("every wired hook fails silently: run `tma install-hooks --all` "
@@ -287,7 +311,7 @@ def _api_line(a: dict) -> str:
     return head + tail
 
 
-RENDERERS = (_tmux, _ambient, _clients, _notify, _hooks, _wrapper, _wiring, _agents, _stamps,
+RENDERERS = (_tmux, _ambient, _clients, _notify, _daemon, _hooks, _wrapper, _wiring, _agents, _stamps,
              _listed, _procs, _panes)
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 
-DOCS = "docs/reference/cli.md (or `man tma`)"
+DOCS = "docs/reference/cli.md; the man page: man -l docs/man/tma.1 (in the source tree)"
 STATES = ("idle", "working", "blocked", "unknown", "done")
 FORMATS = ("tmux", "plain", "json", "prom")
 SHELLS = ("bash", "zsh", "fish")
@@ -136,7 +136,8 @@ GLOBALS = (
          help="The config file (else TMA_CONFIG, else $XDG_CONFIG_HOME/tma/config.toml); "
               "a file named here must exist."),
     Flag("--manifest-dir", metavar="DIR",
-         help="Load agent manifests from DIR only (no bundled or user manifests)."),
+         help="Load agent manifests from DIR only (no bundled or user manifests); DIR "
+              "must exist."),
     Flag("-c", "--client", metavar="NAME", help="The tmux client `tma jump` acts on."),
     Flag("--debug-timing", help="Print one timing line per poll cycle on stderr."),
 )
@@ -207,11 +208,12 @@ _DEBUG = (
                      help="With --capture: pretend the pane was already stamped in STATE."),
                 Flag("--json", help="Print the schema-1 explain document."),
             ),
-            exits=(OK, (1, "no server, no such pane, an unreadable capture, an unknown agent"),
-                   USAGE)),
+            exits=(OK, (1, "no server, an unreadable capture, an unknown agent"), USAGE,
+                   (3, "the PANE does not exist"))),
     Command("capture", "Print a pane in the fixture format (header, ---, raw screen).",
             args=(Arg("PANE", "A live pane id, e.g. %3.", type="pane"),),
-            exits=(OK, (1, "no server, or no such pane"), USAGE)),
+            exits=(OK, (1, "no server, or the pane vanished while being read"), USAGE,
+                   (3, "the PANE does not exist"))),
     Command("stamp", "Apply exactly one guarded write to a pane (test harness).",
             internal=True,
             args=(Arg("PANE", "The pane id to stamp."),),
@@ -254,7 +256,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                    USAGE),
             notes="Runs one poll cycle, then prints blocked, working, done, idle and "
                   "unknown counts; zero counts are left out."),
-    Command("ls", "List agent panes: tab-separated rows, or the JSON document.",
+    Command("ls", "List agent panes: a table on a terminal, tab-separated rows in a pipe, "
+                  "or JSON.",
             selectors=True,
             flags=(Flag("--json", help="Print the schema-1 JSON document instead of rows."),
                    Flag("--pane", metavar="ID", type="pane",
@@ -312,6 +315,17 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             notes="Selectors scope the forward jumps and the menu. The acting client is "
                   "-c/--client, else the client of $TMUX_PANE's session, else the most "
                   "recently active one."),
+    Command("watch", "A live dashboard of every agent pane (tma alone: the picker).",
+            selectors=True,
+            flags=(Flag("--table",
+                        help="Start in the full-width table (when at least 76 columns)."),
+                   Flag("--group", metavar="BY", choices=("repo", "session"),
+                        help="Group the rows by repo or by session (g toggles).")),
+            exits=(OK, (1, "no tmux server, or a surface error (tma: watch error: ...)"),
+                   (2, "usage; stdin or stdout is not a terminal")),
+            notes="Refreshes every second and at once on SIGUSR1; advertises its pid in "
+                  "@tma_watch_pid on its own pane while it runs. Keys: enter jump, tab/a "
+                  "actions, p table/preview, g grouping, j/k or arrows move, q quit."),
     Command("act", "Fire an action (approve, deny, interrupt, compact, steer ...) at a pane.",
             selectors=True,
             args=(Arg("NAME", "The action (see --list); omit with --list or --menu.",
@@ -383,6 +397,26 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                         help="Exit 1 on any warning or any pane below its manifest's tier.")),
             exits=(OK, (1, "no server, a broken config (named by key); with --exit-code any "
                            "warning"), USAGE)),
+    Command("daemon", "Watch every pane through tmux control mode (the daemon tier).",
+            flags=(Flag("--ensure",
+                        help="Start one in the background unless one already runs for this "
+                             "tmux server, then return."),),
+            exits=((0, "stopped by a signal or by its tmux server exiting; already running; "
+                       "no tmux server; with --ensure: running"),
+                   (1, "a broken config, a runtime dir that is not private, or (--ensure) "
+                       "a daemon that did not start"), USAGE),
+            notes="One daemon per tmux server: its lock and socket live in "
+                  "$XDG_RUNTIME_DIR/tma (else tma-<uid> under the temp dir). It reads a "
+                  "pane when its output goes quiet and runs the full poll cycle every "
+                  "[daemon] sweep_secs; it exits when its server does. See "
+                  "docs/explanation/daemon.md."),
+    Command("reload", "Make the running daemon re-read its config and manifests.",
+            exits=((0, "reloaded; also when no daemon (or no tmux server) runs"),
+                   (1, "the daemon kept its running config (the reason is printed), or "
+                       "did not answer"), USAGE),
+            notes="Sends SIGHUP to this server's daemon and waits for its answer. All or "
+                  "nothing: a broken config or manifest keeps the running one, and the "
+                  "reason is printed and logged."),
     Command("debug", "Manifest authoring and inspection: explain, capture.",
             subcommands=_DEBUG, exits=(OK, ERROR, USAGE)),
     Command("demo", "A self-contained demo on a private tmux server.",

@@ -7,42 +7,53 @@ the previous state, or unknown. Every time is passed in; nothing reads a clock.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
-
 from tma.core import plan as P
 from tma.core import states
-from tma.core.codec import Stamp
-from tma.core.rules import EngineResult
+from tma.core.record import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from tma.core.codec import Stamp
+    from tma.core.rules import EngineResult
 
 HOOK = "hook"
 SCREEN = "screen"
 TITLE = "title"
 
 
-@dataclass(frozen=True)
-class Evidence:
-    source: str  # hook | screen | title
-    state: str
-    detail: str
-    at: int
-    label: str = ""
+# Plain slotted records with their __init__ spelled out (built per pane on the cold path;
+# dataclasses would import `inspect`).
+class Evidence(Record):
+    __slots__ = ("source", "state", "detail", "at", "label")
+    _fields = (("source", ""), ("state", ""), ("detail", ""), ("at", 0), ("label", ""))
+
+    def __init__(self, source: str, state: str, detail: str, at: int, label: str = "") -> None:
+        self.source = source  # hook | screen | title
+        self.state = state
+        self.detail = detail
+        self.at = at
+        self.label = label
 
 
-@dataclass(frozen=True)
-class Facts:
-    agent_pid: int = 0  # the walked agent pid, 0 when none is walkable
-    foreground_is_agent: bool = True
-    scrolled: bool = False  # tmux scroll offset > 0 (copy-mode at offset 0 is live)
-    history_view: bool = False  # a skip_state_update rule matched
+class Facts(Record):
+    __slots__ = ("agent_pid", "foreground_is_agent", "scrolled", "history_view")
+    _fields = (("agent_pid", 0), ("foreground_is_agent", True), ("scrolled", False),
+               ("history_view", False))
+
+    def __init__(self, agent_pid: int = 0, foreground_is_agent: bool = True,
+                 scrolled: bool = False, history_view: bool = False) -> None:
+        self.agent_pid = agent_pid  # the walked agent pid, 0 when none is walkable
+        self.foreground_is_agent = foreground_is_agent
+        self.scrolled = scrolled  # tmux scroll offset > 0 (copy-mode at offset 0 is live)
+        self.history_view = history_view  # a skip_state_update rule matched
 
 
-@dataclass(frozen=True)
-class FoldConfig:
-    dwell_ms: int = 3000
-    hook_decay_ms: int = 60_000
-    blocked_decay_ms: int = 300_000
-    freshness_ms: int = 3000
+class FoldConfig(Record):
+    __slots__ = ("dwell_ms", "hook_decay_ms", "blocked_decay_ms", "freshness_ms")
+    _fields = (("dwell_ms", 3000), ("hook_decay_ms", 60_000), ("blocked_decay_ms", 300_000),
+               ("freshness_ms", 3000))
 
     def decay_window(self, state: str) -> int:
         return self.blocked_decay_ms if state == states.BLOCKED else self.hook_decay_ms

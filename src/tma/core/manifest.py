@@ -3,17 +3,20 @@
 Pure: callers hand in the decoded TOML table (or the text) and a name; reading
 files and choosing which directories to load is `tma.runtime.manifests`' job.
 Regexes use Python's `re` dialect and are compiled here, at load, so a bad one
-fails the manifest rather than a later match.
+fails the manifest rather than a later match. The types are plain slotted records, not
+dataclasses (which import `inspect`): a cold refresh loads this module.
 """
 
 from __future__ import annotations
 
 import re
-import tomllib
-from dataclasses import dataclass, field
-from typing import Any
 
 from tma.core import states
+from tma.core.record import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 ENGINE_VERSION = "0.1.0"
 
@@ -38,56 +41,56 @@ class ManifestError(ValueError):
 class Matcher:
     """A screen predicate over a region's text and its lines."""
 
+    __slots__ = ()
+
     def matches(self, text: str, lines: list[str]) -> bool:  # pragma: no cover - abstract
         raise NotImplementedError
 
 
-@dataclass(frozen=True)
-class Contains(Matcher):
-    text: str
+class Contains(Record, Matcher):
+    __slots__ = ("text",)
+    _fields = (("text", ""),)
 
     def matches(self, text: str, lines: list[str]) -> bool:
         return self.text in text
 
 
-@dataclass(frozen=True)
-class Regex(Matcher):
-    pattern: str
-    compiled: re.Pattern[str] = field(compare=False, repr=False)
+class Regex(Record, Matcher):
+    __slots__ = ("pattern", "compiled")
+    _fields = (("pattern", ""), ("compiled", None))
 
     def matches(self, text: str, lines: list[str]) -> bool:
         return self.compiled.search(text) is not None
 
 
-@dataclass(frozen=True)
-class LineRegex(Matcher):
-    pattern: str
-    compiled: re.Pattern[str] = field(compare=False, repr=False)
+class LineRegex(Record, Matcher):
+    __slots__ = ("pattern", "compiled")
+    _fields = (("pattern", ""), ("compiled", None))
 
     def matches(self, text: str, lines: list[str]) -> bool:
         search = self.compiled.search
         return any(search(line) is not None for line in lines)
 
 
-@dataclass(frozen=True)
-class AnyOf(Matcher):
-    children: tuple[Matcher, ...]
+class AnyOf(Record, Matcher):
+    __slots__ = ("children",)
+    _fields = (("children", ()),)
 
     def matches(self, text: str, lines: list[str]) -> bool:
         return any(c.matches(text, lines) for c in self.children)
 
 
-@dataclass(frozen=True)
-class AllOf(Matcher):
-    children: tuple[Matcher, ...]
+class AllOf(Record, Matcher):
+    __slots__ = ("children",)
+    _fields = (("children", ()),)
 
     def matches(self, text: str, lines: list[str]) -> bool:
         return all(c.matches(text, lines) for c in self.children)
 
 
-@dataclass(frozen=True)
-class Not(Matcher):
-    child: Matcher
+class Not(Record, Matcher):
+    __slots__ = ("child",)
+    _fields = (("child", None),)
 
     def matches(self, text: str, lines: list[str]) -> bool:
         return not self.child.matches(text, lines)
@@ -96,24 +99,19 @@ class Not(Matcher):
 # ---------------------------------------------------------------- schema types
 
 
-@dataclass(frozen=True)
-class Region:
-    kind: str  # tail_lines | visible | title
-    lines: int = 0
+class Region(Record):
+    __slots__ = ("kind", "lines")
+    _fields = (("kind", ""), ("lines", 0))  # kind: tail_lines | visible | title
 
     def __str__(self) -> str:
         return f"tail_lines({self.lines})" if self.kind == "tail_lines" else self.kind
 
 
-@dataclass(frozen=True)
-class Rule:
-    index: int
-    state: str
-    region: Region
-    match: Matcher
-    detail: str = ""
-    priority: int = 0
-    skip_state_update: bool = False
+class Rule(Record):
+    __slots__ = ("index", "state", "region", "match", "detail", "priority",
+                 "skip_state_update")
+    _fields = (("index", 0), ("state", ""), ("region", None), ("match", None), ("detail", ""),
+               ("priority", 0), ("skip_state_update", False))
 
     @property
     def label(self) -> str:
@@ -121,48 +119,37 @@ class Rule:
         return f"rules[{self.index}] {self.state}{detail} {self.region}"
 
 
-@dataclass(frozen=True)
-class HookMapping:
-    index: int
-    event: str
-    matcher: str | None
-    compiled: re.Pattern[str] | None = field(compare=False, repr=False)
-    state: str = ""
-    detail: str = ""
-    lifecycle: str = ""  # start | end
-    turn_end: bool = False
+class HookMapping(Record):
+    __slots__ = ("index", "event", "matcher", "compiled", "state", "detail", "lifecycle",
+                 "turn_end")
+    _fields = (("index", 0), ("event", ""), ("matcher", None), ("compiled", None),
+               ("state", ""), ("detail", ""), ("lifecycle", ""),  # lifecycle: start | end
+               ("turn_end", False))
 
     def matches(self, payload: str) -> bool:
         return self.compiled is None or self.compiled.search(payload) is not None
 
 
-@dataclass(frozen=True)
-class Identity:
-    process_names: tuple[str, ...]
-    title_patterns: tuple[re.Pattern[str], ...] = ()
+class Identity(Record):
+    __slots__ = ("process_names", "title_patterns")
+    _fields = (("process_names", ()), ("title_patterns", ()))  # compiled patterns
 
     def title_matches(self, title: str) -> bool:
         return any(p.search(title) is not None for p in self.title_patterns)
 
 
-@dataclass(frozen=True)
-class ContextTelemetry:
-    channel: str
-    format: str
+class ContextTelemetry(Record):
+    __slots__ = ("channel", "format")
+    _fields = (("channel", ""), ("format", ""))
 
 
-@dataclass(frozen=True)
-class Manifest:
-    name: str
-    min_engine_version: str
-    identity: Identity
-    hook_capable: bool
-    covers: tuple[str, ...]
-    hooks: tuple[HookMapping, ...]
-    visible: tuple[str, ...]
-    rules: tuple[Rule, ...]
-    details: dict[str, tuple[str, ...]]
-    context: ContextTelemetry | None = None
+class Manifest(Record):
+    __slots__ = ("name", "min_engine_version", "identity", "hook_capable", "covers", "hooks",
+                 "visible", "rules", "details", "context")
+    # details: canonical -> aliases (from_dict always passes it)
+    _fields = (("name", ""), ("min_engine_version", ""), ("identity", None),
+               ("hook_capable", False), ("covers", ()), ("hooks", ()), ("visible", ()),
+               ("rules", ()), ("details", None), ("context", None))
 
     def map_event(self, event: str, payload: str) -> HookMapping | None:
         """First entry for the event whose matcher matches; else first matcher-less one."""
@@ -486,6 +473,8 @@ def from_dict(name: str, doc: dict[str, Any], engine: str = ENGINE_VERSION) -> M
 
 def loads(name: str, text: str, engine: str = ENGINE_VERSION) -> Manifest:
     """Parse TOML text into a Manifest (the gate runs before the strict parse)."""
+    import tomllib  # lazy: the bundled set ships decoded and user documents are cached
+
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

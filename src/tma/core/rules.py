@@ -7,9 +7,12 @@ first); which state wins across states is the fold's ladder, not this module's.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
-from tma.core.manifest import Manifest, Rule
+from tma.core.record import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from tma.core.manifest import Manifest, Rule
 
 # CSI: ESC [ ... final byte 0x40-0x7E.  OSC: ESC ] ... BEL or ESC \.  Any other ESC
 # drops itself and the next character.  Unterminated sequences run to the end.
@@ -36,13 +39,20 @@ def raw_lines(text: str) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
-@dataclass(frozen=True)
-class Screen:
-    """What a rule can read: the captured body, the pane height and the title."""
+class Screen(Record):
+    """What a rule can read: the captured body, the pane height and the title.
 
-    body: str
-    title: str = ""
-    height: int | None = None  # None: unknown, `visible` reads everything
+    height None: unknown, `visible` reads everything. The records of this module are
+    built per captured pane, so they spell out their __init__ (no dataclasses: they
+    import `inspect`, which a cold refresh cannot afford)."""
+
+    __slots__ = ("body", "title", "height")
+    _fields = (("body", ""), ("title", ""), ("height", None))
+
+    def __init__(self, body: str, title: str = "", height: int | None = None) -> None:
+        self.body = body
+        self.title = title
+        self.height = height
 
     def region_lines(self, rule: Rule) -> list[str]:
         region = rule.region
@@ -58,30 +68,40 @@ class Screen:
         return raw_lines(strip_ansi("\n".join(tail)))
 
 
-@dataclass(frozen=True)
-class RuleReport:
-    rule: Rule
-    matched: bool
+class RuleReport(Record):
+    __slots__ = ("rule", "matched")
+    _fields = (("rule", None), ("matched", False))
+
+    def __init__(self, rule: Rule, matched: bool) -> None:
+        self.rule = rule
+        self.matched = matched
 
 
-@dataclass(frozen=True)
-class Claim:
+class Claim(Record):
     """The winning rule of one state."""
 
-    state: str
-    detail: str
-    rule: Rule
+    __slots__ = ("state", "detail", "rule")
+    _fields = (("state", ""), ("detail", ""), ("rule", None))
+
+    def __init__(self, state: str, detail: str, rule: Rule) -> None:
+        self.state = state
+        self.detail = detail
+        self.rule = rule
 
     @property
     def source(self) -> str:
         return "title" if self.rule.region.kind == "title" else "screen"
 
 
-@dataclass(frozen=True)
-class EngineResult:
-    reports: tuple[RuleReport, ...]
-    claims: dict[str, Claim] = field(default_factory=dict)
-    history_view: bool = False
+class EngineResult(Record):
+    __slots__ = ("reports", "claims", "history_view")
+    _fields = (("reports", ()), ("claims", None), ("history_view", False))
+
+    def __init__(self, reports: tuple[RuleReport, ...], claims: dict[str, Claim] | None = None,
+                 history_view: bool = False) -> None:
+        self.reports = reports
+        self.claims = {} if claims is None else claims
+        self.history_view = history_view
 
     def claim(self, state: str) -> Claim | None:
         return self.claims.get(state)

@@ -26,7 +26,9 @@ def _path(name: str) -> str:
 def get(name: str, key: object) -> object | None:
     try:
         with open(_path(name), "rb") as fh:
-            stored_key, value = marshal.load(fh)
+            # loads(read()), not load(fh): load pulls a file object item by item through
+            # its read methods, ~15x slower (about 1 ms for the 8 KB manifest documents)
+            stored_key, value = marshal.loads(fh.read())
     except Exception:  # a missing, torn or foreign cache file is a miss
         return None
     return value if stored_key == (__version__, key) else None
@@ -45,3 +47,28 @@ def put(name: str, key: object, value: object) -> None:
             os.unlink(tmp)
         except OSError:
             pass
+
+
+def clear() -> list[str]:
+    """Remove tma's own cache entries, and the cache folder once it is empty (uninstall).
+
+    Only `*.marshal` entries and stray temp files go: anything else in the folder was
+    not written here and stays, and so does the folder then."""
+    base = directory()
+    removed: list[str] = []
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return removed
+    for name in names:
+        if name.endswith(".marshal") or (".marshal." in name and name.endswith(".tmp")):
+            try:
+                os.unlink(os.path.join(base, name))
+                removed.append(name)
+            except OSError:
+                pass
+    try:
+        os.rmdir(base)
+    except OSError:
+        pass
+    return removed

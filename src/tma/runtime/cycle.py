@@ -129,9 +129,11 @@ class _LightManifest:
 class _Pass:
     """One cycle's working set: what the read sorted out and what the write will carry."""
 
-    def __init__(self, now: int, producing: bool, freshness_ms: int) -> None:
+    def __init__(self, now: int, producing: bool, freshness_ms: int,
+                 focus: frozenset | None = None) -> None:
         self.now = now
         self.producing = producing
+        self.focus = focus  # only these panes are produced, each one read whatever its stamp
         self.freshness_ms = freshness_ms
         self.stats = Stats()
         self.rows: dict[str, Row] = {}
@@ -174,6 +176,15 @@ class Cycle:
         self._subtrees: bool | None = None
         self._guarded: bool | None = None
         self.skipped_manifests: list[tuple[str, str]] = []
+
+    def fresh(self) -> Cycle:
+        """The next pass for a resident caller (the daemon): the loaded manifests, the
+        identity index and the -F answer carry over; the process table is re-read."""
+        nxt = Cycle(self.server, self.cfg, self.manifest_dir, self.clock, self.warn)
+        nxt._mset, nxt._index, nxt._guarded = self._mset, self._index, self._guarded
+        if hasattr(self, "_titled_names"):
+            nxt._titled_names = self._titled_names
+        return nxt
 
     # -- lazily loaded inputs
     def manifests(self):
@@ -252,19 +263,27 @@ class Cycle:
         return [n for n in self._titled_names if n in index]
 
     # -- the cycle
-    def run(self, produce: bool = True) -> Result:
+    def run(self, produce: bool = True, focus=None) -> Result:
+        """One cycle. `focus` (pane ids): the daemon's one-pane read on a quiet edge —
+        just those panes are produced and read even with a fresh stamp, every other
+        pane is consumed as it stands, and nothing else (poll stamp, seen clear,
+        rollout tail) is touched; the rollups are still reconciled."""
         import time
 
         t0 = time.perf_counter()
         spawns0 = self.server.spawns
         now = self.clock()
-        snap = read.list_panes(self.server, stamp_poll_ms=now if produce else None)
+        poll_ms = now if produce and focus is None else None
+        snap = read.list_panes(self.server, stamp_poll_ms=poll_ms)
         work = self._begin(snap, now, produce)
+        if focus is not None:
+            work.focus = frozenset(focus)
+            work.producing, work.stats.stampede = produce, False
         for pane in snap.panes:
             self._sort(work, pane)
         self._capture(work)
         self._fold_all(work)
-        if work.producing:
+        if work.producing and work.focus is None:
             # attention cleared by input (ordered against the raise; never for -CC clients)
             work.lines.extend(self._seen_clear(snap, work.rows, work.touched))
             work.lines.extend(self._rollout(snap, now))
@@ -301,6 +320,12 @@ class Cycle:
             work.issues.append((pane, problem))
             if stamp is None:
                 return  # undecodable: invisible everywhere, never touched
+        if work.focus is not None:
+            if pane.pane_id in work.focus:
+                self._produce_one(work, pane, stamp)
+            elif stamp is not None:
+                work.add_row(pane, stamp, stamp.name)
+            return
         if stamp is not None and (not work.producing or (
                 codec.is_fresh(stamp, work.now, work.freshness_ms) and _alive(stamp.pid))):
             work.add_row(pane, stamp, stamp.name)
@@ -325,7 +350,8 @@ class Cycle:
                                               str(ident.anchor_pid) if ident.anchor_pid else ""))
         if ident.pid == 0:
             self._registration(work, pane, stamp, ident)
-        elif stamp is not None and self._quiet(pane, stamp, ident, work.now):
+        elif stamp is not None and work.focus is None and self._quiet(pane, stamp, ident,
+                                                                      work.now):
             work.add_row(pane, stamp, ident.agent)
             work.stats.skipped += 1
         elif not ident.foreground_is_agent or pane.scroll_position > 0:

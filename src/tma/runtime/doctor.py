@@ -323,6 +323,15 @@ def section_notify(ctx: Context) -> dict:
     return {"notify": {"last_failure": failure, "last_failure_age_ms": age}}
 
 
+def section_daemon(ctx: Context) -> dict:
+    """The daemon tier for this server: running or not, and what a dead one left."""
+    from tma.runtime import daemon_files
+
+    if not ctx.snapshot.socket_path:
+        return {"daemon": None}
+    return {"daemon": daemon_files.describe(ctx.snapshot.socket_path, ctx.now)}
+
+
 def section_wiring(ctx: Context) -> dict:
     """Per agent with an installer: wired / incomplete (reasons) / not_installed / hookless."""
     inst = ctx.installers
@@ -479,7 +488,8 @@ def api_lane(opts: dict, cfg, probes: dict) -> dict:
             "reason": None if answers else res.message}
 
 
-SECTIONS = (section_tmux, section_ambient, section_clients, section_notify, section_wiring,
+SECTIONS = (section_tmux, section_ambient, section_clients, section_notify, section_daemon,
+            section_wiring,
             section_tmux_hooks, section_wrapper, section_manifests, section_panes,
             section_process_walk)
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import os
 
-from tma.core.identity import Proc, ProcTable
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from tma.core.identity import Proc, ProcTable
 
 PS_ARGS = ("ps", "-eo", "pid=,ppid=,pgid=,tpgid=,comm=")
 PS_TIMEOUT = 3.0
@@ -25,6 +27,8 @@ def parse_stat(data: bytes) -> Proc | None:
     The comm sits between the first `(` and the LAST `)`: it may itself contain
     spaces and parentheses. After it come state, ppid, pgrp, session, tty_nr,
     tpgid and more."""
+    from tma.core.identity import Proc  # not at module level: `alive` is on the consume path
+
     open_ = data.find(b"(")
     close = data.rfind(b")")
     if open_ < 0 or close < open_:
@@ -49,6 +53,8 @@ def parse_ps(text: str) -> list[Proc]:
     """`ps -eo pid=,ppid=,pgid=,tpgid=,comm=` output; the comm keeps inner spaces.
 
     Lines that do not parse are skipped."""
+    from tma.core.identity import Proc
+
     out: list[Proc] = []
     for line in text.splitlines():
         fields = line.split(None, 4)
@@ -65,6 +71,8 @@ def parse_ps(text: str) -> list[Proc]:
 def read_proc_dir(root: str = "/proc") -> ProcTable:
     """Every process under a procfs mount. Processes that vanish mid-read are skipped;
     an unreadable `root` raises OSError."""
+    from tma.core.identity import ProcTable
+
     procs: list[Proc] = []
     append = procs.append
     os_open, os_read, os_close, rdonly = os.open, os.read, os.close, os.O_RDONLY
@@ -91,6 +99,8 @@ def read_proc_dir(root: str = "/proc") -> ProcTable:
 def read_ps() -> ProcTable | None:
     """One `ps` run; None when it is missing, fails or times out."""
     import subprocess  # lazy: the /proc path never needs it
+
+    from tma.core.identity import ProcTable
 
     try:
         result = subprocess.run(
@@ -129,6 +139,7 @@ def read_subtree(root_pid: int, root: str = "/proc") -> ProcTable | None:
     node may fork from any thread). None when the kernel has no children files
     (CONFIG_PROC_CHILDREN): the caller falls back to the whole table.
     """
+    from tma.core.identity import ProcTable
     if root_pid <= 0:
         return ProcTable.of(())
     prefix = root.rstrip("/") + "/"

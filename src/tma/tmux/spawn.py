@@ -98,3 +98,39 @@ def _communicate(pid: int, stdin: bytes | None, in_w: int | None, out_r: int, er
         raise
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status), b"".join(chunks[out_r]), b"".join(chunks[err_r])
+
+
+def start(argv: list[str], *, stdin_pipe: bool = False, stdout_fd: int | None = None,
+          stderr_fd: int | None = None, new_session: bool = False) -> tuple[int, int | None]:
+    """Start a child that outlives this call: (pid, write end of its stdin pipe or None).
+
+    stdin is a pipe held by the caller (`stdin_pipe`) or /dev/null; stdout and stderr
+    go to the given fds, else /dev/null. `new_session`: the child leads its own
+    session (setsid), so it survives the caller's terminal and process group.
+    """
+    in_r, in_w = os.pipe() if stdin_pipe else (None, None)
+    actions = []
+    if in_r is not None:
+        actions.append((os.POSIX_SPAWN_DUP2, in_r, 0))
+    else:
+        actions.append((os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0))
+    for target, fd in ((1, stdout_fd), (2, stderr_fd)):
+        if fd is None:
+            actions.append((os.POSIX_SPAWN_OPEN, target, os.devnull, os.O_WRONLY, 0))
+        else:
+            actions.append((os.POSIX_SPAWN_DUP2, fd, target))
+    for fd in (in_r, in_w):
+        if fd is not None:
+            actions.append((os.POSIX_SPAWN_CLOSE, fd))
+    try:
+        pid = os.posix_spawnp(argv[0], argv, os.environ, file_actions=actions,
+                              setsid=new_session)
+    except BaseException:
+        for fd in (in_r, in_w):
+            if fd is not None:
+                os.close(fd)
+        raise
+    if in_r is not None:
+        os.close(in_r)
+        os.set_inheritable(in_w, False)
+    return pid, in_w

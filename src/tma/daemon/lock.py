@@ -1,0 +1,77 @@
+"""One daemon per tmux server: the private runtime dir and the lock (write side).
+
+Where the files are and how to read them is tma.runtime.daemon_files (doctor and
+`tma reload` read them too): keyed by the server's socket path, so two servers never
+share a daemon and one server never gets two. The lock is an `flock` held for the daemon's
+whole life, so it dies with the process: a lock file left by a `kill -9`ed daemon
+is just a file, and the next daemon takes it. Its body records the pid and version.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+
+from tma import __version__
+from tma.runtime import daemon_files
+
+
+class RuntimeDirError(Exception):
+    """The runtime dir exists but is not private to this user."""
+
+
+def runtime_dir() -> str:
+    return daemon_files.runtime_dir()
+
+
+def private_dir() -> str:
+    """The runtime dir, created 0700; refused when another user owns it or it is open
+    to others (a socket there would accept their connections)."""
+    from tma.core.paths import private_dir_ok
+
+    d = runtime_dir()
+    os.makedirs(d, mode=0o700, exist_ok=True)
+    st = os.stat(d)
+    if st.st_uid != os.getuid():
+        raise RuntimeDirError(f"tma: runtime dir {d} belongs to another user")
+    if not private_dir_ok(st.st_mode, st.st_uid, os.getuid()):
+        os.chmod(d, 0o700)
+    return d
+
+
+def try_lock(path: str, patience: float = 0.0) -> int | None:
+    """The lock file's fd with the lock held, or None when a live daemon holds it.
+
+    A daemon removes its lock file on the way out, so the file locked here may have
+    been unlinked in between; a lock on a file no longer at the path guards nothing,
+    so it is dropped and the path opened again. `patience`: keep trying that long,
+    because a `held()` probe holds the lock for an instant."""
+    import time
+
+    deadline = time.monotonic() + patience
+    for _ in range(8):
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    return None
+                time.sleep(0.01)
+        try:
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            return fd
+        os.close(fd)
+    return None
+
+
+def record(fd: int) -> None:
+    """Write `<pid>\\nversion=<version>\\n` into the held lock file."""
+    os.ftruncate(fd, 0)
+    os.lseek(fd, 0, os.SEEK_SET)
+    os.write(fd, f"{os.getpid()}\nversion={__version__}\n".encode())

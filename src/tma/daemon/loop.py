@@ -1,0 +1,378 @@
+"""The daemon's loop: control clients in, one-pane reads and sweeps out.
+
+Single-threaded: one `poll` over the control clients, the status socket and the
+signal pipe, with a timeout that is the nearest deadline (an edge, the rollup
+recompute, the pool recheck, the sweep). Every read and write goes through the
+poll cycle (tma.runtime.cycle): a quiet edge is `Cycle.run(focus=...)` over the
+panes that fell due, the sweep is the plain full cycle. Nothing here folds or
+renders a stamp itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import time
+
+from tma import __version__
+from tma.core import codec, states
+from tma.daemon.edges import Edges
+from tma.runtime import cycle as cycle_mod
+from tma.tmux import control, read
+from tma.tmux.adapter import NoServer, TmuxError
+
+SWEEP_SECS = 45
+QUIET_MS = 600
+ONSET_MS = 150
+MIN_GAP_MS = 250
+RECHECK_MS = 1000  # pool recheck while no session is watched (and the liveness probe)
+ROLLUP_DELAY_MS = 100
+
+
+def _mono() -> int:
+    return time.monotonic_ns() // 1_000_000
+
+
+def _wall() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class Settings:
+    """The [daemon] keys the loop uses, defaulted. The config schema checks their
+    types; the ranges that only the daemon cares about are checked here."""
+
+    def __init__(self, cfg) -> None:
+        d = cfg.daemon or {}
+        self.sweep_ms = _ranged(cfg, d, "sweep_secs", SWEEP_SECS, 1, 86_400) * 1000
+        self.quiet_ms = _ranged(cfg, d, "quiet_ms", QUIET_MS, 100, 10_000)
+        self.recheck_ms = _ranged(cfg, d, "zero_member_recheck_secs", RECHECK_MS // 1000,
+                                  1, 3600) * 1000
+
+
+def _ranged(cfg, table: dict, key: str, default: int, low: int, high: int) -> int:
+    value = table.get(key, default)
+    if not low <= value <= high:
+        from tma.runtime.config import ConfigError
+
+        raise ConfigError(f"tma: config {cfg.path}: daemon.{key}: must be between {low} "
+                          f"and {high}, got {value}")
+    return value
+
+
+class Daemon:
+    def __init__(self, server, cfg, manifest_dir, paths, server_pid: str, log,
+                 config_path: str | None = None) -> None:
+        self.server = server
+        self.cfg = cfg
+        self.config_path = config_path  # as named at start (--config), re-read on SIGHUP
+        self.manifest_dir = manifest_dir
+        self.settings = Settings(cfg)
+        self.paths = paths
+        self.server_pid = server_pid
+        self.log = log
+        self.edges = Edges(self.settings.quiet_ms, ONSET_MS, MIN_GAP_MS)
+        self.cycle = cycle_mod.Cycle(server, cfg, manifest_dir, warn=log)
+        self.clients: dict[str, control.ControlClient] = {}
+        self.stamps: dict[str, codec.Stamp] = {}  # as of the daemon's last read
+        self.stop = False
+        self.reload_wanted = False
+        self.last_error = ""
+        self.started = _wall()
+        self.counts = {"reads": 0, "captures": 0, "sweeps": 0, "edges": 0, "reloads": 0,
+                       "reload_errors": 0}
+        self._reconcile = True
+        self._retry: dict[str, int] = {}  # session id -> when to try attaching again
+        self._rollup_due: int | None = None
+        self._next_check = 0
+        self._next_sweep = 0
+        self._listener: socket.socket | None = None
+        self._sig_r = -1
+
+    # ------------------------------------------------------------ lifecycle
+    def serve(self) -> int:
+        self._listen()
+        self._signals()
+        try:
+            self._pool()
+            self._sweep()
+            while not self.stop:
+                self._guarded_iteration()
+        except NoServer:
+            self.log("tma daemon: the tmux server is gone; exiting")
+        finally:
+            self._shutdown()
+        return 0
+
+    def _listen(self) -> None:
+        try:
+            os.unlink(self.paths.sock)  # a stale socket: the lock is ours, so nobody serves it
+        except FileNotFoundError:
+            pass
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old = os.umask(0o177)
+        try:
+            sock.bind(self.paths.sock)
+        finally:
+            os.umask(old)
+        os.chmod(self.paths.sock, 0o600)
+        sock.listen(8)
+        sock.setblocking(False)
+        self._listener = sock
+
+    def _signals(self) -> None:
+        r, w = os.pipe()
+        os.set_blocking(r, False)
+        os.set_blocking(w, False)
+        self._sig_r = r
+        signal.set_wakeup_fd(w)
+
+        def stop(_signo, _frame):
+            self.stop = True
+
+        def reload(_signo, _frame):
+            self.reload_wanted = True
+
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
+        signal.signal(signal.SIGHUP, reload)
+
+    def _shutdown(self) -> None:
+        for client in self.clients.values():
+            client.close()
+        self.clients.clear()
+        if self._listener is not None:
+            self._listener.close()
+        try:
+            os.unlink(self.paths.sock)
+        except FileNotFoundError:
+            pass
+
+    # ------------------------------------------------------------ the loop
+    def _guarded_iteration(self) -> None:
+        """One iteration; a tmux that refuses or times out once (a loaded machine) is
+        logged and retried, not fatal. A server that is gone ends the daemon."""
+        try:
+            self._iteration()
+        except NoServer:
+            raise
+        except TmuxError as exc:
+            self.last_error = f"tmux: {exc}"
+            self.log(f"tma daemon: {self.last_error}; retrying")
+            self._reconcile = True
+            time.sleep(0.5)
+
+    def _iteration(self) -> None:
+        now = _mono()
+        timeout = max(10, self._next_deadline() - now)
+        poller = select.poll()
+        poller.register(self._sig_r, select.POLLIN)
+        if self._listener is not None:
+            poller.register(self._listener.fileno(), select.POLLIN)
+        by_fd = {c.fileno(): c for c in self.clients.values() if c.alive}
+        for fd in by_fd:
+            poller.register(fd, select.POLLIN)
+        ready = poller.poll(timeout)
+        for fd, _ev in ready:
+            if fd == self._sig_r:
+                self._drain_signals()
+            elif self._listener is not None and fd == self._listener.fileno():
+                self._answer()
+            elif fd in by_fd:
+                self._events(by_fd[fd].read_events())
+        if self.stop:
+            return
+        if self.reload_wanted:
+            self._reload()
+        now = _mono()
+        if self._reconcile or now >= self._next_check:
+            self._pool()
+        due = self.edges.take_due(now)
+        if due:
+            self._read(due)
+        if self._rollup_due is not None and _mono() >= self._rollup_due:
+            self._rollups()
+        if _mono() >= self._next_sweep:
+            self._sweep()
+
+    def _next_deadline(self) -> int:
+        times = [self._next_sweep, self._next_check]
+        nxt = self.edges.next_due()
+        if nxt is not None:
+            times.append(nxt)
+        if self._rollup_due is not None:
+            times.append(self._rollup_due)
+        if self._reconcile:
+            times.append(0)
+        return min(times)
+
+    def _drain_signals(self) -> None:
+        try:
+            while os.read(self._sig_r, 512):
+                pass
+        except BlockingIOError:
+            pass
+
+    def _events(self, events: list[tuple]) -> None:
+        now = _mono()
+        for event in events:
+            kind = event[0]
+            if kind == control.OUTPUT:
+                stamp = self.stamps.get(event[1])
+                self.edges.output(event[1], now,
+                                  stamp is not None and stamp.state == states.WORKING)
+            elif kind in (control.SESSIONS_CHANGED, control.EXIT, control.EOF):
+                self._reconcile = True
+            elif kind in (control.WINDOW_CLOSE, control.LAYOUT, control.WINDOW_ADD):
+                self._rollup_due = now + ROLLUP_DELAY_MS
+            elif kind == control.PANE_MODE:
+                self.edges.poke(event[1], now)
+
+    def _reload(self) -> None:
+        """Re-read the config and the manifests, all or nothing: anything broken keeps
+        what runs now, and says why in the log and the status document. Control
+        clients, the activity gauge and its deadlines carry over."""
+        self.reload_wanted = False
+        from tma.runtime import config
+
+        try:
+            cfg = config.load(self.config_path)
+            settings = Settings(cfg)
+            fresh = cycle_mod.Cycle(self.server, cfg, self.manifest_dir, warn=self.log)
+            fresh.manifests()  # a broken bundled manifest raises here, not mid-read
+            fresh.index()
+        except Exception as exc:  # the daemon must outlive a bad edit of the config
+            self.counts["reload_errors"] += 1
+            self.last_error = f"reload kept the running config: {exc}"
+            self.log(f"tma daemon: {self.last_error}")
+            return
+        self.cfg, self.settings, self.cycle = cfg, settings, fresh
+        self.edges.quiet_ms = settings.quiet_ms
+        self._next_sweep = min(self._next_sweep, _mono() + settings.sweep_ms)
+        self.counts["reloads"] += 1
+        self.last_error = ""
+        self.log("tma daemon: reloaded the config and manifests")
+
+    # ------------------------------------------------------------ sessions
+    def _pool(self) -> None:
+        """One control client per session: attach the new, drop the gone and the dead.
+        Also the liveness probe: a failing list-sessions means the server is gone.
+        While clients are attached their end of file and `%sessions-changed` say when
+        to look again, so the periodic re-list runs only while none is."""
+        self._reconcile = False
+        now = _mono()
+        pid, ids = control.session_ids(self.server)
+        if pid and self.server_pid and pid != self.server_pid:
+            self.log("tma daemon: the tmux server was restarted; exiting")
+            raise NoServer("restarted")
+        for sid in [s for s, c in self.clients.items() if s not in ids or not c.alive]:
+            client = self.clients.pop(sid)
+            client.close()
+            if sid in ids and now - client.started < 1000:
+                self._retry[sid] = now + self.settings.recheck_ms  # it would not attach
+        for sid in ids:
+            if sid not in self.clients and self._retry.get(sid, 0) <= now:
+                self._retry.pop(sid, None)
+                self.clients[sid] = control.ControlClient(self.server, sid)
+                self.clients[sid].started = now
+        waiting = bool(self._retry) or not self.clients
+        self._next_check = now + (self.settings.recheck_ms if waiting
+                                  else self.settings.sweep_ms)
+
+    # ------------------------------------------------------------ reads
+    def _next_cycle(self):
+        self.cycle = self.cycle.fresh()
+        return self.cycle
+
+    def _wants_read(self, pane: str, now: int) -> bool:
+        """Hookless, demoted or contradicted panes are read; a fresh hook claim of
+        idle or blocked already says what the screen would (the hook tier has it)."""
+        stamp = self.stamps.get(pane)
+        if stamp is None or stamp.source != states.SOURCE_HOOK:
+            return True
+        if stamp.state not in (states.IDLE, states.BLOCKED):
+            return True  # a working claim the quiet screen may contradict
+        return now - stamp.evidence_at > self.cfg.hook_decay_secs * 1000
+
+    def _read(self, panes: list[str]) -> None:
+        wall = _wall()
+        panes = [p for p in panes if self._wants_read(p, wall)]
+        if not panes:
+            return
+        self.counts["edges"] += len(panes)
+        try:
+            result = self._next_cycle().run(focus=panes)
+        except NoServer:
+            raise
+        except TmuxError as exc:  # a pane closed mid-read: the next edge or sweep repairs
+            self.log(f"tma daemon: read failed: {exc}")
+            return
+        self.counts["reads"] += 1
+        self.counts["captures"] += result.stats.captures
+        self._remember(result, panes)
+        now_mono, now_wall = _mono(), _wall()
+        dwell = self.cfg.dwell_secs * 1000
+        for row in result.rows:
+            pane = row.pane.pane_id
+            if pane in panes and row.state == states.WORKING \
+                    and self.edges.quiet(pane, now_mono):
+                wait = max(0, row.stamp.evidence_at + dwell + 100 - now_wall)
+                self.edges.follow_up(pane, now_mono + min(wait, dwell + 100), now_mono)
+
+    def _remember(self, result, focus) -> None:
+        seen = {r.pane.pane_id: r.stamp for r in result.rows if not r.foreign}
+        for pane in focus:
+            self.stamps.pop(pane, None)
+        self.stamps.update(seen)
+
+    def _rollups(self) -> None:
+        self._rollup_due = None
+        snap = read.list_panes(self.server)
+        lines = cycle_mod.rollup_lines(snap)
+        if lines:
+            self.server.source(lines)
+        live = {p.pane_id for p in snap.panes}
+        self.edges.keep_only(live)
+        for pane in [p for p in self.stamps if p not in live]:
+            del self.stamps[pane]
+
+    def _sweep(self) -> None:
+        """The full poll cycle: rediscovers agents that never announced themselves and
+        repairs drift. Its latency bounds an anomaly, never a normal transition."""
+        self._next_sweep = _mono() + self.settings.sweep_ms
+        try:
+            result = self._next_cycle().run()
+        except NoServer:
+            raise
+        except TmuxError as exc:
+            self.log(f"tma daemon: sweep failed: {exc}")
+            return
+        self.counts["sweeps"] += 1
+        self.counts["captures"] += result.stats.captures
+        self.stamps = {r.pane.pane_id: r.stamp for r in result.rows if not r.foreign}
+        self.edges.keep_only({p.pane_id for p in result.snapshot.panes})
+
+    # ------------------------------------------------------------ status socket
+    def status(self) -> dict:
+        return {"schema": 1, "pid": os.getpid(), "version": __version__,
+                "started_at": self.started, "sessions": sorted(self.clients),
+                "quiet_ms": self.settings.quiet_ms, "sweep_ms": self.settings.sweep_ms,
+                "edges_fired": self.edges.fired, "last_error": self.last_error,
+                **self.counts}
+
+    def _answer(self) -> None:
+        """Every connection gets the status document (one JSON line) and is closed: a
+        fresh socket's buffer takes it without blocking."""
+        try:
+            conn, _ = self._listener.accept()
+        except (BlockingIOError, InterruptedError):
+            return
+        try:
+            conn.setblocking(False)
+            conn.send((json.dumps(self.status()) + "\n").encode())
+        except OSError:
+            pass
+        finally:
+            conn.close()

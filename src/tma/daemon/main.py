@@ -1,0 +1,137 @@
+"""`tma daemon` and `tma daemon --ensure`: start, single-instance, stop.
+
+The CLI parses the command line, loads the config and hands over a Server; this
+module owns the rest. `run` is the foreground daemon: take the lock (held by a live
+daemon: say so, exit 0), record pid and version in it, serve until the server exits
+or a signal arrives, remove the socket. `ensure` starts one detached (a new session,
+null stdin, output to the log file in the runtime dir) unless the lock is held, then
+waits until some daemon holds it. Two `ensure`s racing both spawn; the flock lets one
+daemon through and the other exits at once, so one daemon runs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from tma.daemon import lock
+from tma.runtime import daemon_files
+from tma.tmux import control, spawn
+from tma.tmux.adapter import NoServer
+
+ENSURE_WAIT = 5.0
+
+
+def _log(line: str) -> None:
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+    try:
+        sys.stderr.write(f"{stamp} {line.rstrip()}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass  # the terminal a foreground daemon logged to has gone: keep watching
+
+
+def _private() -> bool:
+    try:
+        lock.private_dir()
+    except (lock.RuntimeDirError, OSError) as exc:
+        sys.stderr.write(f"{exc}\n" if str(exc).startswith("tma") else f"tma daemon: {exc}\n")
+        return False
+    return True
+
+
+def run(server, cfg, manifest_dir: str | None, config_path: str | None = None) -> int:
+    """The foreground daemon. Exit 0 also when another daemon already runs or there
+    is no server (nothing to watch is not a failure of the daemon)."""
+    from tma.daemon.loop import Daemon
+
+    try:
+        socket_path, server_pid = control.server_facts(server)
+    except NoServer:
+        _log("tma daemon: no tmux server running; nothing to watch")
+        return 0
+    if not _private():
+        return 1
+    paths = daemon_files.Files(socket_path)
+    fd = lock.try_lock(paths.lock, patience=0.2)
+    if fd is None:
+        pid, _version = daemon_files.read_record(paths.lock)
+        _log(f"tma daemon: already running for {socket_path} (pid {pid or '?'})")
+        return 0
+    try:
+        lock.record(fd)
+        _log(f"tma daemon: pid {os.getpid()} watching {socket_path}")
+        return Daemon(server, cfg, manifest_dir, paths, server_pid, _log,
+                      config_path=config_path).serve()
+    finally:
+        try:
+            os.unlink(paths.lock)  # still ours: nobody else can hold it while we do
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+
+
+def ensure(server, child_argv: list[str]) -> int:
+    """Start a detached daemon unless one runs for this server; exit 0 either way."""
+    try:
+        socket_path, _pid = control.server_facts(server)
+    except NoServer:
+        return 0
+    if not _private():
+        return 1
+    paths = daemon_files.Files(socket_path)
+    if daemon_files.held(paths.lock):
+        return 0
+    log_fd = os.open(paths.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        child, _ = spawn.start(child_argv, stdout_fd=log_fd, stderr_fd=log_fd,
+                               new_session=True)
+    finally:
+        os.close(log_fd)
+    deadline = time.monotonic() + ENSURE_WAIT
+    exited = False
+    while time.monotonic() < deadline:
+        if daemon_files.held(paths.lock) and os.path.exists(paths.sock):
+            return 0
+        if not exited:
+            exited = os.waitpid(child, os.WNOHANG)[0] != 0
+        if exited and not daemon_files.held(paths.lock):
+            break  # it failed, and no other daemon is starting either
+        time.sleep(0.02)
+    if daemon_files.held(paths.lock):
+        return 0
+    sys.stderr.write(f"tma daemon: the daemon did not start (see {paths.log})\n")
+    return 1
+
+
+def reload(server) -> int:
+    """SIGHUP the daemon of this server and report what it did. No daemon: a no-op."""
+    import signal
+
+    try:
+        socket_path, _pid = control.server_facts(server)
+    except NoServer:
+        sys.stderr.write("tma reload: no tmux server running; no daemon to reload\n")
+        return 0
+    paths = daemon_files.Files(socket_path)
+    before = daemon_files.read_status(paths.sock) if daemon_files.held(paths.lock) else None
+    pid = daemon_files.read_record(paths.lock)[0]
+    if before is None or not pid or before.get("pid") != pid:
+        sys.stderr.write("tma reload: no daemon running for this server\n")
+        return 0
+    os.kill(pid, signal.SIGHUP)
+    deadline = time.monotonic() + 3.0
+    while time.monotonic() < deadline:
+        now = daemon_files.read_status(paths.sock)
+        if now is None:
+            break
+        if now["reloads"] > before["reloads"]:
+            sys.stderr.write(f"tma: daemon {pid} reloaded its config and manifests\n")
+            return 0
+        if now["reload_errors"] > before["reload_errors"]:
+            sys.stderr.write(f"tma reload: {now['last_error']}\n")
+            return 1
+        time.sleep(0.02)
+    sys.stderr.write(f"tma reload: daemon {pid} did not answer (see {paths.log})\n")
+    return 1

@@ -1,0 +1,522 @@
+"""The daemon tier on private servers: control clients, quiet edges, lifecycle.
+
+The agents are hookless fakes (a process named `claude`, really `sleep`) whose panes
+show real captured Claude screens written straight to their ttys. Stamps are read
+from tmux with show-options, never through a tma command (which would poll and so
+hide whether the daemon did the work). Each latency is measured from the moment the
+screen is on the pane to the moment the stamp is; the figures are printed (`-s`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from ptyclient import PtyClient
+
+from tma.core import fixture
+
+CAPTURES = Path(__file__).resolve().parent.parent / "fixtures" / "captures"
+SCREEN = {s: fixture.parse((CAPTURES / f"claude-2.1.332_{s}.txt").read_text(encoding="utf-8"))
+          for s in ("blocked", "working", "idle")}
+DEADLINE = 1.5
+
+
+def _body(state: str) -> str:
+    cap = SCREEN[state]
+    return "\n".join(cap.body.rstrip("\n").split("\n")[-(cap.height or 30):])
+
+
+class Daemon:
+    """A foreground `tma daemon` for one private server, stopped and checked afterwards."""
+
+    def __init__(self, srv, runtime: Path) -> None:
+        self.srv = srv
+        self.runtime = runtime
+        self.env = dict(srv.env, XDG_RUNTIME_DIR=str(runtime))
+        self.proc: subprocess.Popen | None = None
+
+    def argv(self, *args: str) -> list[str]:
+        return [sys.executable, "-m", "tma", "--socket-name", self.srv.name, "daemon", *args]
+
+    def start(self) -> Daemon:
+        self.proc = subprocess.Popen(self.argv(), env=self.env, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.srv.wait_for(lambda: self.status() is not None, timeout=10)
+        return self
+
+    def files(self) -> list[str]:
+        d = self.runtime / "tma"
+        return sorted(p.name for p in d.iterdir()
+                      if p.suffix in (".sock", ".lock")) if d.exists() else []
+
+    def sock(self) -> Path | None:
+        d = self.runtime / "tma"
+        found = list(d.glob("*.sock")) if d.exists() else []
+        return found[0] if found else None
+
+    def status(self) -> dict | None:
+        path = self.sock()
+        if path is None:
+            return None
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                s.settimeout(2)
+                s.connect(str(path))
+                data = b""
+                while not data.endswith(b"\n"):
+                    chunk = s.recv(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+        except OSError:
+            return None
+        return json.loads(data) if data else None
+
+    def pids(self) -> list[int]:
+        """Every live `tma ... daemon` (not --ensure) process for this server."""
+        out = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+                state = Path(f"/proc/{entry}/stat").read_text().split(") ")[-1][:1]
+            except OSError:
+                continue
+            words = [a.decode() for a in argv if a]
+            if self.srv.name in words and words[-1:] == ["daemon"] and state != "Z":
+                out.append(int(entry))
+        return out
+
+    def stop(self) -> None:
+        for pid in self.pids():
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + 5
+        while self.pids() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        for pid in self.pids():
+            os.kill(pid, signal.SIGKILL)
+        if self.proc is not None:
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            if self.proc.stderr is not None:
+                self.proc.stderr.close()
+
+
+@pytest.fixture
+def daemon(srv, tmp_path):
+    runtime = tmp_path / "rt"
+    runtime.mkdir(mode=0o700)
+    d = Daemon(srv, runtime)
+    try:
+        yield d
+    finally:
+        d.stop()
+        assert not d.pids(), "a daemon outlived its test"
+
+
+def _claude(srv, session: str = "s") -> tuple[str, int]:
+    """A hookless claude pane under a shell (so quitting leaves a prompt); (pane, pid)."""
+    fake = srv.fake("claude")
+    pane = srv.new_pane("sh", session=session)  # interactive: the agent gets the foreground
+    srv.tmux("send-keys", "-t", pane, f"{fake} 100000", "Enter")
+    srv.wait_for(lambda: srv.display(pane, "#{pane_current_command}") == "claude")
+    srv.tmux("select-pane", "-t", pane, "-T", "✳ Claude Code")
+    root = int(srv.display(pane, "#{pane_pid}"))
+    kids = Path(f"/proc/{root}/task/{root}/children").read_text().split()
+    return pane, int(kids[0])
+
+
+def _draw(srv, pane: str, state: str) -> None:
+    """Put the screen on the pane (raw, colours and all) and wait until tmux shows it."""
+    body = _body(state)
+    tty = srv.display(pane, "#{pane_tty}")
+    with open(tty, "w", encoding="utf-8") as fh:
+        fh.write("\x1b[2J\x1b[H" + body.replace("\n", "\r\n"))
+    plain = [ln for ln in re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", body).splitlines()
+             if ln.strip()]
+    marker = plain[-1].strip()[:20]
+    srv.wait_for(lambda: marker in srv.tmux("capture-pane", "-p", "-t", pane), interval=0.01)
+
+
+def _until(srv, pane: str, key: str, want, timeout: float = 6.0) -> float:
+    """Seconds until show-options shows the option satisfying `want` (str or callable)."""
+    t0 = time.monotonic()
+    ok = want if callable(want) else (lambda v: v == want)
+    while True:
+        if ok(srv.option(pane, key)):
+            return time.monotonic() - t0
+        if time.monotonic() - t0 > timeout:
+            raise AssertionError(f"{pane} {key} never became {want!r} "
+                                 f"(now {srv.option(pane, key)!r})")
+        time.sleep(0.02)
+
+
+def _report(what: str, value: float, unit: str = "s") -> None:
+    print(f"\nMEASURED {what} {value:.3f}{unit}")
+
+
+def test_blocked_working_idle_and_exit_are_stamped_from_edges(srv, daemon):
+    pane, pid = _claude(srv)
+    _draw(srv, pane, "idle")
+    daemon.start()
+    _until(srv, pane, "@agent_state", "idle", timeout=10)  # the first sweep, then edges
+
+    _draw(srv, pane, "blocked")
+    dt = _until(srv, pane, "@agent_state", "blocked")
+    _report("blocked", dt)
+    assert dt <= DEADLINE
+
+    time.sleep(0.8)  # past the quiet threshold: the output below starts a new burst
+    _draw(srv, pane, "working")
+    dt = _until(srv, pane, "@agent_state", "working")
+    _report("working", dt)
+    assert dt <= DEADLINE
+
+    time.sleep(0.3)
+    _draw(srv, pane, "idle")
+    dt = _until(srv, pane, "@agent_state", "idle")
+    dwell = 3.0
+    _report("idle-after-work", dt)
+    assert dt <= dwell + DEADLINE
+
+    def rollups() -> tuple[str, str]:
+        return (srv.tmux("show-options", "-w", "-qv", "-t", pane, "@agent_summary").strip(),
+                srv.tmux("show-options", "-qv", "-t", pane, "@agent_session_summary").strip())
+
+    srv.wait_for(lambda: rollups() == ("idle:1", "idle:1"), timeout=2)  # the pass's last spawn
+    os.kill(pid, signal.SIGKILL)  # the agent quits; its shell prints a prompt
+    dt = _until(srv, pane, "@agent_state", "")
+    _report("exit", dt)
+    assert dt <= DEADLINE
+    assert srv.option(pane, "@agent_stamped_at") == ""
+    srv.wait_for(lambda: rollups() == ("", ""), timeout=0.3)  # the same pass as the removal
+
+
+def test_a_new_session_is_watched_within_a_second(srv, daemon):
+    srv.shell_pane()
+    daemon.start()
+    t0 = time.monotonic()
+    srv.tmux("new-session", "-d", "-s", "later", "sh")
+    srv.wait_for(lambda: any(line.split() == ["1", "later"] for line in srv.tmux(
+        "list-clients", "-F", "#{client_control_mode} #{session_name}").splitlines()),
+        timeout=3, interval=0.01)
+    dt = time.monotonic() - t0
+    _report("session-watched", dt)
+    assert dt <= 1.0
+    srv.tmux("kill-session", "-t", "later")
+    srv.wait_for(lambda: not any(line.endswith(" later") for line in srv.tmux(
+        "list-clients", "-F", "#{client_control_mode} #{session_name}").splitlines()))
+
+
+def test_killing_the_server_ends_the_daemon_and_leaves_nothing(srv, daemon):
+    srv.shell_pane()
+    daemon.start()
+    assert len(daemon.files()) == 2
+    t0 = time.monotonic()
+    srv.tmux("kill-server")
+    srv.wait_for(lambda: daemon.proc.poll() is not None, timeout=5)
+    dt = time.monotonic() - t0
+    _report("server-exit", dt)
+    assert dt <= 2.0
+    assert daemon.proc.returncode == 0
+    assert daemon.files() == []
+
+
+@pytest.mark.parametrize("signo", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_stops_it_cleanly(srv, daemon, signo):
+    srv.shell_pane()
+    daemon.start()
+    watchers = _control_clients(srv)
+    assert watchers
+    daemon.proc.send_signal(signo)
+    assert daemon.proc.wait(timeout=3) == 0
+    assert daemon.files() == []
+    srv.wait_for(lambda: not _control_clients(srv), timeout=3)
+
+
+def _control_clients(srv) -> list[str]:
+    out = srv.tmux("list-clients", "-F", "#{client_control_mode} #{client_pid}")
+    return [ln.split()[1] for ln in out.splitlines() if ln.startswith("1 ")]
+
+
+def test_two_ensures_at_once_start_one_daemon(srv, daemon):
+    srv.shell_pane()
+    results = []
+
+    def ensure():
+        results.append(subprocess.run(daemon.argv("--ensure"), env=daemon.env,
+                                      capture_output=True, text=True, timeout=20))
+
+    threads = [threading.Thread(target=ensure) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [r.returncode for r in results] == [0, 0, 0], [r.stderr for r in results]
+    time.sleep(0.5)  # a loser of the lock race would still be exiting
+    assert len(daemon.pids()) == 1
+    assert daemon.status()["pid"] == daemon.pids()[0]
+    assert len(_control_clients(srv)) == 1
+    again = subprocess.run(daemon.argv("--ensure"), env=daemon.env, capture_output=True,
+                           timeout=20)
+    assert again.returncode == 0 and len(daemon.pids()) == 1
+
+
+def test_a_killed_daemons_leftovers_do_not_block_a_new_one(srv, daemon):
+    srv.shell_pane()
+    daemon.start()
+    old = daemon.status()["pid"]
+    os.kill(old, signal.SIGKILL)
+    daemon.proc.wait(timeout=5)
+    assert len(daemon.files()) == 2  # the lock file and socket stay behind
+    res = subprocess.run(daemon.argv("--ensure"), env=daemon.env, capture_output=True,
+                         text=True, timeout=20)
+    assert res.returncode == 0, res.stderr
+    status = daemon.status()
+    assert status is not None and status["pid"] != old
+    # the dead daemon's control client detached (its stdin closed with it)
+    srv.wait_for(lambda: len(_control_clients(srv)) == 1, timeout=3)
+
+
+def test_ensure_without_a_server_is_a_clean_no_op(srv, daemon):
+    res = subprocess.run(daemon.argv("--ensure"), env=daemon.env, capture_output=True,
+                         text=True, timeout=20)
+    assert res.returncode == 0
+    assert daemon.pids() == [] and daemon.files() == []
+
+
+def test_the_runtime_files_are_private(srv, daemon):
+    srv.shell_pane()
+    daemon.start()
+    d = daemon.runtime / "tma"
+    assert d.stat().st_mode & 0o777 == 0o700
+    assert daemon.sock().stat().st_mode & 0o777 == 0o600
+    lock = next(d.glob("*.lock")).read_text().splitlines()
+    assert lock[0] == str(daemon.status()["pid"]) and lock[1].startswith("version=")
+
+
+def test_a_control_client_never_resizes_a_users_window(srv, daemon):
+    pane = srv.shell_pane()
+    user = PtyClient(srv, cols=132, rows=41)
+    try:
+        srv.wait_for(lambda: srv.display(pane, "#{window_width}x#{window_height}") == "132x40")
+        daemon.start()
+        srv.wait_for(lambda: len(_control_clients(srv)) == 1)
+        srv.draw(pane, "some output\nand more")
+        time.sleep(1.0)  # edges and reads have run
+        assert srv.display(pane, "#{window_width}x#{window_height}") == "132x40"
+    finally:
+        user.close()
+    # alone with the control client, the window keeps its size: it has no say in it
+    srv.wait_for(lambda: len(_control_clients(srv)) == 1 and
+                 len(srv.tmux("list-clients").splitlines()) == 1)
+    time.sleep(0.3)
+    assert srv.display(pane, "#{window_width}x#{window_height}") == "132x40"
+
+
+def test_a_control_client_never_clears_attention(srv, daemon):
+    srv.config.write_text("[daemon]\nsweep_secs = 1\n")
+    pane, _pid = _claude(srv)
+    _draw(srv, pane, "idle")
+    daemon.start()
+    _until(srv, pane, "@agent_state", "idle", timeout=10)
+    srv.tmux("set-option", "-p", "-t", pane, "@agent_attention", "1")
+    sweeps = daemon.status()["sweeps"]
+    srv.tmux("new-session", "-d", "-s", "other", "sh")  # a second control client attaches
+    _draw(srv, pane, "idle")  # and an edge is read
+    srv.wait_for(lambda: daemon.status()["sweeps"] >= sweeps + 2, timeout=6)
+    assert srv.option(pane, "@agent_attention") == "1"
+    assert srv.option(pane, "@agent_state") == "idle"
+
+
+def test_a_flood_of_output_from_twenty_panes_is_no_capture_storm(srv, daemon):
+    panes = []
+    for _ in range(20):
+        pane, _pid = _claude(srv)
+        panes.append(pane)
+    daemon.start()
+    base = daemon.status()
+    ttys = [srv.display(p, "#{pane_tty}") for p in panes]
+    handles = [open(t, "w", encoding="utf-8") for t in ttys]
+    try:
+        t0 = time.monotonic()
+        n = 0
+        while time.monotonic() - t0 < 3.0:  # every pane streams ~50 lines a second
+            for fh in handles:
+                fh.write(f"streaming line {n} ✻ Working… (esc to interrupt)\r\n")
+                fh.flush()
+            n += 1
+            time.sleep(0.02)
+        elapsed = time.monotonic() - t0
+    finally:
+        for fh in handles:
+            fh.close()
+    during = daemon.status()
+    reads = during["edges"] - base["edges"]
+    rate = reads / elapsed
+    _report("flood-reads-per-second", rate, "/s")
+    # at most one onset read per pane for the whole stream (plus the gap-limited edges)
+    assert reads <= len(panes) * 2, during
+    # the stream ends: one quiet-edge read per pane, then nothing
+    time.sleep(1.5)
+    after = daemon.status()
+    assert after["edges"] - during["edges"] <= len(panes) + 5, after
+    time.sleep(1.0)
+    assert daemon.status()["edges"] - after["edges"] <= len(panes)  # dwell follow-ups only
+
+
+def test_one_burst_is_read_once_at_its_onset_and_once_at_its_quiet_edge(srv, daemon):
+    pane, _pid = _claude(srv)
+    _draw(srv, pane, "idle")
+    daemon.start()
+    _until(srv, pane, "@agent_state", "idle", timeout=10)
+    time.sleep(1.0)  # every edge of the first screen has been served
+    before = daemon.status()
+    _draw(srv, pane, "blocked")
+    _until(srv, pane, "@agent_state", "blocked")
+    time.sleep(1.2)  # past the quiet edge
+    after = daemon.status()
+    assert after["edges"] - before["edges"] == 2, (before, after)
+    assert after["captures"] - before["captures"] == 2, (before, after)
+    time.sleep(2.0)  # a quiet blocked pane is not read again (the sweep is 45 s away)
+    assert daemon.status()["captures"] == after["captures"]
+
+
+def _reload(daemon) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tma", "--socket-name", daemon.srv.name,
+                           "reload"], env=daemon.env, capture_output=True, text=True,
+                          timeout=20)
+
+
+def test_reload_swaps_a_good_config_and_keeps_the_old_one_on_a_broken_one(srv, daemon):
+    pane, _pid = _claude(srv)
+    _draw(srv, pane, "idle")
+    daemon.start()
+    assert daemon.status()["quiet_ms"] == 600
+    srv.config.write_text("[daemon]\nquiet_ms = 400\nsweep_secs = 30\n")
+    res = _reload(daemon)
+    assert res.returncode == 0, res.stderr
+    assert "reloaded" in res.stderr
+    status = daemon.status()
+    assert (status["quiet_ms"], status["sweep_ms"], status["reloads"]) == (400, 30_000, 1)
+
+    srv.config.write_text('[daemon]\nquiet_ms = "soon"\n')
+    res = _reload(daemon)
+    assert res.returncode == 1
+    assert "daemon.quiet_ms" in res.stderr and "kept the running config" in res.stderr
+    status = daemon.status()
+    assert status["quiet_ms"] == 400 and status["reload_errors"] == 1
+    assert "daemon.quiet_ms" in status["last_error"]
+    _draw(srv, pane, "blocked")  # still watching, with the config it kept
+    assert _until(srv, pane, "@agent_state", "blocked") <= DEADLINE
+
+
+def test_reload_without_a_daemon_is_a_clean_no_op(srv, daemon):
+    srv.shell_pane()
+    res = _reload(daemon)
+    assert res.returncode == 0
+    assert "no daemon running" in res.stderr
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system time of the daemon and its reaped children (its tmux spawns)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()
+    ticks = sum(int(fields[i]) for i in (11, 12, 13, 14))  # utime stime cutime cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def test_cpu_with_twenty_agent_panes_quiet_and_streaming(srv, daemon):
+    panes = [_claude(srv)[0] for _ in range(20)]
+    for pane in panes:
+        _draw(srv, pane, "idle")
+    daemon.start()
+    pid = daemon.status()["pid"]
+    time.sleep(2.0)  # the start-up sweep and the first edges are over
+    c0, t0 = _cpu_seconds(pid), time.monotonic()
+    time.sleep(10.0)
+    quiet = (_cpu_seconds(pid) - c0) / (time.monotonic() - t0)
+    _report("cpu-quiet-20-panes", quiet * 100, "% of a core")
+    handles = [open(srv.display(p, "#{pane_tty}"), "w", encoding="utf-8") for p in panes]
+    try:
+        c0, t0 = _cpu_seconds(pid), time.monotonic()
+        n = 0
+        while time.monotonic() - t0 < 10.0:  # ~20 lines a second from every pane
+            for fh in handles:
+                fh.write(f"line {n} ✻ Working… (esc to interrupt)\r\n")
+                fh.flush()
+            n += 1
+            time.sleep(0.05)
+        streaming = (_cpu_seconds(pid) - c0) / (time.monotonic() - t0)
+    finally:
+        for fh in handles:
+            fh.close()
+    _report("cpu-streaming-20-panes", streaming * 100, "% of a core")
+    assert quiet < 0.01
+    assert streaming < 0.10
+
+
+def _doctor(daemon) -> dict:
+    res = subprocess.run([sys.executable, "-m", "tma", "--socket-name", daemon.srv.name,
+                          "doctor", "--json"], env=daemon.env, capture_output=True,
+                         text=True, timeout=30)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)["daemon"]
+
+
+def test_doctor_says_whether_the_daemon_runs_and_what_a_dead_one_left(srv, daemon):
+    srv.shell_pane()
+    off = _doctor(daemon)
+    assert (off["running"], off["pid"], off["stale"]) == (False, None, [])
+    daemon.start()
+    on = _doctor(daemon)
+    assert on["running"] and on["answers"] and on["pid"] == daemon.status()["pid"]
+    assert (on["version_skew"], on["sessions"], on["last_error"]) == (False, 1, None)
+    os.kill(on["pid"], signal.SIGKILL)
+    daemon.proc.wait(timeout=5)
+    dead = _doctor(daemon)
+    assert not dead["running"]
+    assert sorted(Path(p).suffix for p in dead["stale"]) == [".lock", ".sock"]
+    text = subprocess.run([sys.executable, "-m", "tma", "--socket-name", srv.name, "doctor"],
+                          env=daemon.env, capture_output=True, text=True, timeout=30).stdout
+    assert "daemon:  not running" in text and "left by a daemon that died" in text
+
+
+def test_the_sweep_finds_an_agent_that_never_printed_anything(srv, daemon):
+    srv.config.write_text("[daemon]\nsweep_secs = 1\n")
+    srv.shell_pane()
+    daemon.start()
+    sweeps = daemon.status()["sweeps"]
+    pane = srv.new_pane(f"exec {srv.fake('claude')} 100000")  # a blank screen, no output
+    srv.wait_for(lambda: srv.display(pane, "#{pane_current_command}") == "claude")
+    _until(srv, pane, "@agent_name", "claude", timeout=3)
+    assert daemon.status()["sweeps"] > sweeps
+    assert srv.option(pane, "@agent_state") in ("unknown", "idle", "working", "blocked")
+
+
+def test_ensure_with_a_broken_config_says_so_and_leaves_nothing_running(srv, daemon):
+    srv.shell_pane()
+    srv.config.write_text("[daemon]\nsweep_secs = 0\n")
+    res = subprocess.run(daemon.argv("--ensure"), env=daemon.env, capture_output=True,
+                         text=True, timeout=20)
+    assert res.returncode == 1
+    assert "did not start" in res.stderr
+    log = next((daemon.runtime / "tma").glob("*.log")).read_text()
+    assert "daemon.sweep_secs" in log
+    assert daemon.pids() == [] and daemon.files() == []
