@@ -71,6 +71,11 @@ def text_of(content) -> str:
     return "\n".join(out)
 
 
+def snip(text: str) -> str:
+    """The tail of a user turn, for the decision log (the typed words come last)."""
+    return text[-400:]
+
+
 def schema_args(schema: dict | None) -> dict:
     """Arguments for a shell tool, filled from the tool's own JSON schema."""
     props = (schema or {}).get("properties") or {}
@@ -347,7 +352,7 @@ class _Handler(BaseHTTPRequestHandler):
         if kind == "tool" and not tname:
             kind = "quick"
         self.llm.record({"path": "/v1/messages", "decision": kind, "tool": tname,
-                         "slow_id": slow_id})
+                         "slow_id": slow_id, "prompt": snip(text)})
         model = body.get("model", "mock-model")
         mid = "msg_" + uuid.uuid4().hex[:20]
         usage = {"input_tokens": 100, "output_tokens": 20, "cache_creation_input_tokens": 0,
@@ -420,7 +425,7 @@ class _Handler(BaseHTTPRequestHandler):
         if kind == "tool" and not tname:
             kind = "quick"
         self.llm.record({"path": "/v1/responses", "decision": kind, "tool": tname,
-                         "slow_id": slow_id})
+                         "slow_id": slow_id, "prompt": snip(last_user)})
         rid = "resp_" + uuid.uuid4().hex[:20]
         model = body.get("model", "mock-model")
         usage = {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0},
@@ -497,7 +502,7 @@ class _Handler(BaseHTTPRequestHandler):
         if kind == "tool" and not tname:
             kind = "quick"
         self.llm.record({"path": "/v1/chat/completions", "decision": kind, "tool": tname,
-                         "slow_id": slow_id})
+                         "slow_id": slow_id, "prompt": snip(text)})
         cid = "chatcmpl-" + uuid.uuid4().hex[:20]
         model = body.get("model", "mock-model")
         usage = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
@@ -580,7 +585,8 @@ class _Handler(BaseHTTPRequestHandler):
         tname, targs = pick_shell(tools) if kind == "tool" else (None, None)
         if kind == "tool" and not tname:
             kind = "quick"
-        self.llm.record({"path": method, "decision": kind, "tool": tname, "slow_id": slow_id})
+        self.llm.record({"path": method, "decision": kind, "tool": tname, "slow_id": slow_id,
+                         "prompt": snip(text)})
         if method != "streamGenerateContent":
             if kind == "tool":
                 return self._json(cand([{"functionCall": {"name": tname, "args": targs}}],
