@@ -73,6 +73,11 @@ def _redraw(srv, pane: str, capture: fixture.Capture) -> None:
 
 def _verdict(srv, pane: str) -> tuple[str, str, str]:
     row = srv.row(pane, manifests=False)
+    if row is None:
+        # a cycle already ran this second (the act before): the stampede guard let this
+        # `ls` consume stamps only, and a pane started since has none yet
+        srv.next_second()
+        row = srv.row(pane, manifests=False)
     assert row is not None, f"tma does not list {pane}"
     return row["agent"], row["state"], row["detail"] or ""
 
