@@ -250,3 +250,22 @@ def test_check_without_a_server_says_start_tmux_first(srv):
     assert res.stderr.startswith("tma: agent wiring OK, but the tmux hooks cannot be checked"), \
         res.stderr
     assert "to repair" not in res.stderr and "incomplete" not in res.stderr
+
+
+def test_uninstall_takes_the_keys_back_too(srv):
+    """`tma uninstall` removes every wiring, the key file and its tmux.conf line included:
+    the user's tmux.conf comes back byte for byte."""
+    isolate_installers(srv)
+    srv.shell_pane()
+    conf = Path(srv.env["HOME"]) / ".tmux.conf"
+    mine = b"# my tmux.conf\nset -g mouse on\n"
+    conf.write_bytes(mine)
+    res = srv.tma("install-keys", "--yes", manifests=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert b"# tma keys" in conf.read_bytes()
+    res = srv.tma("uninstall", "--yes", manifests=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert conf.read_bytes() == mine
+    assert "removed the managed key file" in res.stdout
+    res = srv.tma("uninstall", "--yes", manifests=False)  # nothing left: says nothing of keys
+    assert res.returncode == 0 and "key file" not in res.stdout, res.stdout

@@ -393,6 +393,22 @@ def run(g, cfg, req: Request) -> int:
     return _install(g, ctx)
 
 
+def uninstall_if_installed(g, cfg, *, yes: bool, config_dir: str | None) -> int | None:
+    """`tma uninstall`'s keys step: what `install-keys --uninstall` does, and nothing (None)
+    when no key file and no source line are there."""
+    from tma.install.common import InstallError
+
+    req = Request(yes=yes, uninstall=True, config_dir=config_dir)
+    try:
+        ctx = Ctx(req, cfg, _server(g, cfg))
+    except InstallError as exc:
+        common.err(f"tma: {exc}")
+        return common.FAIL
+    if not _uninstall_plan(ctx)[0]:
+        return None
+    return _uninstall(g, ctx)
+
+
 def main(argv: list[str]) -> int:
     g, _, args = spec.parse("install-keys", argv)
     if args.check and args.uninstall:

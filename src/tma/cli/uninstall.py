@@ -55,6 +55,12 @@ def main(argv: list[str]) -> int:
     for p in problems:
         common.err(f"tma: {p}")
     failed = _sweep(server) is None
+    from tma.cli import install_keys
+
+    keys_rc = install_keys.uninstall_if_installed(
+        g, cfg, yes=bool(getattr(args, "yes", False)),
+        config_dir=getattr(args, "config_dir", None))
+    failed = failed or bool(keys_rc)
     _forget(setup, io)
     if _status_right_runs_tma(server):
         sys.stdout.write("tma: your global status-right still runs `tma status`\n")
