@@ -80,8 +80,11 @@ def test_init_wires_detected_agents_and_ends_with_doctor(srv):
     assert (srv.home / ".tmux.conf").read_text() == \
         f'source-file -q "{managed}" # tma keys\n'
     assert "jump --attention" in srv.tmux("list-keys", "-T", "prefix", "j")  # loaded
+    # the daemon, started before doctor, which sees it
+    assert "tma: init: daemon running\n" in out
     # and doctor last
     tail = out[out.index("tma: init: tma doctor\n"):]
+    assert "\ndaemon:  running, pid " in tail
     assert "\nwiring:  claude, codex wired; " in tail
     assert "\nhooks:   ✓ after-select-pane, ✓ session-window-changed\n" \
            "  - kept: in the managed key file" in tail

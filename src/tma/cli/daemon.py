@@ -23,11 +23,17 @@ def _child_argv(g: common.Globals) -> list[str]:
     return argv + ["daemon"]
 
 
+def ensure(g: common.Globals, cfg) -> int:
+    """`tma daemon --ensure` as a typed call (`tma init` uses it)."""
+    daemon = importlib.import_module("tma.daemon.main")
+    return daemon.ensure(common.server(g, cfg), _child_argv(g))
+
+
 def main(argv: list[str]) -> int:
     g, _sel, args = spec.parse("daemon", argv)
     cfg = common.load_config(g)
     server = common.server(g, cfg)
     daemon = importlib.import_module("tma.daemon.main")
     if args.ensure:
-        return daemon.ensure(server, _child_argv(g))
+        return ensure(g, cfg)
     return daemon.run(server, cfg, g.manifest_dir, g.config)

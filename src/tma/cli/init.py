@@ -12,10 +12,12 @@
    the diff first, then one question; `--yes` applies without asking).
 4. Report whether the global status-right runs `tma status`. init never edits it: it
    prints the line to add, the file to add it to and the reload command.
-5. Run `tma doctor` (the text report).
+5. Start the daemon for this tmux server (`tma daemon --ensure`; one question, `--yes`
+   starts it without asking; skipped when no tmux server runs).
+6. Run `tma doctor` (the text report).
 
 Exit 0 when every step succeeded; 1 when an agent or the keys were declined or failed,
-or doctor could not run (no tmux server).
+the daemon did not start, or doctor could not run (no tmux server).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ def main(argv: list[str]) -> int:
     failed = _wire(g, cfg, mset, args)
     failed += _keys(g, cfg, args)
     _status_line(g, cfg, args.conf)
+    failed += _daemon(g, cfg, args)
     say("tma: init: tma doctor")
     from tma.cli import doctor
 
@@ -104,6 +107,22 @@ def _keys(g, cfg, args) -> list[str]:
         common.err("tma: init: the keys were not installed (declined or failed); run "
                    "`tma install-keys` later")
         return ["keys not installed"]
+    return []
+
+
+def _daemon(g, cfg, args) -> list[str]:
+    """Step 5: start the daemon (tier 3) unless one runs; what failed."""
+    from tma.cli import daemon
+    from tma.install.common import confirm
+
+    say("tma: init: daemon (tma daemon --ensure): reads hookless panes the moment they go "
+        "quiet")
+    if not confirm(args.yes):
+        say("tma: init: daemon not started (start it later: tma daemon --ensure)")
+        return []
+    if daemon.ensure(g, cfg) != 0:
+        return ["the daemon did not start"]
+    say("tma: init: daemon running")
     return []
 
 
