@@ -26,14 +26,20 @@ class DecodeError(ValueError):
 class Stamp(Record):
     """One pane's decoded state tuple plus the identity options beside it."""
 
-    __slots__ = ("state", "detail", "source", "evidence_at", "since", "stamped_at", "attention",
-                 "name", "pid", "hash", "session", "notified_at", "turn_at", "subagents")
-    _fields = (
-        ("state", states.UNKNOWN), ("detail", ""), ("source", states.SOURCE_CAPTURE),
-        ("evidence_at", 0), ("since", 0), ("stamped_at", 0), ("attention", False),
-        ("name", ""), ("pid", 0), ("hash", ""), ("session", ""), ("notified_at", 0),
-        ("turn_at", 0), ("subagents", ()),
-    )
+    state: str = states.UNKNOWN
+    detail: str = ""
+    source: str = states.SOURCE_CAPTURE
+    evidence_at: int = 0
+    since: int = 0
+    stamped_at: int = 0
+    attention: bool = False
+    name: str = ""
+    pid: int = 0
+    hash: str = ""
+    session: str = ""
+    notified_at: int = 0
+    turn_at: int = 0
+    subagents: tuple[str, ...] = ()
 
     @property
     def episode_ms(self) -> int:

@@ -11,9 +11,13 @@ from tma.core.record import Record
 
 
 class Hook(Record):
-    __slots__ = ("index", "event", "matcher", "state", "detail", "lifecycle", "turn_end")
-    _fields = (("index", 0), ("event", ""), ("matcher", None), ("state", ""), ("detail", ""),
-               ("lifecycle", ""), ("turn_end", False))
+    index: int = 0
+    event: str = ""
+    matcher: str | None = None
+    state: str = ""
+    detail: str = ""
+    lifecycle: str = ""
+    turn_end: bool = False
 
 
 class HookTable:

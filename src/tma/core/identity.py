@@ -43,8 +43,11 @@ class Proc(Record):
     """One process as the table reader saw it. `tpgid` is the foreground process
     group of the process's controlling tty (<= 0 when it has none or it is unknown)."""
 
-    __slots__ = ("pid", "ppid", "pgid", "tpgid", "comm")
-    _fields = (("pid", 0), ("ppid", 0), ("pgid", 0), ("tpgid", 0), ("comm", ""))
+    pid: int = 0
+    ppid: int = 0
+    pgid: int = 0
+    tpgid: int = 0
+    comm: str = ""
 
     def __init__(self, pid: int = 0, ppid: int = 0, pgid: int = 0, tpgid: int = 0,
                  comm: str = "") -> None:
@@ -169,9 +172,11 @@ class PaneFacts(Record):
     the pane pid, #{pane_current_command}, #{pane_title}, the stored
     @tma_title_match_pid (0 = unset) and the registered agent name ("" = none)."""
 
-    __slots__ = ("pane_pid", "current_command", "title", "anchor_pid", "registered_agent")
-    _fields = (("pane_pid", 0), ("current_command", ""), ("title", ""), ("anchor_pid", 0),
-               ("registered_agent", ""))
+    pane_pid: int = 0
+    current_command: str = ""
+    title: str = ""
+    anchor_pid: int = 0
+    registered_agent: str = ""
 
 
 class Identification(Record):
@@ -182,11 +187,15 @@ class Identification(Record):
     anchor_pid: value for @tma_title_match_pid (0 = unset it); reason: one
     sentence for `tma debug explain`."""
 
-    __slots__ = ("agent", "pid", "foreground_is_agent", "via", "out_of_scope",
-                 "out_of_scope_command", "registered_behind", "anchor_pid", "reason")
-    _fields = (("agent", None), ("pid", 0), ("foreground_is_agent", False), ("via", None),
-               ("out_of_scope", None), ("out_of_scope_command", ""),
-               ("registered_behind", None), ("anchor_pid", 0), ("reason", ""))
+    agent: str | None = None
+    pid: int = 0
+    foreground_is_agent: bool = False
+    via: str | None = None
+    out_of_scope: str | None = None
+    out_of_scope_command: str = ""
+    registered_behind: str | None = None
+    anchor_pid: int = 0
+    reason: str = ""
 
     @property
     def is_agent(self) -> bool:

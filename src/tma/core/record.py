@@ -2,19 +2,88 @@
 
 `dataclasses` imports `inspect` and `re` (~16 ms here) and `typing` costs more;
 `tma status` and `tma event` run on every status line and every hook, so the
-types they touch are plain slotted classes built from a field table instead.
+types they touch are plain slotted classes instead. A subclass declares its fields
+the way a dataclass does, annotated, with an immutable default or none (required,
+and then before every field that has one):
+
+    class Point(Record):
+        x: int
+        y: int = 0
+        label: str = ""
+
+The metaclass moves the defaults out of the class body into `_fields`, a table of
+(name, default), and makes the names the `__slots__`. Under
+`from __future__ import annotations` the annotations are unevaluated strings, so
+reading them imports nothing; a type checker reads the same body as a dataclass
+through `dataclass_transform`.
 """
 
 from __future__ import annotations
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, Self, dataclass_transform
+else:
 
-class Record:
-    """Subclasses set `_fields = (("name", default), ...)`; defaults must be immutable."""
+    def dataclass_transform(**_options):
+        """Read by type checkers only; at run time it leaves the class as it is."""
+        return lambda cls: cls
+
+
+class _Required:
+    """The default of a field declared without one."""
 
     __slots__ = ()
-    _fields: tuple[tuple[str, object], ...] = ()
 
-    def __init__(self, *args, **kwargs):
+    def __repr__(self) -> str:
+        return "<required>"
+
+
+_REQUIRED = _Required()
+
+
+def _is_class_var(annotation: object) -> bool:
+    return str(annotation).startswith(("ClassVar", "typing.ClassVar"))
+
+
+class RecordType(type):
+    """Builds `__slots__` and `_fields` from a Record subclass's annotated fields."""
+
+    def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> RecordType:
+        if "__slots__" in namespace or "_fields" in namespace:
+            raise TypeError(f"{name}: declare Record fields as annotated class attributes "
+                            "(a dataclass's syntax), not __slots__ or _fields")
+        annotations = namespace.get("__annotations__", {})
+        if "__annotate__" in namespace and not annotations:
+            # Python 3.14 without the future import: annotations are lazy, not a dict here
+            raise TypeError(f"{name}: a Record module needs `from __future__ import annotations`")
+        inherited: tuple[tuple[str, object], ...] = ()
+        for base in bases:
+            inherited += getattr(base, "_fields", ())
+        taken = {field for field, _ in inherited}
+        own = []
+        for field, annotation in annotations.items():
+            if _is_class_var(annotation):
+                continue
+            if field in taken:
+                raise TypeError(f"{name}.{field} is already a field of a base record")
+            own.append((field, namespace.pop(field, _REQUIRED)))
+        fields = inherited + tuple(own)
+        for (before, default), (field, later) in zip(fields, fields[1:], strict=False):
+            if later is _REQUIRED and default is not _REQUIRED:
+                raise TypeError(f"{name}.{field} has no default but follows {before}, which has")
+        namespace["__slots__"] = tuple(field for field, _ in own)
+        namespace["_fields"] = fields
+        return super().__new__(mcs, name, bases, namespace)
+
+
+@dataclass_transform(eq_default=True)
+class Record(metaclass=RecordType):
+    """Positional or keyword construction in field order; equality and hash by value."""
+
+    _fields: ClassVar[tuple[tuple[str, object], ...]]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         fields = self._fields
         if len(args) > len(fields):
             raise TypeError(f"{type(self).__name__} takes at most {len(fields)} arguments")
@@ -25,15 +94,17 @@ class Record:
                 value = args[i]
             else:
                 value = kwargs.pop(name, default)
+                if value is _REQUIRED:
+                    raise TypeError(f"{type(self).__name__} needs {name!r}")
             object.__setattr__(self, name, value)
         if kwargs:
             raise TypeError(f"{type(self).__name__} got unknown fields {sorted(kwargs)}")
 
-    def _values(self) -> tuple:
+    def _values(self) -> tuple[object, ...]:
         return tuple(getattr(self, n) for n, _ in self._fields)
 
     def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
+        if not isinstance(other, Record) or type(other) is not type(self):
             return NotImplemented
         return self._values() == other._values()
 
@@ -44,7 +115,7 @@ class Record:
         inner = ", ".join(f"{n}={getattr(self, n)!r}" for n, _ in self._fields)
         return f"{type(self).__name__}({inner})"
 
-    def replace(self, **changes):
+    def replace(self, **changes: Any) -> Self:
         values = {n: getattr(self, n) for n, _ in self._fields}
         values.update(changes)
         return type(self)(**values)

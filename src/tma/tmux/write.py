@@ -67,8 +67,10 @@ class Extra(Record):
     reads as absent); `also` adds a condition that holds this one option too (the
     notification marker's "already notified"). An unguarded empty value unsets."""
 
-    __slots__ = ("key", "value", "guarded", "also")
-    _fields = (("key", ""), ("value", ""), ("guarded", True), ("also", ""))
+    key: str = ""
+    value: str = ""
+    guarded: bool = True
+    also: str = ""
 
 
 def publish(pane: str, plan: P.Plan, now: int, *, name: str, pid: int, hash: str = "",
