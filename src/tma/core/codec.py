@@ -9,6 +9,10 @@ from __future__ import annotations
 from tma.core import states
 from tma.core.record import Record
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 LEGACY_SECONDS_FLOOR = 10**12
 CLOCK_STEP_MS = 2000
 
@@ -58,7 +62,7 @@ def to_ms(value: int) -> int:
     return value
 
 
-def _int(options: dict, key: str, *, clock: bool) -> int:
+def _int(options: Mapping[str, str], key: str, *, clock: bool) -> int:
     raw = options.get(key)
     if raw is None or raw == "":
         return 0
@@ -69,7 +73,7 @@ def _int(options: dict, key: str, *, clock: bool) -> int:
     return to_ms(value) if clock else value
 
 
-def decode(options: dict) -> Stamp | None:
+def decode(options: Mapping[str, str]) -> Stamp | None:
     """Decode a pane's options. None = never stamped; DecodeError = unreadable."""
     state = options.get("@agent_state")
     if state is None or state == "":

@@ -299,7 +299,8 @@ def parse_codex_rollout(payload: str, now_ms: int | None = None) -> ContextReadi
     * session: always None; the caller found the file by the pane's session id.
     """
     if not isinstance(payload, str):
-        return IGNORED
+        # defensive: the runtime callers are not type-checked
+        return IGNORED  # type: ignore[unreachable]
     info: dict[str, Any] | None = None
     quota: QuotaReading | None = None
     model: str | None = None

@@ -14,6 +14,10 @@ from tma.core import options
 from tma.core.record import Record
 from tma.tmux.adapter import Server, quote
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 US = "\x1f"
 PANE_FIELDS = (
     "pane_id", "pane_pid", "session_name", "window_index", "pane_index",
@@ -67,7 +71,7 @@ class Pane(Record):
         return f"{self.session_name}:{self.window_index}.{self.pane_index}"
 
     @property
-    def order_key(self) -> tuple:
+    def order_key(self) -> tuple[str, int, int]:
         return (self.session_name, _int(self.window_index), _int(self.pane_index))
 
 
@@ -171,7 +175,8 @@ class Captured(Record):
     body: str = ""
 
 
-def capture_many(server: Server, panes: list, scrollback: int = 50) -> dict[str, Captured]:
+def capture_many(server: Server, panes: Sequence[str | tuple[str, int]],
+                 scrollback: int = 50) -> dict[str, Captured]:
     """Capture every pane in one spawn. A pane that died in between is simply absent.
 
     `panes` holds pane ids, or (pane id, scrollback lines) pairs: the cycle asks only
