@@ -70,7 +70,7 @@ def test_a_subclass_record_extends_its_base_fields():
 
 
 def test_declaration_errors_are_caught_at_class_creation():
-    with pytest.raises(TypeError, match="has no default but follows"):
+    with pytest.raises(TypeError, match="has no default but follows a field that has"):
         class _Bad(Record):
             a: int = 0
             b: int  # type: ignore[misc]  # the declaration under test

@@ -30,51 +30,47 @@ else:
         return lambda cls: cls
 
 
-class _Required:
-    """The default of a field declared without one."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "<required>"
-
-
-_REQUIRED = _Required()
-
-
-def _is_class_var(annotation: object) -> bool:
-    return str(annotation).startswith(("ClassVar", "typing.ClassVar"))
+_REQUIRED: Any = object()  # the default of a field declared without one
+_CLASS_VAR = ("ClassVar", "typing.ClassVar")
 
 
 class RecordType(type):
-    """Builds `__slots__` and `_fields` from a Record subclass's annotated fields."""
+    """Builds `__slots__` and `_fields` from a Record subclass's annotated fields.
+
+    Runs once per record class at import, on the hot paths too: one pass, no helpers.
+    """
 
     def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> RecordType:
         if "__slots__" in namespace or "_fields" in namespace:
             raise TypeError(f"{name}: declare Record fields as annotated class attributes "
                             "(a dataclass's syntax), not __slots__ or _fields")
-        annotations = namespace.get("__annotations__", {})
-        if "__annotate__" in namespace and not annotations:
-            # Python 3.14 without the future import: annotations are lazy, not a dict here
-            raise TypeError(f"{name}: a Record module needs `from __future__ import annotations`")
-        inherited: tuple[tuple[str, object], ...] = ()
+        annotations = namespace.get("__annotations__")
+        if annotations is None:
+            if "__annotate__" in namespace:  # Python 3.14 without the future import: lazy
+                raise TypeError(f"{name}: a Record module needs "
+                                "`from __future__ import annotations`")
+            annotations = {}
+        fields: list[tuple[str, Any]] = []
         for base in bases:
-            inherited += getattr(base, "_fields", ())
-        taken = {field for field, _ in inherited}
-        own = []
+            fields.extend(getattr(base, "_fields", ()))
+        taken = {field for field, _ in fields}
+        after_default = bool(fields) and fields[-1][1] is not _REQUIRED
+        slots = []
         for field, annotation in annotations.items():
-            if _is_class_var(annotation):
+            if str(annotation).startswith(_CLASS_VAR):
                 continue
             if field in taken:
                 raise TypeError(f"{name}.{field} is already a field of a base record")
-            own.append((field, namespace.pop(field, _REQUIRED)))
-        fields = inherited + tuple(own)
-        for (before, default), (field, later) in zip(fields, fields[1:], strict=False):
-            if later is _REQUIRED and default is not _REQUIRED:
-                raise TypeError(f"{name}.{field} has no default but follows {before}, which has")
-        namespace["__slots__"] = tuple(field for field, _ in own)
-        namespace["_fields"] = fields
-        return super().__new__(mcs, name, bases, namespace)
+            default = namespace.pop(field, _REQUIRED)
+            if default is not _REQUIRED:
+                after_default = True
+            elif after_default:
+                raise TypeError(f"{name}.{field} has no default but follows a field that has")
+            slots.append(field)
+            fields.append((field, default))
+        namespace["__slots__"] = tuple(slots)
+        namespace["_fields"] = tuple(fields)
+        return type.__new__(mcs, name, bases, namespace)
 
 
 @dataclass_transform(eq_default=True)
