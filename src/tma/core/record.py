@@ -81,6 +81,7 @@ class Record(metaclass=RecordType):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         fields = self._fields
+        required = _REQUIRED  # a local: this loop runs per field of every record built
         if len(args) > len(fields):
             raise TypeError(f"{type(self).__name__} takes at most {len(fields)} arguments")
         for i, (name, default) in enumerate(fields):
@@ -90,7 +91,7 @@ class Record(metaclass=RecordType):
                 value = args[i]
             else:
                 value = kwargs.pop(name, default)
-                if value is _REQUIRED:
+                if value is required:
                     raise TypeError(f"{type(self).__name__} needs {name!r}")
             object.__setattr__(self, name, value)
         if kwargs:
