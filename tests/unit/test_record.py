@@ -75,11 +75,30 @@ def test_declaration_errors_are_caught_at_class_creation():
             a: int = 0
             b: int  # type: ignore[misc]  # the declaration under test
 
-    with pytest.raises(TypeError, match="not __slots__ or _fields"):
-        class _Old(Record):
+    with pytest.raises(TypeError, match="or else both __slots__ and _fields"):
+        class _Half(Record):
+            _fields = (("a", 0),)
+
+    with pytest.raises(TypeError, match="or else both __slots__ and _fields"):
+        class _Mixed(Record):
             __slots__ = ("a",)
             _fields = (("a", 0),)
+            b: int = 0
 
     with pytest.raises(TypeError, match="already a field"):
         class _Again(Point):
             x: int = 5
+
+
+class Spelled(Record):
+    """The older spelling: slots and the field table written out (opaque to mypy)."""
+
+    __slots__ = ("a", "b")
+    _fields = (("a", 1), ("b", ""))
+
+
+def test_the_older_spelling_is_taken_as_written():
+    s = Spelled(b="x")
+    assert (s.a, s.b) == (1, "x")  # type: ignore[attr-defined]  # invisible to mypy
+    assert s == Spelled(1, "x")
+    assert vars(Spelled)["__slots__"] == ("a", "b")

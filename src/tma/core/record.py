@@ -15,7 +15,9 @@ The metaclass moves the defaults out of the class body into `_fields`, a table o
 (name, default), and makes the names the `__slots__`. Under
 `from __future__ import annotations` the annotations are unevaluated strings, so
 reading them imports nothing; a type checker reads the same body as a dataclass
-through `dataclass_transform`.
+through `dataclass_transform`. (A class that writes `__slots__` and `_fields` out
+itself, the older spelling, is taken as it is, but its fields are invisible to the
+type checker.)
 """
 
 from __future__ import annotations
@@ -41,10 +43,15 @@ class RecordType(type):
     """
 
     def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> RecordType:
-        if "__slots__" in namespace or "_fields" in namespace:
-            raise TypeError(f"{name}: declare Record fields as annotated class attributes "
-                            "(a dataclass's syntax), not __slots__ or _fields")
         annotations = namespace.get("__annotations__")
+        if "_fields" in namespace or "__slots__" in namespace:
+            # the older spelling, taken as written: `__slots__` plus a `_fields` table. A
+            # type checker cannot see those fields (tma.core and tma.tmux do not use it).
+            if "_fields" not in namespace or "__slots__" not in namespace or any(
+                    not str(a).startswith(_CLASS_VAR) for a in (annotations or {}).values()):
+                raise TypeError(f"{name}: declare Record fields as annotated class attributes "
+                                "(a dataclass's syntax), or else both __slots__ and _fields")
+            return type.__new__(mcs, name, bases, namespace)
         if annotations is None:
             if "__annotate__" in namespace:  # Python 3.14 without the future import: lazy
                 raise TypeError(f"{name}: a Record module needs "
