@@ -46,6 +46,8 @@ capture   read a live pane of a tmux server the way tma reads one:
               --absent-re REGEX      ... and must not match
               --title-re REGEX       the pane title must match
               --timeout SECS         give up (exit 3) after SECS (default 30)
+          --screen-class CLASS writes `screen_class: CLASS` for a screen past the happy
+          path (trust-dialog, overlay, api-retry, api-error, shell-foreground).
           The condition is checked again on the very body that is written, so a
           fixture never shows a screen that failed its own condition.
 
@@ -258,6 +260,8 @@ def cmd_capture(a: argparse.Namespace) -> int:
     ]
     if a.step:
         header.append(("lab_step", a.step))
+    if a.screen_class:
+        header.append(("screen_class", a.screen_class))
     out = Path(a.output)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(render(header, body))
@@ -303,6 +307,11 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--agent", required=True)
             p.add_argument("--version", required=True)
             p.add_argument("--step")
+            p.add_argument(
+                "--screen-class",
+                help="a screen past the happy path the live suite never drives: "
+                "trust-dialog, overlay, api-retry, api-error, shell-foreground",
+            )
             p.add_argument("-o", "--output", required=True)
         p.set_defaults(fn=fn)
 

@@ -101,3 +101,42 @@ class ControlClient(PtyClient):
     """`tmux -CC attach` (iTerm2's control mode) on a pty: -CC wants a terminal."""
 
     CONTROL = True
+
+
+
+def run_on_pty(argv: list[str], env: dict, cols: int = 120, rows: int = 40,
+               timeout: float = 30.0) -> tuple[int, str]:
+    """Run a command with a pseudo-terminal as stdin/stdout/stderr (what a person's shell
+    gives it); returns (exit status, everything it printed with CR-LF turned into LF)."""
+    import select
+    import time
+
+    pid, fd = pty.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+            os.execvpe(argv[0], argv, env)
+        finally:
+            os._exit(127)
+    out = bytearray()
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                raise AssertionError(f"{argv} did not finish in {timeout}s")
+            ready, _, _ = select.select([fd], [], [], 0.2)
+            if not ready:
+                continue
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:  # EIO: the child has closed the terminal (it exited)
+                break
+            if not chunk:
+                break
+            out += chunk
+        _, status = os.waitpid(pid, 0)
+    finally:
+        os.close(fd)
+    return os.waitstatus_to_exitcode(status), out.decode("utf-8", "replace").replace("\r\n", "\n")

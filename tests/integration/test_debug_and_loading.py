@@ -82,6 +82,15 @@ def test_offline_explain_json_against_a_reference_capture(srv):
     assert "verdict: blocked/permission" in text and "MATCH" in text
 
 
+def test_offline_explain_applies_the_foreground_cap_from_the_command_header(srv):
+    """pi quit and left its idle frame under the shell prompt (`command: bash`)."""
+    cap = REPO / "tests" / "fixtures" / "captures" / "pi-0.73.1_unknown_shell_after_exit.txt"
+    doc = json.loads(srv.tma("debug", "explain", "--capture", str(cap), "--json",
+                             manifests=False, check=True).stdout)
+    assert doc["claims"].get("idle"), "the frame alone reads idle"
+    assert (doc["state"], doc["source"]) == ("unknown", "process")
+
+
 def test_offline_explain_with_a_prior(srv, tmp_path):
     body = "just some output with no chrome\n"
     cap = tmp_path / "x.txt"

@@ -16,7 +16,8 @@ import threading
 
 from conftest import require_tmux
 
-ROW = re.compile(r"^\s+(%\d+)\s+(\S+)\s+(blocked|working|idle|unknown)\b", re.M)
+# pane, agent, then the state after its glyph ("⚑ blocked")
+ROW = re.compile(r"^\s+(%\d+)\s+(\S+)\s+\S (blocked|working|done|idle|unknown)\b", re.M)
 
 
 def _env(root):
@@ -56,7 +57,11 @@ def test_demo_shows_every_state_and_cleans_up(tmp_path):
     assert agents == {"claude", "codex", "opencode", "pi"}, out
     states = {state for _, _, state in rows}
     assert {"blocked", "working", "idle"} <= states, out
-    assert re.search(r"^\s+%\d+\s+\S+\s+blocked\s+permission\b", out, re.M), out
+    assert re.search(r"^\s+%\d+\s+\S+\s+⚑ blocked\s+permission\s+\d+[smhd]\s", out, re.M), out
+    assert re.search(r"^\s+PANE\s+AGENT\s+STATE\s+", out, re.M), out  # a header names them
+    assert "STATE says whose move it is:" in out and "⚑ blocked  yours" in out  # the legend
+    assert not re.search(r"\b1\d{12}\b", out), out  # ages, never epoch milliseconds
+    assert out.rstrip().splitlines()[-2].startswith("next: run `tma init`"), out
     assert "$ tma status --format plain" in out and "⚑" in out
     assert "verdicts seen: blocked, working" in out
 

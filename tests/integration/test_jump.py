@@ -21,6 +21,9 @@ import time
 
 import pytest
 
+NO_ORIGIN = ("tma: nowhere to go back to: no earlier jump from this client is recorded "
+             "(or the panes it left have closed)\n")
+
 FRESH_FOREVER = "[fold]\nfreshness_secs = 600\n"
 
 
@@ -198,7 +201,7 @@ def test_blocked_picks_the_longest_blocked_and_clears_its_attention(srv, attach)
     assert c.pane() == new
     assert attention(srv, new) == ""
     res = jump(srv, "--blocked", "--agent", "nope", client=c)
-    assert (res.returncode, res.stderr) == (0, "tma: no blocked agents in scope\n")
+    assert (res.returncode, res.stderr) == (0, "tma: no agent is blocked in scope: nothing is waiting for your answer\n")
 
 
 def test_attention_goes_blocked_first_then_done_and_wraps(srv, attach):
@@ -226,7 +229,7 @@ def test_attention_goes_blocked_first_then_done_and_wraps(srv, attach):
     assert attention(srv, w) == "1"  # never a destination: untouched
 
     res = jump(srv, "--attention", "--state", "idle", client=c)
-    assert (res.returncode, res.stderr) == (0, "tma: no agents waiting for you in scope\n")
+    assert (res.returncode, res.stderr) == (0, "tma: no agent is waiting for you in scope: none is blocked and no finished turn is unseen\n")
 
 
 def test_attention_with_nothing_waiting(srv, attach):
@@ -236,7 +239,7 @@ def test_attention_with_nothing_waiting(srv, attach):
     c = attach("s")
     stamp(srv, p, "working", now_ms())
     res = jump(srv, "--attention", client=c)
-    assert (res.returncode, res.stderr) == (0, "tma: no agents waiting for you\n")
+    assert (res.returncode, res.stderr) == (0, "tma: no agent is waiting for you: none is blocked and no finished turn is unseen\n")
 
 
 def test_next_cycles_by_position_and_leaves_attention_alone(srv, attach):
@@ -262,7 +265,7 @@ def test_next_cycles_by_position_and_leaves_attention_alone(srv, attach):
     assert jump(srv, "--next", "--session", "s", client=c).returncode == 0
     assert c.pane() == a2
     res = jump(srv, "--next", "--agent", "nope", client=c)
-    assert (res.returncode, res.stderr) == (0, "tma: no agents to jump to in scope\n")
+    assert (res.returncode, res.stderr) == (0, "tma: no agent panes to jump to in scope: tma ls lists what tma sees\n")
 
 
 # ---------------------------------------------------------------- trail
@@ -278,7 +281,7 @@ def test_pane_back_and_home_walk_the_trail(srv, attach):
         stamp(srv, p, "idle", base, attention=(n == 0))
 
     res = jump(srv, "--back", client=c)
-    assert (res.returncode, res.stderr) == (0, "tma: no jump origin recorded\n")
+    assert (res.returncode, res.stderr) == (0, NO_ORIGIN)
 
     for p in panes:
         res = jump(srv, "--pane", p, client=c)
@@ -301,7 +304,7 @@ def test_pane_back_and_home_walk_the_trail(srv, attach):
     assert c.pane() == panes[0]
     assert trail_options(srv) == {}
     res = jump(srv, "--home", client=c)
-    assert (res.returncode, res.stderr) == (0, "tma: no jump origin recorded\n")
+    assert (res.returncode, res.stderr) == (0, NO_ORIGIN)
     assert c.pane() == panes[0]
 
     # an emptied trail starts again from wherever the client is
@@ -396,7 +399,7 @@ def test_menu_dismissed_and_the_empty_and_clientless_cases(srv, attach):
     srv.config.write_text(FRESH_FOREVER)
     mine = srv.shell_pane()
     res = srv.tma("jump", "--menu")
-    assert (res.returncode, res.stderr) == (0, "tma: no agents\n")
+    assert (res.returncode, res.stderr) == (0, "tma: no agent panes: nothing for the menu\n")
     for p in (srv.agent_pane(), srv.agent_pane()):
         stamp(srv, p, "idle", now_ms())
     res = srv.tma("jump", "--menu")  # agents, but nobody attached to show it on
@@ -437,7 +440,7 @@ def test_no_client_no_server_and_usage(srv):
     assert res.returncode == 1 and "/dev/nope" in res.stderr
     # nothing to jump to is a note, client or not
     res = srv.tma("jump", "--attention", "--session", "nope")
-    assert (res.returncode, res.stderr) == (0, "tma: no agents waiting for you in scope\n")
+    assert (res.returncode, res.stderr) == (0, "tma: no agent is waiting for you in scope: none is blocked and no finished turn is unseen\n")
     res = srv.tma("jump", "--back")
     assert res.returncode == 1
 

@@ -166,7 +166,7 @@ def test_command_gets_json_on_stdin_and_the_env(srv, rt, tmp_path, capfd):
     env = dict(line.split("=", 1) for line in envf.read_text().splitlines() if "=" in line)
     assert env["TMA_AGENT"] == "fake" and env["TMA_PANE"] == pane
     assert env["TMA_STATE"] == "blocked" and env["TMA_TITLE"] == "fix the parser"
-    assert env["TMA_SINCE_MS"] == "0" and env["TMA_DETAIL"] == "permission"
+    assert env["TMA_AGE_MS"] == "0" and env["TMA_DETAIL"] == "permission"
     assert env["TMA_SESSION"] == "sess-1" and env["TMA_REPO"] == "tma"
     assert "TMA_CONTEXT_PCT" not in env
     captured = capfd.readouterr()

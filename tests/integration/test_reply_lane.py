@@ -94,7 +94,9 @@ def test_act_is_gated_on_a_permission_prompt(srv):
     srv.tma("event", "--agent", "claude", "--kind", "UserPromptSubmit", "--pane", pane,
             input="{}", manifests=False)
     res = srv.tma("act", "approve", "--pane", pane, manifests=False)
-    assert res.returncode == 4 and "gated" in res.stderr
+    assert res.returncode == 4
+    assert res.stderr == f"tma: {pane} is working, not at a permission prompt: nothing to " \
+                         "approve (exit 4)\n"
 
 
 def test_codex_permission_request_returns_at_once(srv):

@@ -148,7 +148,7 @@ def test_not_yet_an_agent_hints_once_and_keeps_waiting(srv):
     shell = srv.shell_pane()
     res = srv.tma("wait", "--pane", shell, "--until", "idle", "--timeout", "1.2")
     assert res.returncode == 124
-    hint = f"tma: pane {shell} is not currently an agent; waiting\n"
+    hint = f"tma: pane {shell} runs no agent yet; waiting for one to start there\n"
     assert res.stderr.count(hint) == 1
     assert res.stderr.endswith("(exit 124)\n")
 
@@ -485,7 +485,7 @@ def test_waiter_pane_latches():
     w = waiting.Waiter(waiting.PANE, waiting.Goal(("idle",)), pane="%1")
     assert w.step([], {"%2"}).kind == waiting.WAITING  # not seen yet: keep waiting
     assert w.step([], {"%1"}).kind == waiting.WAITING
-    assert w.notes == ["tma: pane %1 is not currently an agent; waiting"]
+    assert w.notes == ["tma: pane %1 runs no agent yet; waiting for one to start there"]
     w.step([], {"%1"})
     assert len(w.notes) == 1  # one-time
     assert w.step([_R("%1", "working")], {"%1"}).kind == waiting.WAITING

@@ -496,15 +496,26 @@ def test_claude_usage_limit_notices_in_history_are_not_live() -> None:
 
 
 def test_claude_history_overlay_freezes() -> None:
-    body = dialog("   Select model", "   Switch between Claude models.", "",
-                  "   ❯ 1. Default (recommended)", "     2. Opus", "",
-                  "   Enter to set as default · s to use this session only · Esc to cancel")
+    body = dialog("   Showing detailed transcript · ctrl+o to toggle", "",
+                  "   ❯ 1. Yes", "     2. No")
     det = read("claude", body, title="✳ Claude Code",
                prev=prior_stamp(states.BLOCKED, at=T0 - 1000))
     assert det.result.history_view
     assert det.state == states.BLOCKED  # held: the overlay says nothing about the pane
     prose = read("claude", claude(["● To switch, select model in /model."]), title="✳ x")
     assert not prose.result.history_view
+
+
+def test_claude_model_picker_reads_idle_not_history() -> None:
+    """Issue 8: the picker is opened at an idle composer, so it is idle chrome, not a freeze.
+    It cannot open over a dialog that waits on the human, so a blocked prior gives way."""
+    body = dialog("   Select model", "   Switch between Claude models.", "",
+                  "   ❯ 1. Default (recommended)", "     2. Opus", "",
+                  "   Enter to set as default · s to use this session only · Esc to cancel")
+    det = read("claude", body, title="", prev=prior_stamp(states.BLOCKED, at=T0 - 1000))
+    assert not det.result.history_view
+    assert det.state == states.IDLE
+    assert set(det.result.claims) == {states.IDLE}
 
 
 # ---------------------------------------------------------------- gemini

@@ -26,6 +26,7 @@ import pytest
 
 from tma.core import bundled, fixture, states
 from tma.core.explain import Detection, detect, prior_stamp
+from tma.core.fold import Facts
 from tma.core.manifest import Rule
 from tma.core.rules import Screen
 
@@ -110,8 +111,11 @@ def run(agent: str, cap: fixture.Capture, height: int | None, *, prev=None,
         at: int | None = None, now: int | None = None) -> Detection:
     at = cap.captured_at if at is None else at
     now = at + 10 if now is None else now
+    # The fold's foreground cap, as production applies it: a shell in the foreground
+    # (the agent quit or was killed) caps the pane at unknown whatever the screen shows.
+    facts = Facts(foreground_is_agent=cap.foreground_is_agent)
     return detect(bundled.load(agent), Screen(cap.body, cap.title, height),
-                  captured_at=at, now=now, prev=prev)
+                  captured_at=at, now=now, prev=prev, facts=facts)
 
 
 def note_says(note: str, pattern: str) -> bool:
@@ -181,6 +185,67 @@ def test_live_pi_extension_prompt_reads_working() -> None:
         det = run("pi", cap, height_of(row, cap))
         assert det.state == states.WORKING
         assert states.BLOCKED not in det.result.claims
+
+
+# ---------------------------------------------------------------- past the happy path
+
+# What each `screen_class` header promises, whatever the agent (lab_capture.py --screen-class).
+SCREEN_CLASS_VERDICT = {
+    "trust-dialog": {(states.BLOCKED, "trust")},
+    "overlay": {(states.IDLE, ""), (states.WORKING, "")},  # working: opened mid-turn
+    "api-retry": {(states.WORKING, "")},
+    "api-error": {(states.IDLE, "")},
+    "shell-foreground": {(states.UNKNOWN, "")},
+}
+
+
+def screen_class_rows() -> list[tuple[Row, fixture.Capture]]:
+    out = []
+    for row in LIVE_ROWS:
+        cap = load_capture(row)
+        if "screen_class" in cap.headers:
+            out.append((row, cap))
+    return out
+
+
+def test_screen_classes_read_as_their_class_promises() -> None:
+    rows = screen_class_rows()
+    if not rows:
+        pytest.skip(LIVE_ABSENT)
+    for row, cap in rows:
+        klass = cap.headers["screen_class"]
+        assert klass in SCREEN_CLASS_VERDICT, f"{row.file}: unknown screen_class {klass!r}"
+        assert (row.state, row.detail) in SCREEN_CLASS_VERDICT[klass], row.file
+        det = run(row.agent, cap, height_of(row, cap))
+        assert (det.state, det.detail) in SCREEN_CLASS_VERDICT[klass], row.file
+
+
+def test_a_shell_in_the_foreground_caps_the_screen_at_unknown() -> None:
+    """The agent quit or was killed: its last frame may still look idle or blocked, and the
+    foreground cap must win. At least one such screen must read otherwise on its own, or
+    this test would pass without the cap."""
+    rows = [(r, c) for r, c in screen_class_rows() if not c.foreground_is_agent]
+    if not rows:
+        pytest.skip(LIVE_ABSENT)
+    alone = set()
+    for row, cap in rows:
+        det = run(row.agent, cap, height_of(row, cap))
+        assert det.state == states.UNKNOWN, row.file
+        assert det.plan.reason == "agent not in the foreground: capped at unknown", row.file
+        screen_only = detect(bundled.load(row.agent), Screen(cap.body, cap.title, cap.height),
+                             captured_at=cap.captured_at, now=cap.captured_at + 10)
+        alone.add(screen_only.state)
+    assert alone - {states.UNKNOWN, None}, "no shell-foreground screen reads as a state alone"
+
+
+@pytest.mark.parametrize(("command", "foreground"), [
+    ("bash", False), ("-zsh", False), ("fish", False), ("claude", True), ("node", True),
+    ("codex-aarch64-a", True), ("", True),
+])
+def test_fixture_foreground_comes_from_the_command_header(command: str, foreground: bool) -> None:
+    cap = fixture.parse(f"# agent: pi\n# title: t\n# command: {command}\n---\nbody\n")
+    assert cap.command == command
+    assert cap.foreground_is_agent is foreground
 
 
 # ---------------------------------------------------------------- rule coverage

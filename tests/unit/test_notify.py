@@ -46,7 +46,7 @@ def _clean_env(monkeypatch):
 def test_payload_key_order_is_pinned():
     assert list(notify.payload(full_note())) == [
         "schema", "agent", "pane", "state", "detail", "session", "locator", "title", "repo",
-        "branch", "since_ms", "context_pct"]
+        "branch", "age_ms", "context_pct"]
     assert tuple(SCHEMA["required"]) == notify.PAYLOAD_KEYS
     assert list(SCHEMA["properties"]) == list(notify.PAYLOAD_KEYS)
 
@@ -68,7 +68,7 @@ def test_payload_validates_against_the_schema(note):
 
 def test_payload_values():
     doc = notify.payload(full_note(trigger="done", detail="", session="", title=""))
-    assert doc["schema"] == 1 and doc["state"] == "done"
+    assert doc["schema"] == 2 and doc["state"] == "done"
     assert doc["detail"] is None and doc["session"] is None
     assert doc["title"] == "" and doc["context_pct"] == 42
 
@@ -106,7 +106,7 @@ def test_dumps_escapes_hostile_strings():
 def test_env_mapping_full():
     assert notify.env(full_note(since_ms=1500)) == {
         "TMA_AGENT": "claude", "TMA_PANE": "%3", "TMA_STATE": "blocked",
-        "TMA_LOCATOR": "work:1.0", "TMA_TITLE": "✳ fix the parser", "TMA_SINCE_MS": "1500",
+        "TMA_LOCATOR": "work:1.0", "TMA_TITLE": "✳ fix the parser", "TMA_AGE_MS": "1500",
         "TMA_DETAIL": "permission", "TMA_SESSION": "abc-123", "TMA_REPO": "tma",
         "TMA_BRANCH": "main", "TMA_CONTEXT_PCT": "42",
     }
@@ -325,3 +325,13 @@ def test_module_is_import_light():
     head = text.split("\nclass Note", 1)[0]
     for mod in ("json", "subprocess", "re", "dataclasses", "typing", "time", "signal"):
         assert f"\nimport {mod}\n" not in head and f"\nfrom {mod} " not in head
+
+
+def test_since_ms_means_one_thing_the_payload_age_is_age_ms():
+    """ls --json's since_ms is an epoch time; the payload's age is age_ms (schema 2)."""
+    doc = notify.payload(full_note(since_ms=1500))
+    assert doc["schema"] == 2 and doc["age_ms"] == 1500 and "since_ms" not in doc
+    assert "TMA_SINCE_MS" not in notify.env(full_note()) and "TMA_AGE_MS" in notify.ENV_ALWAYS
+    renamed = dict(doc, since_ms=doc.pop("age_ms"))
+    with pytest.raises(jsonschema.ValidationError):  # a schema-1 payload does not validate
+        jsonschema.validate(renamed, SCHEMA)

@@ -89,6 +89,21 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+def on_terminal(fd: int = 1) -> bool:
+    """Is a person reading (a TTY), or a script / `#()` (anything else)?"""
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False
+
+
+def terminal_width(fd: int = 1, default: int = 100) -> int:
+    try:
+        return os.get_terminal_size(fd).columns or default
+    except OSError:
+        return default
+
+
 def env_pane() -> str | None:
     return os.environ.get("TMUX_PANE") or None
 
@@ -101,6 +116,19 @@ def take_selectors(rest: list[str]):
         return selectors.take(rest)
     except selectors.SelectorError as exc:
         raise UsageError(str(exc)) from None
+
+
+def report_manifests(g: Globals, cfg) -> None:
+    """Name each broken user manifest on stderr (the surfaces that did not need the full
+    set still say it; a broken bundled manifest is left to the path that loads it)."""
+    from tma.runtime import manifests
+
+    try:
+        skipped = manifests.skipped(g.manifest_dir, cfg.agents)
+    except manifests.BundledManifestError as exc:
+        err(str(exc))
+        raise SystemExit(FAIL) from None
+    manifests.report_skipped(skipped, sys.stderr.write)
 
 
 def load_manifests(g: Globals, cfg):

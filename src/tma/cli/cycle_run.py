@@ -7,8 +7,9 @@ import sys
 from tma.cli import common
 
 
-def run(g: common.Globals, cfg, *, produce: bool = True):
-    """One cycle; exits 1 with a clean message when there is no server."""
+def run(g: common.Globals, cfg, *, produce: bool = True, report: bool = True):
+    """One cycle; exits 1 with a clean message when there is no server. `report`: name
+    broken user manifests on stderr even when the cycle did not need the full set."""
     from tma.runtime.cycle import Cycle
     from tma.tmux.adapter import NoServer, TmuxError
 
@@ -25,6 +26,8 @@ def run(g: common.Globals, cfg, *, produce: bool = True):
     except _bundled_error() as exc:
         common.err(str(exc))
         raise SystemExit(common.FAIL) from None
+    if report:
+        common.report_manifests(g, cfg)
     if g.debug_timing:
         sys.stderr.write(result.stats.line() + "\n")
     return server, result

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from tma.cli import common
+from tma.ui import text
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -71,6 +71,7 @@ def _load_manifests(g: common.Globals):
 
 def explain_capture(g: common.Globals, args) -> int:
     from tma.core import explain, fixture
+    from tma.core.fold import Facts
     from tma.core.rules import Screen
 
     try:
@@ -90,11 +91,12 @@ def explain_capture(g: common.Globals, args) -> int:
         return common.FAIL
     at = cap.captured_at or 1
     prior = explain.prior_stamp(args.prior, at=at - 10_000) if args.prior else None
+    facts = Facts(foreground_is_agent=cap.foreground_is_agent)  # a shell caps at unknown
     det = explain.detect(manifest, Screen(cap.body, cap.title, cap.height), captured_at=at,
-                         now=at + 10, prev=prior, cfg=cfg.fold())
+                         now=at + 10, prev=prior, facts=facts, cfg=cfg.fold())
     doc = explain.document(det, extra={"agent": name, "capture": args.capture})
     if args.json:
-        sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+        sys.stdout.write(text.dumps(doc) + "\n")
         return 0
     sys.stdout.write(render_text(doc))
     return 0

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 from tma.cli import common
+from tma.ui import text
 
 
 def _cycle(g):
@@ -87,7 +87,7 @@ def explain(g, args) -> int:
                         captured_at=now, now=now, prev=stamp, facts=facts, cfg=cfg.fold())
         doc = ex.document(det, extra=base)
     if args.json:
-        sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+        sys.stdout.write(text.dumps(doc) + "\n")
     else:
         from tma.cli.debug import render_text
 

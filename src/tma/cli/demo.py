@@ -26,6 +26,7 @@ import tempfile
 import time
 
 from tma.cli import common
+from tma.ui import table
 
 SCRIPT_SECONDS = 25.0
 WIDTH, HEIGHT = 201, 61  # four tiled panes of 100x30
@@ -33,8 +34,6 @@ WIDTH, HEIGHT = 201, 61  # four tiled panes of 100x30
 # `node` launcher with the native `codex` binary as its child.
 AGENTS = (("claude", "claude", None), ("codex", "codex", "node"),
           ("opencode", "opencode", None), ("pi", "pi", None))
-LS_COLUMNS = ("pane", "agent", "state", "detail", "since", "session:window.pane", "title",
-              "attention", "muted", "repo", "branch", "worktree")
 
 
 class Stop(Exception):
@@ -71,6 +70,7 @@ class Demo:
         self.pids: set[int] = set()
         self.seen: set[str] = set()
         self.t0 = time.monotonic()
+        self.palette = common.load_config(g).status
 
     # ------------------------------------------------------------ setup
     def tma_argv(self, *args: str) -> list[str]:
@@ -137,21 +137,23 @@ class Demo:
                               stdin=subprocess.DEVNULL)
 
     def poll(self, last: tuple | None) -> tuple | None:
-        res = self.run_tma("ls")
+        res = self.run_tma("ls", "--json")
         if res.returncode != 0:
             _out(f"{self.elapsed()} tma ls failed ({res.returncode}): {res.stderr.strip()}")
             return last
-        rows = [line.split("\t") for line in res.stdout.splitlines() if line.strip()]
-        key = tuple(sorted((r[0], r[2], r[3]) for r in rows if len(r) >= 4))
+        import json
+
+        rows = json.loads(res.stdout)["agents"]
+        key = tuple(sorted((r["pane"], r["state"], r["detail"] or "", r["attention"])
+                           for r in rows))
         if key == last:
             return last
         for r in rows:
-            if len(r) >= 3:
-                self.seen.add(r[2])
-                if r[2] == "idle" and len(r) >= 8 and r[7] == "1":
-                    self.seen.add("done")
+            self.seen.add(table.display_class(r))
         _out(f"{self.elapsed()} $ tma ls")
-        for line in table(rows) or ["  (no agent panes yet)"]:
+        width = max(shutil.get_terminal_size((120, 40)).columns, 80)
+        for line in table.lines(rows, width, common.now_ms(), self.palette) or [
+                "  (no agent panes yet)"]:
             _out(line)
         st = self.run_tma("status", "--format", "plain")
         _out(f"{self.elapsed()} $ tma status --format plain")
@@ -224,20 +226,6 @@ def _reap(pids: set[int], tmp: str) -> set[int]:
     return {p for p in pids if _alive(p) and (not tmp or _mine(p, tmp))}
 
 
-def table(rows: list[list[str]]) -> list[str]:
-    """`tma ls` rows aligned under their column names; columns empty in every row dropped."""
-    if not rows:
-        return []
-    n = max(len(r) for r in rows)
-    rows = [r + [""] * (n - len(r)) for r in rows]
-    names = list(LS_COLUMNS[:n]) + [""] * (n - len(LS_COLUMNS))
-    keep = [i for i in range(n) if i < 4 or any(r[i] for r in rows)]
-    grid = [[names[i] for i in keep]] + [[r[i] for i in keep] for r in rows]
-    widths = [max(len(line[j]) for line in grid) for j in range(len(keep))]
-    return ["  " + "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
-            for line in grid]
-
-
 def main(argv: list[str]) -> int:
     g, rest = common.split_globals(argv)
     p = argparse.ArgumentParser(
@@ -276,6 +264,9 @@ def main(argv: list[str]) -> int:
         _out(f"  stop:        Ctrl-C, or wait {args.seconds:g} s")
         _out("  every verdict below is read back from the stamps tma writes into the panes")
         _out()
+        for line in table.legend(demo.palette):
+            _out(line)
+        _out()
         demo.t0 = time.monotonic()
         demo.watch()
     except (KeyboardInterrupt, Stop):
@@ -303,4 +294,7 @@ def main(argv: list[str]) -> int:
     else:
         _out("no agent pane was recognised: are the bundled manifests installed? "
              "(`tma doctor` lists what loaded)")
+    _out()
+    _out("next: run `tma init` inside your own tmux to wire your agents and the status line,")
+    _out("      then `tma ls` lists them (see README.md, \"Daily use\")")
     return 0

@@ -282,10 +282,14 @@ def main(argv: list[str]) -> int:
     except BundledManifestError as exc:
         common.err(str(exc))
         return common.FAIL
-    if args.json:
-        import json
+    from tma.runtime import manifests
 
-        sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+    manifests.report_skipped([(i["file"], i["problem"]) for i in doc["manifests"]["issues"]],
+                             sys.stderr.write)
+    if args.json:
+        from tma.ui import text
+
+        sys.stdout.write(text.dumps(doc) + "\n")
     else:
         sys.stdout.write(render(doc))
     if args.exit_code:

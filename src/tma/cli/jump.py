@@ -16,6 +16,8 @@ from tma.cli import common
 from tma.core import states
 
 _NEVER = 1 << 62  # sorts a never-stamped `since` last
+NO_ORIGIN = ("tma: nowhere to go back to: no earlier jump from this client is recorded "
+             "(or the panes it left have closed)")
 
 
 class NoClient(Exception):
@@ -182,8 +184,8 @@ class _Jump:
             git = GitInfo()
         return cycle_run.select(self.result.rows, self.sel, git)
 
-    def _scope_note(self, msg: str) -> int:
-        common.err(f"tma: {msg}{'' if self.sel.empty else ' in scope'}")
+    def _scope_note(self, msg: str, why: str) -> int:
+        common.err(f"tma: {msg}{'' if self.sel.empty else ' in scope'}: {why}")
         return 0
 
     # -- moves
@@ -206,17 +208,20 @@ class _Jump:
         if direction == "blocked":
             cands = [r for r in rows if r.stamp.state == states.BLOCKED]
             if not cands:
-                return self._scope_note("no blocked agents")
+                return self._scope_note("no agent is blocked",
+                                        "nothing is waiting for your answer")
             target = min(cands, key=lambda r: (r.stamp.since or _NEVER,) + r.pane.order_key)
             return self._go(target.pane, clear_attention=True, record=True)
         if direction == "attention":
             ordered = attention_order(rows)
             if not ordered:
-                return self._scope_note("no agents waiting for you")
+                return self._scope_note("no agent is waiting for you",
+                                        "none is blocked and no finished turn is unseen")
             target = after(ordered, self.client().pane_id)
             return self._go(target.pane, clear_attention=True, record=True)
         if not rows:
-            return self._scope_note("no agents to jump to")
+            return self._scope_note("no agent panes to jump to",
+                                    "tma ls lists what tma sees")
         current = self.live.get(self.client().pane_id)
         target = next_by_position(rows, current.order_key if current is not None else None)
         return self._go(target.pane, clear_attention=False, record=True)
@@ -242,7 +247,7 @@ class _Jump:
                 return 0
         if trail:
             nav.store_trail(self.server, client.name, [])
-        common.err("tma: no jump origin recorded")
+        common.err(NO_ORIGIN)
         return 0
 
     def home(self) -> int:
@@ -254,7 +259,7 @@ class _Jump:
         if oldest is None:
             if trail:
                 nav.store_trail(self.server, client.name, [])
-            common.err("tma: no jump origin recorded")
+            common.err(NO_ORIGIN)
             return 0
         nav.jump(self.server, client.name, client.session_name, self.live[oldest],
                  clear_attention=False, trail=[])
@@ -266,7 +271,8 @@ class _Jump:
 
         rows = self.scoped()
         if not rows:
-            common.err("tma: no agents")
+            common.err("tma: no agent panes" + ("" if self.sel.empty else " in scope")
+                       + ": nothing for the menu")
             return 0
         try:
             client = self.client()
@@ -274,7 +280,7 @@ class _Jump:
             raise NoClient(f"{exc}; the menu needs one to show on") from None
         rows = [r for r in rows if r.pane.pane_id != client.pane_id]
         if not rows:
-            common.err("tma: no agents")
+            common.err("tma: no agent panes but this one: nothing for the menu")
             return 0
         now = common.now_ms()
         base = self.child_argv()

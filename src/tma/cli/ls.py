@@ -28,13 +28,28 @@ def main(argv: list[str]) -> int:
     from tma.ui import rows as render
 
     if args.json:
-        import json
         import os
+
+        from tma.ui import text
 
         doc = {"schema": 1, "agents": [
             render.row_dict(r, server=result.snapshot.socket_path, host=os.uname().nodename,
                             git=git) for r in rows]}
-        sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+        sys.stdout.write(text.dumps(doc) + "\n")
         return 0
-    sys.stdout.write("".join(render.text_line(r, git) for r in rows))
+    if common.on_terminal():
+        sys.stdout.write(_for_a_person(rows, result, git, cfg))
+        return 0
+    sys.stdout.write("".join(render.text_line(r, git) for r in rows))  # scripts: TSV
     return 0
+
+
+def _for_a_person(rows, result, git, cfg) -> str:
+    from tma.ui import rows as render
+    from tma.ui import table
+
+    if not rows:
+        return "no agent panes (tma doctor says what it sees)\n"
+    dicts = [render.row_dict(r, server="", host="", git=git) for r in rows]
+    lines = table.lines(dicts, common.terminal_width(), common.now_ms(), cfg.status)
+    return "".join(line + "\n" for line in lines)

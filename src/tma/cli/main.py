@@ -53,6 +53,11 @@ global options (before or after the command):
 """
 
 
+def _utf8(stream) -> bool:
+    enc = getattr(stream, "encoding", None) or "utf-8"  # no encoding: a StringIO, fine
+    return enc.lower().replace("-", "").replace("_", "") in ("utf8", "utf8sig")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["event"]:
@@ -60,6 +65,10 @@ def main(argv: list[str] | None = None) -> int:
         from tma.cli import event
 
         return event.main(argv[1:])
+    if not (_utf8(sys.stdout) and _utf8(sys.stderr)):
+        from tma.ui import text  # a non-UTF-8 locale: every write degrades, none raises
+
+        text.degrade(sys.stdout, sys.stderr)
     # The command is the first argument that is not a global option (or its value).
     from tma.cli.common import UsageError, split_globals
 

@@ -38,7 +38,8 @@ def main(argv: list[str]) -> int:
     cfg = common.load_config(g)
     from tma.cli import cycle_run
 
-    _server, result = cycle_run.run(g, cfg)
+    # under #() nobody reads stderr and the hot path must not validate manifests
+    _server, result = cycle_run.run(g, cfg, report=common.on_terminal(2))
     git = None
     if sel.needs_git:
         from tma.runtime.git import GitInfo
@@ -48,7 +49,10 @@ def main(argv: list[str]) -> int:
     from tma.ui import status as render
 
     counts = render.counts(rows)
-    if fmt == "tmux":
+    if fmt in ("tmux", "plain") and common.on_terminal():
+        # a person typed it: no tmux markup, and a newline so the prompt starts afresh
+        sys.stdout.write(render.for_a_person(counts, cfg.status))
+    elif fmt == "tmux":
         sys.stdout.write(render.tmux(counts, cfg.status))
     elif fmt == "plain":
         sys.stdout.write(render.plain(counts, cfg.status))

@@ -115,7 +115,7 @@ class _Once:
 def _loop(g, cfg, sel, waiter, timeout: float | None, as_json: bool) -> int:
     import time
 
-    from tma.runtime import waiting
+    from tma.runtime import manifests, waiting
     from tma.runtime.config import ConfigError
     from tma.runtime.config import load as load_config
     from tma.runtime.cycle import Cycle
@@ -144,6 +144,8 @@ def _loop(g, cfg, sel, waiter, timeout: float | None, as_json: bool) -> int:
         result = None
         try:
             result = cycle.run()
+            # each broken user manifest once, also when this tick needed no full set
+            manifests.report_skipped(manifests.skipped(g.manifest_dir, cfg.agents), warn)
         except NoServer:
             common.err("tma: no tmux server running")
             return common.FAIL
@@ -215,10 +217,11 @@ def _emit(rows, fleet: bool, result, as_json: bool) -> None:
     if not as_json:
         sys.stdout.write("".join(render.text_line(r, git) for r in rows))
         return
-    import json
     import os
+
+    from tma.ui import text
 
     server, host = result.snapshot.socket_path, os.uname().nodename
     dicts = [render.row_dict(r, server=server, host=host, git=git) for r in rows]
     doc = {"schema": 1, "agents": dicts} if fleet else {"schema": 1, **dicts[0]}
-    sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+    sys.stdout.write(text.dumps(doc) + "\n")

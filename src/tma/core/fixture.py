@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tma.core.identity import SHELLS, normalize_comm
+
 SEPARATOR = "---"
 REQUIRED = ("agent", "title")
 
@@ -30,6 +32,18 @@ class Capture:
     @property
     def title(self) -> str:
         return self.headers.get("title", "")
+
+    @property
+    def command(self) -> str:
+        """`#{pane_current_command}` at capture time ("" when not recorded)."""
+        return self.headers.get("command", "")
+
+    @property
+    def foreground_is_agent(self) -> bool:
+        """False when the recorded foreground command is a shell: the agent has quit or
+        been killed, and whatever it left on screen is no longer its state. A missing
+        command, or a launcher such as `node`, leaves the agent in the foreground."""
+        return normalize_comm(self.command).lstrip("-") not in SHELLS
 
     @property
     def height(self) -> int | None:

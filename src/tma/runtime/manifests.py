@@ -156,7 +156,25 @@ def load(manifest_dir: str | None = None, agents_cfg: list[dict[str, Any]] | Non
             if bundled:
                 raise BundledManifestError(f"tma: manifest load failed: {shown}: {err}")
             skipped.append((shown, err))
+    key, found = _skips_key(entries, agents_cfg), [list(x) for x in skipped]
+    if cache.get("skipped", key) != found:  # a read is cheaper than a write every cycle
+        cache.put("skipped", key, found)
     return ManifestSet(manifests, skipped)
+
+
+def _skips_key(entries: tuple, agents_cfg) -> tuple:
+    return (entries, repr(agents_cfg or []))
+
+
+def skipped(manifest_dir: str | None = None,
+            agents_cfg: list[dict[str, Any]] | None = None) -> list[tuple[str, str]]:
+    """(path, error) of every user manifest the full set skips. Cached by the files'
+    mtimes and sizes, so a cycle that never needed the full set still reports a broken
+    file without validating (regexes, tomllib) every run."""
+    cached = cache.get("skipped", _skips_key(listing(manifest_dir), agents_cfg))
+    if cached is None:
+        return list(load(manifest_dir, agents_cfg).skipped)
+    return [(path, err) for path, err in cached]
 
 
 def identity_index(manifest_dir: str | None = None,
@@ -213,9 +231,17 @@ def context_formats(manifest_dir: str | None = None,
     return out
 
 
-def report_skipped(mset: ManifestSet, write) -> None:
-    for path, err in mset.skipped:
-        write(f"tma: skipping manifest {path}: {err}\n")
+_REPORTED: set[str] = set()  # a process says each skip once, whichever path found it
+
+
+def report_skipped(mset_or_list, write) -> None:
+    """One `tma: skipping manifest <path>: <error>` line per skipped file."""
+    entries = getattr(mset_or_list, "skipped", mset_or_list)
+    for path, err in entries:
+        line = f"tma: skipping manifest {path}: {err}\n"
+        if line not in _REPORTED:
+            _REPORTED.add(line)
+            write(line)
 
 
 def hook_tables(manifest_dir: str | None = None,

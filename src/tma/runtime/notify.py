@@ -25,7 +25,7 @@ import os
 from tma.core.record import Record
 from tma.tmux import notify as tnotify
 
-SCHEMA = 1
+SCHEMA = 2  # 2: `since_ms` (an age, unlike ls --json's epoch since_ms) renamed `age_ms`
 TRIGGERS = ("blocked", "done", "context_high")
 DEFAULT_ON = ("blocked",)
 COMMAND_TIMEOUT = 10.0  # seconds the hook path waits for the command before killing it
@@ -34,9 +34,9 @@ FAILURE_FILE = "notify-error"
 _SH = "/bin/sh" if os.path.exists("/bin/sh") else "sh"
 
 PAYLOAD_KEYS = ("schema", "agent", "pane", "state", "detail", "session", "locator", "title",
-                "repo", "branch", "since_ms", "context_pct")
+                "repo", "branch", "age_ms", "context_pct")
 LOG_KEYS = ("schema", "at") + PAYLOAD_KEYS[1:]
-ENV_ALWAYS = ("TMA_AGENT", "TMA_PANE", "TMA_STATE", "TMA_LOCATOR", "TMA_TITLE", "TMA_SINCE_MS")
+ENV_ALWAYS = ("TMA_AGENT", "TMA_PANE", "TMA_STATE", "TMA_LOCATOR", "TMA_TITLE", "TMA_AGE_MS")
 ENV_OPTIONAL = ("TMA_DETAIL", "TMA_SESSION", "TMA_REPO", "TMA_BRANCH", "TMA_CONTEXT_PCT")
 
 
@@ -114,7 +114,7 @@ def command_for(cfg, trigger: str) -> str | None:
 
 
 def payload(note: Note) -> dict:
-    """The stdin JSON of the command, keys in their pinned order (schema 1)."""
+    """The stdin JSON of the command, keys in their pinned order (schema 2)."""
     return {
         "schema": SCHEMA,
         "agent": note.agent,
@@ -126,7 +126,7 @@ def payload(note: Note) -> dict:
         "title": note.title or "",
         "repo": note.repo or "",
         "branch": note.branch or "",
-        "since_ms": int(note.since_ms or 0),
+        "age_ms": int(note.since_ms or 0),
         "context_pct": None if note.context_pct is None else int(note.context_pct),
     }
 
@@ -148,7 +148,7 @@ def env(note: Note) -> dict[str, str]:
         "TMA_STATE": note.trigger,
         "TMA_LOCATOR": note.locator,
         "TMA_TITLE": note.title or "",
-        "TMA_SINCE_MS": str(int(note.since_ms or 0)),
+        "TMA_AGE_MS": str(int(note.since_ms or 0)),
     }
     for key, value in (("TMA_DETAIL", note.detail), ("TMA_SESSION", note.session),
                        ("TMA_REPO", note.repo), ("TMA_BRANCH", note.branch),

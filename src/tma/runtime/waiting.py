@@ -158,7 +158,7 @@ class Waiter:
                 return Step(DEPARTED, panes=[pane_id])
             if producing and not latch.hinted:
                 latch.hinted = True
-                self.notes.append(f"tma: pane {pane_id} is not currently an agent; waiting")
+                self.notes.append(f"tma: pane {pane_id} runs no agent yet; waiting for one to start there")
             return WAIT
         if latch.seen_pane:
             return Step(VANISHED, panes=[pane_id])

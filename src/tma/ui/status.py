@@ -38,6 +38,11 @@ def plain(c: dict[str, int], palette: dict[str, tuple[str, str]]) -> str:
     return " ".join(f"{palette[cls][0]}{c[cls]}" for cls in CLASS_ORDER if c[cls])
 
 
+def for_a_person(c: dict[str, int], palette: dict[str, tuple[str, str]]) -> str:
+    """The plain segment on its own line; "no agents" rather than an empty line."""
+    return (plain(c, palette) or "no agents") + "\n"
+
+
 def json_doc(c: dict[str, int]) -> str:
     inner = ",".join(f'"{k}":{c[k]}' for k in ("working", "blocked", "idle", "unknown", "done"))
     return '{"schema":1,"counts":{' + inner + "}}\n"

@@ -1,0 +1,92 @@
+"""`tma ls` for a person: a header, aligned columns, relative ages and the state glyphs.
+
+Pure: rows (the ls --json row dicts) + width + now -> lines. The piped form (tab-separated,
+for scripts) is tma.ui.rows.text_line and never changes with the terminal.
+"""
+
+from __future__ import annotations
+
+HEADER = ("PANE", "AGENT", "STATE", "DETAIL", "AGE", "WHERE", "REPO", "BRANCH", "TITLE")
+#: Columns shown even when empty in every row (the rest drop out).
+ALWAYS = frozenset(("PANE", "AGENT", "STATE", "AGE", "WHERE", "TITLE"))
+INDENT = "  "
+GAP = "  "
+MIN_TITLE = 12
+
+
+def age(ms: int | None, now: int) -> str:
+    """Relative age of an epoch-ms time: 5s, 3m, 2h, 4d ("-" when never stamped)."""
+    if not ms:
+        return "-"
+    secs = max(0, now - ms) // 1000
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if secs >= size:
+            return f"{secs // size}{unit}"
+    return f"{secs}s"
+
+
+def display_class(row: dict) -> str:
+    """done = idle with attention still standing (what a person wants to see)."""
+    return "done" if row.get("state") == "idle" and row.get("attention") else row["state"]
+
+
+def state_cell(row: dict, palette: dict[str, tuple[str, str]]) -> str:
+    cls = display_class(row)
+    glyph = palette.get(cls, ("", ""))[0]
+    cell = f"{glyph} {cls}" if glyph else cls
+    return cell + " (muted)" if row.get("muted") else cell
+
+
+def _cells(row: dict, palette, now: int) -> dict[str, str]:
+    branch = row.get("branch") or ""
+    if row.get("worktree"):
+        branch += " (worktree)"
+    return {
+        "PANE": row["pane"], "AGENT": row["agent"], "STATE": state_cell(row, palette),
+        "DETAIL": row.get("detail") or "", "AGE": age(row.get("since"), now),
+        "WHERE": row.get("locator") or "", "REPO": row.get("repo") or "", "BRANCH": branch,
+        "TITLE": " ".join((row.get("title") or "").split()),
+    }
+
+
+def _fit(text: str, width: int) -> str:
+    if len(text) <= width:
+        return text
+    return text[:max(width - 1, 0)] + "…"
+
+
+def lines(rows: list[dict], width: int, now: int,
+          palette: dict[str, tuple[str, str]]) -> list[str]:
+    """The table, one string per line (no newline); the title is cut to fit `width`."""
+    if not rows:
+        return []
+    cells = [_cells(r, palette, now) for r in rows]
+    cols = [h for h in HEADER if h in ALWAYS or any(c[h] for c in cells)]
+    grid = [dict(zip(cols, cols, strict=True))] + cells
+    widths = {h: max(len(g[h]) for g in grid) for h in cols}
+    if "TITLE" in cols:
+        used = len(INDENT) + sum(widths[h] + len(GAP) for h in cols if h != "TITLE")
+        widths["TITLE"] = max(min(widths["TITLE"], width - used), MIN_TITLE)
+    out = []
+    for g in grid:
+        text = GAP.join(_fit(g[h], widths[h]).ljust(widths[h]) for h in cols)
+        out.append((INDENT + text).rstrip())
+    return out
+
+
+def legend(palette: dict[str, tuple[str, str]]) -> list[str]:
+    """What the columns and glyphs mean, for a reader who has never seen them."""
+    g = {cls: palette.get(cls, ("", ""))[0] for cls in
+         ("blocked", "working", "done", "idle", "unknown")}
+    return [
+        "STATE says whose move it is:",
+        f"  {g['blocked']} blocked  yours: the agent waits for you (DETAIL says why, "
+        "e.g. permission)",
+        f"  {g['working']} working  the agent's: it is busy",
+        f"  {g['done']} done     finished a turn you have not looked at yet",
+        f"  {g['idle']} idle     nobody's: waiting for a new prompt",
+        f"  {g['unknown']} unknown  an agent tma cannot read right now",
+        "AGE is how long the pane has been in that state; WHERE is session:window.pane;",
+        "the status line counts panes per state (e.g. "
+        f"{g['blocked']}1 {g['working']}2 = one blocked, two working).",
+    ]

@@ -1,0 +1,116 @@
+"""Output for the person reading it: `ls` and `status` on a real terminal (a pty) read as a
+table and a plain line; piped (a script, tmux's `#()`) they stay byte-for-byte the
+machine formats."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+from ptyclient import run_on_pty
+
+
+def _pty(srv, *args: str, cols: int = 120) -> tuple[int, str]:
+    argv = [sys.executable, "-m", "tma", "--socket-name", srv.name, "--manifest-dir",
+            str(srv.manifests), *args]
+    return run_on_pty(argv, srv.env, cols=cols)
+
+
+def _two_agents(srv) -> tuple[str, str]:
+    a = srv.agent_pane()
+    b = srv.agent_pane()
+    srv.tmux("select-pane", "-t", a, "-T", "fix the parser")
+    srv.tmux("select-pane", "-t", b, "-T", "")
+    srv.draw(a, "FAKE-BLOCKED\n")
+    srv.draw(b, "FAKE-WORKING\n")
+    return a, b
+
+
+def test_ls_on_a_terminal_is_a_table_with_ages_and_glyphs(srv):
+    a, b = _two_agents(srv)
+    piped = srv.tma("ls", check=True).stdout  # stamps the panes (and is the TSV form)
+    rc, out = _pty(srv, "ls")
+    assert rc == 0, out
+    lines = out.splitlines()
+    assert re.match(r"^\s+PANE\s+AGENT\s+STATE\s+DETAIL\s+AGE\s+WHERE\s+(REPO\s+BRANCH\s+)?TITLE$", lines[0]), out
+    blocked = next(line for line in lines if a in line)
+    assert re.search(rf"{a}\s+fake\s+⚑ blocked\s+permission\s+\d+s\s+s:\d+\.0\s+"
+                     r"(.*\s)?fix the parser$", blocked), out
+    assert re.search(rf"{b}\s+fake\s+● working\s+\d+s\s", out), out
+    assert "\t" not in out and not re.search(r"\b1\d{12}\b", out)  # no epoch ms on screen
+    # the columns line up under the header
+    starts = {line.index(" fake ") + 1 for line in lines[1:]}
+    assert starts == {lines[0].index("AGENT")}
+    # piped: the tab-separated rows, one per agent, since in epoch ms
+    rows = [line.split("\t") for line in piped.splitlines()]
+    assert [r[0] for r in rows] == [a, b]
+    assert all(len(r) == 12 for r in rows) and rows[0][2:4] == ["blocked", "permission"]
+    assert re.fullmatch(r"1\d{12}", rows[0][4])
+
+
+def test_ls_on_a_narrow_terminal_cuts_the_title_not_the_columns(srv):
+    a = srv.agent_pane()
+    srv.tmux("select-pane", "-t", a, "-T", "a very long pane title " * 6)
+    srv.draw(a, "FAKE-IDLE\n")
+    srv.tma("ls", check=True)
+    rc, out = _pty(srv, "ls", cols=90)
+    assert rc == 0, out
+    row = next(line for line in out.splitlines() if a in line)
+    assert len(row) == 90 and row.endswith("…"), out
+
+
+def test_ls_on_a_terminal_with_no_agents_says_so(srv):
+    srv.shell_pane()
+    rc, out = _pty(srv, "ls")
+    assert rc == 0 and out == "no agent panes (tma doctor says what it sees)\n"
+    assert srv.tma("ls", check=True).stdout == ""  # piped: empty, as scripts expect
+
+
+def test_status_on_a_terminal_is_plain_with_a_newline(srv):
+    _two_agents(srv)
+    piped = srv.tma("status", check=True).stdout
+    assert piped.startswith("#[range=user|tma:blocked]#[fg=red]⚑1#[norange]")
+    assert not piped.endswith("\n")
+    rc, out = _pty(srv, "status")
+    assert rc == 0
+    assert out == "⚑1 ●1\n", repr(out)
+    # under #() (no terminal) it is byte-for-byte what it was
+    assert srv.tma("status", check=True).stdout == piped
+    assert srv.tma("status", "--format", "plain", check=True).stdout == "⚑1 ●1"
+
+
+def test_status_on_a_terminal_with_no_agents_says_so(srv):
+    srv.shell_pane()
+    rc, out = _pty(srv, "status")
+    assert rc == 0 and out == "no agents\n"
+    assert srv.tma("status", check=True).stdout == ""
+
+
+def test_act_refusals_say_why_in_words_and_keep_the_reason_in_json(srv):
+    import json
+
+    idle, working, blocked = srv.agent_pane(), srv.agent_pane(), srv.agent_pane()
+    shell = srv.shell_pane()
+    srv.draw(idle, "FAKE-IDLE\n")
+    srv.draw(working, "FAKE-WORKING\n")
+    srv.draw(blocked, "FAKE-BLOCKED\n")
+    srv.ls()
+    cases = [
+        (idle, "approve", 4, "gated", f"{idle} is idle, not at a permission prompt: "
+                                      "nothing to approve"),
+        (working, "deny", 4, "gated", f"{working} is working, not at a permission prompt: "
+                                      "nothing to deny"),
+        (shell, "approve", 4, "gated", f"{shell} carries no agent state (tma sees no agent "
+                                       "there): nothing to approve"),
+        (blocked, "approve", 4, "no-coverage",  # the test manifest has no [keys] table
+         f"fake on {blocked} is at a permission prompt, but its manifest lists no `approve` "
+         "keys ([keys] table): tma cannot answer it, answer in the pane"),
+        ("%999", "approve", 3, None, "no pane %999 (it closed, or never existed): "
+                                     "nothing to approve"),
+    ]
+    for pane, action, code, reason, why in cases:
+        res = srv.tma("act", action, "--pane", pane, "--json")
+        assert res.returncode == code, res.stderr
+        assert res.stderr == f"tma: {why} (exit {code})\n"
+        doc = json.loads(res.stdout)
+        assert (doc["reason"], doc["message"], doc["exit_code"]) == (reason, why, code)
