@@ -23,8 +23,25 @@ from tma.core.record import Record
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the poll cycle's fast path imports neither collections nor manifests
     from collections.abc import Iterable, Iterator, Sequence
+    from typing import Protocol
 
-    from tma.core.manifest import Manifest
+    class AgentIdentity(Protocol):
+        """What identification reads of a manifest's [identity] table."""
+
+        @property
+        def process_names(self) -> tuple[str, ...]: ...
+        @property
+        def title_patterns(self) -> Sequence[object]: ...
+        def title_matches(self, title: str) -> bool: ...
+
+    class AgentManifest(Protocol):
+        """A tma.core.manifest.Manifest, or the poll cycle's stand-in built from cached
+        documents (names and process names only)."""
+
+        @property
+        def name(self) -> str: ...
+        @property
+        def identity(self) -> AgentIdentity: ...
 
 REMOTE = ("ssh", "mosh", "mosh-client", "docker", "podman", "kubectl")
 NESTED = ("tmux", "zellij", "screen", "dvtm", "abduco")
@@ -202,7 +219,7 @@ class Identification(Record):
         return self.agent is not None
 
 
-def _registered_manifest(pane: PaneFacts, manifests: Sequence[Manifest]) -> Manifest | None:
+def _registered_manifest(pane: PaneFacts, manifests: Sequence[AgentManifest]) -> AgentManifest | None:
     if not pane.registered_agent:
         return None
     for m in manifests:
@@ -218,7 +235,7 @@ def pick_pid(matches: list[Proc]) -> int:
 
 
 def _foreground(
-    pane: PaneFacts, table: ProcTable | None, pid: int, manifest: Manifest
+    pane: PaneFacts, table: ProcTable | None, pid: int, manifest: AgentManifest
 ) -> tuple[bool, str]:
     """Is the agent in the pane's foreground? Decided by process group when known:
     the pane root's tty foreground group (tpgid) against the agent's pgid. Only when
@@ -239,7 +256,7 @@ def _foreground(
 
 
 def identify(
-    pane: PaneFacts, table: ProcTable | None, manifests: Sequence[Manifest]
+    pane: PaneFacts, table: ProcTable | None, manifests: Sequence[AgentManifest]
 ) -> Identification:
     """Resolve the pane's agent. See the module docstring for the rules."""
     registered = _registered_manifest(pane, manifests)
