@@ -36,10 +36,12 @@ SCOPES = (
 
 WRITERS = (
     ("F", "the poll cycle's fold (every `ls`, `status`, `jump`, `wait` run)"),
-    ("E", "hook intake (`tma event`; the hook tier, not in this release)"),
-    ("C", "context telemetry lane (hook tier; not in this release)"),
-    ("N", "notifier (daemon tier; not in this release)"),
-    ("B", "action broker (not in this release)"),
+    ("E", "hook intake (`tma event`, run by an agent's hooks)"),
+    ("C", "context telemetry lane (`tma event`'s context events)"),
+    ("N", "notifier: the hook intake when `[notify] from_event` is on (the daemon's notifier "
+          "is not in this release)"),
+    ("B", "the action broker: in this release only `tma act`, which hands a verdict to a "
+          "holding hook"),
     ("W", "`tma watch` (not in this release)"),
     ("J", "`tma jump`"),
     ("U", "the user (by hand with `tmux set-option -p`)"),

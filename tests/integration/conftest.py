@@ -3,13 +3,12 @@
 Each test gets its own server (`tmux -L <unique> -f /dev/null`), an isolated HOME,
 XDG dirs and config, and a bin dir of fake agents: symlinks named like an agent
 that point at `sleep`, so the process tree and `pane_current_command` are real. A
-test draws any screen into a pane by writing to its tty. The server is killed and
-every process it started is reaped afterwards.
+test draws any screen into a pane by writing to its tty. The server is killed, every
+process it started is reaped and its socket file removed afterwards.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import shutil
@@ -20,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-_counter = itertools.count()
+import tmux_sockets
+
 SLEEP = shutil.which("sleep") or "/bin/sleep"
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared"
@@ -87,7 +87,7 @@ def require_tmux() -> str:
 class Server:
     def __init__(self, root: Path) -> None:
         self.tmux_bin = require_tmux()
-        self.name = f"tma-test-{os.getpid()}-{next(_counter)}-{os.urandom(3).hex()}"
+        self.name = tmux_sockets.server_name("test")
         self.root = root
         self.home = root / "home"
         self.bin = root / "bin"
@@ -217,6 +217,7 @@ class Server:
                 break
             time.sleep(0.05)
         subprocess.run(["pkill", "-9", "-f", self.name], capture_output=True)
+        tmux_sockets.remove(self.name)  # tmux leaves its socket file behind
 
 
 @pytest.fixture

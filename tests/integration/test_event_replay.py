@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tma.runtime import manifests
+from tma.core import bundled
 
 HOOKS = Path(__file__).resolve().parents[1] / "fixtures" / "hooks" / "lab"
 LOGS = ["claude-2.1.197", "claude-2.1.332", "codex-0.171.0", "gemini-0.61.0"]
@@ -35,7 +35,9 @@ def test_replay(srv, name):
         pane = srv.new_pane(f"sh -c '{codex} 100000 & exec {node} 100000'")
     else:
         pane = srv.agent_pane("node" if agent == "gemini" else agent)
-    manifest = manifests.load(None).get(agent)
+    # the bundled manifest, read in this process without the runtime loader's cache (which
+    # would write under this process's HOME) and without the user's own manifests
+    manifest = bundled.load(agent)
     expected = None
     session = ""
     seen = 0

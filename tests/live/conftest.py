@@ -111,10 +111,7 @@ def live_server(live_cache, tmp_path_factory):
     try:
         yield server
     finally:
-        leftovers = server.kill()
-        sock = Path(f"/tmp/tmux-{os.getuid()}") / server.name
-        if sock.exists():
-            sock.unlink()
+        leftovers = server.kill()  # removes the socket file too
         if leftovers:
             pytest.fail(f"processes outlived the tmux server and were killed: {leftovers}",
                         pytrace=False)

@@ -26,9 +26,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))  # tests/: tmux_sockets
 
 import agents as agents_mod  # noqa: E402
 from fakellm import FakeLLM  # noqa: E402
+
+import tmux_sockets  # noqa: E402
 
 LIVE_CACHE = Path(os.environ.get("TMA_LIVE_CACHE") or Path.home() / ".cache" / "tma-live")
 REQUIRE = bool(os.environ.get("TMA_REQUIRE_LIVE"))
@@ -90,7 +93,7 @@ def port_listening(port: int) -> bool:
 class LiveServer:
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.name = f"tma-live-{os.getpid()}-{os.urandom(3).hex()}"
+        self.name = tmux_sockets.server_name("live")
         self.token = self.name
         self.tmux_bin = shutil.which("tmux") or "tmux"
         home = root / "tma-home"
@@ -162,7 +165,9 @@ class LiveServer:
     def kill(self) -> list[str]:
         subprocess.run([self.tmux_bin, "-L", self.name, "kill-server"], capture_output=True,
                        env=self.env, timeout=10)
-        return self.reap()
+        leftovers = self.reap()
+        tmux_sockets.remove(self.name)  # tmux leaves its socket file behind
+        return leftovers
 
 
 # ---------------------------------------------------------------- sampling

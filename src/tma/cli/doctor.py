@@ -243,7 +243,8 @@ def _panes(doc: dict) -> list[str]:
         if a["endpoint_ok"] is False and a["permission_request"]:
             out.append(f"      api: permission request {a['permission_request']} is pending but "
                        "the pane has no @agent_api_endpoint and config.toml no "
-                       f"[api.{a['agent']}] api_base: tma act cannot answer it\n")
+                       f"[api.{a['agent']}] api_base (the API lane that will need one is not in "
+                       "this release: tma act refuses these prompts, answer it in the pane)\n")
         if a["tier_reason"]:
             out.append(f"      not tier {a['tier'] + 1}: {a['tier_reason']}\n")
     return out

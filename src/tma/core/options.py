@@ -51,7 +51,8 @@ OPTIONS: tuple[Option, ...] = (
     _pane("@agent_context_at", "C", "epoch ms", "evidence time of the context reading"),
     _pane("@agent_tokens", "C", "int", "tokens in the context window"),
     _pane("@agent_tokens_at", "C", "epoch ms", "evidence time of the token count"),
-    _pane("@agent_context_notified_at", "N", "epoch ms", "context_high already fired"),
+    _pane("@agent_context_notified_at", "N", "epoch ms",
+          "context_high already fired (reserved: nothing fires context_high yet)"),
     _pane("@agent_quota_pct", "C", "int 0-100", "account quota used, window closest to exhausted"),
     _pane("@agent_quota_window", "C", "token", "which quota window the percent is for"),
     _pane("@agent_quota_resets_at", "C", "epoch ms", "when that quota window resets"),
@@ -72,7 +73,9 @@ OPTIONS: tuple[Option, ...] = (
     _pane("@tma_title_match_pid", "F", "pid", "anchor for a title-narrowed identity"),
     _pane("@tma_reg_dead_since", "F", "epoch ms", "first seen a shell-only subtree on a pid-less registration"),
     # -- survivors
-    _pane("@agent_action", "B", "<expiry_ms>:<nonce>:<pid>:<name>", "single-flight action lock", SURVIVOR),
+    _pane("@agent_action", "B", "<expiry_ms>:<nonce>:<pid>:<name>",
+          "single-flight action lock (reserved for the action broker; nothing writes it yet)",
+          SURVIVOR),
     _pane("@agent_mute_until", "U", "epoch ms", "notifications muted until", SURVIVOR),
     _pane("@tma_watch_pid", "W", "pid", "a tma watch on this pane wants SIGUSR1 nudges", SURVIVOR),
     # -- the user's

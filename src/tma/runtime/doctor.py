@@ -39,7 +39,8 @@ BELOW_TIER = (HOOK_INCOMPLETE, HOOK_NOT_INSTALLED)
 #: Agent wiring that makes the tmux hooks and the wrapper matter (and count).
 CARRIES_WIRING = (HOOK_WIRED, HOOK_INCOMPLETE)
 
-#: The agent whose permission prompts tma answers over its server API ([api.<agent>]).
+#: The agent whose permission prompts are answered over its server API ([api.<agent>]); that
+#: lane is not in this release (act refuses them), doctor only checks an endpoint is known.
 API_AGENT = "opencode"
 
 FOREIGN_WRITER = "another tool may be writing @agent_* options on this pane"

@@ -1,0 +1,141 @@
+"""Every test runs with a private HOME, and any write into the real one fails the test.
+
+Two layers, after pre-commit's "you forgot to set this in the test":
+- an autouse fixture points HOME and the XDG base dirs at a fresh directory per test, so
+  code that resolves "~" (in this process or in a subprocess that inherits the
+  environment) writes there;
+- an audit hook (sys.addaudithook) watches this process's file writes (open for writing,
+  mkdir, rename/replace, remove, chmod, symlink, ...) and refuses any under the real home,
+  as resolved when this file was imported. A refused write raises WroteTheRealHome and is
+  recorded too, so a caller that swallows the error (the cache does) still fails the test
+  at teardown.
+Exempt, because they are not the user's files: the interpreter's own trees, __pycache__,
+the checkout, pytest's temp dirs and the live suite's agent cache (tests/live), each
+only when it lies inside the home.
+
+The session also fails if it leaves behind a socket file of a tmux server it started.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import tmux_sockets
+
+REAL_HOME = os.path.abspath(os.path.expanduser("~"))
+REPO = str(Path(__file__).resolve().parents[1])
+LIVE_CACHE = os.environ.get("TMA_LIVE_CACHE") or os.path.join(REAL_HOME, ".cache", "tma-live")
+#: the XDG base dirs, at their default places under the private HOME
+XDG_HOMES = {"XDG_CONFIG_HOME": ".config", "XDG_CACHE_HOME": ".cache",
+             "XDG_DATA_HOME": ".local/share", "XDG_STATE_HOME": ".local/state"}
+
+
+class WroteTheRealHome(RuntimeError):
+    """A test wrote into the real HOME; point the write at the test's own directory."""
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+class _Guard:
+    def __init__(self) -> None:
+        self.exempt: list[str] = []
+        self.violations: list[str] = []
+        self.allow(REPO, LIVE_CACHE, sys.prefix, sys.base_prefix, sys.exec_prefix,
+                   tempfile.gettempdir())
+
+    def allow(self, *dirs: str) -> None:
+        """Exempt dirs; one that contains the home (say /tmp) cannot exempt all of it."""
+        for d in dirs:
+            d = os.path.abspath(d)
+            if _inside(d, REAL_HOME) and d != REAL_HOME:
+                self.exempt.append(d)
+
+    def forbidden(self, target) -> bool:
+        if isinstance(target, int) or target is None:  # an fd, or "no path"
+            return False
+        path = os.path.abspath(os.fsdecode(target))
+        if not _inside(path, REAL_HOME) or "__pycache__" in path.split(os.sep):
+            return False
+        return not any(_inside(path, d) for d in self.exempt)
+
+    def audit(self, event: str, args: tuple) -> None:
+        if event not in _WATCHED:  # the hook sees every audited event: leave the rest fast
+            return
+        for target in _written(event, args):
+            if self.forbidden(target):
+                message = f"{event} {os.fsdecode(target)!r} writes the real HOME {REAL_HOME}"
+                self.violations.append(message)
+                raise WroteTheRealHome(message)
+
+
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+#: events whose first argument is a path written to
+_ONE_PATH = frozenset({"os.mkdir", "os.remove", "os.rmdir", "os.chmod", "os.chown", "os.utime",
+                       "os.truncate", "os.setxattr", "os.removexattr", "shutil.rmtree"})
+#: events whose first two arguments are (source, destination), both changed by a rename
+_TWO_PATHS = frozenset({"os.rename"})
+#: events that create only their second argument
+_DESTINATION = frozenset({"os.symlink", "os.link", "shutil.copyfile", "shutil.copymode",
+                          "shutil.copystat"})
+_WATCHED = frozenset({"open"}) | _ONE_PATH | _TWO_PATHS | _DESTINATION
+
+
+def _written(event: str, args: tuple) -> tuple:
+    if event == "open":
+        path, mode, flags = args
+        writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+            isinstance(flags, int) and flags & _WRITE_FLAGS)
+        return (path,) if writing else ()
+    if event in _ONE_PATH:
+        return args[:1]
+    if event in _TWO_PATHS:
+        return args[:2]
+    if event in _DESTINATION:
+        return args[1:2]
+    return ()
+
+
+GUARD = _Guard()
+sys.addaudithook(GUARD.audit)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _exempt_pytest_temp(tmp_path_factory):
+    GUARD.allow(str(tmp_path_factory.getbasetemp()))
+
+
+@pytest.fixture(autouse=True)
+def private_home(tmp_path_factory, monkeypatch, _exempt_pytest_temp):
+    """HOME and XDG_*_HOME in a fresh directory; fail on any real-HOME write by the test."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    for var, rel in XDG_HOMES.items():
+        monkeypatch.setenv(var, str(home / rel))
+    before = len(GUARD.violations)
+    yield home
+    caught = GUARD.violations[before:]
+    if caught:
+        pytest.fail("the test wrote the real HOME:\n  " + "\n  ".join(caught), pytrace=False)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_tmux_socket_left_behind():
+    """Fail the run if it leaves a socket file of a tmux server it named (tmux_sockets:
+    this pid's names only, so other runs on the machine are never counted)."""
+    before = tmux_sockets.this_runs()
+    yield
+    left = sorted(tmux_sockets.this_runs() - before)
+    for name in left:  # clean up, then fail: the next run must not inherit them
+        subprocess.run(["tmux", "-L", name, "kill-server"], capture_output=True, timeout=10)
+        tmux_sockets.remove(name)
+    if left:
+        pytest.fail(f"{len(left)} tmux socket file(s) left in {tmux_sockets.socket_dir()}: "
+                    + ", ".join(left), pytrace=False)

@@ -1,0 +1,117 @@
+"""A fake agent that records every byte it receives on its tty.
+
+Run as a script, this file is the agent: it puts its terminal in raw mode (so a key
+arrives the moment tmux writes it, unbuffered and untranslated), draws a screen, and
+appends everything it reads from the tty to a file until it is killed. The test side
+(`KeyRecorder`) starts it in a pane of a private server under the agent's own name (a
+symlink named like the agent pointing at the real interpreter, so `pane_current_command`,
+/proc/<pid>/comm and the process walk all see the agent), and reads the bytes back.
+
+Reusable by any test that needs to know exactly which keys reached an agent (`tma act`,
+the action broker).
+
+    rec = KeyRecorder.start(srv, "claude", capture)   # a tma.core.fixture.Capture
+    ... something sends keys to rec.pane ...
+    assert rec.settle() == key_bytes(["1"])
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+#: tmux key names -> the bytes tmux writes to the pane for them (the ones manifests use).
+#: A key that is neither here nor a single printable character is refused, so a manifest
+#: that starts using a new key name makes the test that checks it fail until it is added.
+NAMED_KEYS = {
+    "Escape": b"\x1b",
+    "Enter": b"\r",
+    "Tab": b"\t",
+    "Space": b" ",
+    "BSpace": b"\x7f",
+    "Up": b"\x1b[A",
+    "Down": b"\x1b[B",
+    "Right": b"\x1b[C",
+    "Left": b"\x1b[D",
+}
+
+
+def key_bytes(keys) -> bytes:
+    """The bytes one `send-keys -t PANE KEY...` delivers for these send-keys arguments."""
+    out = b""
+    for key in keys:
+        if key in NAMED_KEYS:
+            out += NAMED_KEYS[key]
+        elif len(key) == 3 and key.startswith("C-") and key[2].isalpha():
+            out += bytes([ord(key[2].lower()) - ord("a") + 1])
+        elif len(key) == 1 and key.isprintable():
+            out += key.encode()
+        else:
+            raise ValueError(f"key_bytes does not know the tmux key {key!r}: add it")
+    return out
+
+
+class KeyRecorder:
+    def __init__(self, srv, pane: str, record: Path) -> None:
+        self.srv, self.pane, self.record = srv, pane, record
+
+    @classmethod
+    def start(cls, srv, agent: str, capture, *, title: str | None = None) -> KeyRecorder:
+        """A pane whose foreground process is `agent` (a real process of that name), in raw
+        mode, showing the capture's visible screen with its title (or `title`)."""
+        bindir = srv.root / "recorder-bin"
+        bindir.mkdir(exist_ok=True)
+        link = bindir / agent
+        if not link.exists():
+            link.symlink_to(os.path.realpath(sys.executable))
+        n = len(list(bindir.glob("*.bytes")))
+        record, screen = bindir / f"{agent}-{n}.bytes", bindir / f"{agent}-{n}.screen"
+        height = capture.height or 30
+        lines = capture.body.rstrip("\n").split("\n")[-height:]
+        screen.write_text("\n".join(lines), encoding="utf-8")
+        width = int(capture.headers.get("width") or 100)
+        pane = srv.new_pane(f"exec {link} {Path(__file__).resolve()} {record} {screen}",
+                            width=width, height=height)
+        ready = Path(f"{record}.ready")
+        srv.wait_for(ready.exists)
+        srv.wait_for(lambda: srv.display(pane, "#{pane_current_command}") == agent)
+        srv.tmux("select-pane", "-t", pane, "-T", capture.title if title is None else title)
+        return cls(srv, pane, record)
+
+    def received(self) -> bytes:
+        return self.record.read_bytes()
+
+    def settle(self, expect: int = 0, timeout: float = 5.0, quiet: float = 0.5) -> bytes:
+        """The bytes received once at least `expect` have come and then `quiet` seconds
+        pass with nothing more (so a stray extra key is seen, not missed)."""
+        deadline = time.monotonic() + timeout
+        while len(self.received()) < expect and time.monotonic() < deadline:
+            time.sleep(0.02)
+        while True:
+            seen = self.received()
+            time.sleep(quiet)
+            if self.received() == seen:
+                return seen
+
+
+def _record(record: str, screen: str) -> None:
+    import termios
+    import tty
+
+    tty.setraw(0, termios.TCSANOW)  # before the screen: no key can arrive cooked
+    with open(record, "wb") as out:
+        text = Path(screen).read_text(encoding="utf-8")
+        os.write(1, ("\x1b[2J\x1b[H" + text.replace("\n", "\r\n")).encode())
+        Path(record + ".ready").touch()
+        while True:
+            data = os.read(0, 4096)
+            if not data:
+                return
+            out.write(data)
+            out.flush()
+
+
+if __name__ == "__main__":
+    _record(sys.argv[1], sys.argv[2])
