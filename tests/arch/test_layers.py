@@ -27,17 +27,22 @@ def test_contracts_hold():
     assert res.returncode == 0, res.stdout + res.stderr
 
 
-@pytest.mark.parametrize("violation,contract", [
-    ("import subprocess\n", "tma.core is pure"),
-    ("import time\n", "tma.core is pure"),
-    ("from tma.tmux import adapter\n", "tma.core is pure"),
-    ("import tma.daemon\n", "nothing imports tma.daemon"),
+@pytest.mark.parametrize("violation,contract,module", [
+    ("import subprocess\n", "tma.core is pure", "core/rollup.py"),
+    ("import time\n", "tma.core is pure", "core/rollup.py"),
+    ("from tma.tmux import adapter\n", "tma.core is pure", "core/rollup.py"),
+    ("import tma.daemon\n", "nothing imports tma.daemon", "core/rollup.py"),
+    # only the layers contract stands between these and the code
+    ("from tma.runtime import config\n", "layers:", "ui/status.py"),
+    ("from tma.runtime import config\n", "layers:", "install/common.py"),
+    ("from tma.ui import rows\n", "layers:", "install/common.py"),
+    ("from tma.cli import common\n", "layers:", "runtime/selectors.py"),
 ])
-def test_a_contract_can_fail(tmp_path, violation, contract):
+def test_a_contract_can_fail(tmp_path, violation, contract, module):
     copy = tmp_path / "proj"
     shutil.copytree(ROOT / "src", copy / "src", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
-    target = copy / "src" / "tma" / "core" / "rollup.py"
+    target = copy / "src" / "tma" / module
     target.write_text(violation + target.read_text())
     res = _lint(copy)
     assert res.returncode != 0
@@ -77,3 +82,17 @@ def test_status_dispatch_does_not_import_argparse_at_module_level():
     text = (SRC / "cli" / "main.py").read_text()
     assert "import argparse" not in text
     assert sys.version_info >= (3, 11)
+
+
+def test_the_layers_contract_names_every_package():
+    import tomllib
+
+    doc = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    layers = next(c for c in doc["tool"]["importlinter"]["contracts"] if c["type"] == "layers")
+    named = {m.strip() for layer in layers["layers"] for m in layer.split("|")}
+    packages = {f"tma.{p.name}" for p in SRC.iterdir() if (p / "__init__.py").exists()}
+    assert named == packages
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    where = readme[readme.index("## Where does my change go"):]
+    for pkg in sorted(packages):
+        assert f"`{pkg.replace('.', '/').replace('tma/', 'src/tma/')}/`" in where, pkg

@@ -96,6 +96,7 @@ class Server:
             d.mkdir(parents=True, exist_ok=True)
         (self.manifests / "fake.toml").write_text(TEST_MANIFEST)
         self.config = root / "config.toml"
+        self.config.touch()  # TMA_CONFIG names it: a named config must exist
         self.env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
         self.env.update(HOME=str(self.home), XDG_CONFIG_HOME=str(root / "config"),
                         XDG_CACHE_HOME=str(root / "cache"), TMA_CONFIG=str(self.config),

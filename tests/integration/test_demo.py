@@ -25,6 +25,7 @@ def _env(root):
            if k not in ("TMUX", "TMUX_PANE", "TMA_SOCKET_PATH", "TMA_CONFIG")}
     for d in ("home", "config", "cache", "tmp"):
         (root / d).mkdir()
+    (root / "config.toml").touch()  # named by TMA_CONFIG: it must exist
     env.update(HOME=str(root / "home"), XDG_CONFIG_HOME=str(root / "config"),
                XDG_CACHE_HOME=str(root / "cache"), TMA_CONFIG=str(root / "config.toml"),
                TMPDIR=str(root / "tmp"), LANG="C.UTF-8")

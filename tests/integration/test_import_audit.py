@@ -13,7 +13,7 @@ import sys
 FORBIDDEN = (
     "tomllib", "subprocess", "re", "json", "argparse", "dataclasses", "typing", "inspect",
     "signal", "enum", "tma.core.manifest", "tma.core.rules", "tma.core.fold",
-    "tma.runtime.manifests", "tma.core.telemetry",
+    "tma.runtime.manifests", "tma.core.telemetry", "tma.cli.spec", "textwrap",
 )
 
 PROBE = """
@@ -55,3 +55,16 @@ def test_the_audit_can_fail(srv):
     _out, mods = _modules(srv, "ls", "--json")  # ls --json is not a hot path
     assert "json" in mods
     assert json  # the module we just proved is visible to the audit
+
+
+def test_event_pays_for_no_parser(srv):
+    # the hook path parses its own flags: neither argparse nor the command table
+    a = srv.agent_pane()
+    argv = ["--socket-name", srv.name, "--manifest-dir", str(srv.manifests), "event",
+            "--agent", "fake", "--kind", "Work", "--pane", a]
+    res = subprocess.run([sys.executable, "-c", PROBE % argv], capture_output=True, text=True,
+                         env=srv.env, input="{}", timeout=30)
+    assert res.returncode == 0, res.stderr
+    mods = set(eval(res.stdout.rpartition("\n@@")[2]))  # noqa: S307 - our own repr
+    assert "tma.runtime.hook" in mods  # the event was handled, not skipped
+    assert not {"argparse", "tma.cli.spec", "textwrap"} & mods

@@ -89,6 +89,7 @@ class Inst:
         monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
         monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
         monkeypatch.setenv("TMA_CONFIG", str(tmp_path / "config.toml"))
+        (tmp_path / "config.toml").touch()  # a named config must exist
         monkeypatch.setenv("PATH", f"{self.bin}{os.pathsep}/usr/bin{os.pathsep}/bin")
         self.paths = {}
         for var, rel in PATH_VARS.items():
@@ -198,9 +199,9 @@ def test_usage_and_unknown_agents(inst):
 
 
 def test_command_is_registered():
-    from tma.cli.main import COMMANDS
+    from tma.cli.spec import COMMANDS
 
-    assert COMMANDS["install-hooks"] == "install_hooks"
+    assert COMMANDS["install-hooks"].module == "install_hooks"
 
 
 # ---------------------------------------------------------------- read refusals

@@ -200,7 +200,7 @@ def test_blocked_picks_the_longest_blocked_and_clears_its_attention(srv, attach)
     assert jump(srv, "--blocked", "--session", "a", client=c).returncode == 0
     assert c.pane() == new
     assert attention(srv, new) == ""
-    res = jump(srv, "--blocked", "--agent", "nope", client=c)
+    res = jump(srv, "--blocked", "--session", "nope", client=c)
     assert (res.returncode, res.stderr) == (0, "tma: no agent is blocked in scope: nothing is waiting for your answer\n")
 
 
@@ -264,7 +264,7 @@ def test_next_cycles_by_position_and_leaves_attention_alone(srv, attach):
 
     assert jump(srv, "--next", "--session", "s", client=c).returncode == 0
     assert c.pane() == a2
-    res = jump(srv, "--next", "--agent", "nope", client=c)
+    res = jump(srv, "--next", "--session", "nope", client=c)
     assert (res.returncode, res.stderr) == (0, "tma: no agent panes to jump to in scope: tma ls lists what tma sees\n")
 
 
@@ -354,8 +354,8 @@ def test_pane_that_is_not_an_agent(srv, attach):
     c = attach("s")
     res = jump(srv, "--pane", shell, client=c)
     assert (res.returncode, res.stderr) == (0, f"tma: no agent in pane {shell}\n")
-    res = jump(srv, "--pane", "%999", client=c)
-    assert (res.returncode, res.stderr) == (0, "tma: no agent in pane %999\n")
+    res = jump(srv, "--pane", "%999", client=c)  # no such pane at all: an error
+    assert (res.returncode, res.stderr) == (3, "tma: no pane %999\n")
 
 
 # ---------------------------------------------------------------- the menu

@@ -88,6 +88,7 @@ def test_the_demo_runs_in_an_iso_8859_1_locale(tmp_path, latin1_env):
                         "LC_CTYPE", "PYTHONIOENCODING")}
     for d in ("home", "config", "cache", "tmp"):
         (tmp_path / d).mkdir()
+    (tmp_path / "config.toml").touch()  # named by TMA_CONFIG: it must exist
     env.update(latin1_env, HOME=str(tmp_path / "home"), XDG_CONFIG_HOME=str(tmp_path / "config"),
                XDG_CACHE_HOME=str(tmp_path / "cache"), TMPDIR=str(tmp_path / "tmp"),
                TMA_CONFIG=str(tmp_path / "config.toml"))

@@ -66,7 +66,9 @@ def test_selectors_are_display_only_and_done_semantics(srv):
     assert [r["pane"] for r in srv.ls("--state", "done")] == [b]
     assert {r["pane"] for r in srv.ls("--state", "idle")} == {a, b}
     assert [r["pane"] for r in srv.ls("--session", "one")] == [a]
-    assert srv.ls("--agent", "nope") == []
+    assert srv.ls("--session", "nope") == []
+    res = srv.tma("ls", "--agent", "nope")  # an agent no manifest names: say which exist
+    assert res.returncode == 2 and "unknown agent 'nope' (expected one of: fake)" in res.stderr
     res = srv.tma("ls", "--state", "sleeping")
     assert res.returncode == 2 and "expected one of: idle, working, blocked, unknown, done" in res.stderr
     counts = json.loads(srv.tma("status", "--format", "json", check=True).stdout)["counts"]

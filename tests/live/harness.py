@@ -101,10 +101,10 @@ class LiveServer:
             d.mkdir(parents=True, exist_ok=True)
         self.env = {k: v for k, v in os.environ.items()
                     if k not in ("TMUX", "TMUX_PANE", "TMA_SOCKET_PATH", "TMA_CONFIG")}
-        # tma reads only defaults: its own config paths point at empty dirs
+        # tma reads only defaults: its own config paths point at empty dirs (a config
+        # named by TMA_CONFIG must exist, so none is named)
         self.env.update(HOME=str(home), XDG_CONFIG_HOME=str(root / "tma-config"),
-                        XDG_CACHE_HOME=str(root / "tma-cache"), LANG="C.UTF-8",
-                        TMA_CONFIG=str(root / "tma-config" / "absent.toml"))
+                        XDG_CACHE_HOME=str(root / "tma-cache"), LANG="C.UTF-8")
         self.tma_prefix = tma_argv() + ["--socket-name", self.name]
 
     def tmux(self, *args: str, check: bool = True, timeout: float = 10) -> str:
@@ -426,7 +426,6 @@ class Scenario:
             "XDG_STATE_HOME": str(home / ".local" / "state"),
             "CODEX_HOME": str(home / ".codex"),
             "PI_CODING_AGENT_DIR": str(home / ".pi" / "agent"),
-            "TMA_CONFIG": str(home / ".config" / "tma" / "config.toml"),
             "TMA_CONFIG_DIR": str(home / ".config" / "tma"),
             # the wrapper goes into the HOME too (never beside the venv's tma, which other
             # tests share); the hooks name it by its absolute path

@@ -7,11 +7,10 @@ import subprocess
 
 import pytest
 
-from tma.cli import completions
-from tma.cli.main import COMMANDS
+from tma.cli import completions, spec
 from tma.cli.main import main as tma_main
 
-PUBLIC = [c for c in COMMANDS if c not in completions.INTERNAL]
+PUBLIC = [c.name for c in spec.public()]
 
 
 @pytest.mark.parametrize("shell", completions.SHELLS)
@@ -35,7 +34,19 @@ def test_script_names_every_public_command_and_the_value_sets(shell, capsys):
 def test_usage_errors(capsys):
     assert tma_main(["completions"]) == 2
     assert tma_main(["completions", "tcsh"]) == 2
-    assert "bash, zsh, fish" in capsys.readouterr().err
+    assert "'bash', 'zsh', 'fish'" in capsys.readouterr().err
+
+
+def test_completions_offer_exactly_the_declared_commands_and_flags(tmp_path):
+    # the commands bash offers are the declared public ones: no command that does not exist
+    offered = set(_bash(tmp_path, "tma", "")) - {n for f in spec.GLOBALS + spec.TOP_FLAGS
+                                                 for n in f.names}
+    assert offered == set(PUBLIC)
+    for cmd in spec.public():
+        flags = set(_bash(tmp_path, "tma", cmd.name, "--"))
+        declared = {f.long for f in completions._public_flags(cmd)}
+        assert declared <= flags, (cmd.name, declared - flags)
+        assert flags - declared <= {f.long for f in spec.GLOBALS + spec.TOP_FLAGS}, cmd.name
 
 
 @pytest.mark.parametrize("shell,flag", [("bash", "-n"), ("zsh", "-n"), ("fish", "-n")])

@@ -8,10 +8,9 @@ keys from its manifest's [keys] table are sent to the pane.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from tma.cli import common
+from tma.cli import common, spec
 
 EXIT_GATED = 4
 EXIT_VANISHED = 3
@@ -24,12 +23,8 @@ def _holder_alive(raw: str) -> bool:
 
 
 def main(argv: list[str]) -> int:
-    g, rest = common.split_globals(argv)
-    p = argparse.ArgumentParser(prog="tma act", description="answer a permission prompt")
-    p.add_argument("action", choices=["approve", "deny"])
-    p.add_argument("--pane", default=common.env_pane())
-    p.add_argument("--json", action="store_true")
-    args = p.parse_args(rest)
+    g, _, args = spec.parse("act", argv)
+    args.pane = args.pane or common.env_pane()
     if not args.pane:
         raise common.UsageError("no pane to act on: pass --pane %N, or run tma act inside "
                                 "a tmux pane")
@@ -43,8 +38,7 @@ def main(argv: list[str]) -> int:
     try:
         panes = read.session_panes(server, args.pane)
     except NoServer:
-        common.err("tma: no tmux server running")
-        return common.FAIL
+        raise  # cli/main.py: exit 1
     except TmuxError:
         return _result(args, "vanished", EXIT_VANISHED, None, _gone(args))
     pane = next((x for x in panes if x.pane_id == args.pane), None)

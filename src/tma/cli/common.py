@@ -16,7 +16,15 @@ FAIL = 1
 
 
 class UsageError(Exception):
-    pass
+    """A bad command line: exit 2 (cli/main.py reports it)."""
+
+
+class NoPane(Exception):
+    """The pane a command was told to use does not exist: exit 3, "tma: no pane %N"."""
+
+    def __init__(self, pane_id: str) -> None:
+        super().__init__(f"no pane {pane_id}")
+        self.pane_id = pane_id
 
 
 class Globals(Record):
@@ -67,13 +75,25 @@ def err(msg: str) -> None:
 
 
 def load_config(g: Globals):
+    """The config; a file named by --config or TMA_CONFIG must exist. Raises ConfigError
+    (reported by cli/main.py, exit 1)."""
     from tma.runtime.config import ConfigError, load
 
-    try:
-        return load(g.config)
-    except ConfigError as exc:
-        err(str(exc))
-        raise SystemExit(FAIL) from None
+    named = g.config or os.environ.get("TMA_CONFIG")
+    if named and not os.path.exists(named):
+        how = "--config" if g.config else "TMA_CONFIG"
+        raise ConfigError(f"tma: config {named}: no such file (named by {how})")
+    return load(g.config)
+
+
+def check_agent(g: Globals, name: str) -> None:
+    """An --agent selector must name a loaded manifest; the error lists the known ones."""
+    from tma.runtime import manifests
+
+    cfg = load_config(g)
+    known = sorted(manifests.identity_index(g.manifest_dir, cfg.agents))
+    if name not in known:
+        raise UsageError(f"unknown agent {name!r} (expected one of: {', '.join(known)})")
 
 
 def server(g: Globals, cfg=None):
@@ -132,14 +152,11 @@ def report_manifests(g: Globals, cfg) -> None:
 
 
 def load_manifests(g: Globals, cfg):
-    """The manifest set for a surface; a broken bundled manifest is fatal (exit 1) and each
-    skipped user manifest is reported with one line."""
+    """The manifest set for a surface; a broken bundled manifest raises
+    BundledManifestError (exit 1 at cli/main.py) and each skipped user manifest is
+    reported with one line."""
     from tma.runtime import manifests
 
-    try:
-        mset = manifests.load(g.manifest_dir, cfg.agents)
-    except manifests.BundledManifestError as exc:
-        err(str(exc))
-        raise SystemExit(FAIL) from None
+    mset = manifests.load(g.manifest_dir, cfg.agents)
     manifests.report_skipped(mset, sys.stderr.write)
     return mset

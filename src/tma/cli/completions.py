@@ -1,8 +1,8 @@
 """`tma completions bash|zsh|fish`: a static completion script on stdout.
 
-Covers the public commands (`tma.cli.main.COMMANDS` minus the internal verbs), the
-global options, each command's flags and the fixed value sets (`--state`/`--until`,
-`--format`, `--wrapper-ref`, `--trigger`, the shells). Runtime values (pane ids,
+Generated from the command declarations in `tma.cli.spec`: the public commands,
+the global options, each command's flags and the fixed value sets (`--state`/`--until`,
+`--format`, `--wrapper-ref`, `--prior`, the shells). Runtime values (pane ids,
 session names, agents) are not completed.
 
     tma completions bash > ~/.local/share/bash-completion/completions/tma
@@ -14,147 +14,63 @@ from __future__ import annotations
 
 import sys
 
-from tma.cli import common
+from tma.cli import spec
 
-SHELLS = ("bash", "zsh", "fish")
-INTERNAL = frozenset({"event", "clear-attention", "supervise"})
-STATES = ("idle", "working", "blocked", "unknown", "done")
-
-# Fixed value sets by flag; "FILE" = a path, "" = a free value (nothing to offer).
-VALUES: dict[str, tuple[str, ...] | str] = {
-    "--state": STATES, "--until": STATES,
-    "--format": ("tmux", "plain", "json", "prom"),
-    "--wrapper-ref": ("absolute", "bare"),
-    "--trigger": ("blocked", "done", "context_high"),
-    "--prior": ("idle", "working", "blocked", "unknown"),
-    "--config": "FILE", "--manifest-dir": "FILE", "--socket-path": "FILE", "--capture": "FILE",
-    "--conf": "FILE", "--config-dir": "FILE", "--settings": "FILE", "--gemini-settings": "FILE",
-    "--wrapper-path": "FILE", "--opencode-plugin": "FILE", "--codex-config": "FILE",
-    "--codex-hooks": "FILE", "--cursor-hooks": "FILE", "--cursor-cli-config": "FILE",
-    "--pi-extension": "FILE",
-    "--socket-name": "", "-c": "", "--client": "", "--pane": "", "--session": "", "--repo": "",
-    "--branch": "", "--agent": "", "--count": "", "--since": "", "--timeout": "", "--for": "",
-    "--interval": "", "--arg": "", "--seconds": "", "--pattern": "",
-}
-
-GLOBALS = (
-    ("--socket-name", "tmux -L NAME"),
-    ("--socket-path", "tmux -S PATH"),
-    ("--config", "config file"),
-    ("--manifest-dir", "load agent manifests only from DIR"),
-    ("--client", "acting tmux client"),
-    ("--debug-timing", "one timing line per poll cycle on stderr"),
-    ("--help", "show help"),
-    ("--version", "print the version"),
-)
-SHORT_GLOBALS = ("-c", "-h", "-V")
-
-SELECTOR = (
-    ("--session", "only this tmux session"),
-    ("--repo", "only this repository"),
-    ("--branch", "only this branch"),
-    ("--agent", "only this agent"),
-    ("--state", "only these states (comma list)"),
-)
-
-DESCRIPTIONS = {
-    "version": "print the version",
-    "ls": "list agent panes",
-    "status": "counts for the status line",
-    "wait": "block until a pane reaches a state",
-    "jump": "move to the pane that needs you",
-    "act": "approve or deny a pending permission prompt",
-    "uninstall": "remove every tma wiring and pane option",
-    "mute": "silence notifications for panes",
-    "subscribe": "stream agent state as JSON lines",
-    "watch": "live dashboard",
-    "daemon": "run the tier-3 daemon",
-    "reload": "reload the daemon's config and manifests",
-    "init": "first-run setup",
-    "install-hooks": "wire agent hooks to tma",
-    "install-keys": "install the tmux key bindings",
-    "doctor": "diagnose detection tiers and silent disablers",
-    "completions": "shell completion script",
-    "debug": "explain / capture (manifest authoring)",
-    "demo": "a self-contained demo on a private tmux server",
-}
-
-# command -> (flags with descriptions, uses the selector flags, positional words)
-FLAGS: dict[str, tuple[tuple[tuple[str, str], ...], bool, tuple[str, ...]]] = {
-    "ls": ((("--json", "the schema-1 JSON document"), ("--pane", "only this pane")), True, ()),
-    "status": ((("--format", "output format"),), True, ()),
-    "wait": ((("--pane", "wait on this pane"), ("--any", "the first pane in scope"),
-              ("--all", "every pane in scope"), ("--count", "at least N panes"),
-              ("--until", "target states (comma list)"),
-              ("--since", "only an episode after EPOCH_MS"),
-              ("--timeout", "give up after SECS (exit 124)"), ("--json", "JSON output")),
-             True, ()),
-    "jump": ((("--attention", "the next pane wanting you"), ("--blocked", "the longest-blocked"),
-              ("--next", "the next agent pane"), ("--back", "back one step"),
-              ("--home", "back to where you started"), ("--pane", "this pane"),
-              ("--menu", "a menu of agents")), True, ()),
-    "act": ((("--pane", "target pane"), ("--json", "JSON output")), False,
-            ("approve", "deny")),
-    "mute": ((("--pane", "target pane"), ("--for", "duration (30m, 2h, 1d)"),
-              ("--clear", "unmute")), True, ()),
-    "subscribe": ((("--json", "JSON lines (required)"), ("--interval", "poll every SECS"),
-                   ("--changes-only", "only changed documents"),
-                   ("--events", "transition edges")), True, ()),
-    "watch": ((("--table", "start in the table view"),), True, ()),
-    "daemon": ((("--ensure", "start one if none runs"),), False, ()),
-    "reload": ((), False, ()),
-    "init": ((("--yes", "no prompts"), ("--config-dir", "tma config dir"),
-              ("--conf", "tmux config file")), False, ()),
-    "uninstall": ((("--yes", "no prompts"),), False, ()),
-    "install-hooks": ((("--all", "every wired agent"), ("--uninstall", "remove the wiring"),
-                       ("--check", "verify the wiring"), ("--statusline", "install the shim"),
-                       ("--no-statusline", "remove the shim"), ("--yes", "no prompt"),
-                       ("--settings", "Claude settings file"),
-                       ("--gemini-settings", "Gemini settings file"),
-                       ("--config-dir", "tma config dir"), ("--wrapper-path", "tma-hook path"),
-                       ("--wrapper-ref", "absolute or bare wrapper reference"),
-                       ("--opencode-plugin", "OpenCode plugin path"),
-                       ("--codex-config", "Codex config.toml"),
-                       ("--codex-hooks", "Codex hooks.json"),
-                       ("--cursor-hooks", "Cursor hooks.json"),
-                       ("--cursor-cli-config", "Cursor CLI config"),
-                       ("--pi-extension", "pi extension path")),
-                      False, ("claude", "codex", "cursor", "gemini", "opencode", "pi")),
-    "install-keys": ((("--uninstall", "remove the bindings"), ("--check", "verify"),
-                      ("--mouse", "mouse bindings too"), ("--no-daemon", "no daemon line"),
-                      ("--yes", "no prompt"), ("--conf", "tmux config file"),
-                      ("--config-dir", "tma config dir")), False, ()),
-    "doctor": ((("--json", "JSON report"), ("--exit-code", "exit 1 on any warning")), False, ()),
-    "completions": ((), False, SHELLS),
-    "debug": ((("--json", "JSON output"), ("--capture", "a capture file"),
-               ("--agent", "manifest to use"), ("--prior", "prior state")),
-              False, ("explain", "capture")),
-    "demo": ((("--seconds", "how long the scripted run lasts"),
-              ("--keep", "leave the demo server running")), False, ()),
-    "version": ((), False, ()),
-}
+SHELLS = spec.SHELLS
+INTERNAL = frozenset(c.name for c in spec.COMMANDS.values() if c.internal)
+STATES = spec.STATES
 
 
-def public_commands() -> list[str]:
-    from tma.cli.main import COMMANDS
+def _desc(text: str) -> str:
+    """A completion description: the help sentence, lower-cased and without its stop."""
+    return (text[:1].lower() + text[1:]).rstrip(".")
 
-    return [c for c in COMMANDS if c not in INTERNAL]
+
+def _public_flags(cmd: spec.Command) -> tuple[spec.Flag, ...]:
+    """A command's flags, its public subcommands' flags included."""
+    flags = cmd.all_flags()
+    for sub in cmd.subcommands:
+        if not sub.internal:
+            flags += tuple(f for f in sub.flags if f.long not in {g.long for g in flags})
+    return flags
 
 
-def _flags(cmd: str) -> list[tuple[str, str]]:
-    flags, selector, _ = FLAGS.get(cmd, ((), False, ()))
-    out = list(flags)
-    if selector:
-        out += [f for f in SELECTOR if f[0] not in dict(out)]
+def _values() -> dict[str, tuple[str, ...] | str]:
+    """Flag -> value set ("FILE" = a path, "" = a free value); switches are left out."""
+    out: dict[str, tuple[str, ...] | str] = {}
+    flags = [f for f in spec.GLOBALS]
+    for cmd in spec.public():
+        flags += _public_flags(cmd)
+    for f in flags:
+        for name in f.names:
+            if f.completion is not None:
+                out.setdefault(name, f.completion)
     return out
 
 
+VALUES = _values()
+GLOBALS = tuple((f.long, _desc(f.help)) for f in spec.GLOBALS + spec.TOP_FLAGS)
+SHORT_GLOBALS = tuple(n for f in spec.GLOBALS + spec.TOP_FLAGS for n in f.names
+                      if not n.startswith("--"))
+DESCRIPTIONS = {c.name: _desc(c.summary) for c in spec.public()}
+
+
+def public_commands() -> list[str]:
+    return [c.name for c in spec.public()]
+
+
+def _flags(cmd: str) -> list[tuple[str, str]]:
+    return [(f.long, _desc(f.help)) for f in _public_flags(spec.COMMANDS[cmd])]
+
+
 def _positionals(cmd: str) -> tuple[str, ...]:
-    return FLAGS.get(cmd, ((), False, ()))[2]
-
-
-def _valued() -> list[str]:
-    return sorted(VALUES)
+    c = spec.COMMANDS[cmd]
+    words = tuple(s.name for s in c.subcommands if not s.internal)
+    for arg in c.args:
+        words += arg.values or ()
+    if cmd == "help":
+        words += tuple(public_commands())
+    return words
 
 
 # ---------------------------------------------------------------- bash
@@ -421,14 +337,6 @@ GENERATORS = {"bash": bash, "zsh": zsh, "fish": fish}
 
 
 def main(argv: list[str]) -> int:
-    _g, rest = common.split_globals(argv)
-    if rest and rest[0] in ("-h", "--help"):
-        sys.stdout.write("usage: tma completions bash|zsh|fish\n")
-        return 0
-    if len(rest) != 1:
-        raise common.UsageError("expected one shell: bash, zsh or fish")
-    shell = rest[0]
-    if shell not in GENERATORS:
-        raise common.UsageError(f"unsupported shell {shell!r} (expected one of: bash, zsh, fish)")
-    sys.stdout.write(GENERATORS[shell]())
+    _g, _, args = spec.parse("completions", argv)
+    sys.stdout.write(GENERATORS[args.shell]())
     return 0

@@ -2,51 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from tma.cli import common
+from tma.cli import common, spec
 from tma.ui import text
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="tma debug", description="authoring and inspection tools")
-    sub = p.add_subparsers(dest="sub", required=True)
-    ex = sub.add_parser("explain", help="run detection on a pane or a capture and show why")
-    ex.add_argument("pane", nargs="?", help="pane id (live form)")
-    ex.add_argument("--capture", metavar="FILE", help="a capture in the fixture format")
-    ex.add_argument("--agent", help="manifest to use (default: the capture's agent header)")
-    ex.add_argument("--prior", choices=["idle", "working", "blocked", "unknown"],
-                    help="pretend the pane was stamped with this state (by a capture)")
-    ex.add_argument("--json", action="store_true")
-    cap = sub.add_parser("capture", help="print a pane in the fixture format")
-    cap.add_argument("pane")
-    st = sub.add_parser("stamp", help="(internal) apply exactly one guarded write")
-    st.add_argument("pane")
-    st.add_argument("--mode", choices=["publish", "hold", "remove"], default="publish")
-    st.add_argument("--state", default="idle")
-    st.add_argument("--detail", default="")
-    st.add_argument("--source", default="capture")
-    st.add_argument("--evidence-at", type=int, default=None)
-    st.add_argument("--stamped-at", type=int, default=None)
-    st.add_argument("--name", default="test")
-    st.add_argument("--pid", type=int, default=0)
-    st.add_argument("--hash", default="")
-    st.add_argument("--attention", action="store_true")
-    st.add_argument("--episode-reset", action="store_true")
-    st.add_argument("--guard", default="unconditional",
-                    help="unconditional | protect-hook | carveout:<ms> | refresh:<state> | "
-                         "hook:<ms>")
-    st.add_argument("--count", type=int, default=1,
-                    help="repeat the write N times, one spawn each (race tests)")
-    st.add_argument("--alternate", metavar="STATE[/DETAIL]",
-                    help="with --count: odd repetitions write this state (and detail)")
-    return p
-
-
 def main(argv: list[str]) -> int:
-    g, rest = common.split_globals(argv)
-    args = _parser().parse_args(rest)
+    g, _, args = spec.parse("debug", argv)
     if args.sub == "explain":
         if args.capture:
             return explain_capture(g, args)

@@ -18,18 +18,12 @@ def _cycle(g):
 
 def _pane(server, pane_id: str):
     from tma.tmux import read
-    from tma.tmux.adapter import NoServer
 
-    try:
-        snap = read.list_panes(server)
-    except NoServer:
-        common.err("tma: no tmux server running")
-        raise SystemExit(common.FAIL) from None
+    snap = read.list_panes(server)  # NoServer: exit 1 at cli/main.py
     for p in snap.panes:
         if p.pane_id == pane_id:
             return snap, p
-    common.err(f"tma: no pane {pane_id}")
-    raise SystemExit(common.FAIL)
+    raise common.NoPane(pane_id)
 
 
 def explain(g, args) -> int:
@@ -129,7 +123,6 @@ def stamp(g, args) -> int:
     """Apply exactly one guarded write (the race and contract tests drive this)."""
     from tma.core import plan as P
     from tma.tmux import write
-    from tma.tmux.adapter import NoServer, TmuxError
 
     cfg = common.load_config(g)
     server = common.server(g, cfg)
@@ -148,23 +141,16 @@ def stamp(g, args) -> int:
         guard = P.Guard(kinds[kind])
     action = {"publish": P.PUBLISH, "hold": P.HOLD, "remove": P.REMOVE}[args.mode]
     alt_state, _, alt_detail = (args.alternate or "").partition("/")
-    try:
-        for i in range(max(1, args.count)):
-            odd = bool(args.alternate) and i % 2 == 1
-            state = alt_state if odd else args.state
-            detail = alt_detail if odd else args.detail
-            # an event/capture time guard moves with the repetition's evidence
-            rep_guard = guard.replace(at=guard.at + i) if guard.at else guard
-            plan = P.Plan(action, state=state, detail=detail, source=args.source,
-                          evidence_at=evidence + i, guard=rep_guard,
-                          set_attention=args.attention,
-                          episode_reset=args.episode_reset)
-            server.source([write.render(args.pane, plan, now + i, name=args.name,
-                                        pid=args.pid, hash=args.hash)])
-    except NoServer:
-        common.err("tma: no tmux server running")
-        return common.FAIL
-    except TmuxError as exc:
-        common.err(f"tma: {exc}")
-        return common.FAIL
+    for i in range(max(1, args.count)):
+        odd = bool(args.alternate) and i % 2 == 1
+        state = alt_state if odd else args.state
+        detail = alt_detail if odd else args.detail
+        # an event/capture time guard moves with the repetition's evidence
+        rep_guard = guard.replace(at=guard.at + i) if guard.at else guard
+        plan = P.Plan(action, state=state, detail=detail, source=args.source,
+                      evidence_at=evidence + i, guard=rep_guard,
+                      set_attention=args.attention,
+                      episode_reset=args.episode_reset)
+        server.source([write.render(args.pane, plan, now + i, name=args.name,
+                                    pid=args.pid, hash=args.hash)])
     return 0

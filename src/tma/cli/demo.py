@@ -15,7 +15,6 @@ command instead.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shlex
 import shutil
@@ -25,7 +24,7 @@ import sys
 import tempfile
 import time
 
-from tma.cli import common
+from tma.cli import common, spec
 from tma.ui import table
 
 SCRIPT_SECONDS = 25.0
@@ -227,15 +226,7 @@ def _reap(pids: set[int], tmp: str) -> set[int]:
 
 
 def main(argv: list[str]) -> int:
-    g, rest = common.split_globals(argv)
-    p = argparse.ArgumentParser(
-        prog="tma demo",
-        description="scripted fake agents on a private tmux server, watched through tma")
-    p.add_argument("--seconds", type=float, default=SCRIPT_SECONDS,
-                   help=f"how long the scripted run lasts (default {SCRIPT_SECONDS:g})")
-    p.add_argument("--keep", action="store_true",
-                   help="leave the demo server running afterwards and print how to stop it")
-    args = p.parse_args(rest)
+    g, _, args = spec.parse("demo", argv)
     if g.socket_name or g.socket_path:
         raise common.UsageError("the demo runs its own private server; "
                                 "--socket-name/--socket-path do not apply")

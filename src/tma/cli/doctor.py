@@ -6,10 +6,9 @@ renders them as text and turns them into an exit code.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from tma.cli import common
+from tma.cli import common, spec
 
 LABEL = 9  # "ambient: " and friends, padded to one column
 
@@ -259,30 +258,13 @@ def render(doc: dict) -> str:
 
 
 def main(argv: list[str]) -> int:
-    g, rest = common.split_globals(argv)
-    p = argparse.ArgumentParser(prog="tma doctor",
-                                description="diagnose detection tiers and silent disablers")
-    p.add_argument("--json", action="store_true", help="the schema-1 JSON document")
-    p.add_argument("--exit-code", action="store_true",
-                   help="exit 1 on any warning or pane below its manifest's tier")
-    args = p.parse_args(rest)
+    g, _, args = spec.parse("doctor", argv)
     cfg = common.load_config(g)
     from tma.runtime import doctor
-    from tma.runtime.manifests import BundledManifestError
-    from tma.tmux.adapter import NoServer, TmuxError
 
     server = common.server(g, cfg)
-    try:
-        doc = doctor.gather(server, cfg, g.manifest_dir, common.now_ms())
-    except NoServer:
-        common.err("tma: no tmux server running")
-        return common.FAIL
-    except TmuxError as exc:
-        common.err(f"tma: {exc}")
-        return common.FAIL
-    except BundledManifestError as exc:
-        common.err(str(exc))
-        return common.FAIL
+    # no server, a tmux error, a broken bundled manifest: reported by cli/main.py (exit 1)
+    doc = doctor.gather(server, cfg, g.manifest_dir, common.now_ms())
     from tma.runtime import manifests
 
     manifests.report_skipped([(i["file"], i["problem"]) for i in doc["manifests"]["issues"]],

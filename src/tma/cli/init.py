@@ -17,13 +17,12 @@ could not run (no tmux server).
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import shutil
 import sys
 
-from tma.cli import common
+from tma.cli import common, spec
 
 #: process names that name a runtime, not an agent: never evidence an agent is installed.
 GENERIC = frozenset(("node", "bun", "deno", "python", "python3", "ruby", "perl", "sh", "bash",
@@ -31,18 +30,6 @@ GENERIC = frozenset(("node", "bun", "deno", "python", "python3", "ruby", "perl",
 
 STATUS_LINE = "set -g status-right '#(tma status) %H:%M'"
 _RUNS_TMA_STATUS = re.compile(r"#\([^)]*\btma\b[^)]*\bstatus\b")
-
-
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="tma init",
-        description="first run: detect agents, wire their hooks, check the status line, "
-                    "run doctor")
-    p.add_argument("--yes", "-y", action="store_true", help="apply every change without asking")
-    p.add_argument("--config-dir", metavar="DIR", help="tma's config directory")
-    p.add_argument("--conf", metavar="PATH",
-                   help="the tmux config file to name in the status-right advice")
-    return p
 
 
 def detect(mset) -> list[tuple[str, str]]:
@@ -96,18 +83,13 @@ def say(text: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    g, rest = common.split_globals(argv)
-    args = _parser().parse_args(rest)
+    g, _, args = spec.parse("init", argv)
     cfg = common.load_config(g)
 
     from tma.cli import install_hooks as ih
     from tma.runtime import manifests
 
-    try:
-        mset = manifests.load(g.manifest_dir, cfg.agents)
-    except manifests.BundledManifestError as exc:
-        common.err(str(exc))
-        return common.FAIL
+    mset = manifests.load(g.manifest_dir, cfg.agents)  # BundledManifestError: cli/main.py
     gargv = global_argv(g)
     failed: list[str] = []
 

@@ -11,44 +11,17 @@ declined prompt, or `--check` drift.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
-from tma.cli import common
+from tma.cli import common, spec
 
 AGENTS = ("claude", "codex", "gemini", "cursor", "opencode", "pi")
 STATUSLINE_AGENTS = ("claude", "cursor")
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="tma install-hooks",
-        description="wire an agent's hooks to tma (diff first, then ask)")
-    p.add_argument("agent", nargs="?", help=", ".join(AGENTS))
-    p.add_argument("--all", action="store_true",
-                   help="every agent that already carries tma wiring")
-    p.add_argument("--uninstall", action="store_true", help="remove tma's wiring")
-    p.add_argument("--check", action="store_true", help="verify the wiring (exit 1 on drift)")
-    sl = p.add_mutually_exclusive_group()
-    sl.add_argument("--statusline", dest="statusline", action="store_const", const="on",
-                    default="keep", help="install the context statusline shim (claude, cursor)")
-    sl.add_argument("--no-statusline", dest="statusline", action="store_const", const="off",
-                    help="remove the statusline shim and remember that choice")
-    p.add_argument("--yes", "-y", action="store_true", help="apply without asking")
-    p.add_argument("--settings", metavar="PATH", help="Claude settings.json")
-    p.add_argument("--gemini-settings", metavar="PATH", help="Gemini settings.json")
-    p.add_argument("--codex-config", metavar="PATH", help="Codex config.toml")
-    p.add_argument("--codex-hooks", metavar="PATH", help="Codex hooks.json")
-    p.add_argument("--cursor-hooks", metavar="PATH", help="Cursor hooks.json")
-    p.add_argument("--cursor-cli-config", metavar="PATH", help="Cursor cli-config.json")
-    p.add_argument("--opencode-plugin", metavar="PATH", help="OpenCode plugin file")
-    p.add_argument("--pi-extension", metavar="PATH", help="pi extension file")
-    p.add_argument("--config-dir", metavar="DIR", help="tma's config directory")
-    p.add_argument("--wrapper-path", metavar="PATH", help="where tma-hook is written")
-    p.add_argument("--wrapper-ref", choices=("absolute", "bare"),
-                   help="how configs name tma-hook (default: [install] wrapper_ref)")
-    return p
+def _parser():
+    return spec.parser("install-hooks")  # declared in tma.cli.spec
 
 
 # ---------------------------------------------------------------- context
@@ -279,8 +252,7 @@ def _carries(name, ctx, mset) -> bool:
 
 
 def main(argv: list[str]) -> int:
-    g, rest = common.split_globals(argv)
-    args = _parser().parse_args(rest)
+    g, _, args = spec.parse("install-hooks", argv)
     if args.agent and args.all:
         common.err("tma: install-hooks: name an agent or pass --all, not both")
         return common.FAIL
@@ -295,11 +267,7 @@ def main(argv: list[str]) -> int:
     from tma.install import statusline
     from tma.runtime import manifests
 
-    try:
-        mset = manifests.load(g.manifest_dir, cfg.agents)
-    except manifests.BundledManifestError as exc:
-        common.err(str(exc))
-        return common.FAIL
+    mset = manifests.load(g.manifest_dir, cfg.agents)  # BundledManifestError: cli/main.py
     manifests.report_skipped(mset, sys.stderr.write)
 
     if args.agent:

@@ -8,11 +8,10 @@ cycle first, so the candidates are read from fresh stamps.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
-from tma.cli import common
+from tma.cli import common, spec
 from tma.core import states
 
 _NEVER = 1 << 62  # sorts a never-stamped `since` last
@@ -24,39 +23,12 @@ class NoClient(Exception):
     pass
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="tma jump", description="move the client to an agent pane (default --next)",
-        epilog="selectors (--session --repo --branch --agent --state) scope the forward "
-               "jumps and the menu; --back, --home and --pane ignore them. The acting "
-               "client is -c/--client, else the client of $TMUX_PANE's session, else the "
-               "most recently active client.")
-    d = p.add_mutually_exclusive_group()
-    d.add_argument("--attention", dest="direction", action="store_const", const="attention",
-                   help="next pane wanting you: blocked (longest first), then done; wraps")
-    d.add_argument("--blocked", dest="direction", action="store_const", const="blocked",
-                   help="the longest-blocked pane")
-    d.add_argument("--next", dest="direction", action="store_const", const="next",
-                   help="next agent pane by position (session, window, pane); wraps")
-    d.add_argument("--back", dest="direction", action="store_const", const="back",
-                   help="return to the pane the last jump left")
-    d.add_argument("--home", dest="direction", action="store_const", const="home",
-                   help="return to where the jump trail started, and forget the trail")
-    d.add_argument("--pane", metavar="ID", help="jump to this pane (e.g. %%3)")
-    d.add_argument("--menu", dest="direction", action="store_const", const="menu",
-                   help="a tmux menu of every agent")
-    return p
-
-
 def main(argv: list[str]) -> int:
 
-    g, rest = common.split_globals(argv)
-    sel, rest = common.take_selectors(rest)
-    args = _parser().parse_args(rest)
+    g, sel, args = spec.parse("jump", argv)
     direction = "pane" if args.pane is not None else (args.direction or "next")
     cfg = common.load_config(g)
     from tma.cli import cycle_run
-    from tma.tmux.adapter import TmuxError
 
     server, result = cycle_run.run(g, cfg)
     job = _Jump(g, cfg, server, result, sel)
@@ -71,9 +43,6 @@ def main(argv: list[str]) -> int:
             return job.menu()
         return job.forward(direction)
     except NoClient as exc:
-        common.err(f"tma: {exc}")
-        return common.FAIL
-    except TmuxError as exc:
         common.err(f"tma: {exc}")
         return common.FAIL
 
@@ -229,6 +198,8 @@ class _Jump:
     def to_pane(self, pane_id: str) -> int:
         row = next((r for r in self.result.rows if r.pane.pane_id == pane_id), None)
         if row is None:
+            if pane_id not in self.live:
+                raise common.NoPane(pane_id)
             common.err(f"tma: no agent in pane {pane_id}")
             return 0
         return self._go(row.pane, clear_attention=True, record=True)

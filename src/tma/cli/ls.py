@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from tma.cli import common
+from tma.cli import common, spec
 
 
 def main(argv: list[str]) -> int:
 
-    g, rest = common.split_globals(argv)
-    sel, rest = common.take_selectors(rest)
-    p = argparse.ArgumentParser(prog="tma ls", description="list agent panes")
-    p.add_argument("--json", action="store_true", help="the schema-1 JSON document")
-    p.add_argument("--pane", help="only this pane")
-    args = p.parse_args(rest)
+    g, sel, args = spec.parse("ls", argv)
     cfg = common.load_config(g)
     from tma.cli import cycle_run
     from tma.runtime.git import GitInfo
@@ -24,6 +18,8 @@ def main(argv: list[str]) -> int:
     git = GitInfo()
     rows = cycle_run.select(result.rows, sel, git)
     if args.pane:
+        if all(p.pane_id != args.pane for p in result.snapshot.panes):
+            raise common.NoPane(args.pane)
         rows = [r for r in rows if r.pane.pane_id == args.pane]
     from tma.ui import rows as render
 

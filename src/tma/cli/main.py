@@ -1,56 +1,130 @@
-"""`tma`: dispatch to one module per command, importing nothing the command doesn't need."""
+"""`tma`: find the command, run it, and turn every error into one exit status.
+
+The error boundary is here and only here: commands raise typed errors (UsageError,
+NoPane, NoServer, ConfigError, BundledManifestError, TmuxError) and `EXIT_TABLE`
+says what each one prints and returns. The hot commands (`status`, `event`,
+`clear-attention`) are dispatched without importing the command table in
+tma.cli.spec; every other command goes through it.
+"""
 
 from __future__ import annotations
 
 import sys
 
-# command -> module under tma.cli
-COMMANDS = {
-    "version": "version",
-    "ls": "ls",
-    "status": "status",
-    "wait": "wait",
-    "jump": "jump",
-    "doctor": "doctor",
-    "debug": "debug",
-    "demo": "demo",
-    "completions": "completions",
-    "install-hooks": "install_hooks",
-    "clear-attention": "clear_attention",
-    "event": "event",
-    "act": "act",
-    "uninstall": "uninstall",
-    "init": "init",
-}
+# Dispatched without tma.cli.spec (tests/unit/test_cli_docs.py holds them to it).
+HOT = {"status": "status", "event": "event", "clear-attention": "clear_attention"}
+_VALUED = ("--socket-name", "--socket-path", "--config", "--manifest-dir", "-c", "--client")
 
-HELP = """usage: tma [global options] <command> [options]
+OK, FAIL, USAGE, NO_PANE, INTERRUPTED = 0, 1, 2, 3, 130
 
-Whose move is it? The state of every AI coding agent in your tmux panes:
-working (the agent's), blocked (yours), idle (nobody's) or unknown.
+# (module, exception class, exit status, message or None for str(exc), prefix with the
+# command?) — the first row whose class matches wins. Classes are looked up only in
+# modules already imported: an exception from a module that was never loaded cannot
+# be raised, and the status line pays for no import.
+EXIT_TABLE = (
+    ("tma.cli.common", "UsageError", USAGE, None, True),
+    ("tma.cli.common", "NoPane", NO_PANE, None, False),
+    ("tma.tmux.adapter", "NoServer", FAIL, "no tmux server running", False),
+    ("tma.runtime.config", "ConfigError", FAIL, None, False),
+    ("tma.runtime.manifests", "BundledManifestError", FAIL, None, False),
+    ("tma.core.bundled", "BundledManifestError", FAIL, None, False),
+    ("tma.tmux.adapter", "TmuxError", FAIL, None, False),
+)
+# what `tma status` prints on stdout under #() (no TTY), where tmux hides stderr
+STATUS_MARKERS = {"ConfigError": "tma:config!", "BundledManifestError": "tma:manifest!"}
 
-commands:
-  status        counts for the status line (what #(tma status) runs)
-  ls            list agent panes (--json for scripts)
-  wait          block until a pane reaches a state
-  jump          move to the pane that needs you
-  act           answer a pending permission prompt (approve, deny)
-  init          first run: detect agents, wire their hooks, check the status line
-  install-hooks wire an agent's own hooks to tma (--check, --uninstall)
-  uninstall     remove every hook wiring and every tma option
-  doctor        diagnose detection tiers and silent disablers
-  debug         explain / capture / stamp (manifest authoring and tests)
-  demo          a self-contained demo on a private tmux server
-  completions   shell completion script (bash, zsh, fish)
-  version       print the version
 
-global options (before or after the command):
-  --socket-name NAME   tmux -L NAME
-  --socket-path PATH   tmux -S PATH (env TMA_SOCKET_PATH)
-  --config PATH        config file (env TMA_CONFIG)
-  --manifest-dir DIR   load agent manifests only from DIR
-  -c, --client NAME    acting tmux client (jump)
-  --debug-timing       one timing line per poll cycle on stderr (ls, status, jump)
-"""
+def _classify(exc: BaseException):
+    for module, name, code, message, prefixed in EXIT_TABLE:
+        cls = getattr(sys.modules.get(module), name, None)
+        if cls is not None and isinstance(exc, cls):
+            return name, code, message, prefixed
+    return None
+
+
+def _say(msg: str) -> None:
+    sys.stderr.write(msg if msg.endswith("\n") else msg + "\n")
+
+
+def _message(text: str, cmd: str | None, prefixed: bool) -> str:
+    if prefixed:
+        return f"tma {cmd}: {text}" if cmd else f"tma: {text}"
+    return text if text.startswith("tma") else f"tma: {text}"
+
+
+def _status_marker(name: str, argv: list[str]) -> None:
+    marker = STATUS_MARKERS.get(name)
+    machine = any(a in ("json", "prom", "--format=json", "--format=prom") for a in argv)
+    try:
+        tty = sys.stdout.isatty()
+    except (ValueError, OSError):
+        tty = False
+    if marker and not tty and not machine:
+        sys.stdout.write(marker)
+
+
+def find_command(argv: list[str]) -> tuple[str | None, int]:
+    """The first argument that is not a global option (or its value), and its index."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        name, eq, _ = arg.partition("=")
+        if name in _VALUED:
+            i += 1 if eq else 2
+        elif arg == "--debug-timing":
+            i += 1
+        else:
+            return arg, i
+    return None, len(argv)
+
+
+def _help(argv: list[str], at: int) -> int:
+    from tma.cli import spec
+
+    rest = [a for a in argv[at + 1:] if not a.startswith("-")]
+    if not rest:
+        sys.stdout.write(spec.top_help())
+        return OK
+    name = rest[0]
+    if name not in spec.COMMANDS:
+        raise _unknown(name)
+    sys.stdout.write(spec.help_text(name, rest[1] if len(rest) > 1 else None))
+    return OK
+
+
+def _unknown(word: str):
+    from tma.cli.common import UsageError
+
+    if word.startswith("-"):
+        return UsageError(f"unknown option {word} (see tma --help)")
+    return UsageError(f"unknown command {word!r} (see tma --help)")
+
+
+def dispatch(argv: list[str]) -> int:
+    cmd, at = find_command(argv)
+    if cmd is None:
+        if any(a.partition("=")[0] in _VALUED for a in argv[-1:]):
+            from tma.cli.common import split_globals
+
+            split_globals(argv)  # raises "--config needs a value"
+        from tma.cli import spec
+
+        sys.stderr.write(spec.top_help())  # the cockpit picker will live here
+        return USAGE
+    if cmd in ("-h", "--help", "help"):
+        return _help(argv, at)
+    if cmd in ("-V", "--version"):
+        cmd = "version"
+    module = HOT.get(cmd)
+    if module is None:
+        from tma.cli import spec
+
+        if cmd not in spec.COMMANDS or cmd == "help":
+            raise _unknown(cmd)
+        module = spec.COMMANDS[cmd].module
+    sub_argv = argv[:at] + argv[at + 1:]
+    __import__(f"tma.cli.{module}")  # not importlib: it costs the status line an import
+    return sys.modules[f"tma.cli.{module}"].main(sub_argv)
 
 
 def _utf8(stream) -> bool:
@@ -69,35 +143,46 @@ def main(argv: list[str] | None = None) -> int:
         from tma.ui import text  # a non-UTF-8 locale: every write degrades, none raises
 
         text.degrade(sys.stdout, sys.stderr)
-    # The command is the first argument that is not a global option (or its value).
-    from tma.cli.common import UsageError, split_globals
+    cmd = None
+    try:
+        cmd = find_command(argv)[0]
+        return dispatch(argv)
+    except BrokenPipeError:
+        _quiet_stdout()
+        return OK
+    except KeyboardInterrupt:
+        _say("tma: interrupted")
+        return INTERRUPTED
+    except Exception as exc:
+        found = _classify(exc)
+        if found is None:
+            raise
+        name, code, message, prefixed = found
+        if cmd == "status":
+            _status_marker(name, argv)
+        _say(_message(message or str(exc), _known(cmd), prefixed))
+        return code
+
+
+def _known(cmd: str | None) -> str | None:
+    """The command to name in a usage message: only a real one (not `--bogus`)."""
+    if cmd is None or cmd in HOT:
+        return cmd
+    from tma.cli import spec  # only on the error path
+
+    return cmd if cmd in spec.COMMANDS else None
+
+
+def _quiet_stdout() -> None:
+    """After EPIPE: point stdout at /dev/null so the interpreter's final flush is silent."""
+    import os
 
     try:
-        _, rest = split_globals(argv)
-    except UsageError as exc:
-        sys.stderr.write(f"tma: {exc}\n")
-        return 2
-    if not rest or rest[0] in ("-h", "--help", "help"):
-        sys.stdout.write(HELP)
-        return 0 if rest else 2
-    if rest[0] in ("-V", "--version"):
-        rest[0] = "version"
-    cmd = rest[0]
-    module = COMMANDS.get(cmd)
-    if module is None:
-        sys.stderr.write(f"tma: unknown command {cmd!r} (see tma --help)\n")
-        return 2
-    idx = argv.index(cmd)
-    sub_argv = argv[:idx] + argv[idx + 1:]
-    __import__(f"tma.cli.{module}")  # not importlib: it costs the status line an import
-    mod = sys.modules[f"tma.cli.{module}"]
-    try:
-        return mod.main(sub_argv)
-    except UsageError as exc:
-        sys.stderr.write(f"tma {cmd}: {exc}\n")
-        return 2
-    except BrokenPipeError:
-        return 0
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 def entry() -> None:

@@ -28,13 +28,17 @@ def main(argv: list[str]) -> int:
                     f"invalid format {value!r} (expected one of: {', '.join(FORMATS)})")
             fmt = value
         elif rest[i] in ("-h", "--help"):
-            sys.stdout.write("usage: tma status [--format tmux|plain|json|prom] "
-                             "[--session S] [--repo R] [--branch B] [--agent A] "
-                             "[--state LIST]\n")
+            from tma.cli import spec  # declared there; parsed here by hand (the hot path)
+
+            sys.stdout.write(spec.help_text("status"))
             return 0
+        elif rest[i].startswith("-"):
+            raise common.UsageError(f"unknown option {rest[i]} (see its --help)")
         else:
-            raise common.UsageError(f"unknown argument {rest[i]!r}")
+            raise common.UsageError(f"unexpected argument {rest[i]!r}")
         i += 1
+    if sel.agent is not None:
+        common.check_agent(g, sel.agent)
     cfg = common.load_config(g)
     from tma.cli import cycle_run
 

@@ -19,37 +19,13 @@ unwired, or the tmux side failed.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from tma.cli import common
-
-#: install-hooks' file options, forwarded as they are (same names, same defaults).
-FILE_FLAGS = (
-    ("--settings", "Claude settings.json"),
-    ("--gemini-settings", "Gemini settings.json"),
-    ("--codex-config", "Codex config.toml"),
-    ("--codex-hooks", "Codex hooks.json"),
-    ("--cursor-hooks", "Cursor hooks.json"),
-    ("--cursor-cli-config", "Cursor cli-config.json"),
-    ("--opencode-plugin", "OpenCode plugin file"),
-    ("--pi-extension", "pi extension file"),
-)
+from tma.cli import common, spec
 
 REMINDER = ("tma: if you added #(tma status) to your tmux status-right by hand, remove it "
             "yourself (tma never edits status-right), then reload: tmux source-file "
             "~/.tmux.conf")
-
-
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="tma uninstall",
-        description="remove every agent's tma wiring, the tmux hooks and every tma option")
-    p.add_argument("--yes", "-y", action="store_true", help="apply without asking")
-    for flag, what in FILE_FLAGS:
-        p.add_argument(flag, metavar="PATH", help=what)
-    p.add_argument("--config-dir", metavar="DIR", help="tma's config directory")
-    return p
 
 
 def installer_args(args, *, uninstall: bool):
@@ -88,19 +64,14 @@ def sweep_names() -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def main(argv: list[str]) -> int:
-    g, rest = common.split_globals(argv)
-    args = _parser().parse_args(rest)
+    g, _, args = spec.parse("uninstall", argv)
     cfg = common.load_config(g)
 
     from tma.cli import install_hooks as ih
     from tma.install import common as ic
     from tma.runtime import manifests
 
-    try:
-        mset = manifests.load(g.manifest_dir, cfg.agents)
-    except manifests.BundledManifestError as exc:
-        common.err(str(exc))
-        return common.FAIL
+    mset = manifests.load(g.manifest_dir, cfg.agents)  # BundledManifestError: cli/main.py
     ns = installer_args(args, uninstall=True)
     ns.yes = args.yes
     try:

@@ -11,35 +11,11 @@ while the pane lives, 124 timed out.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from tma.cli import common
+from tma.cli import common, spec
 
 TICK = 1.0
-
-
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="tma wait", description="block until a pane reaches a state",
-        epilog="selector flags (--session --repo --branch --agent --state) scope "
-               "--agent/--any/--all/--count. Exit: 0 reached, 1 error, 2 usage, "
-               "3 pane vanished, 4 agent exited, 124 timed out.")
-    target = p.add_mutually_exclusive_group()
-    target.add_argument("--pane", metavar="ID", help="wait on one pane")
-    target.add_argument("--any", action="store_true",
-                        help="the first in-scope pane to reach the state")
-    target.add_argument("--all", action="store_true",
-                        help="every in-scope pane (membership fixed at the start)")
-    target.add_argument("--count", metavar="N", help="at least N in-scope panes")
-    p.add_argument("--until", metavar="STATES", required=True,
-                   help="comma list of idle,working,blocked,unknown,done")
-    p.add_argument("--since", metavar="EPOCH_MS",
-                   help="only an episode that began strictly after this time satisfies")
-    p.add_argument("--timeout", metavar="SECS", help="give up after SECS (exit 124)")
-    p.add_argument("--json", action="store_true",
-                   help="a schema-1 row object (an ls document for --all/--count)")
-    return p
 
 
 def _nonneg_int(flag: str, text: str, minimum: int = 0) -> int:
@@ -61,9 +37,7 @@ def _timeout(text: str) -> float:
 def main(argv: list[str]) -> int:
     from tma.runtime import selectors, waiting
 
-    g, rest = common.split_globals(argv)
-    sel, rest = common.take_selectors(rest)
-    args = _parser().parse_args(rest)
+    g, sel, args = spec.parse("wait", argv)
     try:
         until = selectors.parse_states(args.until)
     except selectors.SelectorError as exc:
@@ -94,10 +68,7 @@ def main(argv: list[str]) -> int:
                                 "--count N")
 
     cfg = common.load_config(g)
-    try:
-        return _loop(g, cfg, sel, waiter, timeout, args.json)
-    except KeyboardInterrupt:
-        return 130
+    return _loop(g, cfg, sel, waiter, timeout, args.json)  # Ctrl-C: 130 at cli/main.py
 
 
 class _Once:
@@ -120,14 +91,14 @@ def _loop(g, cfg, sel, waiter, timeout: float | None, as_json: bool) -> int:
     from tma.runtime.config import load as load_config
     from tma.runtime.cycle import Cycle
     from tma.runtime.git import GitInfo
-    from tma.runtime.manifests import BundledManifestError
-    from tma.tmux.adapter import NoServer, Timeout, TmuxError
+    from tma.tmux.adapter import Timeout
 
     server = common.server(g, cfg)
     warn = _Once()
     start = time.monotonic()
     deadline = None if timeout is None else start + timeout
     slow_noted = False
+    pane_checked = False
     config_error = None
     first = True
     while True:
@@ -142,23 +113,19 @@ def _loop(g, cfg, sel, waiter, timeout: float | None, as_json: bool) -> int:
         first = False
         cycle = Cycle(server, cfg, g.manifest_dir, warn=warn)
         result = None
-        try:
+        try:  # no server, a tmux error, a broken bundled manifest: cli/main.py reports
             result = cycle.run()
             # each broken user manifest once, also when this tick needed no full set
             manifests.report_skipped(manifests.skipped(g.manifest_dir, cfg.agents), warn)
-        except NoServer:
-            common.err("tma: no tmux server running")
-            return common.FAIL
         except Timeout:
             if not slow_noted:
                 slow_noted = True
                 common.err("tma: tmux slow to respond; still waiting")
-        except TmuxError as exc:
-            common.err(f"tma: {exc}")
-            return common.FAIL
-        except BundledManifestError as exc:
-            common.err(str(exc))
-            return common.FAIL
+        if result is not None and not pane_checked:
+            pane_checked = True  # a --pane that does not exist at the start: exit 3 now
+            if waiter.kind == waiting.PANE and all(
+                    p.pane_id != waiter.pane for p in result.first_snapshot.panes):
+                raise common.NoPane(waiter.pane)
 
         if result is not None:
             git = GitInfo() if sel.needs_git else None

@@ -30,6 +30,13 @@ def parse_states(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+def parse_pane_id(text: str) -> str:
+    """A tmux pane id (`%3`); anything else is a usage error, whatever the command."""
+    if len(text) > 1 and text[0] == "%" and text[1:].isdigit():
+        return text
+    raise SelectorError(f"expected a pane id like %3, got {text!r}")
+
+
 class Selector:
     __slots__ = ("session", "repo", "branch", "agent", "states")
 

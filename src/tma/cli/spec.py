@@ -1,0 +1,592 @@
+"""Every command's flags, declared once, as data.
+
+One table (`COMMANDS`) says, per command: its one-line summary, its flags (value,
+choices, default, a help sentence), its positional arguments, whether it takes the
+selector flags, and its exit statuses. From it come the argparse parsers
+(`parse`), every `--help`, the top-level help, the shell completions
+(`tma.cli.completions`), the man page (`tma.cli.manpage`) and the docs drift check
+(tests/unit/test_cli_docs.py).
+
+The hot paths do not import this module: `tma status` and `tma event` parse their
+few flags by hand (cli/status.py, cli/event.py) and `tma.cli.common` keeps its own
+table of the global options; the unit tests hold those hand parsers to the
+declarations here. argparse is imported only when a parser is built.
+"""
+
+from __future__ import annotations
+
+import sys
+
+DOCS = "docs/reference/cli.md (or `man tma`)"
+STATES = ("idle", "working", "blocked", "unknown", "done")
+FORMATS = ("tmux", "plain", "json", "prom")
+SHELLS = ("bash", "zsh", "fish")
+HOOK_AGENTS = ("claude", "codex", "gemini", "cursor", "opencode", "pi")
+FILE_METAVARS = frozenset({"PATH", "DIR", "FILE"})
+
+
+class Flag:
+    """One option. `metavar` None means a switch; `dest`+`const` make one choice of a
+    group of switches (`--next` of jump's directions); `group` names a set of flags
+    that exclude each other; `values` is what completion offers (the choices, or a
+    vocabulary for a comma list)."""
+
+    __slots__ = ("names", "help", "metavar", "choices", "default", "dest", "const", "group",
+                 "type", "required", "repeat", "values")
+
+    def __init__(self, *names: str, help: str, metavar: str | None = None,
+                 choices: tuple[str, ...] | None = None, default=None, dest: str | None = None,
+                 const: str | None = None, group: str | None = None, type: str | None = None,
+                 required: bool = False, repeat: bool = False,
+                 values: tuple[str, ...] | None = None) -> None:
+        self.names = names
+        self.help = help
+        self.metavar = metavar
+        self.choices = choices
+        self.default = default
+        self.dest = dest
+        self.const = const
+        self.group = group
+        self.type = type
+        self.required = required
+        self.repeat = repeat
+        self.values = values if values is not None else choices
+
+    @property
+    def long(self) -> str:
+        return next(n for n in self.names if n.startswith("--"))
+
+    @property
+    def takes_value(self) -> bool:
+        return self.metavar is not None
+
+    @property
+    def completion(self) -> tuple[str, ...] | str | None:
+        """A value set, "FILE" for a path, "" for a free value, None for a switch."""
+        if not self.takes_value:
+            return None
+        if self.values:
+            return self.values
+        return "FILE" if self.metavar in FILE_METAVARS else ""
+
+    def synopsis(self) -> str:
+        names = ", ".join(self.names)
+        return f"{names} {self.metavar}" if self.takes_value else names
+
+
+class Arg:
+    """One positional argument."""
+
+    __slots__ = ("name", "help", "choices", "optional", "type", "values")
+
+    def __init__(self, name: str, help: str, choices: tuple[str, ...] | None = None,
+                 optional: bool = False, type: str | None = None,
+                 values: tuple[str, ...] | None = None) -> None:
+        self.name = name
+        self.help = help
+        self.choices = choices  # enforced by the parser
+        self.optional = optional
+        self.type = type
+        self.values = values if values is not None else choices  # offered by completion
+
+    def synopsis(self) -> str:
+        return f"[{self.name}]" if self.optional else self.name
+
+
+class Command:
+    __slots__ = ("name", "summary", "flags", "args", "exits", "selectors", "internal",
+                 "subcommands", "notes")
+
+    def __init__(self, name: str, summary: str, *, flags: tuple[Flag, ...] = (),
+                 args: tuple[Arg, ...] = (), exits: tuple[tuple[int, str], ...] = (),
+                 selectors: bool = False, internal: bool = False,
+                 subcommands: tuple[Command, ...] = (), notes: str = "") -> None:
+        self.name = name
+        self.summary = summary
+        self.flags = flags
+        self.args = args
+        self.exits = exits
+        self.selectors = selectors
+        self.internal = internal
+        self.subcommands = subcommands
+        self.notes = notes
+
+    @property
+    def module(self) -> str:
+        return self.name.replace("-", "_")
+
+    def sub(self, name: str) -> Command | None:
+        return next((s for s in self.subcommands if s.name == name), None)
+
+    def all_flags(self) -> tuple[Flag, ...]:
+        """Its own flags, then the selector flags it takes (own flags win a name)."""
+        if not self.selectors:
+            return self.flags
+        own = {n for f in self.flags for n in f.names}
+        return self.flags + tuple(f for f in SELECTOR if f.long not in own)
+
+
+# ---------------------------------------------------------------- shared declarations
+
+GLOBALS = (
+    Flag("--socket-name", metavar="NAME", help="Talk to the tmux server `tmux -L NAME`."),
+    Flag("--socket-path", metavar="PATH",
+         help="Talk to the tmux server `tmux -S PATH` (else TMA_SOCKET_PATH)."),
+    Flag("--config", metavar="PATH",
+         help="The config file (else TMA_CONFIG, else $XDG_CONFIG_HOME/tma/config.toml); "
+              "a file named here must exist."),
+    Flag("--manifest-dir", metavar="DIR",
+         help="Load agent manifests from DIR only (no bundled or user manifests)."),
+    Flag("-c", "--client", metavar="NAME", help="The tmux client `tma jump` acts on."),
+    Flag("--debug-timing", help="Print one timing line per poll cycle on stderr."),
+)
+TOP_FLAGS = (
+    Flag("-h", "--help", help="Show the command list (or, after a command, its help)."),
+    Flag("-V", "--version", help="Print the version."),
+)
+
+SELECTOR = (
+    Flag("--session", metavar="NAME", help="Only panes in the tmux session named NAME."),
+    Flag("--repo", metavar="NAME",
+         help="Only panes whose git repository is labelled NAME (shared by its worktrees)."),
+    Flag("--branch", metavar="NAME", help="Only panes on git branch NAME (HEAD when detached)."),
+    Flag("--agent", metavar="NAME",
+         help="Only panes running this agent (a manifest name: claude, codex, ...)."),
+    Flag("--state", metavar="LIST", values=STATES,
+         help="Only panes in one of these states (comma list of "
+              "idle,working,blocked,unknown,done)."),
+)
+
+OK = (0, "success")
+ERROR = (1, "no tmux server, a tmux error, a config or bundled manifest that does not load")
+USAGE = (2, "usage error: an unknown option, a bad value, flags that cannot go together")
+NO_PANE = (3, "the pane named by --pane does not exist")
+
+AGENT_FILES = (
+    Flag("--settings", metavar="PATH",
+         help="Claude's settings file (else TMA_CLAUDE_SETTINGS, else "
+              "~/.claude/settings.json)."),
+    Flag("--gemini-settings", metavar="PATH",
+         help="Gemini's settings file (else TMA_GEMINI_SETTINGS, else "
+              "~/.gemini/settings.json)."),
+    Flag("--codex-config", metavar="PATH",
+         help="Codex's config.toml (else TMA_CODEX_CONFIG, else $CODEX_HOME/config.toml)."),
+    Flag("--codex-hooks", metavar="PATH",
+         help="Codex's hooks.json (else TMA_CODEX_HOOKS, else $CODEX_HOME/hooks.json)."),
+    Flag("--cursor-hooks", metavar="PATH",
+         help="Cursor's hooks.json (else TMA_CURSOR_HOOKS, else ~/.cursor/hooks.json)."),
+    Flag("--cursor-cli-config", metavar="PATH",
+         help="Cursor's cli-config.json (else TMA_CURSOR_CLI_CONFIG, else "
+              "~/.cursor/cli-config.json)."),
+    Flag("--opencode-plugin", metavar="PATH",
+         help="The OpenCode plugin file (else TMA_OPENCODE_PLUGIN, else "
+              "$XDG_CONFIG_HOME/opencode/plugin/tma.js)."),
+    Flag("--pi-extension", metavar="PATH",
+         help="The pi extension file (else TMA_PI_EXTENSION, else "
+              "~/.pi/agent/extensions/tma.js)."),
+)
+CONFIG_DIR = Flag("--config-dir", metavar="DIR",
+                  help="tma's config directory (else TMA_CONFIG_DIR, else "
+                       "$XDG_CONFIG_HOME/tma).")
+YES = Flag("-y", "--yes", help="Apply every change without asking.")
+
+# ---------------------------------------------------------------- the commands
+
+_DEBUG = (
+    Command("explain", "Run detection on a live pane or a saved capture and show why.",
+            args=(Arg("PANE", "A live pane id, e.g. %3 (or use --capture).", optional=True,
+                      type="pane"),),
+            flags=(
+                Flag("--capture", metavar="FILE",
+                     help="A saved screen in the fixture format instead of a live pane."),
+                Flag("--agent", metavar="NAME",
+                     help="With --capture: the manifest to use (default: the capture's "
+                          "agent header)."),
+                Flag("--prior", metavar="STATE", choices=("idle", "working", "blocked",
+                                                          "unknown"),
+                     help="With --capture: pretend the pane was already stamped in STATE."),
+                Flag("--json", help="Print the schema-1 explain document."),
+            ),
+            exits=(OK, (1, "no server, no such pane, an unreadable capture, an unknown agent"),
+                   USAGE)),
+    Command("capture", "Print a pane in the fixture format (header, ---, raw screen).",
+            args=(Arg("PANE", "A live pane id, e.g. %3.", type="pane"),),
+            exits=(OK, (1, "no server, or no such pane"), USAGE)),
+    Command("stamp", "Apply exactly one guarded write to a pane (test harness).",
+            internal=True,
+            args=(Arg("PANE", "The pane id to stamp."),),
+            flags=(
+                Flag("--mode", metavar="MODE", choices=("publish", "hold", "remove"),
+                     default="publish",
+                     help="Publish a state, hold (refresh the stamp) or remove the stamp."),
+                Flag("--state", metavar="STATE", default="idle", help="The state to write."),
+                Flag("--detail", metavar="DETAIL", default="", help="The detail to write."),
+                Flag("--source", metavar="SOURCE", default="capture",
+                     help="The evidence source to write."),
+                Flag("--evidence-at", metavar="MS", type="int",
+                     help="The evidence time, epoch ms (default: now)."),
+                Flag("--stamped-at", metavar="MS", type="int",
+                     help="The write time, epoch ms (default: now)."),
+                Flag("--name", metavar="NAME", default="test", help="The agent name to write."),
+                Flag("--pid", metavar="PID", type="int", default=0,
+                     help="The agent pid to write."),
+                Flag("--hash", metavar="HASH", default="", help="The screen hash to write."),
+                Flag("--attention", help="Raise attention with the write."),
+                Flag("--episode-reset", help="Start a new state episode."),
+                Flag("--guard", metavar="GUARD", default="unconditional",
+                     help="unconditional, protect-hook, carveout:<ms>, refresh:<state> or "
+                          "hook:<ms>."),
+                Flag("--count", metavar="N", type="int", default=1,
+                     help="Repeat the write N times, one tmux spawn each (race tests)."),
+                Flag("--alternate", metavar="STATE[/DETAIL]",
+                     help="With --count: odd repetitions write this state (and detail)."),
+            ),
+            exits=(OK, (1, "no server, or tmux refused the write"), USAGE)),
+)
+
+COMMANDS: dict[str, Command] = {c.name: c for c in (
+    Command("status", "Counts for the status line (what #(tma status) runs).",
+            selectors=True,
+            flags=(Flag("--format", metavar="FORMAT", choices=FORMATS, default="tmux",
+                        help="tmux (default: styled segment), plain, json or prom."),),
+            exits=(OK, (1, "no tmux server, or a broken config or bundled manifest (under "
+                           "#() a short marker such as tma:config! is printed on stdout)"),
+                   USAGE),
+            notes="Runs one poll cycle, then prints blocked, working, done, idle and "
+                  "unknown counts; zero counts are left out."),
+    Command("ls", "List agent panes: tab-separated rows, or the JSON document.",
+            selectors=True,
+            flags=(Flag("--json", help="Print the schema-1 JSON document instead of rows."),
+                   Flag("--pane", metavar="ID", type="pane",
+                        help="Only this pane (e.g. %3); combines with the selectors.")),
+            exits=(OK, ERROR, USAGE, NO_PANE)),
+    Command("wait", "Block until a pane (or a set of panes) reaches a state.",
+            selectors=True,
+            flags=(
+                Flag("--pane", metavar="ID", type="pane", group="target",
+                     help="Wait on this one pane (no selector flags with it)."),
+                Flag("--any", group="target",
+                     help="The first in-scope pane to reach the state."),
+                Flag("--all", group="target",
+                     help="Every in-scope pane (membership fixed at the first cycle)."),
+                Flag("--count", metavar="N", group="target",
+                     help="At least N in-scope panes (N >= 1), scope re-read every cycle."),
+                Flag("--until", metavar="STATES", required=True, values=STATES,
+                     help="Required: the target states, a comma list of "
+                          "idle,working,blocked,unknown,done."),
+                Flag("--since", metavar="EPOCH_MS",
+                     help="Only a state episode that began strictly after this time counts."),
+                Flag("--timeout", metavar="SECS",
+                     help="Give up after SECS seconds (exit 124)."),
+                Flag("--json",
+                     help="Print a schema-1 row object (an ls document for --all/--count)."),
+            ),
+            exits=(OK, (1, "no server (also when it goes away), --agent matches several panes"),
+                   (2, "usage; --all found nothing in scope"),
+                   (3, "the pane does not exist, or vanished (an --all member too)"),
+                   (4, "its agent exited while the pane lives on"),
+                   (124, "timed out"), (130, "interrupted")),
+            notes="Without --pane/--any/--all/--count the selector --agent NAME is the "
+                  "target: the one in-scope pane running that agent."),
+    Command("jump", "Move your tmux client to the agent pane that needs you.",
+            selectors=True,
+            flags=(
+                Flag("--attention", dest="direction", const="attention", group="direction",
+                     help="The next pane wanting you: blocked (longest first), then done; "
+                          "wraps."),
+                Flag("--blocked", dest="direction", const="blocked", group="direction",
+                     help="The longest-blocked pane."),
+                Flag("--next", dest="direction", const="next", group="direction",
+                     help="The next agent pane by position (session, window, pane); the "
+                          "default; wraps."),
+                Flag("--back", dest="direction", const="back", group="direction",
+                     help="Return to the pane the last jump left."),
+                Flag("--home", dest="direction", const="home", group="direction",
+                     help="Return to where the jump trail started, and forget the trail."),
+                Flag("--pane", metavar="ID", type="pane", group="direction",
+                     help="Jump to this pane (e.g. %3); ignores the selectors."),
+                Flag("--menu", dest="direction", const="menu", group="direction",
+                     help="Show a tmux menu of every agent pane."),
+            ),
+            exits=(OK, (1, "no server, no tmux client to move, a tmux error"), USAGE, NO_PANE),
+            notes="Selectors scope the forward jumps and the menu. The acting client is "
+                  "-c/--client, else the client of $TMUX_PANE's session, else the most "
+                  "recently active one."),
+    Command("act", "Answer a pending permission prompt (approve or deny).",
+            args=(Arg("ACTION", "approve or deny.", choices=("approve", "deny")),),
+            flags=(Flag("--pane", metavar="ID", type="pane",
+                        help="The pane to answer (default: $TMUX_PANE)."),
+                   Flag("--json", help="Also print a result object on stdout.")),
+            exits=(OK, (1, "no tmux server"), USAGE,
+                   (3, "the pane does not exist or vanished"),
+                   (4, "refused: the pane is not at a permission prompt, or no keys for it"))),
+    Command("init", "First run: detect agents, wire their hooks, check the status line.",
+            flags=(YES, CONFIG_DIR,
+                   Flag("--conf", metavar="PATH",
+                        help="The tmux config file to name in the status-line advice.")),
+            exits=(OK, (1, "a step failed or was declined"), USAGE)),
+    Command("install-hooks", "Wire an agent's own hooks to tma (diff first, then ask).",
+            # not choices: a user manifest may name an agent; the command says which exist
+            args=(Arg("AGENT", "The agent to wire (required unless --all or --check).",
+                      values=HOOK_AGENTS, optional=True),),
+            flags=(
+                Flag("--all", help="Every agent that already carries tma wiring."),
+                Flag("--uninstall", help="Remove tma's wiring instead."),
+                Flag("--check", help="Only verify the wiring (exit 1 on drift)."),
+                Flag("--statusline", dest="statusline", const="on", group="statusline",
+                     default="keep",
+                     help="Install the context statusline shim (claude, cursor)."),
+                Flag("--no-statusline", dest="statusline", const="off", group="statusline",
+                     help="Remove the statusline shim and remember that choice."),
+                YES,
+            ) + AGENT_FILES + (
+                CONFIG_DIR,
+                Flag("--wrapper-path", metavar="PATH",
+                     help="Where to write tma-hook (else TMA_WRAPPER_PATH, else next to "
+                          "tma)."),
+                Flag("--wrapper-ref", metavar="REF", choices=("absolute", "bare"),
+                     help="How agent configs name tma-hook: full path or bare name "
+                          "(default: [install] wrapper_ref)."),
+            ),
+            exits=(OK, (1, "an unknown or hookless agent, a declined prompt, a file that "
+                           "cannot be written, --check drift"), USAGE)),
+    Command("uninstall", "Remove every hook wiring, the tmux hooks and every tma option.",
+            flags=(YES,) + AGENT_FILES + (CONFIG_DIR,),
+            exits=(OK, (1, "a declined prompt or a file that cannot be written"), USAGE)),
+    Command("doctor", "Diagnose detection tiers and silent disablers.",
+            flags=(Flag("--json", help="Print the schema-1 JSON document."),
+                   Flag("--exit-code",
+                        help="Exit 1 on any warning or any pane below its manifest's tier.")),
+            exits=(OK, (1, "no server, a broken config (named by key); with --exit-code any "
+                           "warning"), USAGE)),
+    Command("debug", "Manifest authoring and inspection: explain, capture.",
+            subcommands=_DEBUG, exits=(OK, ERROR, USAGE)),
+    Command("demo", "A self-contained demo on a private tmux server.",
+            flags=(Flag("--seconds", metavar="SECS", type="float", default=25.0,
+                        help="How long the scripted run lasts."),
+                   Flag("--keep",
+                        help="Leave the demo server running afterwards and say how to stop "
+                             "it.")),
+            exits=(OK, (1, "tmux is missing or the demo failed"), USAGE)),
+    Command("completions", "Print a shell completion script.",
+            args=(Arg("SHELL", "bash, zsh or fish.", choices=SHELLS),),
+            exits=(OK, USAGE)),
+    Command("version", "Print the version.", exits=(OK,)),
+    Command("help", "Show the command list, or one command's help.",
+            args=(Arg("COMMAND", "The command to describe.", optional=True),),
+            exits=(OK, USAGE)),
+    Command("event", "The hook bridge: one agent event becomes a stamp.", internal=True,
+            flags=(Flag("--agent", metavar="NAME", help="The agent (manifest name)."),
+                   Flag("--kind", metavar="EVENT", help="The hook event, or context."),
+                   Flag("--pane", metavar="ID", help="The pane (default: $TMUX_PANE)."),
+                   Flag("--payload", metavar="PATH",
+                        help="The event payload: - for stdin (the default), or a file.")),
+            exits=((0, "always, whatever happened"),),
+            notes="Never prints (but Claude's reply-lane decision), never fails."),
+    Command("clear-attention", "Clear attention on the pane arrived at (tmux hooks run it).",
+            internal=True, args=(Arg("PANE", "The pane id (#{pane_id})."),),
+            exits=((0, "always; every failure is silent"),)),
+)}
+
+
+def public() -> list[Command]:
+    return [c for c in COMMANDS.values() if not c.internal]
+
+
+# ---------------------------------------------------------------- help text
+
+
+WIDTH = 79
+
+
+def _wrap(text: str, indent: int = 0) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, WIDTH, initial_indent=" " * indent,
+                         subsequent_indent=" " * indent, break_on_hyphens=False) or [""]
+
+
+def _rows(items: list[tuple[str, str]], indent: int = 2) -> list[str]:
+    width = min(24, max((len(a) for a, _ in items), default=0) + 2)
+    out = []
+    for left, right in items:
+        body = _wrap(right, indent + width)
+        pad = " " * indent + left
+        if len(left) + 2 > width:
+            out.append(pad)
+            out += body
+        else:
+            out.append(pad.ljust(indent + width) + body[0].lstrip())
+            out += body[1:]
+    return out
+
+
+def usage(cmd: Command, parent: str = "") -> str:
+    words = ["tma", parent, cmd.name] if parent else ["tma", cmd.name]
+    words = [w for w in words if w]
+    if cmd.subcommands:
+        words.append("{" + ",".join(s.name for s in cmd.subcommands if not s.internal) + "}")
+    if cmd.flags:
+        words.append("[options]")
+    if cmd.selectors:
+        words.append("[selectors]")
+    words += [a.synopsis() for a in cmd.args]
+    return "usage: " + " ".join(words)
+
+
+def help_text(name: str, sub: str | None = None) -> str:
+    cmd = COMMANDS[name]
+    parent = ""
+    if sub is not None and cmd.sub(sub) is not None:
+        parent, cmd = cmd.name, cmd.sub(sub)
+    lines = [usage(cmd, parent), "", cmd.summary]
+    if cmd.notes:
+        lines += [""] + _wrap(cmd.notes)
+    if cmd.args:
+        lines += ["", "arguments:"] + _rows([(a.name, a.help) for a in cmd.args])
+    if cmd.subcommands:
+        lines += ["", "subcommands:"] + _rows([(s.name, s.summary) for s in cmd.subcommands
+                                                if not s.internal])
+    if cmd.flags:
+        lines += ["", "options:"] + _rows([(f.synopsis(), f.help) for f in cmd.flags])
+    if cmd.selectors:
+        lines += ["", "selectors (AND together; they choose what is shown, after a full "
+                      "cycle):"] + _rows([(f.synopsis(), f.help) for f in SELECTOR])
+    lines += [""] + _wrap("global options: --socket-name, --socket-path, --config, "
+                          "--manifest-dir, -c/--client, --debug-timing (see tma --help)")
+    if cmd.exits:
+        lines += ["", "exit status:"] + _rows([(str(c), m) for c, m in cmd.exits])
+    lines += ["", f"docs: {DOCS}"]
+    return "\n".join(lines) + "\n"
+
+
+def top_help() -> str:
+    lines = ["usage: tma [global options] <command> [options]", "",
+             "Whose move is it? The state of every AI coding agent in your tmux panes:",
+             "working (the agent's), blocked (yours), idle (nobody's) or unknown.", "",
+             "commands:"]
+    lines += _rows([(c.name, c.summary) for c in public()], indent=2)
+    lines += ["", "global options (before or after the command):"]
+    lines += _rows([(f.synopsis(), f.help) for f in GLOBALS + TOP_FLAGS])
+    lines += [""] + _wrap("Run `tma help COMMAND` (or `tma COMMAND --help`) for a "
+                          "command's flags and exit statuses.") + [f"docs: {DOCS}"]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------- parsing
+
+
+def pane_id(text: str) -> str:
+    from tma.runtime.selectors import SelectorError, parse_pane_id
+
+    try:
+        return parse_pane_id(text)
+    except SelectorError as exc:
+        import argparse
+
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+_TYPES = {"int": int, "float": float, "pane": pane_id}
+
+
+def _usage_error(message: str):
+    from tma.cli.common import UsageError
+
+    prefix = "unrecognized arguments: "
+    if message.startswith(prefix):
+        words = message[len(prefix):].split()
+        opts = [w for w in words if w.startswith("-")]
+        if opts:
+            return UsageError(f"unknown option {opts[0]} (see its --help)")
+        return UsageError(f"unexpected argument {words[0]!r}")
+    return UsageError(message)
+
+
+def _add(target, flag: Flag) -> None:
+    kw: dict = {"help": flag.help}
+    if flag.const is not None:
+        kw.update(action="store_const", const=flag.const, dest=flag.dest)
+    elif not flag.takes_value:
+        kw.update(action="store_true")
+    else:
+        kw.update(metavar=flag.metavar, action="append" if flag.repeat else "store")
+        if flag.choices:
+            kw["choices"] = flag.choices
+        if flag.type:
+            kw["type"] = _TYPES[flag.type]
+        if flag.required:
+            kw["required"] = True
+    if flag.default is not None:
+        kw["default"] = flag.default
+    target.add_argument(*flag.names, **kw)
+
+
+def _fill(parser, cmd: Command) -> None:
+    groups: dict[str, object] = {}
+    for flag in cmd.flags:
+        target = parser
+        if flag.group:
+            if flag.group not in groups:
+                groups[flag.group] = parser.add_mutually_exclusive_group()
+            target = groups[flag.group]
+        _add(target, flag)
+    for arg in cmd.args:
+        kw: dict = {"metavar": arg.name, "help": arg.help}
+        if arg.optional:
+            kw["nargs"] = "?"
+        if arg.choices:
+            kw["choices"] = arg.choices
+        if arg.type:
+            kw["type"] = _TYPES[arg.type]
+        parser.add_argument(arg.name.lower(), **kw)
+    if cmd.subcommands:
+        subs = parser.add_subparsers(dest="sub", required=True, metavar="SUBCOMMAND",
+                                     parser_class=type(parser))
+        for s in cmd.subcommands:
+            _fill(subs.add_parser(s.name, prog=f"tma {cmd.name} {s.name}", add_help=False), s)
+
+
+def parser(name: str):
+    """The argparse parser for one command (its flags only: no globals, no selectors)."""
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str):  # one usage-error path, reported by cli/main.py
+            raise _usage_error(message)
+
+    cmd = COMMANDS[name]
+    p = Parser(prog=f"tma {name}", add_help=False, allow_abbrev=False)
+    _fill(p, cmd)
+    return p
+
+
+def _help_request(cmd: Command, rest: list[str]) -> tuple[bool, str | None]:
+    head = rest[:rest.index("--")] if "--" in rest else rest
+    if not any(a in ("-h", "--help") for a in head):
+        return False, None
+    sub = next((a for a in head if cmd.sub(a) is not None), None)
+    return True, sub
+
+
+def parse(name: str, argv: list[str]):
+    """(globals, selector or None, the command's arguments) from a command's argv.
+
+    `-h`/`--help` prints the command's help and exits 0; a bad flag raises
+    UsageError (exit 2 at the boundary); an unknown --agent lists the known ones.
+    """
+    from tma.cli import common
+
+    cmd = COMMANDS[name]
+    g, rest = common.split_globals(argv)
+    wants, sub = _help_request(cmd, rest)
+    if wants:
+        sys.stdout.write(help_text(name, sub))
+        raise SystemExit(0)
+    sel = None
+    if cmd.selectors:
+        sel, rest = common.take_selectors(rest)
+    args = parser(name).parse_args(rest)
+    if sel is not None and sel.agent is not None:
+        common.check_agent(g, sel.agent)
+    return g, sel, args
