@@ -191,3 +191,19 @@ def test_a_pid_less_registration_is_reaped_only_after_30_s_of_shell(srv):
         srv.next_second()  # past freshness: the cycle examines the registration
     assert [r["pane"] for r in srv.ls()] == [pane]  # held (marker set), not removed
     assert srv.option(pane, "@tma_reg_dead_since") != ""
+
+
+def test_a_repeated_event_moves_only_evidence_and_stamped_at(srv):
+    """The short write: the same claim again (same state, detail, source, pid, name)
+    refreshes evidence_at and stamped_at and leaves every other option as it was."""
+    pane = srv.agent_pane()
+    event(srv, "Work", pane, '{"session_id":"s-1"}')
+    before = srv.options(pane)
+    time.sleep(0.01)
+    res = event(srv, "Work", pane, '{"session_id":"s-1"}')
+    assert res.returncode == 0 and res.stderr == ""
+    after = srv.options(pane)
+    moved = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
+    assert moved == {"@agent_evidence_at", "@agent_stamped_at"}
+    assert int(after["@agent_stamped_at"]) > int(before["@agent_stamped_at"])
+    assert after["@agent_evidence_at"] == after["@agent_stamped_at"]

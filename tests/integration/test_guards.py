@@ -92,17 +92,15 @@ def test_trace_a_capture_never_clobbers_a_hook_claim(srv, pane):
           name="fake", pid=11)
     expect(srv, pane, state="blocked", detail="permission", source="hook", since=1000,
            evidence=1000, stamped=1000, name="fake", pid=11)
+    before = opts(srv, pane)
     stamp(srv, pane, state="working", source="capture", at=2000, guard="protect-hook",
           name="other", pid=22, hash="abcd")
-    # the state fields held; stamped_at (and name/pid/hash) still moved
-    expect(srv, pane, state="blocked", detail="permission", source="hook", since=1000,
-           evidence=1000, stamped=2000, name="other", pid=22)
-    assert opts(srv, pane)["@agent_hash"] == "abcd"
+    # a losing producer changes nothing: not the state, not name/pid/hash, not stamped_at
+    assert opts(srv, pane) == before
     # idle and unknown hold the same way
     for state in ("idle", "unknown"):
-        stamp(srv, pane, state=state, at=3000, guard="protect-hook")
-        expect(srv, pane, state="blocked", detail="permission", source="hook", since=1000,
-               evidence=1000, stamped=3000, name="fake", pid=0)
+        stamp(srv, pane, state=state, at=3000, guard="protect-hook", attention=True)
+        assert opts(srv, pane) == before
 
 
 def test_trace_a_commits_over_a_capture_claim(srv, pane):
@@ -126,9 +124,9 @@ def test_trace_b2_blocker_not_newer_is_fully_suppressed(srv, pane, capture_ms):
     stamp(srv, pane, state="blocked", detail="permission", source="capture", at=capture_ms,
           guard=f"carveout:{capture_ms}", attention=True)
     expect(srv, pane, state="working", source="hook", since=5000, evidence=5000,
-           stamped=capture_ms, name="fake", pid=0)
-    # (a held attention write leaves the option set but empty: it reads as no mark)
-    assert opts(srv, pane).get("@agent_attention", "") == ""
+           stamped=5000, name="fake", pid=0)
+    # nothing of the held chain reached the pane, not even an empty attention option
+    assert "@agent_attention" not in opts(srv, pane)
 
 
 def test_trace_b_one_ms_newer_commits(srv, pane):
@@ -154,7 +152,7 @@ def test_hook_arbitration_older_event_is_suppressed_entirely(srv, pane):
     stamp(srv, pane, state="working", source="hook", at=5000)
     stamp(srv, pane, state="blocked", detail="permission", source="hook", at=4000,
           guard="hook:4000", attention=True)
-    expect(srv, pane, state="working", source="hook", since=5000, evidence=5000, stamped=4000,
+    expect(srv, pane, state="working", source="hook", since=5000, evidence=5000, stamped=5000,
            name="fake", pid=0)
     # an equal event time is not strictly newer: it commits
     stamp(srv, pane, state="idle", source="hook", at=5000, guard="hook:5000")
@@ -227,7 +225,7 @@ def test_refresh_commits_only_while_the_claimed_state_stands(srv, pane):
     stamp(srv, pane, state="working", source="hook", at=4000, guard="hook:4000")
     stamp(srv, pane, state="blocked", detail="permission", source="hook", at=5000,
           guard="refresh:blocked")
-    expect(srv, pane, state="working", source="hook", since=4000, evidence=4000, stamped=5000,
+    expect(srv, pane, state="working", source="hook", since=4000, evidence=4000, stamped=4000,
            name="fake", pid=0)
 
 
@@ -329,7 +327,7 @@ GUARDS = ("unconditional", "protect-hook", "carveout", "hook", "refresh")
 
 
 def _model(stored: dict, state: str, source: str, evidence: int, now: int, guard: str,
-           claimed: str) -> dict:
+           claimed: str) -> tuple[dict, bool]:
     """seed 001 / machinery 3.4, evaluated client-side over a known store."""
     hook = stored.get("source") == "hook"
     stored_ev = int(stored.get("evidence") or 0)
@@ -338,14 +336,14 @@ def _model(stored: dict, state: str, source: str, evidence: int, now: int, guard
             "carveout": hook and evidence <= stored_ev,
             "hook": hook and evidence < stored_ev,
             "refresh": stored.get("state", "") != claimed}[guard]
-    new = dict(stored, stamped=str(now), name="prop", pid="0")
     if held:
-        return new
+        return dict(stored), True  # a losing producer changes nothing
+    new = dict(stored, stamped=str(now), name="prop", pid="0")
     since = stored.get("since", "")
     keep = stored.get("state") == state and since and int(since) <= now + 2000
     new.update(state=state, detail="", source=source, evidence=str(evidence),
                since=since if keep else str(evidence))
-    return new
+    return new, False
 
 
 # The guard/source pairs the fold and the hook intake produce: protect-hook and the
@@ -361,7 +359,7 @@ SOURCE_FOR = {"protect-hook": "capture", "carveout": "capture", "hook": "hook",
 @settings(max_examples=25, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(steps=st.lists(step, min_size=1, max_size=10))
-def test_property_since_is_write_once_and_stamped_at_is_last(srv, steps):
+def test_property_since_is_write_once_and_a_held_write_changes_nothing(srv, steps):
     if not srv.started:
         srv.shell_pane()
     pane = srv.tmux("list-panes", "-a", "-F", "#{pane_id}").split()[0]
@@ -385,7 +383,11 @@ def test_property_since_is_write_once_and_stamped_at_is_last(srv, steps):
         _out, err = server.source([write.render(pane, plan, t, name="prop", pid=0)])
         assert err == ""
         got = tuple_of(srv, pane)
-        # stamped_at is always the last write's time, whatever the guard decided
+        model, held = _model(model, state, source, evidence, t, guard_kind, claimed)
+        if held:
+            assert got == prev  # the whole tuple, stamped_at included, as it was
+            continue
+        # a committed write ends with this write's stamped_at
         assert got["stamped"] == str(t)
         # since changes only when the state changes (write-once per state run) ...
         if got["state"] == prev["state"]:
@@ -393,6 +395,5 @@ def test_property_since_is_write_once_and_stamped_at_is_last(srv, steps):
         else:
             # ... and a state change stamps since from this write's evidence
             assert got["since"] == str(evidence)
-        model = _model(model, state, source, evidence, t, guard_kind, claimed)
         assert got == {k: model.get(k, "") for k in SHORT}
         prev = got

@@ -186,16 +186,16 @@ def test_capture_and_hook_writers_never_mix(srv):
     reads = reader.halt()
     assert not any(w.is_alive() for w in writers) and errors == []
 
-    allowed = {("idle", "", "capture"), ("blocked", "permission", "hook"),
-               ("working", "thinking", "hook")}
-    # @agent_name is a plain set (a held capture chain still refreshes it), so only
-    # state/detail/source classify; as above, in-flight reads may not tear either.
+    allowed = {("idle", "", "capture", "capw"), ("blocked", "permission", "hook", "hookw"),
+               ("working", "thinking", "hook", "hookw")}
+    # a held chain changes nothing, @agent_name included, so the writer's name belongs
+    # to the tuple it wrote; as above, in-flight reads may not tear either.
     mixed, counts, n_settled = [], {"hook": 0, "capture": 0}, 0
     for r in reads:
         if not r["state"]:
             continue
         n_settled += settled(r)
-        key = (r["state"], r["detail"], r["source"])
+        key = (r["state"], r["detail"], r["source"], r["name"])
         if key not in allowed:
             mixed.append(r)
             continue

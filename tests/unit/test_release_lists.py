@@ -25,7 +25,7 @@ COMMAND = re.compile(r"`tma ([a-z][a-z-]*)")
 
 def shipped_commands() -> set[str]:
     """Every command name the CLI dispatches."""
-    from tma.cli.main import COMMANDS
+    from tma.cli.spec import COMMANDS
 
     return set(COMMANDS)
 

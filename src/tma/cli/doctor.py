@@ -191,8 +191,9 @@ def _listed(doc: dict) -> list[str]:
     if foreign:
         out.append(_line("foreign", f"{len(foreign)} pane(s) stamped by another producer "
                                     "(shown in tma surfaces as they are, never rewritten)"))
-        out += [_item(f"{f['pane']} {f['locator']}: @agent_name {f['agent']!r} is no loaded "
-                      "manifest") for f in foreign]
+        out += [_item(f"{f['pane']} {f['locator']}: " + (
+            f"@agent_name {f['agent']!r} is no loaded manifest" if f["agent"]
+            else "no @agent_name")) for f in foreign]
     ignored = doc["ignored_panes"]
     if ignored:
         out.append(_line("ignored", f"{len(ignored)} pane(s) opted out with @agent_ignore"))

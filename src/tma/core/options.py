@@ -37,7 +37,9 @@ OPTIONS: tuple[Option, ...] = (
     _pane("@agent_source", "F,E", "hook|capture|process", "provenance of the state (absent = capture)"),
     _pane("@agent_evidence_at", "F,E", "epoch ms", "when the evidence behind the state happened"),
     _pane("@agent_since", "F,E", "epoch ms", "state transition instant, written once per state run"),
-    _pane("@agent_stamped_at", "F,E", "epoch ms", "instant of the last tuple write, always written last"),
+    _pane("@agent_stamped_at", "F,E", "epoch ms",
+          "instant of the last tuple write that committed (a held write leaves it), "
+          "always written last"),
     _pane("@agent_attention", "F,E", "1 or absent", "changed and not yet seen (done = idle + attention)"),
     _pane("@agent_notified_at", "N", "epoch ms", "last notification fired for this pane"),
     _pane("@agent_turn_at", "E", "epoch ms", "last turn end that raised the attention mark"),

@@ -128,6 +128,33 @@ class _LightManifest:
         self.identity = _LightIdentity(names)
 
 
+class _Pass:
+    """One cycle's working set: what the read sorted out and what the write will carry."""
+
+    def __init__(self, now: int, producing: bool, freshness_ms: int) -> None:
+        self.now = now
+        self.producing = producing
+        self.freshness_ms = freshness_ms
+        self.stats = Stats()
+        self.rows: dict[str, Row] = {}
+        self.issues: list[tuple] = []
+        self.ignored: list = []
+        self.out_of_scope: list[tuple] = []
+        self.identities: dict = {}
+        self.lines: list[str] = []
+        self.to_capture: list[tuple] = []  # (pane, stamp, ident)
+        self.pending: list[tuple] = []  # (pane, stamp, ident, captured-or-None)
+        self.touched: set[str] = set()
+
+    def add_row(self, pane, stamp: codec.Stamp, agent: str, *, foreign: bool = False) -> None:
+        self.rows[pane.pane_id] = Row(pane, stamp, agent, foreign, _muted(pane, self.now))
+
+    def remove(self, pane) -> None:
+        self.lines.append(write.remove(pane.pane_id))
+        self.touched.add(pane.pane_id)
+        self.stats.removed += 1
+
+
 class Cycle:
     """One server's poll cycle. `clock` returns epoch ms (tests pass their own)."""
 
@@ -231,168 +258,158 @@ class Cycle:
         import time
 
         t0 = time.perf_counter()
-        stats = Stats()
         spawns0 = self.server.spawns
         now = self.clock()
         snap = read.list_panes(self.server, stamp_poll_ms=now if produce else None)
-        freshness = self.cfg.freshness_secs * 1000
+        work = self._begin(snap, now, produce)
+        for pane in snap.panes:
+            self._sort(work, pane)
+        self._capture(work)
+        self._fold_all(work)
+        if work.producing:
+            # attention cleared by input (ordered against the raise; never for -CC clients)
+            work.lines.extend(self._seen_clear(snap, work.rows, work.touched))
+            work.lines.extend(self._rollout(snap, now))
+        final = self._commit(work, snap)
+        if work.producing:
+            self._write_rollups(final)
+        rows = sorted(work.rows.values(), key=Row.sort_key)
+        stats = work.stats
+        stats.agents = len(rows)
+        stats.spawns = self.server.spawns - spawns0
+        stats.ms = int((time.perf_counter() - t0) * 1000)
+        return Result(final, rows, stats, work.issues, work.ignored, work.out_of_scope,
+                      self._mset, work.identities, first_snapshot=snap)
+
+    def _begin(self, snap, now: int, produce: bool) -> _Pass:
+        """The stampede guard and the cached -F probe answer, then an empty pass."""
         stampede = bool(produce and snap.last_poll and snap.last_poll // 1000 == now // 1000)
         if snap.setpf_ok in ("0", "1") and self._guarded is None:
             self._guarded = snap.setpf_ok == "1"
-        stats.stampede = stampede
-        producing = produce and not stampede
+        work = _Pass(now, produce and not stampede, self.cfg.freshness_secs * 1000)
+        work.stats.stampede = stampede
+        return work
 
-        rows: dict[str, Row] = {}
-        issues: list[tuple] = []
-        ignored: list = []
-        out_of_scope: list[tuple] = []
-        identities: dict = {}
-        lines: list[str] = []
-        to_capture: list[tuple] = []  # (pane, stamp, ident)
-        pending: list[tuple] = []  # (pane, stamp, ident, captured-or-None)
-        touched: set[str] = set()
-        by_id = {p.pane_id: p for p in snap.panes}
-
-        for pane in snap.panes:
-            opts = pane.options
-            if opts.get("@agent_ignore"):
-                ignored.append(pane)
-                if producing and any(k in opts for k in options.EPISODE_OPTIONS):
-                    lines.append(write.remove(pane.pane_id))
-                    touched.add(pane.pane_id)
-                    stats.removed += 1
-                continue
-            stamp, problem = _stamp_problem(pane)
-            if problem is not None:
-                issues.append((pane, problem))
-                if stamp is None:
-                    continue  # undecodable: invisible everywhere, never touched
-            if stamp is not None and (not producing or (codec.is_fresh(stamp, now, freshness)
-                                                        and _alive(stamp.pid))):
-                rows[pane.pane_id] = Row(pane, stamp, stamp.name, False, _muted(pane, now))
-                stats.consumed += 1
-                continue
-            if not producing:
-                continue
-            self._produce_one(pane, stamp, now, rows, lines, touched, to_capture, pending,
-                              out_of_scope, identities, stats)
-
-        # Batched captures, then fold and render.
-        if to_capture:
-            mset = self.manifests()
-            captured = read.capture_many(self.server, [
-                (p.pane_id, mset.get(i.agent).scrollback_needed(p.height)
-                 if mset.get(i.agent) is not None else 50)
-                for p, _, i in to_capture])
-            stats.captures += len(captured)
-            for pane, stamp, ident in to_capture:
-                cap = captured.get(pane.pane_id)
-                if cap is not None:
-                    pending.append((pane, stamp, ident, cap))
-        for pane, stamp, ident, cap in pending:
-            line = self._fold_and_render(pane, stamp, ident, cap, now)
-            if line:
-                lines.append(line)
-                touched.add(pane.pane_id)
-                stats.produced += 1
-
-        # Attention cleared by input (ordered against the raise; never for -CC clients).
-        if producing:
-            lines.extend(self._seen_clear(snap, rows, touched))
-            lines.extend(self._rollout(snap, now))
-
-        final = snap
-        if lines:
-            out, _err = self.server.source(lines + [read.listing_line()])
-            final = read.parse_listing(out)
-            final_by_id = {p.pane_id: p for p in final.panes}
-            # every row reads from the re-read: the writes (stamps, telemetry lanes,
-            # cleared marks) are what the surfaces must show
-            for pane_id in touched | set(rows):
-                pane = final_by_id.get(pane_id)
-                old = rows.pop(pane_id, None)
-                if pane is None or pane.options.get("@agent_ignore"):
-                    continue
-                stamp, problem = _stamp_problem(pane)
-                if stamp is None:
-                    continue
-                ident = identities.get(pane_id)
-                agent = stamp.name or (ident.agent if ident is not None else "")
-                rows[pane_id] = Row(pane, stamp, agent, old.foreign if old else False,
-                                    _muted(pane, now))
-            # keep clients from the first read (the re-read does not list them)
-            final = read.Snapshot(final.panes, snap.clients, final.last_poll, final.setpf_ok,
-                                  final.version, final.socket_path, final.server_pid)
-            by_id = final_by_id
-        if producing:
-            self._write_rollups(final, by_id)
-
-        result_rows = sorted(rows.values(), key=Row.sort_key)
-        stats.agents = len(result_rows)
-        stats.spawns = self.server.spawns - spawns0
-        stats.ms = int((time.perf_counter() - t0) * 1000)
-        return Result(final, result_rows, stats, issues, ignored, out_of_scope,
-                      self._mset, identities, first_snapshot=snap)
-
-    def _produce_one(self, pane, stamp, now, rows, lines, touched, to_capture, pending,
-                     out_of_scope, identities, stats) -> None:
+    def _sort(self, work: _Pass, pane) -> None:
+        """Ignored, unreadable, fresh (consumed as it is) or to be produced."""
         opts = pane.options
+        if opts.get("@agent_ignore"):
+            work.ignored.append(pane)
+            if work.producing and any(k in opts for k in options.EPISODE_OPTIONS):
+                work.remove(pane)
+            return
+        stamp, problem = _stamp_problem(pane)
+        if problem is not None:
+            work.issues.append((pane, problem))
+            if stamp is None:
+                return  # undecodable: invisible everywhere, never touched
+        if stamp is not None and (not work.producing or (
+                codec.is_fresh(stamp, work.now, work.freshness_ms) and _alive(stamp.pid))):
+            work.add_row(pane, stamp, stamp.name)
+            work.stats.consumed += 1
+            return
+        if work.producing:
+            self._produce_one(work, pane, stamp)
+
+    def _produce_one(self, work: _Pass, pane, stamp: codec.Stamp | None) -> None:
         ident = self.identify(pane, stamp)
-        identities[pane.pane_id] = ident
-        known = set(self.index())
-        ours = stamp is not None and (stamp.name in known or not stamp.name)
+        work.identities[pane.pane_id] = ident
         if ident.out_of_scope is not None:
-            out_of_scope.append((pane, ident.out_of_scope))
-            if stamp is not None and ours:
-                lines.append(write.remove(pane.pane_id))
-                touched.add(pane.pane_id)
-                stats.removed += 1
-            elif stamp is not None:
-                rows[pane.pane_id] = Row(pane, stamp, stamp.name, True, _muted(pane, now))
+            work.out_of_scope.append((pane, ident.out_of_scope))
+            self._unclaimed(work, pane, stamp, clear_anchor=False)
             return
-        anchor = opts.get("@tma_title_match_pid", "")
         if ident.agent is None:
-            if stamp is not None and ours:
-                lines.append(write.remove(pane.pane_id))
-                touched.add(pane.pane_id)
-                stats.removed += 1
-            elif stamp is not None:
-                rows[pane.pane_id] = Row(pane, stamp, stamp.name, True, _muted(pane, now))
-            elif anchor:
-                lines.append(write.set_plain(pane.pane_id, "@tma_title_match_pid", ""))
+            self._unclaimed(work, pane, stamp, clear_anchor=True)
             return
+        anchor = pane.options.get("@tma_title_match_pid", "")
         if str(ident.anchor_pid or "") != anchor:
-            lines.append(write.set_plain(pane.pane_id, "@tma_title_match_pid",
-                                         str(ident.anchor_pid) if ident.anchor_pid else ""))
+            work.lines.append(write.set_plain(pane.pane_id, "@tma_title_match_pid",
+                                              str(ident.anchor_pid) if ident.anchor_pid else ""))
         if ident.pid == 0:
-            if stamp is not None and stamp.pid > 0 and not _alive(stamp.pid):
-                # tma walked this agent's pid and it is gone: the agent exited (OpenCode
-                # fires no end event). Remove now; the reaper is for pid-less registrations.
-                lines.append(write.remove(pane.pane_id))
-                touched.add(pane.pane_id)
-                stats.removed += 1
-                return
-            # A hook registration with no walkable process: never captured; reaped once
-            # its subtree has been shell-only for 30 s.
-            line = self._reap(pane, now)
-            if line == "remove":
-                lines.append(write.remove(pane.pane_id))
-                touched.add(pane.pane_id)
-                stats.removed += 1
-                return
+            self._registration(work, pane, stamp, ident)
+        elif stamp is not None and self._quiet(pane, stamp, ident, work.now):
+            work.add_row(pane, stamp, ident.agent)
+            work.stats.skipped += 1
+        elif not ident.foreground_is_agent or pane.scroll_position > 0:
+            work.pending.append((pane, stamp, ident, None))  # the fold decides without a screen
+        else:
+            work.to_capture.append((pane, stamp, ident))
+
+    def _unclaimed(self, work: _Pass, pane, stamp: codec.Stamp | None, *,
+                   clear_anchor: bool) -> None:
+        """No agent of ours in the pane. tma's own stamp (its name is a loaded manifest's:
+        every tma write names one) is a leftover and goes; any other decodable stamp is
+        a second writer's, read as a foreign row and never removed (seed 001)."""
+        if stamp is not None and stamp.name in self.index():
+            work.remove(pane)
+        elif stamp is not None:
+            work.add_row(pane, stamp, stamp.name, foreign=True)
+        elif clear_anchor and pane.options.get("@tma_title_match_pid", ""):
+            work.lines.append(write.set_plain(pane.pane_id, "@tma_title_match_pid", ""))
+
+    def _registration(self, work: _Pass, pane, stamp: codec.Stamp | None, ident) -> None:
+        """A hook registration with no walkable process: never captured."""
+        if stamp is not None and stamp.pid > 0 and not _alive(stamp.pid):
+            # tma walked this agent's pid and it is gone: the agent exited (OpenCode
+            # fires no end event). Remove now; the reaper is for pid-less registrations.
+            work.remove(pane)
+            return
+        # reaped once its subtree has been shell-only for 30 s
+        line = self._reap(pane, work.now)
+        if line == "remove":
+            work.remove(pane)
+            return
+        if line:
+            work.lines.append(line)
+        if stamp is not None:
+            work.add_row(pane, stamp, ident.agent)
+
+    def _capture(self, work: _Pass) -> None:
+        """One batched capture of every pane that needs reading."""
+        if not work.to_capture:
+            return
+        mset = self.manifests()
+        captured = read.capture_many(self.server, [
+            (p.pane_id, mset.get(i.agent).scrollback_needed(p.height)
+             if mset.get(i.agent) is not None else 50)
+            for p, _, i in work.to_capture])
+        work.stats.captures += len(captured)
+        for pane, stamp, ident in work.to_capture:
+            cap = captured.get(pane.pane_id)
+            if cap is not None:
+                work.pending.append((pane, stamp, ident, cap))
+
+    def _fold_all(self, work: _Pass) -> None:
+        for pane, stamp, ident, cap in work.pending:
+            line = self._fold_and_render(pane, stamp, ident, cap, work.now)
             if line:
-                lines.append(line)
-            if stamp is not None:
-                rows[pane.pane_id] = Row(pane, stamp, ident.agent, False, _muted(pane, now))
-            return
-        if stamp is not None and self._quiet(pane, stamp, ident, now):
-            rows[pane.pane_id] = Row(pane, stamp, ident.agent, False, _muted(pane, now))
-            stats.skipped += 1
-            return
-        if not ident.foreground_is_agent or pane.scroll_position > 0:
-            pending.append((pane, stamp, ident, None))  # the fold decides without a screen
-            return
-        to_capture.append((pane, stamp, ident))
+                work.lines.append(line)
+                work.touched.add(pane.pane_id)
+                work.stats.produced += 1
+
+    def _commit(self, work: _Pass, snap):
+        """Send every line with a re-read behind it; rows then show what stuck."""
+        if not work.lines:
+            return snap
+        out, _err = self.server.source(work.lines + [read.listing_line()])
+        final = read.parse_listing(out)
+        final_by_id = {p.pane_id: p for p in final.panes}
+        # every row reads from the re-read: the writes (stamps, telemetry lanes,
+        # cleared marks) are what the surfaces must show
+        for pane_id in work.touched | set(work.rows):
+            pane = final_by_id.get(pane_id)
+            old = work.rows.pop(pane_id, None)
+            if pane is None or pane.options.get("@agent_ignore"):
+                continue
+            stamp, _problem = _stamp_problem(pane)
+            if stamp is None:
+                continue
+            ident = work.identities.get(pane_id)
+            agent = stamp.name or (ident.agent if ident is not None else "")
+            work.add_row(pane, stamp, agent, foreign=old.foreign if old else False)
+        # keep clients from the first read (the re-read does not list them)
+        return read.Snapshot(final.panes, snap.clients, final.last_poll, final.setpf_ok,
+                             final.version, final.socket_path, final.server_pid)
 
     def _reap(self, pane, now: int) -> str:
         from tma.core import identity as ident_mod
@@ -436,6 +453,7 @@ class Cycle:
         return self._guarded
 
     def _fold_and_render(self, pane, stamp, ident, cap, now: int) -> str:
+        from tma.core import plan as P
         from tma.core.fold import Facts, evidence_from, verdict
         from tma.core.rules import Screen, evaluate
 
@@ -456,10 +474,18 @@ class Cycle:
 
             body_hash = format(zlib.crc32(cap.body.encode("utf-8", "replace")), "08x")
         plan = verdict(stamp, facts, evidence, manifest.visible, self.cfg.fold(), now)
+        guarded = self.guarded()
+        if (guarded and stamp is not None and plan.action == P.PUBLISH
+                and write.would_hold(plan.guard, pane.options)):
+            # The stored tuple already wins against this verdict (a hook claim the fold
+            # does not protect, such as hook/unknown): the write would hold and leave
+            # the stamp stale, so every cycle would capture again. Refresh it instead:
+            # the pane was read, and the tuple that stands is current.
+            plan = P.hold(f"{plan.reason}; held by the stored tuple ({plan.guard})")
         return write.render(pane.pane_id, plan, now, name=ident.agent, pid=ident.pid,
-                            hash=body_hash, guarded=self.guarded(),
+                            hash=body_hash, guarded=guarded,
                             prev_state=stamp.state if stamp else None,
-                            prev_since=stamp.since if stamp else 0)
+                            prev_since=stamp.since if stamp else 0, stored=pane.options)
 
     def _seen_clear(self, snap, rows: dict[str, Row], touched: set[str]) -> list[str]:
         marked = [r for r in rows.values() if r.stamp.attention and r.pane.pane_id not in touched]
@@ -490,7 +516,7 @@ class Cycle:
         formats = manifests.context_formats(self.manifest_dir, self.cfg.agents)
         return rollout.lines_for(snap.panes, formats, now)
 
-    def _write_rollups(self, snap, by_id) -> None:
+    def _write_rollups(self, snap) -> None:
         lines = rollup_lines(snap)
         if lines:
             self.server.source(lines)

@@ -314,7 +314,7 @@ def section_panes(ctx: Context) -> dict:
                 remote.append(dict(base, command=command, stamped=stamp is not None))
         if ident.agent is not None:
             agents.append(_agent(ctx, pane, stamp, ident))
-        elif stamp is not None and stamp.name and stamp.name not in known:
+        elif stamp is not None and stamp.name not in known:
             foreign.append(dict(base, agent=stamp.name))
     return {"stamp_issues": stamp_issues, "foreign_panes": foreign, "ignored_panes": ignored,
             "nested_multiplexers": nested, "remote_panes": remote, "agents": agents}

@@ -99,104 +99,152 @@ def _walked_pid(pane, names: tuple[str, ...]) -> int:
     return pick_pid(matches) if matches else 0
 
 
-def _loses(prev: codec.Stamp | None, now: int) -> bool:
-    """Client-side view of the hook guard: a stored hook claim with newer evidence."""
-    return prev is not None and prev.source == states.SOURCE_HOOK and now < prev.evidence_at
+def _loses(ev: _Event) -> bool:
+    """The hook guard over the options just read: a stored hook claim with strictly
+    newer evidence. Such an event changes nothing, so it is not sent at all."""
+    return write.would_hold(P.Guard(P.HOOK_ARBITRATE, at=ev.now), ev.pane.options)
+
+
+class _Event:
+    """One event's inputs once the pane is read: what every step below works from."""
+
+    __slots__ = ("server", "cfg", "table", "kind", "payload", "now", "panes", "pane", "prev",
+                 "fields", "session")
+
+    def __init__(self, server, cfg, table, kind: str, payload: str, now: int, panes, pane,
+                 prev: codec.Stamp | None) -> None:
+        self.server, self.cfg, self.table = server, cfg, table
+        self.kind, self.payload, self.now = kind, payload, now
+        self.panes, self.pane, self.prev = panes, pane, prev
+        self.fields = top_level(payload, FIELDS)
+        self.session = write.safe_id(self.fields.get("session_id")
+                                     or self.fields.get("sessionID") or "")
+
+    @property
+    def pane_id(self) -> str:
+        return self.pane.pane_id
 
 
 def handle(server, cfg, table, kind: str, pane_id: str, payload: str, now: int) -> Outcome:
     out = Outcome()
+    ev = _read(server, cfg, table, kind, pane_id, payload, now)
+    if ev is None:
+        return out
+    if kind == "context":
+        out.kind = "context"
+        _context(server, table, ev.pane, ev.prev, payload, ev.session, now, out)
+    elif kind in ("permission-replied", "question-replied"):
+        out.kind = kind
+        _replied(ev, out)
+    elif kind == "notify" and _other_thread(ev):
+        out.kind = "ignored-thread"
+    else:
+        _state_event(ev, out)
+    return out
+
+
+def _read(server, cfg, table, kind: str, pane_id: str, payload: str, now: int) -> _Event | None:
+    """The pane and its session's panes in one spawn; None for a gone or ignored pane."""
     panes = read.session_panes(server, pane_id)
     pane = next((p for p in panes if p.pane_id == pane_id), None)
     if pane is None or pane.options.get("@agent_ignore"):
-        return out
+        return None
     try:
         prev = codec.decode(pane.options)
     except codec.DecodeError:
         prev = None  # another producer's unreadable tuple: the agent's own word replaces it
-    fields = top_level(payload, FIELDS)
-    session = write.safe_id(fields.get("session_id") or fields.get("sessionID") or "")
+    return _Event(server, cfg, table, kind, payload, now, panes, pane, prev)
 
-    if kind == "context":
-        out.kind = "context"
-        _context(server, table, pane, prev, payload, session, now, out)
-        return out
-    if kind in ("permission-replied", "question-replied"):
-        out.kind = kind
-        owner = prev.session if prev is not None else ""
-        if session and owner and session != owner:
-            return out
-        key = "@agent_permission_request" if kind == "permission-replied" \
-            else "@agent_question_request"
-        reply = top_level(payload, ("reply",)).get("reply", "")
-        if (kind == "permission-replied" and reply in ("once", "always") and prev is not None
-                and prev.state == states.BLOCKED and not _loses(prev, now)):
-            # OpenCode 1.18 fires tool.execute.before BEFORE it asks, so nothing else
-            # reports the approved tool running until it finishes: the approval is the
-            # working edge (a reject is followed by session.idle, which idles the pane).
-            plan = P.Plan(P.PUBLISH, state=states.WORKING, source=states.SOURCE_HOOK,
-                          evidence_at=now, guard=P.Guard(P.HOOK_ARBITRATE, at=now),
-                          reason="permission approved", label=kind)
-            extras = (write.Extra(key, ""),)
-            lines = [write.render(pane_id, plan, now, name=table.name, pid=prev.pid,
-                                  hash=prev.hash, extras=extras)]
-            server.source(lines + _rollup_lines(panes, pane_id, states.WORKING))
-            out.wrote = True
-        elif pane.options.get(key):
-            server.source([write.set_plain(pane_id, key, "")])
-            out.wrote = True
-        return out
-    if kind == "notify":
-        # codex also notifies for its own title-generation thread: only the pane's session
-        thread = fields.get("thread-id", "")
-        if prev is not None and prev.session and thread and thread != prev.session:
-            out.kind = "ignored-thread"
-            return out
 
-    pid = _walked_pid(pane, table.process_names)
-    episode = prev is not None and prev.pid and pid and prev.pid != pid
-    decision = I.decide(None if episode else prev, table, kind, payload, session, now)
+def _other_thread(ev: _Event) -> bool:
+    """codex also notifies for its own title-generation thread: only the pane's session."""
+    thread = ev.fields.get("thread-id", "")
+    return ev.prev is not None and bool(ev.prev.session) and bool(thread) \
+        and thread != ev.prev.session
+
+
+def _replied(ev: _Event, out: Outcome) -> None:
+    """OpenCode's permission/question reply: clear the request; an approval is working."""
+    prev, kind = ev.prev, ev.kind
+    owner = prev.session if prev is not None else ""
+    if ev.session and owner and ev.session != owner:
+        return
+    key = "@agent_permission_request" if kind == "permission-replied" \
+        else "@agent_question_request"
+    reply = top_level(ev.payload, ("reply",)).get("reply", "")
+    if (kind == "permission-replied" and reply in ("once", "always") and prev is not None
+            and prev.state == states.BLOCKED and not _loses(ev)):
+        # OpenCode 1.18 fires tool.execute.before BEFORE it asks, so nothing else
+        # reports the approved tool running until it finishes: the approval is the
+        # working edge (a reject is followed by session.idle, which idles the pane).
+        plan = P.Plan(P.PUBLISH, state=states.WORKING, source=states.SOURCE_HOOK,
+                      evidence_at=ev.now, guard=P.Guard(P.HOOK_ARBITRATE, at=ev.now),
+                      reason="permission approved", label=kind)
+        ev.server.source([write.render(
+            ev.pane_id, plan, ev.now, name=ev.table.name, pid=prev.pid, hash=prev.hash,
+            extras=(write.Extra(key, ""),), stored=ev.pane.options,
+            then=tuple(_rollup_lines(ev.panes, ev.pane_id, states.WORKING)))])
+        out.wrote = True
+    elif ev.pane.options.get(key):
+        ev.server.source([write.set_plain(ev.pane_id, key, "")])
+        out.wrote = True
+
+
+def _state_event(ev: _Event, out: Outcome) -> None:
+    """A mapped agent event: subagents, deregistration, or one guarded stamp."""
+    prev = ev.prev
+    pid = _walked_pid(ev.pane, ev.table.process_names)
+    episode = bool(prev is not None and prev.pid and pid and prev.pid != pid)
+    decision = I.decide(None if episode else prev, ev.table, ev.kind, ev.payload, ev.session,
+                        ev.now)
     out.kind = decision.kind
     if decision.kind in (I.UNMAPPED, I.IGNORE):
-        return out
+        return
     if decision.kind == I.SUBAGENTS:
         ids = " ".join(s for s in (write.safe_id(x) for x in decision.subagents) if s)
-        server.source([write.set_plain(pane_id, "@agent_subagents", ids)])
+        ev.server.source([write.set_plain(ev.pane_id, "@agent_subagents", ids)])
         out.wrote = True
-        return out
+        return
     if decision.kind == I.DEREGISTER:
-        server.source([write.remove(pane_id)] + _rollup_lines(panes, pane_id, None))
+        ev.server.source([write.remove(ev.pane_id)] + _rollup_lines(ev.panes, ev.pane_id, None))
         out.wrote = True
-        return out
-
+        return
     plan = decision.plan
     if episode:
         plan = plan.replace(episode_reset=True, guard=P.Guard(P.UNCONDITIONAL))
-    elif _loses(prev, now):
-        return out  # the stored claim is newer evidence: this event changes nothing
-    extras = _extras(decision, plan, pane, prev, fields, payload, now, table)
-    notify = _notify_due(cfg, plan)
+    elif _loses(ev):
+        return  # the stored claim is newer evidence: this event changes nothing
+    _stamp(ev, decision, plan, pid, out)
+    if (ev.table.name == "claude" and ev.kind == "PermissionRequest"
+            and plan.state == states.BLOCKED and ev.cfg.claude_reply_lane):
+        out.reply = hold_for_verdict(ev.server, ev.pane_id, ev.cfg.hold_ms)
+
+
+def _stamp(ev: _Event, decision, plan: P.Plan, pid: int, out: Outcome) -> None:
+    """The tuple, its companions and the rollups in one block; the notification fires
+    only when this write stored its own marker (read back in the same spawn)."""
+    prev, now = ev.prev, ev.now
+    extras = _extras(decision, plan, ev.pane, prev, ev.fields, ev.payload, now, ev.table)
+    notify = _notify_due(ev.cfg, plan)
     if notify:
         extras.append(write.Extra("@agent_notified_at", str(now), True, write.already_notified()))
-    lines = [write.render(pane_id, plan, now, name=table.name, pid=pid,
-                          hash=prev.hash if prev is not None else "", extras=tuple(extras))]
-    lines += _rollup_lines(panes, pane_id, plan.state)
+    lines = [write.render(ev.pane_id, plan, now, name=ev.table.name, pid=pid,
+                          hash=prev.hash if prev is not None else "", extras=tuple(extras),
+                          stored=ev.pane.options,
+                          then=tuple(_rollup_lines(ev.panes, ev.pane_id, plan.state)))]
     readback = "#{@agent_notified_at}\x1f#{@agent_mute_until}\x1f#{@agent_state}"
     if notify:
-        lines.append(read.display_line(pane_id, readback))
-    res, _err = server.source(lines)
+        lines.append(read.display_line(ev.pane_id, readback))
+    res, _err = ev.server.source(lines)
     out.wrote = True
     if notify:
         got = res.strip().split("\x1f")
         mute = got[1] if len(got) > 1 else ""
         muted = mute.isdigit() and codec.to_ms(int(mute)) > now
         if got and got[0] == str(now) and not muted:
-            _dispatch(server, cfg, table, pane, plan, decision, prev, session, now)
+            _dispatch(ev.server, ev.cfg, ev.table, ev.pane, plan, decision, prev, ev.session,
+                      now)
             out.notified = True
-    if (table.name == "claude" and kind == "PermissionRequest" and plan.state == states.BLOCKED
-            and cfg.claude_reply_lane):
-        out.reply = hold_for_verdict(server, pane_id, cfg.hold_ms)
-    return out
 
 
 _PATH_OK = _TEXT_OK | frozenset(" ~")

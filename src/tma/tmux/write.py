@@ -1,15 +1,20 @@
 """The one write renderer: core plans -> seed-001 server-side conditional writes.
 
-Each pane's write is one command line of `;`-chained `set-option`s, so the tuple
-commits or holds as a whole, and a dead pane stops only its own line when many
-lines go through one `source-file -` spawn. The hook intake, the poll cycle and
-`tma debug stamp` all render here, so a stamp is byte-identical whoever writes it.
+Each pane's write is one command line. A guarded tuple write is one `if-shell -F`
+block: tmux evaluates the guard once, in the pane's context, when the block runs,
+and then either runs every `set-option` of the tuple (ending with stamped_at) or
+none, so a losing producer changes nothing. A dead pane stops only its own line
+when many lines go through one `source-file -` spawn. The hook intake, the poll
+cycle and `tma debug stamp` all render here, so a stamp is byte-identical whoever
+writes it.
 
 Only state-tuple writes end with `@agent_stamped_at`; side lanes (telemetry,
 attention, locks) carry their own `_at` and never bump it.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from tma.core import options, states
 from tma.core import plan as P
@@ -21,7 +26,7 @@ PROBE_EXPECT = "1"
 
 
 def suppress(guard: P.Guard) -> str:
-    """The format that expands truthy when the write must hold."""
+    """The seed-001 format that expands truthy when the write must hold."""
     if guard.kind == P.UNCONDITIONAL:
         return "0"
     if guard.kind == P.PROTECT_HOOK:
@@ -32,6 +37,40 @@ def suppress(guard: P.Guard) -> str:
         return f"#{{&&:#{{==:#{{@agent_source}},hook}},#{{e|<:{int(guard.at)},#{{@agent_evidence_at}}}}}}"
     if guard.kind == P.REFRESH_CLAIM:
         return f"#{{?#{{==:#{{@agent_state}},{_token(guard.state)}}},0,1}}"
+    raise ValueError(f"unknown guard {guard.kind!r}")
+
+
+def commits(guard: P.Guard) -> str:
+    """The condition a guarded chain runs under: the negation of `suppress`."""
+    if guard.kind == P.UNCONDITIONAL:
+        return "1"
+    return "#{?" + suppress(guard) + ",0,1}"
+
+
+def _num(raw: str) -> float | None:
+    """tmux's `e|` operands: empty reads 0, anything not a number fails the compare."""
+    try:
+        return float(raw or "0")
+    except ValueError:
+        return None
+
+
+def would_hold(guard: P.Guard, stored: Mapping[str, str]) -> bool:
+    """`suppress(guard)` evaluated over options read earlier: what the server would do
+    if nothing wrote in between (the cycle turns a write it already knows loses into
+    a refresh; the server still decides every write)."""
+    hook = stored.get("@agent_source", "") == states.SOURCE_HOOK
+    if guard.kind == P.UNCONDITIONAL:
+        return False
+    if guard.kind == P.PROTECT_HOOK:
+        return hook
+    if guard.kind in (P.CARVE_OUT, P.HOOK_ARBITRATE):
+        at, stored_at = float(int(guard.at)), _num(stored.get("@agent_evidence_at", ""))
+        if not hook or stored_at is None:
+            return False
+        return at <= stored_at if guard.kind == P.CARVE_OUT else at < stored_at
+    if guard.kind == P.REFRESH_CLAIM:
+        return stored.get("@agent_state", "") != _token(guard.state)
     raise ValueError(f"unknown guard {guard.kind!r}")
 
 
@@ -60,12 +99,22 @@ def _unset(pane: str, key: str) -> str:
     return f"set-option -p -u -t {pane} {key}"
 
 
+def _when(pane: str, cond: str, cmds: list[str]) -> str:
+    """`cmds` as one block that runs only where `cond` expands truthy in the pane's
+    context. tmux evaluates the condition once, when the block executes, and a block
+    that does not run touches nothing (a held `set-option -F` would still create an
+    empty option)."""
+    if cond == "1":
+        return " ; ".join(cmds)
+    return f"if-shell -F -t {pane} {quote(cond)} {{ " + " ; ".join(cmds) + " }"
+
+
 class Extra(Record):
     """A companion option written after stamped_at (session, turn_at, notified_at …).
 
-    Guarded extras commit only with the tuple (an empty value then stores empty, which
-    reads as absent); `also` adds a condition that holds this one option too (the
-    notification marker's "already notified"). An unguarded empty value unsets."""
+    Guarded extras commit only with the tuple, inside its block; `also` adds a
+    condition that holds this one option too (the notification marker's "already
+    notified"). An empty value unsets."""
 
     key: str = ""
     value: str = ""
@@ -73,49 +122,54 @@ class Extra(Record):
     also: str = ""
 
 
-def publish(pane: str, plan: P.Plan, now: int, *, name: str, pid: int, hash: str = "",
-            guarded: bool = True, prev_state: str | None = None, prev_since: int = 0,
-            extras: tuple[Extra, ...] = ()) -> str:
-    """One pane's publish chain: since, state, detail, source, evidence_at, [attention],
-    hash, pid, name, stamped_at, then companions."""
-    state = _token(plan.state)
-    detail = _token(states.safe_detail(plan.detail))
-    source = _token(plan.source)
+def _extra(pane: str, extra: Extra, inside: bool) -> str:
+    if inside and extra.also:
+        return _setf(pane, extra.key, extra.also, extra.value)
+    return set_plain(pane, extra.key, extra.value)
+
+
+# A name goes into the short write's comparison only in this charset (manifest stems).
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
+
+
+def _unchanged(stored: Mapping[str, str], state: str, detail: str, source: str, name: str,
+               pid: int, now: int) -> str | None:
+    """The short write's condition when the read tuple already holds every value the
+    full chain would write except evidence_at, hash and stamped_at (and since would be
+    kept); None when it does not, or a value cannot sit inside a format."""
+    since = stored.get("@agent_since", "")
+    if (stored.get("@agent_state") != state or stored.get("@agent_detail", "") != detail
+            or stored.get("@agent_source") != source or stored.get("@agent_pid") != str(pid)
+            or stored.get("@agent_name") != name or not name
+            or not all(c in _NAME_CHARS for c in name)
+            or not since.isdigit() or since == "0" or int(since) > now + CLOCK_STEP_MS):
+        return None
+    checks = [f"#{{==:#{{@agent_state}},{state}}}", f"#{{==:#{{@agent_detail}},{detail}}}",
+              f"#{{==:#{{@agent_source}},{source}}}", f"#{{==:#{{@agent_pid}},{int(pid)}}}",
+              f"#{{==:#{{@agent_name}},{name}}}", "#{@agent_since}",
+              f"#{{e|<=:#{{@agent_since}},{int(now) + CLOCK_STEP_MS}}}"]
+    cond = checks[-1]
+    for check in reversed(checks[:-1]):
+        cond = f"#{{&&:{check},{cond}}}"
+    return cond
+
+
+def _full_chain(pane: str, plan: P.Plan, now: int, state: str, detail: str, source: str,
+                name: str, pid: int, hash: str) -> list[str]:
+    """since (write-once), state, detail, source, evidence_at, [attention], [episode
+    marks cleared], hash, pid, name, stamped_at."""
     since = int(plan.evidence_at)
-    cmds: list[str] = []
-    if guarded:
-        cond = suppress(plan.guard)
-        if plan.episode_reset:
-            since_value = str(since)
-        else:
-            keep = (f"#{{&&:#{{==:#{{@agent_state}},{state}}},#{{&&:#{{@agent_since}},"
-                    f"#{{e|<=:#{{@agent_since}},{int(now) + CLOCK_STEP_MS}}}}}}}")
-            since_value = f"#{{?{keep},#{{@agent_since}},{since}}}"
-        cmds.append(_setf(pane, "@agent_since", cond, since_value))
-        cmds.append(_setf(pane, "@agent_state", cond, state))
-        cmds.append(_setf(pane, "@agent_detail", cond, detail))
-        # tmux re-expands SUPPRESS for every option, so no field this chain writes may
-        # flip it mid-chain. The hook guard reads source==hook and evidence: a committing
-        # hook write that stored source=hook first would then compare its own event time
-        # against the old (e.g. capture) evidence and hold the rest; writing evidence_at
-        # first makes the re-check `at < at`, false. The carve-out needs the spec order
-        # (source first): evidence=at first would re-check as `at <= at`, true.
-        src = _setf(pane, "@agent_source", cond, source)
-        evi = _setf(pane, "@agent_evidence_at", cond, str(int(plan.evidence_at)))
-        cmds.extend((evi, src) if plan.guard.kind == P.HOOK_ARBITRATE else (src, evi))
-        if plan.set_attention:
-            cmds.append(_setf(pane, "@agent_attention", cond, "1"))
+    if plan.episode_reset:
+        cmds = [_set(pane, "@agent_since", str(since))]
     else:
-        # Advisory degrade (tmux without -F expansion): write-once decided client-side.
-        keep = (prev_state == state and prev_since and prev_since <= now + CLOCK_STEP_MS
-                and not plan.episode_reset)
-        cmds.append(_set(pane, "@agent_since", str(prev_since if keep else since)))
-        cmds.append(_set(pane, "@agent_state", state))
-        cmds.append(_set(pane, "@agent_detail", detail))
-        cmds.append(_set(pane, "@agent_source", source))
-        cmds.append(_set(pane, "@agent_evidence_at", str(int(plan.evidence_at))))
-        if plan.set_attention:
-            cmds.append(_set(pane, "@agent_attention", "1"))
+        keep = (f"#{{&&:#{{==:#{{@agent_state}},{state}}},#{{&&:#{{@agent_since}},"
+                f"#{{e|<=:#{{@agent_since}},{int(now) + CLOCK_STEP_MS}}}}}}}")
+        cmds = [_setf(pane, "@agent_since", keep, str(since))]
+    cmds += [_set(pane, "@agent_state", state), _set(pane, "@agent_detail", detail),
+             _set(pane, "@agent_source", source),
+             _set(pane, "@agent_evidence_at", str(int(plan.evidence_at)))]
+    if plan.set_attention:
+        cmds.append(_set(pane, "@agent_attention", "1"))
     if plan.episode_reset:
         if not plan.set_attention:
             cmds.append(_unset(pane, "@agent_attention"))
@@ -126,25 +180,84 @@ def publish(pane: str, plan: P.Plan, now: int, *, name: str, pid: int, hash: str
     cmds.append(_set(pane, "@agent_pid", str(int(pid))))
     cmds.append(_set(pane, "@agent_name", name))
     cmds.append(_set(pane, "@agent_stamped_at", str(int(now))))
-    cond = suppress(plan.guard) if guarded else "0"
-    for extra in extras:
-        if extra.guarded and guarded:
-            both = f"#{{||:{cond},{extra.also}}}" if extra.also else cond
-            cmds.append(_setf(pane, extra.key, both, extra.value))
-        elif not extra.value:
-            cmds.append(_unset(pane, extra.key))
-        else:
-            cmds.append(_set(pane, extra.key, extra.value))
-    return " ; ".join(cmds)
+    return cmds
 
 
-def hold(pane: str, now: int, *, hash: str = "") -> str:
-    """A hold moves only the freshness marker (and the viewport hash)."""
+def publish(pane: str, plan: P.Plan, now: int, *, name: str, pid: int, hash: str = "",
+            guarded: bool = True, prev_state: str | None = None, prev_since: int = 0,
+            extras: tuple[Extra, ...] = (), stored: Mapping[str, str] | None = None,
+            then: tuple[str, ...] = ()) -> str:
+    """One pane's publish: the tuple ending with stamped_at, then its companions, all
+    in one block under the guard's condition, so a held write changes nothing.
+
+    With `stored` (the options the plan was folded against) and a tuple that only
+    moves evidence_at, hash and stamped_at, the block is the short write: those
+    three, under the guard AND "the rest still reads as stored". A block that holds
+    because another producer changed the rest in between is a losing write too.
+    `then` holds commands that run only when the tuple commits (the hook's rollups)."""
+    state = _token(plan.state)
+    detail = _token(states.safe_detail(plan.detail))
+    source = _token(plan.source)
+    if not guarded:
+        return " ; ".join(_advisory(pane, plan, now, state, detail, source, name, pid, hash,
+                                    prev_state, prev_since)
+                          + [_extra(pane, e, False) for e in extras] + list(then))
+    cond = commits(plan.guard)
+    unchanged = None
+    if stored is not None and not plan.episode_reset and not plan.set_attention:
+        unchanged = _unchanged(stored, state, detail, source, name, pid, now)
+    if unchanged is not None:
+        cmds = [_set(pane, "@agent_evidence_at", str(int(plan.evidence_at)))]
+        if hash and hash != stored.get("@agent_hash"):
+            cmds.append(_set(pane, "@agent_hash", hash))
+        cmds.append(_set(pane, "@agent_stamped_at", str(int(now))))
+        cond = unchanged if cond == "1" else f"#{{&&:{cond},{unchanged}}}"
+    else:
+        cmds = _full_chain(pane, plan, now, state, detail, source, name, pid, hash)
+    cmds += [_extra(pane, e, True) for e in extras if e.guarded]
+    cmds += then
+    outside = [_extra(pane, e, False) for e in extras if not e.guarded]
+    return " ; ".join([_when(pane, cond, cmds)] + outside)
+
+
+def _advisory(pane: str, plan: P.Plan, now: int, state: str, detail: str, source: str,
+              name: str, pid: int, hash: str, prev_state: str | None,
+              prev_since: int) -> list[str]:
+    """Advisory degrade (tmux without -F expansion): plain sets, write-once decided
+    client-side."""
+    keep = (prev_state == state and prev_since and prev_since <= now + CLOCK_STEP_MS
+            and not plan.episode_reset)
+    since = prev_since if keep else int(plan.evidence_at)
+    cmds = [_set(pane, "@agent_since", str(since)), _set(pane, "@agent_state", state),
+            _set(pane, "@agent_detail", detail), _set(pane, "@agent_source", source),
+            _set(pane, "@agent_evidence_at", str(int(plan.evidence_at)))]
+    if plan.set_attention:
+        cmds.append(_set(pane, "@agent_attention", "1"))
+    if plan.episode_reset:
+        if not plan.set_attention:
+            cmds.append(_unset(pane, "@agent_attention"))
+        cmds.append(_unset(pane, "@agent_notified_at"))
+        cmds.append(_unset(pane, "@agent_turn_at"))
+    if hash:
+        cmds.append(_set(pane, "@agent_hash", hash))
+    cmds.append(_set(pane, "@agent_pid", str(int(pid))))
+    cmds.append(_set(pane, "@agent_name", name))
+    cmds.append(_set(pane, "@agent_stamped_at", str(int(now))))
+    return cmds
+
+
+def hold(pane: str, now: int, *, hash: str = "", stored: Mapping[str, str] | None = None) -> str:
+    """A refresh: only the viewport hash and the freshness marker move. With `stored`
+    it commits only while @agent_stamped_at still reads as stored, so a refresh that
+    lands after another producer's write changes nothing."""
     cmds = []
     if hash:
         cmds.append(_set(pane, "@agent_hash", hash))
     cmds.append(_set(pane, "@agent_stamped_at", str(int(now))))
-    return " ; ".join(cmds)
+    read_at = stored.get("@agent_stamped_at", "") if stored is not None else None
+    if read_at is None or not (read_at == "" or read_at.isdigit()):
+        return " ; ".join(cmds)
+    return _when(pane, f"#{{==:#{{@agent_stamped_at}},{read_at}}}", cmds)
 
 
 def remove(pane: str, names: tuple[str, ...] = options.EPISODE_OPTIONS) -> str:
@@ -187,12 +300,14 @@ def probe_line() -> str:
 
 def render(pane: str, plan: P.Plan, now: int, *, name: str, pid: int, hash: str = "",
            guarded: bool = True, prev_state: str | None = None, prev_since: int = 0,
-           extras: tuple[Extra, ...] = ()) -> str:
+           extras: tuple[Extra, ...] = (), stored: Mapping[str, str] | None = None,
+           then: tuple[str, ...] = ()) -> str:
     if plan.action == P.PUBLISH:
         return publish(pane, plan, now, name=name, pid=pid, hash=hash, guarded=guarded,
-                       prev_state=prev_state, prev_since=prev_since, extras=extras)
+                       prev_state=prev_state, prev_since=prev_since, extras=extras,
+                       stored=stored, then=then)
     if plan.action == P.HOLD:
-        return hold(pane, now, hash=hash)
+        return hold(pane, now, hash=hash, stored=stored if guarded else None)
     if plan.action == P.REMOVE:
         return remove(pane)
     raise ValueError(f"unknown plan action {plan.action!r}")
