@@ -589,29 +589,93 @@ def test_demoted_pane_is_informational(srv):
     assert r.doc["warnings"] == 0 and r.rc == 0
 
 
-def test_opencode_pending_request_without_endpoint_counts(srv):
+def _health_server():
+    """A real HTTP server on 127.0.0.1 answering GET /global/health like OpenCode 1.18.33."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Health(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):
+            body = b'{"healthy":true,"version":"1.18.33"}' if self.path == "/global/health" \
+                else b'{"_tag":"NotFound"}'
+            self.send_response(200 if self.path == "/global/health" else 404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Health)
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                     daemon=True).start()
+    return httpd
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def api_line(r, pane) -> str:
+    [api] = [line for line in pane_block(r, pane) if line.startswith("api:")]
+    return api
+
+
+def test_opencode_api_line_says_whether_the_endpoint_answers(srv):
     isolate_installers(srv)
     pane = srv.agent_pane("opencode")
     install(srv, "opencode")  # wired: the pane itself is at tier 2
+    # no endpoint anywhere: said, not counted while nothing is pending
     r = doctor(srv, bundled=True)
-    assert row(r, pane)["endpoint_ok"] is False  # no request pending: nothing to say
-    assert not any(line.startswith("api:") for line in pane_block(r, pane))
+    assert row(r, pane)["endpoint_ok"] is False
+    assert api_line(r, pane).startswith("api: no endpoint: the pane has no usable "
+                                        "@agent_api_endpoint and config.toml no "
+                                        "[api.opencode] api_base")
     assert r.doc["warnings"] == 0 and r.rc == 0
     srv.tmux("set-option", "-p", "-t", pane, "@agent_permission_request", "per_42")
     r = doctor(srv, bundled=True)
-    [api] = [line for line in pane_block(r, pane) if line.startswith("api:")]
-    assert api.startswith("api: permission request per_42 is pending but the pane has no "
-                          "@agent_api_endpoint and config.toml no [api.opencode] api_base")
+    assert api_line(r, pane).endswith("permission request per_42 is pending and tma act "
+                                      "cannot answer it")
     a = row(r, pane)
     assert (a["endpoint_ok"], a["permission_request"], a["tier"]) == (False, "per_42", 2)
     assert r.doc["warnings"] == 1 and r.doc["below_expected_tier"] == 0 and r.rc == 1
-    # the config fallback answers it ...
-    srv.config.write_text('[api.opencode]\napi_base = "http://127.0.0.1:4096"\n')
+    # an endpoint nothing listens on (what the plugin stamps when the TUI runs no
+    # server) is not an endpoint act can use: still a warning, with how to fix it
+    dead = f"http://127.0.0.1:{_closed_port()}"
+    srv.tmux("set-option", "-p", "-t", pane, "@agent_api_endpoint", dead)
     r = doctor(srv, bundled=True)
-    assert row(r, pane)["endpoint_ok"] is True and r.rc == 0
-    # ... and so does the endpoint the plugin stamps
-    srv.config.write_text("")
-    srv.tmux("set-option", "-p", "-t", pane, "@agent_api_endpoint", "http://127.0.0.1:4096")
-    r = doctor(srv, bundled=True)
-    assert row(r, pane)["endpoint_ok"] is True and r.rc == 0
+    line = api_line(r, pane)
+    assert line.startswith(f"api: {dead} does not answer: nothing answers at {dead} "
+                           "(connection refused)")
+    assert "opencode --port 4096" in line and line.endswith("tma act cannot answer it")
+    a = row(r, pane)
+    assert (a["endpoint_ok"], a["api"]["source"], a["api"]["answers"]) == (False, "pane", False)
+    assert r.doc["warnings"] == 1 and r.rc == 1
+    # a server that answers: the pane's endpoint ...
+    httpd = _health_server()
+    try:
+        live = f"http://127.0.0.1:{httpd.server_address[1]}"
+        srv.tmux("set-option", "-p", "-t", pane, "@agent_api_endpoint", live)
+        r = doctor(srv, bundled=True)
+        act = ("tma act approve/deny reply over HTTP" if row(r, pane)["act_uses_api"]
+               else "tma act does not use this lane yet (it refuses OpenCode's prompts)")
+        assert api_line(r, pane) == (f"api: {live} (from the pane) answers (OpenCode 1.18.33): "
+                                     f"{act}; permission request per_42 is pending")
+        assert row(r, pane)["endpoint_ok"] is True and r.doc["warnings"] == 0 and r.rc == 0
+        # ... or the config fallback when the pane's value is not a loopback URL
+        srv.tmux("set-option", "-p", "-t", pane, "@agent_api_endpoint",
+                 "http://attacker.example:4096")
+        srv.config.write_text(f'[api.opencode]\napi_base = "{live}"\n')
+        r = doctor(srv, bundled=True)
+        assert api_line(r, pane).startswith(f"api: {live} (from config) answers")
+        assert row(r, pane)["api"]["stamped"] == "http://attacker.example:4096"
+        assert r.rc == 0
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
     assert row(r, pane)["window_covered"] is None  # opencode sends no model

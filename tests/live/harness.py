@@ -71,11 +71,12 @@ def hook_tier_missing() -> str | None:
     """Why the hooked mode cannot run yet, or None when `install-hooks` and `event` exist."""
     import importlib.util
 
-    from tma.cli import main as cli_main
+    from tma.cli import spec
 
     missing = []
     for cmd in ("install-hooks", "event"):
-        module = cli_main.COMMANDS.get(cmd)
+        command = spec.COMMANDS.get(cmd)
+        module = command.module if command is not None else None
         if module is None or importlib.util.find_spec(f"tma.cli.{module}") is None:
             missing.append(f"tma {cmd}")
     if missing:

@@ -240,14 +240,33 @@ def _panes(doc: dict) -> list[str]:
             out.append(f"      model: {a['model']} (no [telemetry.windows] entry names it)\n")
         elif a["model"]:
             out.append(f"      model: {a['model']}\n")
-        if a["endpoint_ok"] is False and a["permission_request"]:
-            out.append(f"      api: permission request {a['permission_request']} is pending but "
-                       "the pane has no @agent_api_endpoint and config.toml no "
-                       f"[api.{a['agent']}] api_base (the API lane that will need one is not in "
-                       "this release: tma act refuses these prompts, answer it in the pane)\n")
+        if a.get("api") is not None:
+            out.append(f"      api: {_api_line(a)}\n")
         if a["tier_reason"]:
             out.append(f"      not tier {a['tier'] + 1}: {a['tier_reason']}\n")
     return out
+
+
+def _api_line(a: dict) -> str:
+    """The API lane of an OpenCode pane, as it is now: the endpoint, whether it answers,
+    and what that means for `tma act` (and for a pending permission request)."""
+    api, pending = a["api"], a["permission_request"]
+    if api["answers"]:
+        who = f"OpenCode {api['version']}" if api["version"] else "OpenCode"
+        where = "from the pane" if api["source"] == "pane" else "from config"
+        act = ("tma act approve/deny reply over HTTP" if a.get("act_uses_api")
+               else "tma act does not use this lane yet (it refuses OpenCode's prompts)")
+        return (f"{api['endpoint']} ({where}) answers ({who}): {act}"
+                + (f"; permission request {pending} is pending" if pending else ""))
+    if api["endpoint"] is None:
+        bad = f" (its {api['stamped']!r} is not a loopback URL)" if api["stamped"] else ""
+        head = (f"no endpoint: the pane has no usable @agent_api_endpoint{bad} and config.toml "
+                f"no [api.{a['agent']}] api_base")
+    else:
+        head = f"{api['endpoint']} does not answer: {api['reason']}"
+    tail = (f"; permission request {pending} is pending and tma act cannot answer it"
+            if pending else "; tma act cannot reply over HTTP")
+    return head + tail
 
 
 RENDERERS = (_tmux, _ambient, _clients, _notify, _hooks, _wrapper, _wiring, _agents, _stamps,

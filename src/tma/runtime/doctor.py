@@ -39,9 +39,13 @@ BELOW_TIER = (HOOK_INCOMPLETE, HOOK_NOT_INSTALLED)
 #: Agent wiring that makes the tmux hooks and the wrapper matter (and count).
 CARRIES_WIRING = (HOOK_WIRED, HOOK_INCOMPLETE)
 
-#: The agent whose permission prompts are answered over its server API ([api.<agent>]); that
-#: lane is not in this release (act refuses them), doctor only checks an endpoint is known.
+#: The agent whose permission prompts are answered over its server API ([api.<agent>]).
 API_AGENT = "opencode"
+#: Does `tma act` send that agent's approve/deny over the API lane (tma.runtime.opencode_api)?
+#: Not yet: act refuses OpenCode's prompts. The broker that wires the lane flips this.
+ACT_USES_API = False
+#: doctor's probe of that API: one short GET per distinct endpoint.
+API_PROBE_TIMEOUT_S = 0.5
 
 FOREIGN_WRITER = "another tool may be writing @agent_* options on this pane"
 
@@ -343,10 +347,8 @@ def _agent(ctx: Context, pane, stamp, ident) -> dict:
     if stamp is not None and stamp.evidence_at:
         evidence_age = max(0, ctx.now - stamp.evidence_at)
     model = opts.get("@agent_model") or None
-    endpoint_ok = None
-    if agent == API_AGENT:
-        api_base = (ctx.cfg.api.get(API_AGENT) or {}).get("api_base")
-        endpoint_ok = bool(opts.get("@agent_api_endpoint") or api_base)
+    api = api_lane(opts, ctx.cfg, ctx.__dict__.setdefault("_api_probes", {})) \
+        if agent == API_AGENT else None
     return {
         "pane": pane.pane_id,
         "agent": agent,
@@ -358,7 +360,9 @@ def _agent(ctx: Context, pane, stamp, ident) -> dict:
         "hooks_wired": hook_status == HOOK_WIRED,
         "model": model,
         "window_covered": None if model is None else model in ctx.cfg.telemetry_windows,
-        "endpoint_ok": endpoint_ok,
+        "endpoint_ok": None if api is None else api["answers"],
+        "api": api,
+        "act_uses_api": None if api is None else ACT_USES_API,
         "permission_request": opts.get("@agent_permission_request") or None,
         # The pane registered by hook (@agent_session) but its state is screen-read.
         "hook_demoted": bool(stamp is not None and stamp.session
@@ -366,6 +370,27 @@ def _agent(ctx: Context, pane, stamp, ident) -> dict:
         "tier": tier,
         "tier_reason": reason,
     }
+
+
+def api_lane(opts: dict, cfg, probes: dict) -> dict:
+    """What `tma act` can do over the pane's API: the endpoint it would use (the pane's
+    @agent_api_endpoint, else [api.opencode] api_base), and whether that endpoint answers
+    now (a short GET /global/health, once per endpoint per run)."""
+    from tma.runtime import opencode_api
+
+    endpoint = opencode_api.resolve_endpoint(opts, cfg)
+    stamped = opts.get("@agent_api_endpoint") or None
+    if endpoint is None:
+        return {"endpoint": None, "source": None, "stamped": stamped, "answers": False,
+                "version": None, "reason": None}
+    if endpoint not in probes:
+        probes[endpoint] = opencode_api.probe(endpoint, API_PROBE_TIMEOUT_S)
+    res = probes[endpoint]
+    answers = res.outcome == opencode_api.REPLIED
+    version = res.body.get("version") if answers and isinstance(res.body, dict) else None
+    return {"endpoint": str(endpoint), "source": endpoint.source, "stamped": stamped,
+            "answers": answers, "version": version if isinstance(version, str) else None,
+            "reason": None if answers else res.message}
 
 
 SECTIONS = (section_tmux, section_ambient, section_clients, section_notify, section_wiring,
