@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -97,19 +98,54 @@ def fake_elsewhere(srv, name: str) -> Path:
 def test_ambient_not_polling_then_polling(srv):
     srv.shell_pane()
     r = doctor(srv)
-    assert r.section("ambient") == ("ambient: NOT polling — nothing runs `tma status`; add "
-                                    "#(tma status) to status-right")
-    assert r.doc["ambient_driver"] == {"polling": False, "last_poll_age_ms": None}
+    assert r.section("ambient") == ("ambient: NOT polling — status-right does not run `tma "
+                                    "status`; add #(tma status) to status-right")
+    amb = r.doc["ambient_driver"]
+    assert (amb["polling"], amb["last_poll_age_ms"], amb["status_command"]) == (False, None,
+                                                                                None)
     assert r.rc == 0
     # doctor itself is not a poll cycle: it never stamps @tma_last_poll
     assert srv.tmux("show-options", "-sqv", "@tma_last_poll").strip() == ""
+    # a tma run by hand stamps @tma_last_poll, but that is not the status line polling
     srv.tma("status", check=True)
     r = doctor(srv)
-    assert r.section("ambient").startswith("ambient: polling — `tma status` last ran ")
-    assert r.section("ambient").endswith("s ago")
+    assert r.doc["ambient_driver"]["polling"] is False
+    assert r.section("ambient").startswith("ambient: NOT polling")
+    assert "but nothing runs it from the status line" in r.section("ambient")
+    # status-right running tma (as tmux resolves it) is polling
+    tma = str(Path(sys.executable).with_name("tma"))
+    srv.tmux("set-option", "-g", "status-right", f"#({tma} status) %H:%M")
+    r = doctor(srv)
+    assert r.section("ambient").startswith("ambient: polling — status-right runs `tma status`")
     amb = r.doc["ambient_driver"]
     assert amb["polling"] is True and 0 <= amb["last_poll_age_ms"] < 60_000
+    assert amb["status_command"]["resolved"] == tma and amb["status_command"]["runs"] is True
     assert r.rc == 0
+
+
+def test_status_line_command_that_does_not_run_counts(srv):
+    srv.shell_pane()
+    # the bare name, with tmux's PATH lacking any tma (tma lives in a virtualenv)
+    srv.tmux("set-environment", "-g", "PATH", "/usr/bin:/bin")
+    srv.tmux("set-option", "-g", "status-right", "#(tma status) %H:%M")
+    r = doctor(srv)
+    amb = r.section("ambient")
+    assert amb.startswith("ambient: ✗ status-right runs `tma status`, but tma is not found on "
+                          "the PATH tmux runs status-right with")
+    assert "  - tmux runs it with PATH=/usr/bin:/bin" in amb
+    tma = str(Path(sys.executable).with_name("tma"))
+    assert f"set -g status-right '#({tma} status) %H:%M'" in amb
+    assert r.doc["ambient_driver"]["status_command"]["runs"] is False
+    assert r.doc["warnings"] == 1 and r.rc == 1
+    # a program that resolves but does not run is caught too
+    broken = srv.root / "broken-bin"
+    broken.mkdir()
+    (broken / "tma").write_text("#!/bin/sh\nexit 3\n")
+    (broken / "tma").chmod(0o755)
+    srv.tmux("set-environment", "-g", "PATH", f"{broken}:/usr/bin:/bin")
+    r = doctor(srv)
+    assert r.doc["ambient_driver"]["status_command"]["problem"].endswith("exit status 3")
+    assert r.rc == 1
 
 
 def test_broken_user_manifest_is_listed_and_counts(srv):
@@ -438,6 +474,23 @@ def test_wired_agent_pane_is_tier_2(srv):
     a = row(r, pane)
     assert (a["tier"], a["hook_status"], a["hooks_wired"]) == (2, "wired", True)
     assert r.doc["below_expected_tier"] == 0 and r.doc["warnings"] == 0 and r.rc == 0
+
+
+def test_agent_started_before_its_hooks_says_next_start(srv):
+    isolate_installers(srv)
+    before = srv.agent_pane("claude")
+    time.sleep(2.0)  # clearly before: /proc's boot time has whole seconds
+    install(srv, "claude")
+    after = srv.agent_pane("claude")
+    r = doctor(srv, bundled=True)
+    assert "restart: this claude started before its hooks were installed; they take " \
+           "effect at its next start" in pane_block(r, before)
+    a = row(r, before)
+    assert a["hooks_pending_restart"] is True and a["tier"] == 1
+    assert "take effect at its next start" in a["tier_reason"]
+    b = row(r, after)
+    assert b["hooks_pending_restart"] is False and b["tier"] == 2
+    assert not any(line.startswith("restart:") for line in pane_block(r, after))
 
 
 def test_installable_agent_not_wired_is_below_tier(srv):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 INSTALL_ENV = {
@@ -21,6 +22,11 @@ INSTALL_ENV = {
 }
 
 LINE = "set -g status-right '#(tma status) %H:%M'"
+#: The tma `python -m tma` runs as: the script beside this interpreter.
+VENV_TMA = str(Path(sys.executable).with_name("tma"))
+#: This test run's tma is in a virtualenv that the PATH tmux has does not hold: named
+#: by its absolute path.
+FULL_LINE = f"set -g status-right '#({VENV_TMA} status) %H:%M'"
 
 
 def setup_machine(srv, agents=("claude", "codex")) -> dict[str, Path]:
@@ -64,7 +70,8 @@ def test_init_wires_detected_agents_and_ends_with_doctor(srv):
     # the status line: advice only, never edited
     assert "tma: init: status-right does not run `tma status`; add this line to " \
            "~/.tmux.conf" in out
-    assert f"    {LINE}\n" in out
+    assert f"    {FULL_LINE}\n" in out
+    assert "the bare name `tma` does not lead to this tma" in out
     assert "then reload it: tmux source-file ~/.tmux.conf" in out
     assert "tma status" not in srv.tmux("show-options", "-gv", "status-right")
     assert not (srv.home / ".tmux.conf").exists()
@@ -85,7 +92,10 @@ def test_status_right_already_running_tma_status(srv):
     res = srv.tma("init", "--yes", manifests=False)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "tma: init: status-right already runs `tma status`" in res.stdout
-    assert LINE not in res.stdout
+    assert LINE not in res.stdout and "add this line" not in res.stdout
+    # doctor, run last, checks the program that status-right names
+    assert "ambient: ✗ status-right runs `tma status`, but /opt/bin/tma is not found" \
+        in res.stdout
     srv.tmux("set-option", "-g", "status-right", "%H:%M")
     res = srv.tma("init", "--yes", manifests=False)
     assert "add this line to ~/.config/tmux/tmux.conf" in res.stdout  # the existing file
@@ -115,3 +125,17 @@ def test_no_agent_on_path(srv):
     assert res.returncode == 0, res.stderr
     assert "tma: init: no agent found on $PATH (looked for: claude, " in res.stdout
     assert "panes (0):" in res.stdout
+
+
+def test_status_line_names_bare_tma_when_tmux_path_resolves_it(srv):
+    setup_machine(srv, agents=())
+    srv.env["PATH"] = os.pathsep.join([os.path.dirname(VENV_TMA), srv.env["PATH"]])
+    srv.shell_pane()
+    srv.tmux("set-environment", "-g", "PATH", srv.env["PATH"])
+    res = srv.tma("init", "--yes", manifests=False)
+    assert f"    {LINE}\n" in res.stdout, res.stdout
+    # the PATH tmux runs #() with decides, not this shell's: without the venv there,
+    # the full path
+    srv.tmux("set-environment", "-g", "PATH", "/usr/bin:/bin")
+    res = srv.tma("init", "--yes", manifests=False)
+    assert f"    {FULL_LINE}\n" in res.stdout, res.stdout

@@ -97,8 +97,26 @@ def test_absent_settings_created_and_emptied(inst):
     data = json.loads(inst.claude.read_text())
     assert sorted(ours(inst, data, "claude")) == sorted(EVENTS)
     assert statusline.parse(data["statusLine"]["command"], "claude") == (True, None)
+    res = inst.ok("claude", "--uninstall", "--yes")
+    # tma created settings.json (and ~/.claude): the uninstall takes both back
+    assert not inst.claude.exists() and not inst.claude.parent.exists()
+    assert "tma created it" in res.out
+
+
+def test_a_settings_file_the_user_had_stays_when_emptied(inst):
+    write(inst.claude, "{}\n")
+    inst.ok("claude", "--yes")
     inst.ok("claude", "--uninstall", "--yes")
-    assert json.loads(inst.claude.read_text()) == {}
+    assert inst.claude.read_text() == "{}\n"  # the user's file, back to its bytes
+
+
+def test_a_created_file_the_user_added_to_stays(inst):
+    inst.ok("claude", "--yes")
+    data = json.loads(inst.claude.read_text())
+    data["model"] = "opus"
+    inst.claude.write_text(dump(data))
+    inst.ok("claude", "--uninstall", "--yes")
+    assert json.loads(inst.claude.read_text()) == {"model": "opus"}
 
 
 def test_permission_request_async_and_notification_matcher_are_drift(inst):

@@ -121,8 +121,10 @@ def test_foreign_notify_refused(inst):
     assert "only one notify program" in res.err
     assert inst.codex_config.read_bytes() == conf
     assert not inst.codex_hooks.exists() and not inst.wrapper.exists()
-    # nothing of ours: the bare check passes, the named one says not installed
-    assert inst.run("--check").rc == 0
+    # nothing of ours: the bare check says there is nothing to check, the named one says
+    # not installed
+    res = inst.run("--check")
+    assert res.rc == 1 and "nothing to check" in res.err
     # hooks.json wired by hand beside the foreign notify: check names the notify
     inst.ok("claude", "--yes")  # gets the wrapper written
     hooks = {"hooks": {ev: [{"hooks": [{"type": "command", "command": inst.cmd("codex", ev)}]}]

@@ -106,9 +106,10 @@ class Inst:
             for name, text in PLACEHOLDERS.items():
                 (adir / name).write_text(text)
             monkeypatch.setattr(common, "ASSET_DIR", str(adir))
-        from tma.cli import install_hooks
+        from tma.install import wiring
 
-        monkeypatch.setattr(install_hooks, "_tmux_hooks", lambda: None)
+        monkeypatch.setattr(wiring, "tmux_hooks_enabled", lambda: False)
+        monkeypatch.setattr(sys, "argv", [str(self.tma)])  # the tma being run
         self.socket = f"tma-install-test-{uuid.uuid4().hex[:12]}"  # no server there
 
     # the per-agent files
@@ -289,6 +290,54 @@ def test_prompt_decline_and_accept(inst):
     assert res.rc == 0 and "Apply this change" not in res.out and "already wired" in res.out
 
 
+class InterruptedStdin(FakeStdin):
+    """A terminal whose user presses Ctrl-C at the prompt."""
+
+    def readline(self, *a):
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_at_the_prompt_aborts_without_a_traceback(inst):
+    orig = write(inst.claude, dump(CLAUDE_ORIG))
+    inst.capsys.readouterr()
+    inst.mp.setattr(sys, "stdin", InterruptedStdin("", True))
+    rc = main(["--socket-name", inst.socket, "install-hooks", "claude"])
+    out, err = inst.capsys.readouterr()
+    assert rc == 1 and "tma: aborted; no changes written" in err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    assert out.endswith("Apply this change? [y/N] \n")  # the cursor leaves the prompt line
+    assert inst.claude.read_bytes() == orig and not inst.wrapper.exists()
+    # Ctrl-D (end of input) says the same
+    res = inst.run("claude", stdin="", tty=True)
+    assert res.rc == 1 and "tma: aborted; no changes written" in res.err
+
+
+def test_a_declined_install_says_would_write(inst):
+    res = inst.run("gemini")  # not a terminal: declined
+    assert res.rc == 1
+    assert f"would write the hook wrapper {inst.wrapper}" in res.out
+    assert "\nwrite the hook wrapper" not in "\n" + res.out
+    res = inst.ok("gemini", "--yes")  # applied: plain "write"
+    assert res.out.startswith(f"write the hook wrapper {inst.wrapper}")
+
+
+def test_every_adapter_flag_is_a_command_line_flag(capsys):
+    """The adapters own their file flags; install-hooks and uninstall take each one."""
+    from tma.install import registry
+
+    owned = {f.flag for f in registry.file_options()}
+    assert len(owned) == 8
+    for command in ("install-hooks", "uninstall"):
+        try:
+            main([command, "--help"])
+        except SystemExit as exc:
+            assert exc.code in (0, None)
+        shown = capsys.readouterr().out
+        assert all(flag in shown for flag in owned), (command, shown)
+    for f in registry.file_options():
+        assert f.env.startswith("TMA_") and f.dest.replace("_", "-") == f.flag[2:]
+
+
 # ---------------------------------------------------------------- writes
 
 
@@ -331,7 +380,7 @@ def test_wrapper_path_with_spaces_is_quoted_and_recognised(inst, monkeypatch):
     assert cmds["AfterAgent"] == [f"'{spaced}' gemini AfterAgent"]
     assert inst.ok("--check").out == "tma: hooks OK\n"
     inst.ok("gemini", "--uninstall", "--yes")
-    assert json.loads(inst.gemini.read_text()) == {}
+    assert not inst.gemini.exists()  # tma created it: the uninstall takes it back
 
 
 def test_symlink_written_through_and_mode_kept(inst):
@@ -459,8 +508,9 @@ def test_lookalikes_are_foreign(inst):
 
 
 def test_check_nothing_installed_and_named(inst):
-    res = inst.run("--check")
-    assert res.rc == 0 and res.out == "tma: hooks OK\n"
+    res = inst.run("--check")  # nothing wired: never "hooks OK"
+    assert res.rc == 1 and res.out == ""
+    assert "no agent carries tma wiring, so there is nothing to check" in res.err
     res = inst.run("--check", "claude")
     assert res.rc == 1
     assert res.err.startswith("tma: hook wiring incomplete:\n  - claude: hooks not installed")
@@ -492,7 +542,7 @@ def test_all_touches_only_wired_agents(inst):
     assert not inst.claude.exists() and not inst.codex_config.exists()
     res = inst.ok("--all", "--uninstall", "--yes")
     assert "no agent is wired any more" in res.out
-    assert json.loads(inst.gemini.read_text()) == {}
+    assert not inst.gemini.exists() and not inst.gemini.parent.exists()  # tma made both
     assert not inst.paths["TMA_PI_EXTENSION"].exists()
 
 
@@ -536,6 +586,31 @@ def test_end_to_end_subprocess_with_tmux_hooks(srv, tmp_path):
     assert settings.read_bytes() == orig
     assert "clear-attention" not in srv.tmux("show-hooks", "-g")
     assert "@agent_state" not in srv.options(pane)  # the last uninstall purges
+
+
+def test_wrapper_shim_and_tmux_hooks_name_the_same_tma(srv, tmp_path):
+    """One answer to "which tma?": the statusline shim and the tmux attention hooks
+    call the tma being run, even with another tma first on PATH (the wrapper's place
+    beside it: test_wrapper_beside_running_tma_by_default)."""
+    import sys
+
+    srv.shell_pane()
+    decoy = tmp_path / "decoy"
+    decoy.mkdir()
+    (decoy / "tma").write_text("#!/bin/sh\nexit 0\n")
+    (decoy / "tma").chmod(0o755)
+    settings = srv.home / ".claude" / "settings.json"
+    env = {"TMA_CLAUDE_SETTINGS": str(settings), "TMA_WRAPPER_PATH": str(tmp_path / "tma-hook"),
+           "PATH": f"{decoy}{os.pathsep}{srv.env['PATH']}"}
+    res = srv.tma("install-hooks", "claude", "--yes", manifests=False, env=env)
+    assert res.returncode == 0, res.stderr
+    running = str(Path(sys.executable).with_name("tma"))  # what `python -m tma` runs as
+    shim = json.loads(settings.read_text())["statusLine"]["command"]
+    assert f"_TMA_BIN={running};" in shim
+    hooks = [line for line in srv.tmux("show-hooks", "-g").splitlines()
+             if "clear-attention" in line]
+    assert hooks and all(running in line and str(decoy) not in line for line in hooks)
+    srv.tma("install-hooks", "claude", "--uninstall", "--yes", manifests=False, env=env)
 
 
 def test_installed_commands_reach_tma_through_the_wrapper(inst):

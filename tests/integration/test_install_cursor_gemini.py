@@ -86,7 +86,8 @@ def test_cursor_fresh_and_without_cli_config(inst):
     assert data["version"] == 1 and sorted(data["hooks"]) == sorted(CURSOR_EVENTS)
     assert inst.ok("--check").out == "tma: hooks OK\n"
     inst.ok("cursor", "--uninstall", "--yes")
-    assert json.loads(inst.cursor_hooks.read_text()) == {}  # version went with the hooks
+    # version went with the hooks, and the file tma created (and ~/.cursor) with them
+    assert not inst.cursor_hooks.exists() and not inst.cursor_hooks.parent.exists()
     assert not inst.cursor_cli.exists()
     # --statusline creates cli-config.json on purpose
     inst.ok("cursor", "--yes", "--statusline")

@@ -44,8 +44,31 @@ def test_roundtrip(inst, agent):
     res = inst.ok(agent, "--uninstall", "--yes")
     assert f"--- {path}\n+++ /dev/null" in res.out
     assert not path.exists()
-    assert path.parent.is_dir()  # the directory stays
+    # tma created the folder (and the ones above it under HOME): they go too, so an
+    # empty OpenCode plugin folder does not keep OpenCode's slower start
+    assert not path.parent.exists() and inst.home.is_dir()
+    assert "removed the empty folder" in res.out
     assert "nothing to remove" in inst.ok(agent, "--uninstall", "--yes").out
+
+
+@pytest.mark.parametrize("agent", sorted(CASES))
+def test_a_folder_the_user_had_stays(inst, agent):
+    var, _asset, _marker = CASES[agent]
+    path = inst.paths[var]
+    path.parent.mkdir(parents=True)
+    inst.ok(agent, "--yes")
+    inst.ok(agent, "--uninstall", "--yes")
+    assert not path.exists() and path.parent.is_dir()
+
+
+@pytest.mark.parametrize("agent", sorted(CASES))
+def test_a_created_folder_the_user_filled_stays(inst, agent):
+    var, _asset, _marker = CASES[agent]
+    path = inst.paths[var]
+    inst.ok(agent, "--yes")
+    (path.parent / "theirs.js").write_text("// theirs\n")
+    inst.ok(agent, "--uninstall", "--yes")
+    assert not path.exists() and (path.parent / "theirs.js").is_file()
 
 
 @pytest.mark.parametrize("agent", sorted(CASES))
@@ -59,7 +82,8 @@ def test_foreign_file_never_overwritten_or_deleted(inst, agent):
     res = inst.ok(agent, "--uninstall", "--yes")
     assert "left alone" in res.out
     assert path.read_bytes() == mine
-    assert inst.run("--check").rc == 0  # not ours: nothing to check
+    res = inst.run("--check")  # not ours: nothing to check, and it says so
+    assert res.rc == 1 and "nothing to check" in res.err
 
 
 @pytest.mark.parametrize("agent", sorted(CASES))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 
 import pytest
@@ -114,7 +115,7 @@ def test_shim_without_prior_command(inst):
     wait_file(inst.bin / "tma.args")
     assert (inst.bin / "tma.stdin").read_text() == PAYLOAD
     inst.ok("claude", "--uninstall", "--yes")
-    assert "statusLine" not in json.loads(inst.claude.read_text())
+    assert not inst.claude.exists()  # tma created it; with the shim gone nothing is left
 
 
 def test_edited_inner_kept_on_reinstall_and_restored(inst):
@@ -144,6 +145,7 @@ def test_stale_shim_repointed(inst, tmp_path, monkeypatch):
     (moved / "tma").chmod(0o755)
     inst.tma.unlink()  # tma moved: the shim names a path that no longer exists
     monkeypatch.setenv("PATH", f"{moved}{os.pathsep}{inst.bin}{os.pathsep}/usr/bin:/bin")
+    monkeypatch.setattr(sys, "argv", [str(moved / "tma")])  # and the moved one runs now
     res = inst.run("--check")
     assert res.rc == 1 and "statusline shim" in res.err and "stale" in res.err
     inst.ok("claude", "--yes")

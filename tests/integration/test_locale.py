@@ -14,6 +14,8 @@ import sys
 
 import pytest
 
+from conftest import require_tmux  # tests/integration/conftest.py, at collection time
+
 LOCALE = "en_US.ISO-8859-1"
 TITLE = "✳ fix — the parser 日本"  # nothing here but the spaces and letters is latin-1
 
@@ -80,8 +82,6 @@ def test_every_surface_degrades_in_an_iso_8859_1_locale(srv, latin1_env):
 
 
 def test_the_demo_runs_in_an_iso_8859_1_locale(tmp_path, latin1_env):
-    from conftest import require_tmux
-
     require_tmux()
     env = {k: v for k, v in os.environ.items()
            if k not in ("TMUX", "TMUX_PANE", "TMA_SOCKET_PATH", "TMA_CONFIG", "LANG",

@@ -177,3 +177,51 @@ def test_uninstall_without_a_server(srv):
     assert res.returncode == 0, res.stderr
     assert "tmux: no server running" in res.stdout
     assert paths["TMA_CLAUDE_SETTINGS"].read_bytes() == files[paths["TMA_CLAUDE_SETTINGS"]]
+
+
+def test_uninstall_removes_what_tma_created_and_nothing_else(srv):
+    """No config existed: after install + uninstall nothing tma made is left (no `{}`
+    settings.json, no empty plugin or extension folder, no empty tma config folder),
+    and every folder that was there before stays."""
+    paths = isolate_installers(srv)
+    mine = srv.root / "cfgs" / "gemini"
+    mine.mkdir(parents=True)  # the user's own (empty) folder
+    srv.shell_pane()
+    for agent in ("claude", "cursor", "opencode", "pi", "gemini"):
+        wire(srv, agent)
+    assert paths["TMA_CLAUDE_SETTINGS"].is_file()
+    assert (paths["TMA_CONFIG_DIR"] / "created.json").is_file()
+    res = srv.tma("uninstall", "--yes", manifests=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    for key in ("TMA_CLAUDE_SETTINGS", "TMA_CURSOR_HOOKS", "TMA_OPENCODE_PLUGIN",
+                "TMA_PI_EXTENSION", "TMA_GEMINI_SETTINGS"):
+        assert not paths[key].exists(), key
+    for folder in ("claude", "cursor", "opencode", "pi"):
+        assert not (srv.root / "cfgs" / folder).exists(), folder
+    assert not paths["TMA_CONFIG_DIR"].exists()  # tma's own config folder, made by tma
+    assert mine.is_dir()  # the user's folder stays, empty as it was
+    assert not paths["TMA_WRAPPER_PATH"].exists()  # the wrapper tma wrote, its folder too
+    assert not paths["TMA_WRAPPER_PATH"].parent.exists()
+    assert (srv.root / "cfgs").is_dir() and mine.is_dir()
+    assert "removed the empty folder" in res.stdout
+
+
+def test_uninstall_keeps_a_tma_config_folder_the_user_had(srv):
+    paths = isolate_installers(srv)
+    cdir = paths["TMA_CONFIG_DIR"]
+    cdir.mkdir(parents=True)
+    srv.shell_pane()
+    wire(srv, "claude")
+    res = srv.tma("uninstall", "--yes", manifests=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert cdir.is_dir() and list(cdir.iterdir()) == []
+
+
+def test_check_without_a_server_says_start_tmux_first(srv):
+    isolate_installers(srv)
+    srv.shell_pane()
+    wire(srv, "claude")
+    srv.kill()
+    res = srv.tma("install-hooks", "--check", manifests=False)
+    assert res.returncode == 1
+    assert "start tmux first" in res.stderr and "hooks OK" not in res.stdout

@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tma.runtime import config, notify
+from tma.runtime import config, notify, notify_gate
 from tma.runtime.notify import Note
 from tma.tmux import notify as tnotify
 
@@ -153,14 +153,14 @@ def test_command_resolution_precedence(monkeypatch):
 
 
 def test_enabled_triggers():
-    assert notify.enabled(cfg_with(), "blocked")
-    assert not notify.enabled(cfg_with(), "done")
-    assert notify.enabled(cfg_with(on=["done"]), "done")
-    assert not notify.enabled(cfg_with(on=["done"]), "blocked")
-    assert not notify.enabled(cfg_with(on=[]), "blocked")
-    assert not notify.enabled(cfg_with(), "context_high")
-    assert notify.enabled(cfg_with(context_high={"threshold": 80}), "context_high")
-    assert not notify.enabled(cfg_with(), "working")
+    assert notify_gate.enabled(cfg_with(), "blocked")
+    assert not notify_gate.enabled(cfg_with(), "done")
+    assert notify_gate.enabled(cfg_with(on=["done"]), "done")
+    assert not notify_gate.enabled(cfg_with(on=["done"]), "blocked")
+    assert not notify_gate.enabled(cfg_with(on=[]), "blocked")
+    assert not notify_gate.enabled(cfg_with(), "context_high")
+    assert notify_gate.enabled(cfg_with(context_high={"threshold": 80}), "context_high")
+    assert not notify_gate.enabled(cfg_with(), "working")
 
 
 @pytest.mark.parametrize("env,table,expected", [
@@ -175,7 +175,35 @@ def test_enabled_triggers():
 def test_from_event(monkeypatch, env, table, expected):
     if env is not None:
         monkeypatch.setenv("TMA_NOTIFY_FROM_EVENT", env)
-    assert notify.from_event(cfg_with(**table)) is expected
+    assert notify_gate.from_event(cfg_with(**table)) is expected
+
+
+class _Plan:
+    def __init__(self, state, set_attention=False):
+        self.state = state
+        self.set_attention = set_attention
+
+
+@pytest.mark.parametrize("table,plan,expected", [
+    ({}, _Plan("blocked"), False),  # nobody asked the hook path to fire
+    ({"from_event": True}, _Plan("blocked"), True),
+    ({"from_event": True, "on": []}, _Plan("blocked"), False),
+    ({"from_event": True}, _Plan("idle", set_attention=True), False),  # done is opt-in
+    ({"from_event": True, "on": ["done"]}, _Plan("idle", set_attention=True), True),
+    ({"from_event": True, "on": ["done"]}, _Plan("idle"), False),  # no attention: not done
+    ({"from_event": True, "on": ["blocked", "done"]}, _Plan("working"), False),
+])
+def test_the_gate_the_hook_path_calls(table, plan, expected):
+    assert notify_gate.due(cfg_with(**table), plan) is expected
+
+
+def test_the_hook_path_uses_this_gate():
+    import inspect
+
+    from tma.runtime import hook
+
+    assert "notify_gate.due" in inspect.getsource(hook)
+    assert not hasattr(notify, "enabled") and not hasattr(notify, "from_event")
 
 
 def test_config_accepts_desktop_and_rejects_non_bool(tmp_path):
@@ -274,9 +302,22 @@ def test_runtime_dir_resolution(monkeypatch, tmp_path):
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     assert notify.runtime_dir() == str(tmp_path / "xdg" / "tma")
     monkeypatch.delenv("XDG_RUNTIME_DIR")
-    assert notify.runtime_dir() == str(tmp_path / "tmp" / "tma")
+    assert notify.runtime_dir() == str(tmp_path / "tmp" / f"tma-{os.getuid()}")
     monkeypatch.delenv("TMPDIR")
-    assert notify.runtime_dir() == "/tmp/tma"
+    assert notify.runtime_dir() == f"/tmp/tma-{os.getuid()}"
+
+
+def test_failure_record_goes_to_a_private_dir(monkeypatch, tmp_path):
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    notify.record_failure("false", "exit status 1", at=5)
+    d = tmp_path / f"tma-{os.getuid()}"
+    assert (d.stat().st_mode & 0o777) == 0o700
+    assert notify.last_failure()["reason"] == "exit status 1"
+    os.chmod(d, 0o755)  # opened up (or made by someone else): tma writes nothing there
+    notify.clear_failure()
+    notify.record_failure("false", "exit status 2", at=6)
+    assert notify.last_failure() is None
 
 
 def test_failure_record_round_trip(monkeypatch, tmp_path):

@@ -17,9 +17,9 @@ def _tmux_bin(config: str | None) -> str:
     if env:
         return env
     # [tmux] bin, read only when a config file exists (the common case reads nothing)
-    path = config or os.environ.get("TMA_CONFIG") or os.path.join(
-        os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config"),
-        "tma", "config.toml")
+    from tma.core.paths import Paths
+
+    path = Paths(os.environ).config_file(config)
     if os.path.exists(path):
         try:
             from tma.runtime.config import load

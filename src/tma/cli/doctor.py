@@ -57,11 +57,26 @@ def _tmux(doc: dict) -> list[str]:
 
 def _ambient(doc: dict) -> list[str]:
     amb = doc["ambient_driver"]
-    if amb["polling"]:
-        return [_line("ambient", f"polling — `tma status` last ran "
-                                 f"{_age(amb['last_poll_age_ms'])} ago")]
-    return [_line("ambient", "NOT polling — nothing runs `tma status`; add #(tma status) to "
-                             "status-right")]
+    age = amb["last_poll_age_ms"]
+    if not amb["polling"]:
+        out = [_line("ambient", "NOT polling — status-right does not run `tma status`; add "
+                                "#(tma status) to status-right")]
+        if age is not None:
+            out.append(_item(f"note: a `tma status` or `tma ls` ran {_age(age)} ago, but "
+                             "nothing runs it from the status line"))
+        return out
+    command = amb["status_command"]
+    if command is not None and not command["runs"]:
+        from tma.install import binary, tmux_status
+
+        out = [_line("ambient", f"✗ status-right runs `tma status`, but {command['problem']}: "
+                                "the status line shows nothing")]
+        out.append(_item(f"tmux runs it with PATH={command['path']}"))
+        out.append(_item("name tma as tmux can run it: "
+                         f"{tmux_status.status_line(binary.tma_command(command['path']))}"))
+        return out
+    when = f"last ran {_age(age)} ago" if age is not None else "has not run yet"
+    return [_line("ambient", f"polling — status-right runs `tma status` ({when})")]
 
 
 def _clients(doc: dict) -> list[str]:
@@ -234,6 +249,9 @@ def _panes(doc: dict) -> list[str]:
             state = f"{a['state']} ({a['source']}, evidence {_age(a['evidence_age_ms'])} ago)"
         out.append(f"  {a['pane']} {a['agent']} {a['locator']} tier {a['tier']} {state}\n")
         out.append(f"      hooks: {_STATUS_WORDS[a['hook_status']]}\n")
+        if a["hooks_pending_restart"]:
+            out.append(f"      restart: this {a['agent']} started before its hooks were "
+                       "installed; they take effect at its next start\n")
         if a["hook_demoted"]:
             out.append("      demoted: registered by hook, but its state is screen-read\n")
         if a["model"] and a["window_covered"] is False:
@@ -280,6 +298,11 @@ def render(doc: dict) -> str:
 def main(argv: list[str]) -> int:
     g, _, args = spec.parse("doctor", argv)
     cfg = common.load_config(g)
+    return report(g, cfg, as_json=args.json, exit_code=args.exit_code)
+
+
+def report(g, cfg, *, as_json: bool = False, exit_code: bool = False) -> int:
+    """Gather and print the report (text, or the JSON document); its exit status."""
     from tma.runtime import doctor
 
     server = common.server(g, cfg)
@@ -289,13 +312,14 @@ def main(argv: list[str]) -> int:
 
     manifests.report_skipped([(i["file"], i["problem"]) for i in doc["manifests"]["issues"]],
                              sys.stderr.write)
-    if args.json:
+    if as_json:
         from tma.ui import text
 
         sys.stdout.write(text.dumps(doc) + "\n")
     else:
         sys.stdout.write(render(doc))
-    if args.exit_code:
+    sys.stdout.flush()
+    if exit_code:
         warnings, below = doc["warnings"], doc["below_expected_tier"]
         if warnings + below > 0:
             common.err(f"tma: doctor: {warnings} warning(s), {below} pane(s) below the tier "

@@ -17,8 +17,6 @@ could not run (no tmux server).
 
 from __future__ import annotations
 
-import os
-import re
 import shutil
 import sys
 
@@ -27,9 +25,6 @@ from tma.cli import common, spec
 #: process names that name a runtime, not an agent: never evidence an agent is installed.
 GENERIC = frozenset(("node", "bun", "deno", "python", "python3", "ruby", "perl", "sh", "bash",
                      "zsh", "fish", "agent"))
-
-STATUS_LINE = "set -g status-right '#(tma status) %H:%M'"
-_RUNS_TMA_STATUS = re.compile(r"#\([^)]*\btma\b[^)]*\bstatus\b")
 
 
 def detect(mset) -> list[tuple[str, str]]:
@@ -46,37 +41,6 @@ def detect(mset) -> list[tuple[str, str]]:
     return found
 
 
-def runs_tma_status(value: str) -> bool:
-    """Does a status-right value run `tma status` (any path to tma, any flags)?"""
-    return _RUNS_TMA_STATUS.search(value) is not None
-
-
-def tmux_conf(explicit: str | None) -> str:
-    """The tmux config to name: --conf, else the first existing of ~/.tmux.conf,
-    $XDG_CONFIG_HOME/tmux/tmux.conf, ~/.config/tmux/tmux.conf, else ~/.tmux.conf."""
-    if explicit:
-        return os.path.abspath(os.path.expanduser(explicit))
-    home = os.path.expanduser("~")
-    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
-    candidates = [os.path.join(home, ".tmux.conf"), os.path.join(xdg, "tmux", "tmux.conf"),
-                  os.path.join(home, ".config", "tmux", "tmux.conf")]
-    for c in candidates:
-        if os.path.isfile(c):
-            return c
-    return candidates[0]
-
-
-def global_argv(g) -> list[str]:
-    """The global options again, for the commands init runs in-process."""
-    out = []
-    for flag, key in (("--socket-name", "socket_name"), ("--socket-path", "socket_path"),
-                      ("--config", "config"), ("--manifest-dir", "manifest_dir")):
-        value = getattr(g, key)
-        if value:
-            out += [flag, value]
-    return out
-
-
 def say(text: str) -> None:
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
@@ -86,49 +50,13 @@ def main(argv: list[str]) -> int:
     g, _, args = spec.parse("init", argv)
     cfg = common.load_config(g)
 
-    from tma.cli import install_hooks as ih
-    from tma.runtime import manifests
-
-    mset = manifests.load(g.manifest_dir, cfg.agents)  # BundledManifestError: cli/main.py
-    gargv = global_argv(g)
-    failed: list[str] = []
-
-    # 1. detect
-    found = detect(mset)
-    if found:
-        say("tma: init: found " + ", ".join(f"{name} ({path})" for name, path in found))
-    else:
-        looked = ", ".join(m.name for m in mset.ordered())
-        say(f"tma: init: no agent found on $PATH (looked for: {looked})")
-
-    # 2. wire
-    for name, _path in found:
-        m = mset.get(name)
-        if not m.hook_capable or name not in ih.AGENTS:
-            say(f"tma: init: {name} has no hooks tma can wire: its state is read from the "
-                "screen")
-            continue
-        say(f"tma: init: wiring {name} (tma install-hooks {name})")
-        sub = gargv + [name]
-        if args.yes:
-            sub.append("--yes")
-        if args.config_dir:
-            sub += ["--config-dir", args.config_dir]
-        sys.stdout.flush()
-        if ih.main(sub) != 0:
-            failed.append(f"{name} not wired")
-            common.err(f"tma: init: {name} was not wired (declined or failed); run "
-                       f"`tma install-hooks {name}` later")
-
-    # 3. the status line (read, never edited)
+    mset = common.load_manifests(g, cfg)  # BundledManifestError: cli/main.py
+    failed = _wire(g, cfg, mset, args)
     _status_line(g, cfg, args.conf)
-
-    # 4. doctor
     say("tma: init: tma doctor")
     from tma.cli import doctor
 
-    sys.stdout.flush()
-    if doctor.main(gargv) != 0:
+    if doctor.report(g, cfg) != 0:
         failed.append("doctor")
     if failed:
         common.err(f"tma: init: incomplete: {'; '.join(failed)}")
@@ -136,24 +64,71 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def _wire(g, cfg, mset, args) -> list[str]:
+    """Steps 1 and 2: detect the agents, wire each one that has an installer; what failed."""
+    from tma.cli import install_hooks
+    from tma.install import registry, wiring
+
+    found = detect(mset)
+    if found:
+        say("tma: init: found " + ", ".join(f"{name} ({path})" for name, path in found))
+    else:
+        looked = ", ".join(m.name for m in mset.ordered())
+        say(f"tma: init: no agent found on $PATH (looked for: {looked})")
+    failed: list[str] = []
+    for name, _path in found:
+        if not mset.get(name).hook_capable or name not in registry.AGENTS:
+            say(f"tma: init: {name} has no hooks tma can wire: its state is read from the "
+                "screen")
+            continue
+        say(f"tma: init: wiring {name} (tma install-hooks {name})")
+        req = wiring.Request(agent=name, yes=args.yes, config_dir=args.config_dir)
+        if install_hooks.run(g, cfg, req) != 0:
+            failed.append(f"{name} not wired")
+            common.err(f"tma: init: {name} was not wired (declined or failed); run "
+                       f"`tma install-hooks {name}` later")
+    return failed
+
+
 def _status_line(g, cfg, conf: str | None) -> None:
+    """Step 3: does status-right run `tma status`? Read, never edited."""
+    import os
+
+    from tma.core.paths import Paths
+    from tma.install import binary, tmux_status
     from tma.install.common import tilde
     from tma.tmux import setup
     from tma.tmux.adapter import TmuxError
 
+    server = common.server(g, cfg)
     try:
-        value: str | None = setup.status_right(common.server(g, cfg))
+        value: str | None = setup.status_right(server)
     except TmuxError:
         value = None
-    if value is not None and runs_tma_status(value):
+    if tmux_status.runs_tma_status(value):
         say("tma: init: status-right already runs `tma status`")
         return
-    path = tilde(tmux_conf(conf))
+    path = tilde(tmux_status.tmux_conf(Paths(os.environ), conf))
     if value is None:
         say("tma: init: no tmux server to ask whether status-right runs `tma status`; if it "
             f"does not, add this line to {path}:")
     else:
         say(f"tma: init: status-right does not run `tma status`; add this line to {path} "
             "(or put #(tma status) into your own status-right):")
-    say(f"    {STATUS_LINE}")
+    command = binary.tma_command(_tmux_path(server))
+    say(f"    {tmux_status.status_line(command)}")
+    if command != binary.NAME:
+        say("  (tma is named by its full path: the bare name `tma` does not lead to this tma "
+            "on the PATH tmux runs its status line with)")
     say(f"  then reload it: tmux source-file {path}")
+
+
+def _tmux_path(server) -> str | None:
+    """The PATH the tmux server runs #() jobs with (None: no server to ask)."""
+    from tma.tmux import setup
+    from tma.tmux.adapter import TmuxError
+
+    try:
+        return setup.global_path(server)
+    except TmuxError:
+        return None

@@ -28,106 +28,74 @@ REMINDER = ("tma: if you added #(tma status) to your tmux status-right by hand, 
             "~/.tmux.conf")
 
 
-def installer_args(args, *, uninstall: bool):
-    """install-hooks' own argument namespace carrying our flags."""
-    from tma.cli import install_hooks as ih
-
-    ns = ih._parser().parse_args([])
-    for key, value in vars(args).items():
-        if hasattr(ns, key) and value is not None:
-            setattr(ns, key, value)
-    ns.uninstall = uninstall
-    return ns
-
-
-def _manifest(name: str, mset):
-    """The agent's manifest; the bundled one when the loaded set lacks it or made it
-    hookless (uninstall must still find and remove what an earlier install wrote)."""
-    m = mset.get(name)
-    if m is not None and m.hook_capable:
-        return m
-    from tma.core import bundled
-
-    try:
-        return bundled.load(name)
-    except (KeyError, bundled.BundledManifestError):
-        return m  # no bundled manifest: the loaded one is all there is
-
-
-def sweep_names() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(pane options, session options) the sweep unsets, from the option registry."""
-    from tma.core import options
-
-    session = tuple(o.name for o in options.OPTIONS if o.scope == "session"
-                    and o.removal == options.SERVER)
-    return options.UNINSTALL_PANE_OPTIONS, session
-
-
 def main(argv: list[str]) -> int:
     g, _, args = spec.parse("uninstall", argv)
     cfg = common.load_config(g)
 
-    from tma.cli import install_hooks as ih
     from tma.install import common as ic
-    from tma.runtime import manifests
+    from tma.install import wiring
 
-    mset = manifests.load(g.manifest_dir, cfg.agents)  # BundledManifestError: cli/main.py
-    ns = installer_args(args, uninstall=True)
-    ns.yes = args.yes
+    mset = common.load_manifests(g, cfg)  # BundledManifestError: cli/main.py
+    req = wiring.Request.from_args(args, uninstall=True)
+    io = wiring.Output()
     try:
-        ctx, _bare, _warnings = ih._ctx(ns, cfg)
+        setup = wiring.prepare(req, cfg)
     except ic.InstallError as exc:
         common.err(f"tma: {exc}")
         return common.FAIL
 
-    failed = False
-    pending = ih._Pending()  # nothing shared to write on an uninstall
-    for name in ih.AGENTS:
-        manifest = _manifest(name, mset)
-        if manifest is None:
-            continue
-        ok, _ = ih._run(name, manifest, ctx, ns, pending)
-        failed = failed or not ok
-
-    still = [n for n in ih.AGENTS
-             if (m := _manifest(n, mset)) is not None and m.hook_capable
-             and ih._adapter(n).status(ctx, m).kind != ic.ABSENT]
+    still = wiring.unwire_all(req, setup, mset, io)
     if still:
         common.err(f"tma: uninstall: still wired: {', '.join(still)}; the tmux hooks and the "
                    "pane options are left in place (run tma uninstall again)")
         return common.FAIL
 
-    problems = ih._ensure(g, cfg, ns, ctx, uninstall=True, yes=args.yes)
+    server = common.server(g, cfg)
+    problems = wiring.tmux_hooks(server, cfg, setup, io, uninstall=True)
     for p in problems:
         common.err(f"tma: {p}")
-    swept = _sweep(g, cfg)
-    if swept is None:
-        failed = True
-    if _status_right_runs_tma(g, cfg):
+    failed = _sweep(server) is None
+    _forget(setup, io)
+    if _status_right_runs_tma(server):
         sys.stdout.write("tma: your global status-right still runs `tma status`\n")
     sys.stdout.write(REMINDER + "\n")
     return common.FAIL if failed or problems else 0
 
 
-def _status_right_runs_tma(g, cfg) -> bool:
-    from tma.cli.init import runs_tma_status
+def _forget(setup, io) -> None:
+    """The tma-hook wrapper tma wrote, tma's own files in its config dir (the statusline
+    choices, the record of what it created) and every now-empty folder it created."""
+    import os
+
+    from tma.install import statusline
+
+    setup.created.remove_wrapper(setup.ctx.wrapper_path, io)
+    setup.created.prune(io)
+    try:
+        os.unlink(statusline.state_path(setup.config_dir))
+    except OSError:
+        pass
+    setup.created.forget_config_dir(io)
+
+
+def _status_right_runs_tma(server) -> bool:
+    from tma.install.tmux_status import runs_tma_status
     from tma.tmux import setup
     from tma.tmux.adapter import TmuxError
 
     try:
-        return runs_tma_status(setup.status_right(common.server(g, cfg)))
+        return runs_tma_status(setup.status_right(server))
     except TmuxError:
         return False
 
 
-def _sweep(g, cfg) -> dict | None:
+def _sweep(server) -> dict | None:
     """Unset every tma option on the server; None when it failed."""
-    from tma.tmux import setup
+    from tma.install import wiring
     from tma.tmux.adapter import NoServer, TmuxError
 
-    pane_names, session_names = sweep_names()
     try:
-        counts = setup.sweep(common.server(g, cfg), pane_names, session_names)
+        counts = wiring.sweep(server)
     except NoServer:
         sys.stdout.write("tmux: no server running; no pane options to remove\n")
         return {}

@@ -16,9 +16,15 @@ removed by `--uninstall`. Claude loads the new hooks at its next start.
 
 from __future__ import annotations
 
+import os
+
 from tma.install import common, statusline
+from tma.install.registry import FileOption
 
 AGENT = "claude"
+FILES = (FileOption("claude_settings", "--settings", "TMA_CLAUDE_SETTINGS", "Claude settings.json",
+                    lambda p: os.path.join(p.home, ".claude", "settings.json")),)
+STATUSLINE = True
 LABEL = "Claude settings"
 SHAPE = common.Shape(AGENT, nested=True, sync_events=("PermissionRequest",))
 

@@ -44,8 +44,22 @@ import os
 import tomllib
 
 from tma.install import common
+from tma.install.registry import FileOption
 
 AGENT = "codex"
+
+
+def _codex_home(p) -> str:
+    return p.get("CODEX_HOME") or os.path.join(p.home, ".codex")
+
+
+FILES = (
+    FileOption("codex_config", "--codex-config", "TMA_CODEX_CONFIG", "Codex config.toml",
+               lambda p: os.path.join(_codex_home(p), "config.toml")),
+    FileOption("codex_hooks", "--codex-hooks", "TMA_CODEX_HOOKS", "Codex hooks.json",
+               lambda p: os.path.join(_codex_home(p), "hooks.json")),
+)
+STATUSLINE = False
 SHAPE = common.Shape(AGENT, nested=True, sync_events=("PermissionRequest",))
 MARK = "added by tma install-hooks"
 CAVEAT = ("codex: the first codex start after this asks once to trust hooks.json (\"Hooks "

@@ -95,15 +95,6 @@ class Ctx:
         return f"{self.cmd_ref} {agent} {event}"
 
 
-def env(name: str) -> str | None:
-    """An environment value; an empty one counts as unset."""
-    return os.environ.get(name) or None
-
-
-def home() -> str:
-    return os.path.expanduser("~")
-
-
 def wired_events(manifest) -> list[str]:
     out = list(manifest.hook_events)
     for ev in EXTRA_EVENTS:
@@ -113,10 +104,10 @@ def wired_events(manifest) -> list[str]:
 
 
 def tilde(path: str) -> str:
-    h = home()
-    if h and h != "/" and (path == h or path.startswith(h + os.sep)):
-        return "~" + path[len(h):]
-    return path
+    """path with $HOME shown as `~` (for messages)."""
+    from tma.core.paths import Paths
+
+    return Paths(os.environ).tilde(path)
 
 
 # ---------------------------------------------------------------- reading
@@ -456,9 +447,11 @@ def _colour(line: str) -> str:
     return line
 
 
-def diff(change: Change, colour: bool = False) -> str:
+def diff(change: Change, colour: bool = False, applying: bool = True) -> str:
+    """The unified diff of a change (or its summary line: "would …" while it still
+    waits on the prompt)."""
     if change.summary is not None:
-        return change.summary + "\n"
+        return ("" if applying else "would ") + change.summary + "\n"
     old = change.old if isinstance(change.old, str) else ""
     new = change.new if isinstance(change.new, str) else ""
     a = change.path if change.old is not None else "/dev/null"
@@ -490,7 +483,12 @@ def confirm(yes: bool, out=None, stdin=None) -> bool:
         return False
     out.write("Apply this change? [y/N] ")
     out.flush()
-    answer = stdin.readline()
+    try:
+        answer = stdin.readline()
+    except (KeyboardInterrupt, EOFError):
+        answer = ""  # Ctrl-C answers no, like Ctrl-D; the caller says nothing was written
+    if not answer.endswith("\n"):
+        out.write("\n")  # Ctrl-C / Ctrl-D leave the cursor after the prompt
     return answer.strip().lower() in ("y", "yes")
 
 
@@ -590,20 +588,6 @@ def store_alias(path: str) -> str | None:
         cand = os.path.join(d, os.path.basename(path))
         if os.path.exists(cand) and os.path.realpath(cand) == real:
             return cand
-    return None
-
-
-def running_tma() -> str | None:
-    """The tma being run: argv[0] when it is `tma`, else `tma` on $PATH."""
-    argv0 = sys.argv[0] if sys.argv else ""
-    if os.path.basename(argv0) == "tma" and os.path.isfile(argv0):
-        return os.path.abspath(argv0)
-    found = shutil.which("tma")
-    if found:
-        return os.path.abspath(found)
-    beside = os.path.join(os.path.dirname(sys.executable), "tma")
-    if os.path.isfile(beside) and os.access(beside, os.X_OK):
-        return beside
     return None
 
 

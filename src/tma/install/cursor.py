@@ -17,9 +17,20 @@ when it is absent the shim is skipped (tma does not create Cursor's config file)
 
 from __future__ import annotations
 
+import os
+
 from tma.install import common, statusline
+from tma.install.registry import FileOption
 
 AGENT = "cursor"
+FILES = (
+    FileOption("cursor_hooks", "--cursor-hooks", "TMA_CURSOR_HOOKS", "Cursor hooks.json",
+               lambda p: os.path.join(p.home, ".cursor", "hooks.json")),
+    FileOption("cursor_cli_config", "--cursor-cli-config", "TMA_CURSOR_CLI_CONFIG",
+               "Cursor cli-config.json", lambda p: os.path.join(p.home, ".cursor",
+                                                                "cli-config.json")),
+)
+STATUSLINE = True
 SHAPE = common.Shape(AGENT, nested=False)
 CAVEAT = ("cursor: hooks are read from the user-level ~/.cursor/hooks.json only (a project "
           ".cursor/hooks.json fires nothing); they load when cursor-agent next starts")

@@ -9,9 +9,16 @@ touch `hooksConfig` or `security.folderTrust`.
 
 from __future__ import annotations
 
+import os
+
 from tma.install import common
+from tma.install.registry import FileOption
 
 AGENT = "gemini"
+FILES = (FileOption("gemini_settings", "--gemini-settings", "TMA_GEMINI_SETTINGS",
+                    "Gemini settings.json",
+                    lambda p: os.path.join(p.home, ".gemini", "settings.json")),)
+STATUSLINE = False
 LABEL = "Gemini settings"
 SHAPE = common.Shape(AGENT, nested=True)
 CAVEAT = ("gemini: hooks only fire in folders Gemini trusts; with folder trust enabled, "

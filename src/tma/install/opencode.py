@@ -14,9 +14,16 @@ registry).
 
 from __future__ import annotations
 
+import os
+
 from tma.install import common
+from tma.install.registry import FileOption
 
 AGENT = "opencode"
+FILES = (FileOption("opencode_plugin", "--opencode-plugin", "TMA_OPENCODE_PLUGIN",
+                    "OpenCode plugin file",
+                    lambda p: os.path.join(p.config_home, "opencode", "plugin", "tma.js")),)
+STATUSLINE = False
 ASSET = "opencode-plugin.js"
 MARKER = "tma OpenCode bridge"
 LABEL = "OpenCode plugin"

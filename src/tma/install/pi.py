@@ -12,9 +12,17 @@ event also forwards `ctx.getContextUsage()` as the context gauge.
 
 from __future__ import annotations
 
+import os
+
 from tma.install import common
+from tma.install.registry import FileOption
 
 AGENT = "pi"
+FILES = (FileOption("pi_extension", "--pi-extension", "TMA_PI_EXTENSION", "pi extension file",
+                    lambda p: os.path.join(p.get("PI_CODING_AGENT_DIR")
+                                           or os.path.join(p.home, ".pi", "agent"),
+                                           "extensions", "tma.js")),)
+STATUSLINE = False
 ASSET = "pi-extension.js"
 MARKER = "tma pi bridge"
 LABEL = "pi extension"

@@ -39,15 +39,9 @@ STATE_PREFIX = "hooks-state"
 
 def config_dir(explicit: str | None = None) -> str:
     """--config-dir > TMA_CONFIG_DIR > $XDG_CONFIG_HOME/tma > ~/.config/tma (empty = unset)."""
-    if explicit:
-        return explicit
-    env = os.environ.get("TMA_CONFIG_DIR")
-    if env:
-        return env
-    xdg = os.environ.get("XDG_CONFIG_HOME")
-    if xdg:
-        return os.path.join(xdg, "tma")
-    return os.path.join(os.path.expanduser("~"), ".config", "tma")
+    from tma.core.paths import Paths
+
+    return Paths(os.environ).config_dir(explicit)
 
 
 def socket_key(socket_path: str) -> str:
@@ -64,17 +58,10 @@ def state_path(cdir: str, socket_path: str) -> str:
 
 
 def resolve_tma() -> str:
-    """The absolute path of the running `tma` executable (the hooks late-bind to it)."""
-    import shutil
+    """The running tma (tma.install.binary: the one answer every installer uses)."""
+    from tma.install.binary import NAME, running_tma
 
-    argv0 = sys.argv[0] if sys.argv else ""
-    if os.path.basename(argv0) == "tma" and os.sep in argv0 and os.path.exists(argv0):
-        return os.path.abspath(argv0)
-    sibling = os.path.join(os.path.dirname(sys.executable), "tma")
-    if os.access(sibling, os.X_OK):
-        return sibling
-    found = shutil.which("tma")
-    return os.path.abspath(found) if found else sibling
+    return running_tma() or NAME
 
 
 # ---------------------------------------------------------------- the record
@@ -221,9 +208,10 @@ def ensure(server: Server, *, uninstall: bool = False, check: bool = False, yes:
     try:
         sock = attention.socket_path(server)
         entries = attention.read_hooks(server)
-    except NoServer as exc:
+    except NoServer:
         if check:
-            return [f"tmux hooks: cannot read the tmux server: {exc}"]
+            return ["tmux hooks: no tmux server is running, so they cannot be checked: start "
+                    "tmux first, then run the check again"]
         # the hooks live in a server's memory: with none running there is nothing to
         # edit (a later install inside tmux, or --check, takes it from there)
         out.write("tmux: no server running; the attention hooks were not "

@@ -14,8 +14,9 @@ from tma import __version__
 
 
 def directory() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "tma")
+    from tma.core.paths import Paths
+
+    return Paths(os.environ).cache_dir
 
 
 def _path(name: str) -> str:

@@ -57,13 +57,10 @@ class Config:
                           self.blocked_decay_secs * 1000, self.freshness_secs * 1000)
 
 
-def default_path() -> str:
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return os.path.join(base, "tma", "config.toml")
-
-
 def resolve_path(explicit: str | None) -> str:
-    return explicit or os.environ.get("TMA_CONFIG") or default_path()
+    from tma.core.paths import Paths
+
+    return Paths(os.environ).config_file(explicit)
 
 
 def _err(path: str, key: str, msg: str) -> ConfigError:
@@ -113,11 +110,20 @@ def validate(path: str, doc: dict[str, object]) -> dict[str, object]:
     if "agents" in doc:
         raise _err(path, "agents", "the [agents] table was renamed to [api]")
     out: dict[str, object] = {}
+    for section in _SECTIONS:
+        section(path, doc, out)
+    return out
+
+
+def _fold(path: str, doc: dict, out: dict) -> None:
     fold = _table(path, "fold", doc.get("fold", {}))
     _known(path, "fold", fold, ("dwell_secs", "hook_decay_secs", "blocked_decay_secs",
                                 "freshness_secs"))
     for k, v in fold.items():
         out[k] = _uint(path, f"fold.{k}", v)
+
+
+def _glyphs(path: str, doc: dict, out: dict) -> None:
     for section in ("status", "picker"):
         table = _table(path, section, doc.get(section, {}))
         _known(path, section, table, CLASSES)
@@ -127,6 +133,9 @@ def validate(path: str, doc: dict[str, object]) -> dict[str, object]:
             _known(path, f"{section}.{cls}", entry, ("glyph", "color"))
             entries[cls] = {k: _str(path, f"{section}.{cls}.{k}", v) for k, v in entry.items()}
         out[section] = entries
+
+
+def _tmux_hooks(path: str, doc: dict, out: dict) -> None:
     tmux = _table(path, "tmux", doc.get("tmux", {}))
     _known(path, "tmux", tmux, ("bin",))
     if "bin" in tmux:
@@ -137,6 +146,22 @@ def validate(path: str, doc: dict[str, object]) -> dict[str, object]:
         out["claude_reply_lane"] = _bool(path, "hooks.claude_reply_lane", hooks["claude_reply_lane"])
     if "hold_ms" in hooks:
         out["hold_ms"] = _uint(path, "hooks.hold_ms", hooks["hold_ms"])
+
+
+def _focus_install(path: str, doc: dict, out: dict) -> None:
+    focus = _table(path, "focus", doc.get("focus", {}))
+    _known(path, "focus", focus, ("events",))
+    if "events" in focus:
+        out["focus_events"] = _bool(path, "focus.events", focus["events"])
+    install = _table(path, "install", doc.get("install", {}))
+    _known(path, "install", install, ("wrapper_ref",))
+    if "wrapper_ref" in install:
+        if install["wrapper_ref"] not in ("absolute", "bare"):
+            raise _err(path, "install.wrapper_ref", "must be \"absolute\" or \"bare\"")
+        out["wrapper_ref"] = install["wrapper_ref"]
+
+
+def _notify(path: str, doc: dict, out: dict) -> None:
     notify = _table(path, "notify", doc.get("notify", {}))
     _known(path, "notify", notify, _NOTIFY_KEYS)
     for key in ("from_event", "bell", "osc", "desktop"):
@@ -156,24 +181,21 @@ def validate(path: str, doc: dict[str, object]) -> dict[str, object]:
             if "command" in t:
                 _str(path, f"notify.{trig}.command", t["command"])
     if "context_high" in notify:
-        t = _table(path, "notify.context_high", notify["context_high"])
-        _known(path, "notify.context_high", t, ("threshold", "command"))
-        if "threshold" not in t:
-            raise _err(path, "notify.context_high.threshold", "required when the table is present")
-        th = _uint(path, "notify.context_high.threshold", t["threshold"])
-        if th > 100:
-            raise _err(path, "notify.context_high.threshold", "must be 0-100")
+        _context_high(path, notify["context_high"])
     out["notify"] = notify
-    focus = _table(path, "focus", doc.get("focus", {}))
-    _known(path, "focus", focus, ("events",))
-    if "events" in focus:
-        out["focus_events"] = _bool(path, "focus.events", focus["events"])
-    install = _table(path, "install", doc.get("install", {}))
-    _known(path, "install", install, ("wrapper_ref",))
-    if "wrapper_ref" in install:
-        if install["wrapper_ref"] not in ("absolute", "bare"):
-            raise _err(path, "install.wrapper_ref", "must be \"absolute\" or \"bare\"")
-        out["wrapper_ref"] = install["wrapper_ref"]
+
+
+def _context_high(path: str, value: object) -> None:
+    t = _table(path, "notify.context_high", value)
+    _known(path, "notify.context_high", t, ("threshold", "command"))
+    if "threshold" not in t:
+        raise _err(path, "notify.context_high.threshold", "required when the table is present")
+    th = _uint(path, "notify.context_high.threshold", t["threshold"])
+    if th > 100:
+        raise _err(path, "notify.context_high.threshold", "must be 0-100")
+
+
+def _telemetry_daemon(path: str, doc: dict, out: dict) -> None:
     telemetry = _table(path, "telemetry", doc.get("telemetry", {}))
     _known(path, "telemetry", telemetry, ("windows",))
     windows = _table(path, "telemetry.windows", telemetry.get("windows", {}))
@@ -188,6 +210,9 @@ def validate(path: str, doc: dict[str, object]) -> dict[str, object]:
         else:
             _uint(path, f"daemon.{k}", v)
     out["daemon"] = daemon
+
+
+def _agents(path: str, doc: dict, out: dict) -> None:
     agents = doc.get("agent", [])
     if not isinstance(agents, list):
         raise _err(path, "agent", "must be an array of tables ([[agent]])")
@@ -204,6 +229,9 @@ def validate(path: str, doc: dict[str, object]) -> dict[str, object]:
             if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
                 raise _err(path, f"agent[{i}].process_names", "must be a list of strings")
     out["agents"] = agents
+
+
+def _api(path: str, doc: dict, out: dict) -> None:
     api = _table(path, "api", doc.get("api", {}))
     out_api = {}
     for agent, t in api.items():
@@ -211,7 +239,11 @@ def validate(path: str, doc: dict[str, object]) -> dict[str, object]:
         _known(path, f"api.{agent}", t, ("api_base",))
         out_api[agent] = {k: _str(path, f"api.{agent}.{k}", v) for k, v in t.items()}
     out["api"] = out_api
-    return out
+
+
+#: validate()'s steps, in the order the keys are reported (the first bad key wins).
+_SECTIONS = (_fold, _glyphs, _tmux_hooks, _notify, _focus_install, _telemetry_daemon,
+             _agents, _api)
 
 
 def _build(path: str | None, settings: dict[str, object]) -> Config:

@@ -121,6 +121,29 @@ def parse_tmux_version(text: str) -> tuple[int, int] | None:
     return int(m.group(1)), int(m.group(2))
 
 
+def process_started_at(pid: int, proc: str = "/proc") -> float | None:
+    """A process's start (epoch seconds) from /proc: its starttime ticks after boot."""
+    try:
+        with open(f"{proc}/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        with open(f"{proc}/stat", "rb") as fh:
+            btime = next(int(line.split()[1]) for line in fh if line.startswith(b"btime "))
+        return btime + int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError, StopIteration):
+        return None
+
+
+#: Seconds of slack between a process start and a file mtime (btime is whole seconds).
+RESTART_SLACK = 1.5
+
+
+def hooks_pending_restart(started_at: float | None, wired_at: float | None) -> bool | None:
+    """Was the agent already running when its wiring was written? (None: unknown.)"""
+    if started_at is None or wired_at is None:
+        return None
+    return started_at + RESTART_SLACK < wired_at
+
+
 def below_expected_tier(agents: list[dict]) -> int:
     """Panes below the tier their manifest supports (the second `--exit-code` gate).
 
@@ -135,27 +158,27 @@ def below_expected_tier(agents: list[dict]) -> int:
 class Installers:
     """The hook installers' own view of the wiring, computed once per doctor run.
 
-    Everything is read through the installers' public check code (`status()` of each
-    tma.install.<agent> adapter, tma.install.common.wrapper_problems,
-    tma.install.tmux_hooks.inspect) with the context `tma install-hooks` builds without
-    flags, so doctor and `tma install-hooks --check` never disagree.
+    Everything is read through the installers' public check code (each adapter's
+    `status()` through tma.install.wiring, tma.install.common.wrapper_problems,
+    tma.install.tmux_hooks.inspect) with the context `tma install-hooks` prepares
+    without flags (`wiring.prepare(Request())`), so doctor and `tma install-hooks
+    --check` never disagree.
     """
 
     def __init__(self, cfg, mset) -> None:
-        # The installer context (file paths from the environment, the wrapper reference,
-        # the config dir) is built by the install-hooks command module; doctor asks it
-        # for the flagless defaults rather than re-deriving them.
-        from tma.cli import install_hooks as ih
+        from tma.core.paths import Paths
         from tma.install import common as ic
+        from tma.install import registry, wiring
 
-        self.agents: tuple[str, ...] = ih.AGENTS
-        args = ih._parser().parse_args([])
-        self.config_dir: str = ih.config_dir(args)
+        self.agents: tuple[str, ...] = registry.AGENTS
+        self.config_dir: str = Paths(os.environ).config_dir()
         self.error: str | None = None
+        self.setup = None
         self.ctx = None
         self.bare = (cfg.wrapper_ref == "bare")
         try:
-            self.ctx, self.bare, _ = ih._ctx(args, cfg)
+            self.setup = wiring.prepare(wiring.Request(), cfg)
+            self.ctx, self.bare = self.setup.ctx, self.setup.bare
         except ic.InstallError as exc:
             self.error = str(exc)
         self.status: dict[str, tuple[str, list[str]]] = {}
@@ -166,16 +189,15 @@ class Installers:
             self.status[name] = self._status(name, m)
 
     def _status(self, name: str, m) -> tuple[str, list[str]]:
-        import importlib
-
         from tma.install import common as ic
+        from tma.install import wiring
 
         if not m.hook_capable:
             return HOOK_HOOKLESS, []
-        if self.ctx is None:
+        if self.setup is None:
             return HOOK_NOT_INSTALLED, [f"{name}: {self.error}"]
         try:
-            st = importlib.import_module(f"tma.install.{name}").status(self.ctx, m)
+            st = wiring.status(name, self.setup, m)
         except ic.InstallError as exc:
             return HOOK_INCOMPLETE, [f"{name}: {exc}"]
         if st.kind == ic.WIRED:
@@ -183,6 +205,20 @@ class Installers:
         if st.kind == ic.INCOMPLETE:
             return HOOK_INCOMPLETE, list(st.reasons)
         return HOOK_NOT_INSTALLED, []  # its reasons only list every event as not wired
+
+    def wired_at(self, agent: str) -> float | None:
+        """When the agent's wiring files last changed (their newest mtime, epoch s)."""
+        from tma.install import registry
+
+        if self.ctx is None or agent not in self.agents:
+            return None
+        times = []
+        for f in registry.adapter(agent).FILES:
+            try:
+                times.append(os.stat(self.ctx.paths[f.key]).st_mtime)
+            except (OSError, KeyError):
+                continue
+        return max(times) if times else None
 
     def of(self, agent: str, m) -> tuple[str, list[str]]:
         """(hook_status, reasons) of one agent."""
@@ -210,9 +246,51 @@ def section_tmux(ctx: Context) -> dict:
 
 
 def section_ambient(ctx: Context) -> dict:
+    """Does the server's status-right run `tma status` (a hand-run tma is not polling),
+    and does the program it names run with tmux's PATH?"""
+    from tma.install import tmux_status
+    from tma.tmux import setup
+    from tma.tmux.adapter import TmuxError
+
     last = ctx.snapshot.last_poll
     age = max(0, ctx.now - codec.to_ms(last)) if last else None
-    return {"ambient_driver": {"polling": bool(last), "last_poll_age_ms": age}}
+    try:
+        value: str | None = setup.status_right(ctx.server)
+    except TmuxError:
+        value = None
+    runs = tmux_status.runs_tma_status(value)
+    command = status_command(ctx.server, tmux_status.status_program(value)) if runs else None
+    return {"ambient_driver": {"polling": runs, "last_poll_age_ms": age,
+                               "status_right": value, "status_command": command}}
+
+
+def status_command(server, program: str | None) -> dict:
+    """The tma status-right names: does it resolve on tmux's PATH, and does it run?"""
+    from tma.install import binary
+    from tma.runtime import notify
+    from tma.tmux import setup
+    from tma.tmux.adapter import TmuxError
+
+    try:
+        path = setup.global_path(server)
+    except TmuxError:
+        path = None
+    path = path if path is not None else os.environ.get("PATH", os.defpath)
+    out = {"program": program, "path": path, "resolved": None, "runs": False, "problem": None}
+    if not program:
+        out["problem"] = "status-right names no program before `status`"
+        return out
+    resolved = binary.resolves(program, path)
+    out["resolved"] = resolved
+    if resolved is None:
+        out["problem"] = f"{program} is not found on the PATH tmux runs status-right with"
+        return out
+    env = dict(os.environ, PATH=path)
+    ok, reason = notify.run_command([resolved, "version"], b"", env, timeout=5.0)
+    out["runs"] = ok
+    if not ok:
+        out["problem"] = f"{resolved} version: {reason}"
+    return out
 
 
 def section_clients(ctx: Context) -> dict:
@@ -328,7 +406,14 @@ def _agent(ctx: Context, pane, stamp, ident) -> dict:
     agent = ident.agent
     m = ctx.mset.get(agent)
     hook_status, reasons = ctx.installers.of(agent, m)
-    if hook_status == HOOK_WIRED:
+    pending = None
+    if hook_status in CARRIES_WIRING and ident.pid:
+        pending = hooks_pending_restart(process_started_at(ident.pid),
+                                        ctx.installers.wired_at(agent))
+    if hook_status == HOOK_WIRED and pending:
+        tier, reason = 1, (f"its hooks were installed after this {agent} started (pid "
+                           f"{ident.pid}): they take effect at its next start")
+    elif hook_status == HOOK_WIRED:
         tier, reason = 2, "no daemon (the daemon tier is not implemented yet)"
     elif hook_status == HOOK_INCOMPLETE:
         tier = 1
@@ -358,6 +443,7 @@ def _agent(ctx: Context, pane, stamp, ident) -> dict:
         "evidence_age_ms": evidence_age,
         "hook_status": hook_status,
         "hooks_wired": hook_status == HOOK_WIRED,
+        "hooks_pending_restart": pending,
         "model": model,
         "window_covered": None if model is None else model in ctx.cfg.telemetry_windows,
         "endpoint_ok": None if api is None else api["answers"],
@@ -410,6 +496,8 @@ def wired_any(doc: dict) -> bool:
 def warning_items(doc: dict) -> list[str]:
     """One short label per warning `--exit-code` counts, decided from the document.
 
+    Counted: a status-right that runs `tma status` through a program that does not
+    resolve or run with tmux's PATH (the status line silently shows nothing).
     Listed but never counted: ambient polling, clients (0 attached is a note while no
     daemon exists), foreign, ignored, nested and remote panes, the tested-tmux note,
     `model:`, `demoted:`, the per-agent wiring lines (an unwired installable agent's
@@ -422,6 +510,9 @@ def warning_items(doc: dict) -> list[str]:
     version = parse_tmux_version(tmux["version"] or "")
     if (version is not None and version < MIN_TMUX) or tmux["setpf_ok"] is False:
         out.append("tmux")
+    command = (doc.get("ambient_driver") or {}).get("status_command")
+    if command is not None and not command["runs"]:
+        out.append("status line")
     notify = doc.get("notify") or {}
     if notify.get("last_failure"):
         out.append("notify")

@@ -21,13 +21,23 @@ if TYPE_CHECKING:
 BUNDLED = "bundled"
 
 
-class BundledManifestError(Exception):
-    pass
+
+
+def __getattr__(name: str):
+    # BundledManifestError is tma.core.bundled's (the one error of a broken bundled
+    # manifest), named here too for the commands; resolved lazily so the hook path,
+    # which reads the cached tables, never imports the bundled loader.
+    if name == "BundledManifestError":
+        from tma.core.bundled import BundledManifestError
+
+        return BundledManifestError
+    raise AttributeError(name)
 
 
 def user_dir() -> str:
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return os.path.join(base, "tma", "agents")
+    from tma.core.paths import Paths
+
+    return Paths(os.environ).manifest_dir
 
 
 def _listing(directory: str) -> list[tuple[str, str, int, int]]:
@@ -57,13 +67,14 @@ def _bundled_listing() -> list[tuple[str, str, int, int]]:
 
 def _decode(path: str) -> tuple[Any, str | None]:
     if path.startswith(BUNDLED + ":"):
-        # the bundled set ships decoded (tools/gen_bundled_docs.py): no TOML parse
-        from tma.core.manifests._docs import DOCS
+        # the bundled set ships decoded: its one loader, no TOML parse
+        from tma.core import bundled
 
-        stem = os.path.basename(path)[:-len(".toml")]
-        if stem in DOCS:
-            return DOCS[stem], None
-    real = path.removeprefix(BUNDLED + ":")
+        try:
+            return bundled.document(os.path.basename(path)[:-len(".toml")]), None
+        except (bundled.BundledManifestError, KeyError) as exc:
+            return None, str(exc)
+    real = path
     try:
         with open(real, "rb") as fh:
             raw = fh.read()
@@ -142,7 +153,7 @@ def load(manifest_dir: str | None = None, agents_cfg: list[dict[str, Any]] | Non
     skipped: list[tuple[str, str]] = []
     for stem in sorted(candidates):
         for path, doc, err in reversed(candidates[stem]):  # the user's copy first
-            bundled = path.startswith(BUNDLED + ":")
+            is_bundled = path.startswith(BUNDLED + ":")
             shown = path.removeprefix(BUNDLED + ":")
             if err is None:
                 adjusted = _adjust(doc, agents_cfg or [], stem)
@@ -153,8 +164,10 @@ def load(manifest_dir: str | None = None, agents_cfg: list[dict[str, Any]] | Non
                     break
                 except ManifestError as exc:
                     err = str(exc)
-            if bundled:
-                raise BundledManifestError(f"tma: manifest load failed: {shown}: {err}")
+            if is_bundled:
+                from tma.core import bundled
+
+                raise bundled.failure(shown, err)
             skipped.append((shown, err))
     key, found = _skips_key(entries, agents_cfg), [list(x) for x in skipped]
     if cache.get("skipped", key) != found:  # a read is cheaper than a write every cycle

@@ -71,27 +71,6 @@ def _notify_cfg(cfg) -> dict:
     return table if isinstance(table, dict) else {}
 
 
-def enabled(cfg, trigger: str) -> bool:
-    """Is this trigger switched on? blocked/done: listed in `notify.on` (default
-    ["blocked"]); context_high: the `[notify.context_high]` table is present.
-    Says nothing about *who* fires; see from_event()."""
-    n = _notify_cfg(cfg)
-    if trigger == "context_high":
-        return isinstance(n.get("context_high"), dict)
-    if trigger not in ("blocked", "done"):
-        return False
-    return trigger in n.get("on", DEFAULT_ON)
-
-
-def from_event(cfg) -> bool:
-    """May the hook intake fire for itself? TMA_NOTIFY_FROM_EVENT wins when set
-    (exactly "1" = on, any other value = off); unset -> `notify.from_event` (false)."""
-    env = os.environ.get("TMA_NOTIFY_FROM_EVENT")
-    if env is not None:
-        return env == "1"
-    return _notify_cfg(cfg).get("from_event") is True
-
-
 def command_for(cfg, trigger: str) -> str | None:
     """TMA_NOTIFY_CMD (non-empty) replaces every command; else `notify.<trigger>.command`;
     else `notify.command`; else None. An empty string counts as unset."""
@@ -215,9 +194,22 @@ def osc9(note: Note) -> bytes:
 
 
 def runtime_dir() -> str:
-    """$XDG_RUNTIME_DIR/tma, else $TMPDIR/tma, else /tmp/tma (created 0700 on write)."""
-    base = os.environ.get("XDG_RUNTIME_DIR") or os.environ.get("TMPDIR") or "/tmp"
-    return os.path.join(base, "tma")
+    """tma's runtime directory (tma.core.paths: $XDG_RUNTIME_DIR/tma, else a per-user
+    tma-<uid> under the temp dir), created 0700 on write."""
+    from tma.core.paths import Paths
+
+    return Paths(os.environ).runtime_dir
+
+
+def _private_dir() -> str | None:
+    """The runtime directory, created 0700; None when it is not the user's alone
+    (a shared temp dir where someone else made tma-<uid> first)."""
+    from tma.core.paths import private_dir_ok
+
+    d = runtime_dir()
+    os.makedirs(d, mode=0o700, exist_ok=True)
+    st = os.stat(d)
+    return d if private_dir_ok(st.st_mode, st.st_uid, os.getuid()) else None
 
 
 def failure_path() -> str:
@@ -227,8 +219,9 @@ def failure_path() -> str:
 def record_failure(command: str, reason: str, at: int | None = None) -> None:
     """Write the one failure record (newest wins). Silent on any error."""
     try:
-        d = runtime_dir()
-        os.makedirs(d, mode=0o700, exist_ok=True)
+        d = _private_dir()
+        if d is None:
+            return
         path = os.path.join(d, FAILURE_FILE)
         tmp = f"{path}.{os.getpid()}.tmp"
         doc = {"at": int(_now_ms() if at is None else at), "reason": reason, "command": command}
@@ -299,7 +292,9 @@ def write_tty(tty: str, data: bytes) -> None:
 
 def append_log(path: str, note: Note, at: int) -> None:
     try:
-        path = os.path.expanduser(path)
+        from tma.core.paths import Paths
+
+        path = Paths(os.environ).expand(path)
         parent = os.path.dirname(path)
         if parent:
             os.makedirs(parent, exist_ok=True)
@@ -347,11 +342,27 @@ def run_command(argv: list[str], stdin: bytes, child_env: dict[str, str], *, wai
                 timeout: float | None = None) -> tuple[bool, str]:
     """Spawn argv (own process group, stdout/stderr to /dev/null), feed stdin, and with
     wait=True wait up to timeout, then kill the group. Returns (ok, reason)."""
-    import signal
-    import time
+    spawned = _spawn(argv, child_env)
+    if isinstance(spawned, str):
+        return False, spawned
+    pid, feeder = spawned[0], _Feeder(spawned[1], stdin)
+    feeder.feed()
+    if not wait:
+        feeder.close()
+        return True, ""
+    timeout = COMMAND_TIMEOUT if timeout is None else timeout
+    status = _wait(pid, feeder, timeout)
+    feeder.close()
+    if status is None:
+        _kill_group(pid)
+        return False, f"timed out after {timeout:g}s (killed)"
+    return _exit_reason(status)
 
-    if timeout is None:
-        timeout = COMMAND_TIMEOUT
+
+def _spawn(argv: list[str], child_env: dict[str, str]) -> tuple[int, int] | str:
+    """(pid, the write end of its stdin) or why it could not start."""
+    import signal
+
     in_r, in_w = os.pipe()
     actions = [
         (os.POSIX_SPAWN_DUP2, in_r, 0),
@@ -369,59 +380,76 @@ def run_command(argv: list[str], stdin: bytes, child_env: dict[str, str], *, wai
         os.close(in_r)
         os.close(in_w)
         reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-        return False, f"spawn failed: {reason}"
+        return f"spawn failed: {reason}"
     os.close(in_r)
-    pending = memoryview(stdin)
     os.set_blocking(in_w, False)
+    return pid, in_w
 
-    def feed() -> bool:
-        """Write what the pipe takes; True once stdin is closed."""
-        nonlocal pending
+
+class _Feeder:
+    """The child's stdin: written as the pipe takes it, closed once (never blocking)."""
+
+    def __init__(self, fd: int, data: bytes) -> None:
+        self.fd = fd
+        self.pending = memoryview(data)
+        self.closed = False
+
+    def feed(self) -> None:
+        if self.closed:
+            return
         try:
-            while pending:
-                pending = pending[os.write(in_w, pending[:65536]):]
+            while self.pending:
+                self.pending = self.pending[os.write(self.fd, self.pending[:65536]):]
         except BlockingIOError:
-            return False
+            return
         except OSError:
             pass  # the child closed its stdin: it does not want the payload
-        os.close(in_w)
-        return True
+        self.close()
 
-    closed = feed()
-    if not wait:
-        if not closed:
-            os.close(in_w)
-        return True, ""
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            os.close(self.fd)
+
+
+def _wait(pid: int, feeder: _Feeder, timeout: float) -> int | None:
+    """The child's wait status, feeding its stdin meanwhile; None when it outlived timeout."""
+    import time
+
     deadline = time.monotonic() + timeout
     pause = 0.002
     while True:
         try:
             done, status = os.waitpid(pid, os.WNOHANG)
         except ChildProcessError:
-            done, status = pid, 0
+            return 0
         if done:
-            break
-        if not closed:
-            closed = feed()
+            return status
+        feeder.feed()
         if time.monotonic() >= deadline:
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except OSError:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
-            if not closed:
-                os.close(in_w)
-            return False, f"timed out after {timeout:g}s (killed)"
+            return None
         time.sleep(pause)
         pause = min(pause * 2, 0.05)
-    if not closed:
-        os.close(in_w)
+
+
+def _kill_group(pid: int) -> None:
+    """SIGKILL the child's process group (else the child), then reap it."""
+    import signal
+
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+
+
+def _exit_reason(status: int) -> tuple[bool, str]:
     code = os.waitstatus_to_exitcode(status)
     if code == 0:
         return True, ""

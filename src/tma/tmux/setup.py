@@ -25,6 +25,20 @@ def status_right(server: Server) -> str:
     return server.run("show-options", "-gv", "status-right").rstrip("\n")
 
 
+def global_path(server: Server) -> str | None:
+    """PATH in the server's global environment (what #() jobs and hooks run with);
+    None when it is unset there. Raises NoServer / TmuxError."""
+    from tma.tmux.adapter import TmuxError
+
+    try:
+        line = server.run("show-environment", "-g", "PATH").strip()
+    except TmuxError as exc:
+        if "unknown variable" in str(exc):
+            return None
+        raise
+    return line[len("PATH="):] if line.startswith("PATH=") else None
+
+
 def server_options(server: Server, prefix: str = SERVER_PREFIX) -> list[str]:
     """Names of the server options starting with prefix."""
     out = server.run("show-options", "-s")

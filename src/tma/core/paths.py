@@ -1,0 +1,110 @@
+"""Every directory and file tma resolves, from one environment mapping.
+
+Pure: the caller passes the environment (`os.environ`, or a test's dict) and nothing
+here touches the file system, so the installers (below the runtime) and the hot
+paths (`tma status`, `tma event`: only `os` is imported) share it. An empty value
+counts as unset, as everywhere in tma.
+
+    config_home   $XDG_CONFIG_HOME, else ~/.config
+    cache_home    $XDG_CACHE_HOME, else ~/.cache
+    state_home    $XDG_STATE_HOME, else ~/.local/state
+    config_file   --config > $TMA_CONFIG > <config_home>/tma/config.toml
+    manifest_dir  <config_home>/tma/agents (user manifests)
+    config_dir    --config-dir > $TMA_CONFIG_DIR > <config_home>/tma (install records)
+    cache_dir     <cache_home>/tma
+    state_dir     <state_home>/tma
+    runtime_dir   $XDG_RUNTIME_DIR/tma, else <$TMPDIR or /tmp>/tma-<uid> (whoever creates
+                  it makes it 0700 and checks it is the user's: see `private_dir_ok`)
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+
+class Paths:
+    """The resolved places for one environment (cheap: plain attribute reads)."""
+
+    def __init__(self, env: Mapping[str, str], *, uid: int | None = None) -> None:
+        self.env = env
+        self.uid = os.getuid() if uid is None else uid
+        self.home = self.get("HOME") or "/"
+
+    def get(self, name: str) -> str | None:
+        """An environment value; an empty one counts as unset."""
+        return self.env.get(name) or None
+
+    def expand(self, path: str) -> str:
+        """`~` and `~/…` against this HOME, made absolute."""
+        if path == "~" or path.startswith("~/"):
+            path = self.home + path[1:]
+        return os.path.abspath(path)
+
+    def tilde(self, path: str) -> str:
+        """path with this HOME shown as `~` (for messages)."""
+        h = self.home
+        if h and h != "/" and (path == h or path.startswith(h + os.sep)):
+            return "~" + path[len(h):]
+        return path
+
+    # ---------------------------------------------------------------- XDG bases
+
+    @property
+    def config_home(self) -> str:
+        return self.get("XDG_CONFIG_HOME") or os.path.join(self.home, ".config")
+
+    @property
+    def cache_home(self) -> str:
+        return self.get("XDG_CACHE_HOME") or os.path.join(self.home, ".cache")
+
+    @property
+    def state_home(self) -> str:
+        return self.get("XDG_STATE_HOME") or os.path.join(self.home, ".local", "state")
+
+    # ---------------------------------------------------------------- tma's own
+
+    def config_file(self, explicit: str | None = None) -> str:
+        return explicit or self.get("TMA_CONFIG") or os.path.join(self.config_home, "tma",
+                                                                   "config.toml")
+
+    @property
+    def manifest_dir(self) -> str:
+        return os.path.join(self.config_home, "tma", "agents")
+
+    def config_dir(self, explicit: str | None = None) -> str:
+        if explicit:
+            return self.expand(explicit)
+        env = self.get("TMA_CONFIG_DIR")
+        return self.expand(env) if env else os.path.join(self.config_home, "tma")
+
+    @property
+    def cache_dir(self) -> str:
+        return os.path.join(self.cache_home, "tma")
+
+    @property
+    def state_dir(self) -> str:
+        return os.path.join(self.state_home, "tma")
+
+    @property
+    def runtime_dir(self) -> str:
+        xdg = self.get("XDG_RUNTIME_DIR")
+        if xdg:
+            return os.path.join(xdg, "tma")
+        return os.path.join(self.get("TMPDIR") or "/tmp", f"tma-{self.uid}")
+
+    # ---------------------------------------------------------------- other tools'
+
+    def tmux_confs(self) -> list[str]:
+        """Where tmux reads its config, in the order it looks."""
+        return [os.path.join(self.home, ".tmux.conf"),
+                os.path.join(self.config_home, "tmux", "tmux.conf"),
+                os.path.join(self.home, ".config", "tmux", "tmux.conf")]
+
+
+def private_dir_ok(st_mode: int, st_uid: int, uid: int) -> bool:
+    """A runtime directory tma may write into: the user's own, no group/other access."""
+    return st_uid == uid and (st_mode & 0o077) == 0

@@ -1,0 +1,56 @@
+"""The tmux status line that runs `tma status`: recognising it, advising it, checking it.
+
+tma never edits status-right (it is the user's); `tma init` advises the line to add,
+naming tma as tmux will resolve it (tma.install.binary.tma_command), `uninstall`
+reminds, and `doctor` reads the server's status-right to tell whether it runs
+`tma status` and whether the program it names runs with tmux's environment.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+
+#: `#(… tma … status …)`: any path to tma, any flags.
+_RUNS_TMA_STATUS = re.compile(r"#\(([^)]*\btma\b[^)]*\bstatus\b[^)]*)\)")
+
+
+def runs_tma_status(value: str | None) -> bool:
+    """Does a status-right value run `tma status` (any path to tma, any flags)?"""
+    return value is not None and _RUNS_TMA_STATUS.search(value) is not None
+
+
+def status_program(value: str | None) -> str | None:
+    """The program the `#(… tma status …)` job of a status-right value runs."""
+    m = _RUNS_TMA_STATUS.search(value or "")
+    if m is None:
+        return None
+    try:
+        words = shlex.split(m.group(1))
+    except ValueError:
+        words = m.group(1).split()
+    for word in words:
+        if "=" in word and not word.startswith(("/", ".")) and "/" not in word.split("=")[0]:
+            continue  # an environment assignment before the program
+        return word
+    return None
+
+
+def status_line(command: str) -> str:
+    """The line to add to tmux.conf, naming tma as `command`."""
+    named = command if shlex.quote(command) == command else f'"{command}"'
+    return f"set -g status-right '#({named} status) %H:%M'"
+
+
+def tmux_conf(paths, explicit: str | None = None) -> str:
+    """The tmux config to name: explicit, else the first existing of tmux's own search
+    order (~/.tmux.conf, $XDG_CONFIG_HOME/tmux/tmux.conf, ~/.config/tmux/tmux.conf),
+    else ~/.tmux.conf."""
+    if explicit:
+        return paths.expand(explicit)
+    candidates = paths.tmux_confs()
+    for c in candidates:
+        if os.path.isfile(c):
+            return c
+    return candidates[0]

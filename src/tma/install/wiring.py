@@ -1,0 +1,396 @@
+"""Wiring agents to tma: the orchestration behind `install-hooks`, `uninstall` and `init`.
+
+The commands parse their flags into a `Request` and call the typed functions here;
+each agent's edit is its adapter's (tma.install.registry). One run: `prepare` the
+context (file paths, the wrapper and how configs name it, the running tma), then
+`check`, or `wire` (install or uninstall, agent by agent: the diff, the prompt, the
+write), then the tmux attention hooks. Output goes to the streams passed in; the
+return values are exit statuses (0, or 1 = FAIL).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+
+from tma.install import common, registry
+from tma.install.created import Created
+
+FAIL = 1
+
+
+@dataclass
+class Request:
+    """What the command line asked for (every field has the flagless default)."""
+
+    agent: str | None = None
+    all: bool = False
+    uninstall: bool = False
+    check: bool = False
+    statusline: str = "keep"  # keep | on | off
+    yes: bool = False
+    files: dict[str, str | None] = field(default_factory=dict)  # FileOption.key -> path
+    config_dir: str | None = None
+    wrapper_path: str | None = None
+    wrapper_ref: str | None = None  # absolute | bare | None ([install] wrapper_ref)
+
+    @classmethod
+    def from_args(cls, args, **override) -> Request:
+        """From an argparse namespace: the fields it has, the adapters' file flags."""
+        values = {k: getattr(args, k) for k in ("agent", "all", "uninstall", "check",
+                                                 "statusline", "yes", "config_dir",
+                                                 "wrapper_path", "wrapper_ref")
+                  if getattr(args, k, None) is not None}
+        values["files"] = {f.key: getattr(args, f.dest, None) for f in registry.file_options()}
+        values.update(override)
+        return cls(**values)
+
+
+@dataclass
+class Setup:
+    """The prepared context of one run."""
+
+    ctx: common.Ctx
+    bare: bool  # configs name tma-hook by bare name
+    config_dir: str
+    warnings: list[str]
+    created: Created
+
+
+class Output:
+    """Where a run reports: `say` to stdout, `warn` to stderr."""
+
+    def __init__(self, out=None, err=None) -> None:
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+
+    def say(self, text: str) -> None:
+        self.out.write(text + "\n")
+
+    def warn(self, text: str) -> None:
+        self.err.write(text + "\n")
+
+
+# ---------------------------------------------------------------- the context
+
+
+def prepare(req: Request, cfg, env=None) -> Setup:
+    """The context every adapter reads. Raises InstallError when no wrapper place is known."""
+    from tma.core.paths import Paths
+    from tma.install import statusline
+    from tma.install.binary import running_tma
+
+    paths = Paths(os.environ if env is None else env)
+    tma = running_tma()
+    explicit = req.wrapper_path or paths.get("TMA_WRAPPER_PATH")
+    if explicit:
+        wrapper = paths.expand(explicit)
+    elif tma:
+        wrapper = os.path.join(os.path.dirname(tma), common.WRAPPER_NAME)
+    else:
+        raise common.InstallError("cannot find the tma executable to put tma-hook beside it; "
+                                  "pass --wrapper-path PATH (or set TMA_WRAPPER_PATH)")
+    bare = (req.wrapper_ref or cfg.wrapper_ref) == "bare"
+    ref, warnings = _wrapper_ref(wrapper, bare)
+    cdir = paths.config_dir(req.config_dir)
+    optout, _ = statusline.read_optout(cdir)
+    ctx = common.Ctx(wrapper_path=wrapper, ref=ref, tma_bin=tma,
+                     paths=registry.resolve_files(paths, req.files),
+                     statusline=req.statusline, optout=optout)
+    return Setup(ctx, bare, cdir, warnings, Created.load(cdir))
+
+
+def _wrapper_ref(wrapper: str, bare: bool) -> tuple[str, list[str]]:
+    """How the agent configs name the wrapper, and any warning about that name."""
+    if bare:
+        return common.WRAPPER_NAME, []
+    if not wrapper.startswith(common.STORE_PREFIXES):
+        return wrapper, []
+    alias = common.store_alias(wrapper)
+    if alias is not None:
+        return alias, []
+    return wrapper, [f"tma: {wrapper} is in a package store and nothing on $PATH outside it "
+                     "names the same file: the hooks break when that store path is "
+                     "garbage-collected"]
+
+
+def manifest_for_removal(name: str, mset):
+    """The agent's manifest; the bundled one when the loaded set lacks it or made it
+    hookless (an uninstall must still find and remove what an earlier install wrote)."""
+    m = mset.get(name)
+    if m is not None and m.hook_capable:
+        return m
+    from tma.core import bundled
+
+    try:
+        return bundled.load(name)
+    except (KeyError, bundled.BundledManifestError):
+        return m  # no bundled manifest: the loaded one is all there is
+
+
+def status(name: str, setup: Setup, manifest) -> common.Status:
+    return registry.adapter(name).status(setup.ctx, manifest)
+
+
+def carries(name: str, setup: Setup, manifest) -> bool:
+    """Does this agent's config carry any tma wiring?"""
+    if manifest is None or not manifest.hook_capable:
+        return False
+    return status(name, setup, manifest).kind != common.ABSENT
+
+
+def wired_agents(setup: Setup, manifest_of) -> list[str]:
+    """The agents whose configs carry tma wiring; manifest_of(name) -> manifest or None."""
+    return [n for n in registry.AGENTS if carries(n, setup, manifest_of(n))]
+
+
+def validate_agent(name: str, mset) -> str | None:
+    """Why `name` cannot be wired (None: it can)."""
+    manifest = mset.get(name)
+    if manifest is None:
+        return f'tma: no manifest for agent "{name}"'
+    if not manifest.hook_capable:
+        return (f'tma: agent "{name}" declares no [hooks] in its manifest; there is nothing '
+                "to wire")
+    if name not in registry.AGENTS:
+        return (f'tma: no hook installer for agent "{name}" (installers: '
+                f"{', '.join(registry.AGENTS)})")
+    return None
+
+
+# ---------------------------------------------------------------- the tmux side
+
+
+def tmux_hooks_enabled() -> bool:
+    """Whether runs touch the tmux attention hooks (tests of the file side turn it off)."""
+    return True
+
+
+def tmux_hooks(server, cfg, setup: Setup, io: Output, *, check: bool = False,
+               uninstall: bool = False) -> list[str]:
+    """Install, remove or (check) verify the tmux attention hooks; their problems."""
+    if not tmux_hooks_enabled():
+        return []
+    from tma.install import tmux_hooks as th
+    from tma.tmux.adapter import TmuxError
+
+    try:
+        return list(th.ensure(server, check=check, uninstall=uninstall, out=io.out,
+                              focus_events=cfg.focus_events, config_dir=setup.config_dir,
+                              tma_bin=setup.ctx.tma_bin) or [])
+    except TmuxError as exc:
+        return [f"tmux: {exc or 'no server reachable'}; tmux hooks not "
+                f"{'verified' if check else 'updated'}"]
+
+
+def sweep(server) -> dict:
+    """Unset every option tma writes on the server (panes, rollups, @tma_*); the counts.
+    Raises NoServer / TmuxError."""
+    from tma.core import options
+    from tma.tmux import setup as tsetup
+
+    session = tuple(o.name for o in options.OPTIONS if o.scope == "session"
+                    and o.removal == options.SERVER)
+    return tsetup.sweep(server, options.UNINSTALL_PANE_OPTIONS, session)
+
+
+# ---------------------------------------------------------------- check
+
+
+def check(req: Request, setup: Setup, mset, server, cfg, io: Output) -> int:
+    """`--check`: every wired agent's files, the wrapper, the tmux hooks. 0 when all hold."""
+    names = [req.agent] if req.agent else list(registry.AGENTS)
+    reasons: list[str] = []
+    wired: list[str] = []
+    for name in names:
+        manifest = mset.get(name)
+        if manifest is None or not manifest.hook_capable:
+            continue
+        st = status(name, setup, manifest)
+        if st.kind == common.ABSENT:
+            if req.agent:
+                reasons.append(f"{name}: hooks not installed")
+            continue
+        wired.append(name)
+        reasons += st.reasons
+    if not wired and not reasons:
+        io.warn("tma: no agent carries tma wiring, so there is nothing to check; wire one "
+                "with `tma install-hooks AGENT` (or `tma init`)")
+        return FAIL
+    if wired:
+        reasons += common.wrapper_problems(setup.ctx, setup.bare)
+        reasons += tmux_hooks(server, cfg, setup, io, check=True)
+    if reasons:
+        hint = f"tma install-hooks {req.agent}" if req.agent else "tma install-hooks --all"
+        io.warn("\n".join(["tma: hook wiring incomplete:"] + [f"  - {r}" for r in reasons]
+                          + [f"run `{hint}` to repair"]))
+        return FAIL
+    io.say("tma: hooks OK")
+    return 0
+
+
+# ---------------------------------------------------------------- one agent
+
+
+class Pending:
+    """Changes shared by every agent of one run, shown with the first agent that applies."""
+
+    def __init__(self) -> None:
+        self.wrapper: common.Change | None = None
+        self.state: common.Change | None = None
+
+
+def _changes(name: str, plan: common.Plan, req: Request, pending: Pending,
+             setup: Setup) -> tuple[list[tuple[str, common.Change]], list[common.Change]]:
+    """(the shared changes this agent carries, its own) for one plan."""
+    shared: list[tuple[str, common.Change]] = []
+    if pending.wrapper is not None and not req.uninstall:
+        shared.append(("wrapper", pending.wrapper))
+    if pending.state is not None and registry.adapter(name).STATUSLINE:
+        shared.append(("state", pending.state))
+    own = list(plan.changes)
+    if req.uninstall:
+        own = [setup.created.removal(ch) for ch in own]
+    return shared, own
+
+
+def _write(name: str, changes: list[common.Change], setup: Setup, io: Output) -> bool:
+    """Apply the changes in order, recording what they create; False on the first failure."""
+    for ch in changes:
+        made = setup.created.missing(ch)
+        try:
+            common.apply(ch)
+        except common.InstallError as exc:
+            io.warn(f"tma: {name}: {exc}")
+            return False
+        setup.created.note(made, ch)
+    return True
+
+
+def run_agent(name: str, manifest, setup: Setup, req: Request, pending: Pending,
+              io: Output) -> tuple[bool, bool]:
+    """Plan, show, ask, write one agent: (succeeded, wrote something)."""
+    try:
+        plan = registry.adapter(name).plan(setup.ctx, manifest, req.uninstall)
+    except common.InstallError as exc:
+        io.warn(f"tma: {name}: {exc}")
+        return False, False
+    for note in plan.notes:
+        io.say(f"tma: {note}")
+    shared, own = _changes(name, plan, req, pending, setup)
+    everything = [c for _, c in shared] + own
+    if not everything:
+        io.say(f"tma: {name}: {'nothing to remove' if req.uninstall else 'already wired'}")
+        return True, False
+    colour = common.use_colour(io.out)
+    for ch in everything:
+        io.out.write(common.diff(ch, colour, applying=req.yes))
+    if not common.confirm(req.yes, out=io.out):
+        io.warn("tma: aborted; no changes written")
+        return False, False
+    ok = _write(name, everything, setup, io)
+    if not ok:
+        return False, True
+    for kind, _ in shared:
+        setattr(pending, kind, None)
+    if own:
+        io.say(f"tma: {name}: {'unwired' if req.uninstall else 'wired'}")
+    for caveat in plan.caveats:
+        io.say(f"note: {caveat}")
+    return True, True
+
+
+# ---------------------------------------------------------------- a whole run
+
+
+def targets(req: Request, setup: Setup, mset) -> list[str]:
+    """The agents this run edits: the named one, or (--all) every one carrying wiring."""
+    if req.agent:
+        return [req.agent]
+    return wired_agents(setup, mset.get)
+
+
+def shared_changes(req: Request, setup: Setup, names: list[str]) -> Pending:
+    """The wrapper and the recorded statusline choice, written with the first agent."""
+    from tma.install import statusline
+
+    pending = Pending()
+    if req.uninstall:
+        return pending
+    pending.wrapper = common.wrapper_change(setup.ctx.wrapper_path)
+    if req.statusline != "keep":
+        chosen = {n for n in names if registry.adapter(n).STATUSLINE}
+        optout = setup.ctx.optout
+        optout = (optout | chosen) if req.statusline == "off" else (optout - chosen)
+        _, text = statusline.read_optout(setup.config_dir)
+        pending.state = statusline.optout_change(setup.config_dir, optout, text)
+    return pending
+
+
+def bare_wrapper_problem(setup: Setup) -> tuple[str | None, bool]:
+    """(a message about the bare-named wrapper on $PATH, whether it is fatal)."""
+    import shutil
+
+    found = shutil.which(common.WRAPPER_NAME)
+    if found is None:
+        return (f"tma: {common.WRAPPER_NAME} is wired by bare name but is not on $PATH; add "
+                f"{os.path.dirname(setup.ctx.wrapper_path)} to PATH"), True
+    if os.path.realpath(found) != os.path.realpath(setup.ctx.wrapper_path):
+        return f"tma: warning: {found} shadows {setup.ctx.wrapper_path} on $PATH", False
+    return None, False
+
+
+def wire(req: Request, setup: Setup, mset, server, cfg, io: Output) -> int:
+    """install-hooks without --check: wire (or unwire) the targets, then the tmux hooks."""
+    names = targets(req, setup, mset)
+    if not names:
+        io.say("tma: no agent carries tma wiring (name one: tma install-hooks AGENT)")
+        return 0
+    pending = shared_changes(req, setup, names)
+    failed = wrote = False
+    for name in names:
+        manifest = manifest_for_removal(name, mset) if req.uninstall else mset.get(name)
+        ok, changed = run_agent(name, manifest, setup, req, pending, io)
+        failed, wrote = failed or not ok, wrote or changed
+    if setup.bare and not req.uninstall and not failed:
+        message, fatal = bare_wrapper_problem(setup)
+        if message:
+            io.warn(message)
+        failed = failed or fatal
+    problems: list[str] = []
+    if req.uninstall:
+        if wrote and not wired_agents(setup, lambda n: manifest_for_removal(n, mset)):
+            problems = tmux_hooks(server, cfg, setup, io, uninstall=True)
+            _quiet_sweep(server)
+            setup.created.prune(io)
+            io.say("tma: no agent is wired any more; if you added #(tma status) to your tmux "
+                   "status line by hand, remove it yourself")
+    elif not failed or wrote:
+        problems = tmux_hooks(server, cfg, setup, io)
+    setup.created.save()
+    for p in problems:
+        io.warn(f"tma: {p}")
+    return FAIL if failed or problems else 0
+
+
+def _quiet_sweep(server) -> None:
+    from tma.tmux.adapter import TmuxError
+
+    try:
+        sweep(server)
+    except TmuxError:
+        return
+
+
+def unwire_all(req: Request, setup: Setup, mset, io: Output) -> list[str]:
+    """Every agent's wiring removed (each through its own diff and prompt); the agents
+    still wired afterwards (declined or failed)."""
+    req.uninstall = True
+    pending = Pending()
+    for name in registry.AGENTS:
+        manifest = manifest_for_removal(name, mset)
+        if manifest is not None:
+            run_agent(name, manifest, setup, req, pending, io)
+    setup.created.save()
+    return wired_agents(setup, lambda n: manifest_for_removal(n, mset))

@@ -1,0 +1,56 @@
+"""config.validate: every section's bad key is an error naming the key (one step each)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tma.runtime import config
+
+P = "/c.toml"
+
+
+@pytest.mark.parametrize("doc,key", [
+    ({"bogus": 1}, "bogus"),
+    ({"agents": {}}, "agents"),
+    ({"fold": {"dwell_secs": -1}}, "fold.dwell_secs"),
+    ({"status": {"idle": {"glyph": 3}}}, "status.idle.glyph"),
+    ({"picker": {"nope": {}}}, "picker.nope"),
+    ({"tmux": {"bin": 1}}, "tmux.bin"),
+    ({"hooks": {"hold_ms": "x"}}, "hooks.hold_ms"),
+    ({"notify": {"on": ["working"]}}, "notify.on"),
+    ({"notify": {"context_high": {}}}, "notify.context_high.threshold"),
+    ({"notify": {"context_high": {"threshold": 101}}}, "notify.context_high.threshold"),
+    ({"notify": {"done": {"x": 1}}}, "notify.done.x"),
+    ({"focus": {"events": 1}}, "focus.events"),
+    ({"install": {"wrapper_ref": "weird"}}, "install.wrapper_ref"),
+    ({"telemetry": {"windows": {"m": -5}}}, "telemetry.windows.m"),
+    ({"daemon": {"autostart": 1}}, "daemon.autostart"),
+    ({"agent": [{"enabled": True}]}, "agent[0].name"),
+    ({"agent": [{"name": "x", "process_names": "y"}]}, "agent[0].process_names"),
+    ({"api": {"opencode": {"api_base": 1}}}, "api.opencode.api_base"),
+])
+def test_a_bad_key_is_named(doc, key):
+    with pytest.raises(config.ConfigError, match=rf"^tma: config {re.escape(P)}: "
+                                                 rf"{re.escape(key)}: "):
+        config.validate(P, doc)
+
+
+def test_the_first_bad_section_wins_in_file_order():
+    doc = {"notify": {"on": "x"}, "focus": {"events": 1}}
+    with pytest.raises(config.ConfigError, match="notify.on"):
+        config.validate(P, doc)
+
+
+def test_a_good_document_round_trips():
+    doc = {"fold": {"dwell_secs": 5}, "status": {"idle": {"glyph": "o"}}, "tmux": {"bin": "t"},
+           "hooks": {"hold_ms": 1}, "notify": {"on": ["done"], "from_event": True},
+           "focus": {"events": True}, "install": {"wrapper_ref": "bare"},
+           "telemetry": {"windows": {"m": 100}}, "daemon": {"quiet_ms": 2},
+           "agent": [{"name": "x"}], "api": {"opencode": {"api_base": "http://h"}}}
+    out = config.validate(P, doc)
+    assert out["dwell_secs"] == 5 and out["tmux_bin"] == "t" and out["focus_events"] is True
+    assert out["wrapper_ref"] == "bare" and out["telemetry_windows"] == {"m": 100}
+    assert out["api"] == {"opencode": {"api_base": "http://h"}} and out["agents"] == [
+        {"name": "x"}]
