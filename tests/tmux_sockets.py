@@ -11,6 +11,9 @@ from __future__ import annotations
 import itertools
 import os
 import re
+import shutil
+
+import pytest
 
 _counter = itertools.count()
 
@@ -44,3 +47,13 @@ def this_runs(pid: int | None = None) -> set[str]:
         return {n for n in os.listdir(socket_dir()) if own.match(n)}
     except FileNotFoundError:
         return set()
+
+
+def require_tmux() -> str:
+    """The tmux binary, or a skip (a failure when TMA_REQUIRE_TMUX is set, as in CI)."""
+    exe = shutil.which("tmux")
+    if exe is None:
+        if os.environ.get("TMA_REQUIRE_TMUX"):
+            pytest.fail("tmux is required (TMA_REQUIRE_TMUX is set) but not installed")
+        pytest.skip("tmux is not installed")
+    return exe

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import tmux_sockets
+from tmux_sockets import require_tmux
 
 SLEEP = shutil.which("sleep") or "/bin/sleep"
 REPO = Path(__file__).resolve().parents[2]
@@ -75,13 +76,6 @@ match = { contains = "FAKE-HISTORY" }
 """
 
 
-def require_tmux() -> str:
-    exe = shutil.which("tmux")
-    if exe is None:
-        if os.environ.get("TMA_REQUIRE_TMUX"):
-            pytest.fail("tmux is required (TMA_REQUIRE_TMUX is set) but not installed")
-        pytest.skip("tmux is not installed")
-    return exe
 
 
 class Server:

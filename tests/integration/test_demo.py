@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 
-from conftest import require_tmux
+from tmux_sockets import require_tmux
 
 # pane, agent, then the state after its glyph ("⚑ blocked")
 ROW = re.compile(r"^\s+(%\d+)\s+(\S+)\s+\S (blocked|working|done|idle|unknown)\b", re.M)

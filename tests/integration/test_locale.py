@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from conftest import require_tmux  # tests/integration/conftest.py, at collection time
+from tmux_sockets import require_tmux
 
 LOCALE = "en_US.ISO-8859-1"
 TITLE = "✳ fix — the parser 日本"  # nothing here but the spaces and letters is latin-1

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import tmux_sockets
-from conftest import require_tmux
+from tmux_sockets import require_tmux
 
 TESTS = Path(__file__).resolve().parents[1]
 
