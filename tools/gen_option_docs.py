@@ -40,8 +40,8 @@ WRITERS = (
     ("C", "context telemetry lane (`tma event`'s context events)"),
     ("N", "notifier: the hook intake when `[notify] from_event` is on (the daemon's notifier "
           "is not in this release)"),
-    ("B", "the action broker: in this release only `tma act`, which hands a verdict to a "
-          "holding hook"),
+    ("B", "the action broker (`tma act`): the single-flight lock `@agent_action`, a "
+          "verdict handed to a holding hook"),
     ("W", "`tma watch` (not in this release)"),
     ("J", "`tma jump`"),
     ("U", "the user (by hand with `tmux set-option -p`)"),

@@ -2,8 +2,8 @@
 
 Each agent is a real process named like it (keyrecorder.py) that draws a real captured
 screen in raw mode and records every byte it receives. `tma ls` reads the screen as
-tma does; then `tma act` must deliver exactly the manifest's [keys] bytes for the
-action when the screen is a permission prompt, and nothing at all when it refuses.
+tma does; then `tma act` must deliver exactly the action manifest's [keys].<agent> bytes
+when the screen is a permission prompt, and nothing at all when it refuses.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import pytest
 from keyrecorder import KeyRecorder, key_bytes
 
 from tma.core import bundled, fixture
+from tma.runtime import actions
 
 HERE = Path(__file__).resolve().parent
 CAPTURES = HERE.parent / "fixtures" / "captures"
@@ -34,8 +35,9 @@ SCREENS = {
                REFERENCE / "cursor_idle_w100.txt", "Cursor Agent"),
 }
 ACTIONS = ("approve", "deny")
-KEYED = sorted(name for name, m in bundled.load_all().items()
-               if any(m.keys.get(a) for a in ACTIONS))
+BUNDLED = actions.load("/nonexistent")  # the bundled action manifests only
+KEYED = sorted(name for name in bundled.names()
+               if any(name in BUNDLED.get(a).keys for a in ACTIONS))
 UNKEYED = sorted(set(bundled.names()) - set(KEYED))
 
 
@@ -71,8 +73,8 @@ def test_every_agent_with_keys_has_a_screen_here():
 @pytest.mark.parametrize("action", ACTIONS)
 @pytest.mark.parametrize("agent", KEYED)
 def test_act_sends_exactly_the_manifest_keys(srv, agent, action):
-    keys = bundled.load(agent).keys.get(action)
-    assert keys, f"{agent} has no [keys].{action}"
+    keys = BUNDLED.get(action).keys.get(agent)
+    assert keys, f"the {action} action has no [keys].{agent}"
     rec = _agent(srv, agent, 0)
     assert _verdict(srv, rec.pane) == (agent, "blocked", "permission")
     assert rec.received() == b""  # reading the screen sent nothing
@@ -98,14 +100,15 @@ def test_nothing_reaches_a_blocked_pane_that_asks_something_else(srv):
     assert rec.settle() == b""
 
 
-def test_opencode_permission_is_refused_and_gets_no_key(srv):
-    """OpenCode answers permissions over its HTTP API, which tma does not drive yet: its
-    manifest has no approve/deny keys, so act refuses and types nothing."""
+def test_opencode_permission_gets_no_key(srv):
+    """OpenCode answers permissions over its HTTP API only: with no pending request id
+    stamped, act refuses (requires-unmet) and types nothing."""
     assert UNKEYED == ["opencode", "pi"]
+    assert all(BUNDLED.get(a).api["opencode"] for a in ACTIONS)
     rec = KeyRecorder.start(srv, "opencode", _capture(CAPTURES / "opencode-1.18.33_blocked.txt"))
     assert _verdict(srv, rec.pane) == ("opencode", "blocked", "permission")
     for action in ACTIONS:
-        assert _act(srv, action, rec.pane) == (4, "no-coverage", "refused")
+        assert _act(srv, action, rec.pane) == (4, "requires-unmet", "refused")
     assert rec.settle() == b""
 
 

@@ -102,9 +102,9 @@ def test_act_refusals_say_why_in_words_and_keep_the_reason_in_json(srv):
                                       "nothing to deny"),
         (shell, "approve", 4, "gated", f"{shell} carries no agent state (tma sees no agent "
                                        "there): nothing to approve"),
-        (blocked, "approve", 4, "no-coverage",  # the test manifest has no [keys] table
-         f"fake on {blocked} is at a permission prompt, but its manifest lists no `approve` "
-         "keys ([keys] table): tma cannot answer it, answer in the pane"),
+        (blocked, "approve", 4, "wrong-agent",  # no action manifest has a `fake` arm
+         f"`approve` does not apply to fake panes ({blocked}); it covers claude, codex, "
+         "cursor, gemini, opencode"),
         ("%999", "approve", 3, None, "no pane %999 (it closed, or never existed): "
                                      "nothing to approve"),
     ]

@@ -57,7 +57,18 @@ def test_deny_over_the_hook_lane(srv):
 
 
 def test_expiry_prints_nothing_and_act_falls_back_to_keys(srv):
-    pane = srv.agent_pane("claude")
+    """The hold is over: act types the key, since Claude's screen still shows the prompt
+    (a fake claude drawing a real captured prompt, recording what it receives)."""
+    from pathlib import Path
+
+    from keyrecorder import KeyRecorder
+
+    from tma.core import fixture
+
+    capture = Path(__file__).resolve().parent.parent / "fixtures" / "captures" / \
+        "claude-2.1.332_blocked.txt"
+    rec = KeyRecorder.start(srv, "claude", fixture.parse(capture.read_text(encoding="utf-8")))
+    pane = rec.pane
     t0 = time.monotonic()
     proc = _hold(srv, pane, hold_ms=600)
     out = _finish(proc)
@@ -65,7 +76,8 @@ def test_expiry_prints_nothing_and_act_falls_back_to_keys(srv):
     assert srv.option(pane, "@agent_permission_request") == ""
     assert srv.option(pane, "@agent_state") == "blocked"  # the keyboard still answers it
     res = srv.tma("act", "approve", "--pane", pane, manifests=False)
-    assert res.returncode == 0 and "sent `approve`" in res.stderr
+    assert res.returncode == 0 and "sent `approve`" in res.stderr, res.stderr
+    assert rec.settle(1) == b"1"
 
 
 def test_a_keyboard_answer_releases_the_holder_within_a_second(srv):

@@ -62,7 +62,7 @@ def test_parse_builds_the_declared_parser():
     ("wait", ["--any"], "required: --until"),
     ("ls", ["--pane", "3"], "expected a pane id like %3, got '3'"),
     ("ls", ["--js"], "unknown option --js"),  # no abbreviations: a typo is an error
-    ("act", ["maybe"], "invalid choice: 'maybe'"),
+    ("act", ["--text"], "expected one argument"),  # NAME is open: user actions
     ("ls", ["extra"], "unexpected argument 'extra'"),
 ])
 def test_usage_errors_are_typed(cmd, argv, needle):

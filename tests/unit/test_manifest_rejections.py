@@ -39,7 +39,6 @@ BASE: dict[str, Any] = {
     ],
     "details": {"permission": {"aliases": ["approval"]}},
     "telemetry": {"context": {"channel": "event", "format": "claude-statusline-json"}},
-    "keys": {"approve": ["1"], "deny": ["Escape"]},
 }
 
 
@@ -80,7 +79,6 @@ def test_the_base_document_loads_with_every_section() -> None:
     assert [str(r.region) for r in m.rules] == ["tail_lines(5)", "visible", "title"]
     assert m.details == {"permission": ("approval",)}
     assert m.context == M.ContextTelemetry("event", "claude-statusline-json")
-    assert m.keys == {"approve": ("1",), "deny": ("Escape",)}
 
 
 # The five checks issue 8 found untested, then every other rejection. Each row: an id,
@@ -104,7 +102,6 @@ CASES = [
     ("unknown-telemetry", _set("telemetry.cost", {}), r"^\[telemetry\]: unknown field 'cost'"),
     ("unknown-telemetry-context", _set("telemetry.context.path", "x"),
      r"^\[telemetry\.context\]: unknown field 'path'"),
-    ("unknown-keys-action", _set("keys.retry", ["r"]), r"^\[keys\]: unknown field 'retry'"),
     # -- safe tokens (the closed set tmux formats may carry)
     ("unsafe-claim-detail", _set("hooks.map.1.claim.detail", "Needs You"),
      r"^\[\[hooks\.map\]\]\[1\]\.claim\.detail: 'Needs You' is not a safe token"),
@@ -257,14 +254,9 @@ CASES = [
      r"^\[telemetry\.context\]\.format: required string"),
     ("telemetry-format-empty", _set("telemetry.context.format", ""),
      r"^\[telemetry\.context\]\.format: required string"),
-    # -- [keys]
-    ("keys-not-a-table", _set("keys", ["1"]), r"^\[keys\]: must be a table"),
-    ("keys-not-strings", _set("keys.approve", [1]), r"^\[keys\]\.approve: must be a list of"),
-    ("keys-a-string", _set("keys.deny", "Escape"), r"^\[keys\]\.deny: must be a list of strings"),
-    ("keys-empty", _set("keys.approve", []),
-     r"^\[keys\]\.approve: needs at least one non-empty key"),
-    ("keys-blank", _set("keys.deny", ["Escape", ""]),
-     r"^\[keys\]\.deny: needs at least one non-empty key"),
+    # -- [keys]: key sequences live in the action manifests now
+    ("keys-moved-to-actions", _set("keys", {"approve": ["1"]}),
+     r"^\[keys\]: key sequences moved to the action manifests"),
 ]
 
 

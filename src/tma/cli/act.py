@@ -1,104 +1,316 @@
-"""`tma act approve|deny --pane ID`: answer a pending permission prompt.
+"""`tma act NAME`: fire an action (approve, deny, interrupt, compact, steer, ...) at a pane.
 
-The minimal verdict side of the hook tier (a later issue generalises actions): for a
-Claude pane whose PermissionRequest hook is holding, the verdict goes over the hook
-lane and Claude runs or refuses the tool with no keystroke; otherwise the agent's own
-keys from its manifest's [keys] table are sent to the pane.
+The broker (tma.runtime.actions_fire) decides; this module parses, resolves the
+targets, and reports: one sentence per result on stderr, `--json` on stdout. The
+flags are declared in tma.cli.spec.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 from tma.cli import common, spec
 
-EXIT_GATED = 4
-EXIT_VANISHED = 3
 
-
-def _holder_alive(raw: str) -> bool:
-    from tma.runtime.procs import alive
-
-    return raw.isdigit() and alive(int(raw))
+def _usage(args, sel) -> None:
+    """The flag combinations that are usage errors (exit 2)."""
+    if args.list or args.menu:
+        bad = [f for f, on in (("--all", args.all), ("--dry-run", args.dry_run),
+                               ("--arg", args.arg), ("--force", args.force),
+                               ("--yes", args.yes), ("NAME", args.action),
+                               ("--agent", sel.agent)) if on]
+        if bad:
+            raise common.UsageError(f"--list/--menu take no {bad[0]}")
+        if args.menu and args.json:
+            raise common.UsageError("--menu and --json are mutually exclusive")
+        return
+    if not args.action:
+        raise common.UsageError("which action? name one (tma act --list shows them)")
+    if args.pane and (args.all or not sel.empty):
+        raise common.UsageError("--pane names one target: it takes no --all or selectors")
+    if args.all and sel.empty:
+        raise common.UsageError("--all fans out over the selector matches: pass at least one "
+                                "selector (--session --repo --branch --agent --state)")
+    if args.text is not None and any(ord(c) < 32 or ord(c) == 127 for c in args.text):
+        raise common.UsageError("--text is typed as one line: it may hold no line break or "
+                                "control character")
 
 
 def main(argv: list[str]) -> int:
-    g, _, args = spec.parse("act", argv)
-    args.pane = args.pane or common.env_pane()
-    if not args.pane:
-        raise common.UsageError("no pane to act on: pass --pane %N, or run tma act inside "
-                                "a tmux pane")
+    g, sel, args = spec.parse("act", argv)
+    args.action = args.name
+    args.arg = args.arg or []
+    _usage(args, sel)
     cfg = common.load_config(g)
-    common.report_manifests(g, cfg)
-    from tma.core import codec
-    from tma.tmux import read, write
-    from tma.tmux.adapter import NoServer, TmuxError
-
-    server = common.server(g, cfg)
-    try:
-        panes = read.session_panes(server, args.pane)
-    except NoServer:
-        raise  # cli/main.py: exit 1
-    except TmuxError:
-        return _result(args, "vanished", EXIT_VANISHED, None, _gone(args))
-    pane = next((x for x in panes if x.pane_id == args.pane), None)
-    if pane is None:
-        return _result(args, "vanished", EXIT_VANISHED, None, _gone(args))
-    try:
-        stamp = codec.decode(pane.options)
-    except codec.DecodeError:
-        stamp = None
-    if stamp is None or stamp.state != "blocked" or stamp.detail != "permission":
-        return _result(args, "refused", EXIT_GATED, "gated", not_at_a_prompt(args, stamp))
-    opts = pane.options
-    request = opts.get("@agent_permission_request", "")
-    if stamp.name == "claude" and request and _holder_alive(opts.get("@tma_reply_holder", "")):
-        word = "allow" if args.action == "approve" else "deny"
-        server.source([write.set_plain(args.pane, "@tma_reply_verdict", f"{request} {word}")])
-        return _result(args, "replied", 0, None,
-                       f"replied `{args.action}` to {args.pane} over the hook lane")
-    mset = common.load_manifests(g, cfg)
-    manifest = mset.get(stamp.name)
-    keys = manifest.keys.get(args.action) if manifest is not None else None
-    if not keys:
-        return _result(args, "refused", EXIT_GATED, "no-coverage",
-                       f"{stamp.name} on {args.pane} is at a permission prompt, but its "
-                       f"manifest lists no `{args.action}` keys ([keys] table): tma cannot "
-                       "answer it, answer in the pane")
-    from tma.tmux import keys as keys_mod
+    from tma.runtime import actions
 
     try:
-        keys_mod.send(server, args.pane, keys)
-    except TmuxError:
-        return _result(args, "vanished", EXIT_VANISHED, None, _gone(args))
-    return _result(args, "sent", 0, None, f"sent `{args.action}` to {args.pane}")
+        aset = actions.load()
+    except actions.BundledActionError as exc:
+        common.err(str(exc))
+        return common.FAIL
+    actions.report_skipped(aset, sys.stderr.write)
+    if args.list and not args.pane:
+        return _list(args, aset, None)
+    action = None
+    if args.action:
+        action = aset.get(args.action)
+        if action is None:
+            raise common.UsageError(f"unknown action {args.action!r} (expected one of: "
+                                    f"{', '.join(aset.names())})")
+        _action_usage(args, action)
+    job = _Act(g, cfg, args, sel, aset)
+    return job.run(action)
 
 
-def _gone(args) -> str:
-    return f"no pane {args.pane} (it closed, or never existed): nothing to {args.action}"
+def _action_usage(args, action) -> None:
+    if action.text and not args.text:
+        raise common.UsageError(f"`{action.name}` types a message: pass --text MESSAGE")
+    if not action.text and args.text is not None:
+        raise common.UsageError(f"`{action.name}` takes no --text (only a text action does)")
+    if args.arg and action.kind != "exec":
+        raise common.UsageError(f"`{action.name}` is a keys action: --arg is for command "
+                                "actions only")
 
 
-def not_at_a_prompt(args, stamp) -> str:
-    """Why a pane is not answerable, in words: its state, and what the action needs."""
-    pane, verb = args.pane, args.action
-    if stamp is None:
-        return f"{pane} carries no agent state (tma sees no agent there): nothing to {verb}"
-    if stamp.state == "blocked":
-        on = f"on {stamp.detail}" if stamp.detail else "for a reason tma cannot name"
-        return (f"{pane} is blocked {on}, not at a permission prompt: `{verb}` answers "
-                "only permission prompts")
-    word = "idle (its turn is done)" if stamp.state == "idle" and stamp.attention else \
-        stamp.state
-    return f"{pane} is {word}, not at a permission prompt: nothing to {verb}"
+class _Act:
+    def __init__(self, g, cfg, args, sel, aset) -> None:
+        self.g, self.cfg, self.args, self.sel, self.aset = g, cfg, args, sel, aset
+
+    def run(self, action) -> int:
+        from tma.cli import cycle_run
+        from tma.runtime.actions_fire import Broker
+        from tma.runtime.cycle import Cycle
+
+        server, res = cycle_run.run(self.g, self.cfg)
+        self.server, self.res = server, res
+        self.broker = Broker(server, self.cfg, Cycle(server, self.cfg, self.g.manifest_dir),
+                             common.now_ms)
+        if self.args.all:
+            return self._fan_out(action)
+        target = self._single()
+        if isinstance(target, int):
+            return target
+        if self.args.list:
+            return _list(self.args, self.aset, (self, target))
+        if self.args.menu:
+            return self._menu(target)
+        if self.args.dry_run:
+            return self._dry_run(action, target)
+        return self._report(self._fire(action, target))
+
+    # -- targets
+    def _rows(self):
+        from tma.cli import cycle_run
+
+        git = None
+        if self.sel.needs_git:
+            from tma.runtime.git import GitInfo
+
+            git = GitInfo()
+        return cycle_run.select(self.res.rows, self.sel, git)
+
+    def _single(self):
+        """(pane, stamp, agent) for the one target; an int is an exit code."""
+        if not self.sel.empty:
+            rows = self._rows()
+            if len(rows) != 1:
+                return self._not_one(rows)
+            r = rows[0]
+            return r.pane, r.stamp, r.agent
+        pane_id = self.args.pane or common.env_pane()
+        if not pane_id:
+            raise common.UsageError("no pane to act on: pass --pane %N, or run tma act inside "
+                                    "a tmux pane")
+        row = next((r for r in self.res.rows if r.pane.pane_id == pane_id), None)
+        if row is not None:
+            return row.pane, row.stamp, row.agent
+        pane = next((p for p in self.res.snapshot.panes if p.pane_id == pane_id), None)
+        return (pane, None, "") if pane is not None else (None, None, pane_id)
+
+    def _not_one(self, rows) -> int:
+        if not rows:
+            common.err("tma: no agent pane matches the selectors: nothing to act on (exit 3)")
+            return 3
+        names = ", ".join(f"{r.pane.pane_id} ({r.agent})" for r in rows[:8])
+        common.err(f"tma: the selectors match {len(rows)} panes ({names}): narrow them, or "
+                   "pass --all to fire at every one (exit 1)")
+        return common.FAIL
+
+    # -- firing
+    def _request(self, yes: bool | None = None, prompt: bool = True):
+        from tma.runtime.actions_fire import Request
+
+        ask = _ask if prompt and common.on_terminal(0) and common.on_terminal(2) else None
+        return Request(self.args.text, tuple(self.args.arg), self.args.force,
+                       self.args.yes if yes is None else yes, self.args.dry_run, ask,
+                       2 if self.args.json else 1)  # --json: a command's stdout to stderr
+
+    def _fire(self, action, target, req=None):
+        from tma.runtime import actions_fire as F
+        from tma.tmux.adapter import NoServer, PaneGone, TmuxError
+
+        pane, stamp, agent = target
+        if pane is None:
+            return F.gone(action.name, agent)
+        try:
+            return self.broker.fire(action, pane, stamp, agent, req or self._request())
+        except NoServer:
+            return F.result(action.name, pane.pane_id, "error", "no tmux server running")
+        except PaneGone:
+            return F.gone(action.name, pane.pane_id)
+        except TmuxError as exc:
+            return F.result(action.name, pane.pane_id, "error", f"tmux refused: {exc}")
+
+    def _fan_out(self, action) -> int:
+        from tma.core.actions_gate import worst_exit
+
+        rows = self._rows()
+        if not rows:
+            raise common.UsageError("no agent pane matches the selectors: nothing to fire at")
+        if self.args.dry_run:
+            return self._dry_run_many(action, rows)
+        yes = self.args.yes
+        if action.confirm and not yes and common.on_terminal(0) and common.on_terminal(2):
+            yes = _ask_batch(action, len(rows))  # one prompt for the whole batch
+        req = self._request(yes=yes, prompt=False)
+        results = [self._fire(action, (r.pane, r.stamp, r.agent), req) for r in rows]
+        for r in results:
+            _note(r)
+        if self.args.json:
+            from tma.ui.text import dumps
+
+            sys.stdout.write(dumps({"schema": 1, "results": [
+                {k: v for k, v in r.as_json().items() if k != "schema"} for r in results]})
+                + "\n")
+        return worst_exit([(r.outcome, r.reason, r.exit_code) for r in results])
+
+    def _report(self, res) -> int:
+        if self.args.json:
+            from tma.ui.text import dumps
+
+            sys.stdout.write(dumps(res.as_json()) + "\n")
+        _note(res)
+        return res.exit_code
+
+    # -- dry run
+    def _dry_run(self, action, target) -> int:
+        from tma.runtime import actions_describe as D
+
+        pane, stamp, agent = target
+        if pane is None:
+            return self._report(_gone(action.name, agent))
+        doc = D.describe(self.broker, action, pane, stamp, agent, self._request(),
+                         common.now_ms())
+        if self.args.json:
+            from tma.ui.text import dumps
+
+            sys.stdout.write(dumps(doc) + "\n")
+        else:
+            sys.stdout.write(D.render(doc))
+        return 0
+
+    def _dry_run_many(self, action, rows) -> int:
+        from tma.runtime import actions_describe as D
+
+        now = common.now_ms()
+        docs = [D.describe(self.broker, action, r.pane, r.stamp, r.agent, self._request(), now)
+                for r in rows]
+        if self.args.json:
+            from tma.ui.text import dumps
+
+            sys.stdout.write(dumps({"schema": 1, "targets": len(docs), "results": docs}) + "\n")
+            return 0
+        sys.stdout.write(f"targets: {len(docs)}\n")
+        for d in docs:
+            verdict = "would fire" if d["fireable"] else f"refused: {d['reason']}"
+            sys.stdout.write(f"  {d['pane']}  {d['agent'] or '-'}  {verdict}\n")
+        return 0
+
+    # -- the menu
+    def _menu(self, target) -> int:
+        from tma.runtime import actions_describe as D
+
+        pane, stamp, agent = target
+        if pane is None:
+            return self._report(_gone("menu", agent))
+        from tma.cli.jump import NoClient, pick_client, self_argv
+
+        fireable = [a for a in self.aset.actions.values() if not a.text
+                    and D.refusal(self.broker, a, pane, stamp, agent) is None]
+        if not fireable:
+            common.err(f"tma: no actions are fireable on {pane.pane_id} right now")
+            return 0
+        try:
+            client = pick_client(self.res.snapshot.clients, self.res.snapshot.panes,
+                                 self.g.client, common.env_pane())
+        except NoClient as exc:
+            common.err(f"tma: {exc}; the menu needs one to show on")
+            return common.FAIL
+        base = self_argv() + self._child_flags()
+        from tma.tmux import nav
+
+        items = []
+        for i, a in enumerate(fireable):
+            argv = base + ["act", a.name, "--pane", pane.pane_id] + (["--yes"] if a.confirm
+                                                                      else [])
+            command = nav.run_shell_command(argv)
+            if a.confirm:
+                command = nav.confirm_menu_command(client.name, f"{a.label} on {pane.pane_id}?",
+                                                   command)
+            items.append((nav.menu_text(a.label), str(i + 1) if i < 9 else "", command))
+        nav.display_menu(self.server, client.name, f" {agent or 'tma'} {pane.pane_id} ", items)
+        return 0
+
+    def _child_flags(self) -> list[str]:
+        flags = self.server.flags()
+        if not flags and self.res.snapshot.socket_path:
+            flags = ["--socket-path", self.res.snapshot.socket_path]
+        if self.g.config:
+            flags += ["--config", os.path.abspath(self.g.config)]
+        if self.g.manifest_dir:
+            flags += ["--manifest-dir", os.path.abspath(self.g.manifest_dir)]
+        return flags
 
 
-def _result(args, outcome: str, code: int, reason: str | None, message: str) -> int:
-    """The result: `reason` is the machine word (--json), `message` the sentence (stderr)."""
+def _gone(name: str, pane_id: str):
+    from tma.runtime.actions_fire import gone
+
+    return gone(name, pane_id)
+
+
+def _ask(action, pane) -> bool:
+    sys.stderr.write(f"tma: fire `{action.name}` ({action.label}) on {pane.pane_id}? [y/N] ")
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+def _ask_batch(action, n: int) -> bool:
+    sys.stderr.write(f"tma: fire `{action.name}` ({action.label}) on {n} panes? [y/N] ")
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+def _note(res) -> None:
+    """The stderr sentence; a delivered action says what it did, a refusal why not."""
+    code = res.exit_code
+    common.err(f"tma: {res.message}" + (f" (exit {code})" if code else ""))
+
+
+def _list(args, aset, ctx) -> int:
+    from tma.runtime import actions_describe as D
+
+    entries = D.listing(aset, ctx)
     if args.json:
-        import json
+        from tma.ui.text import dumps
 
-        sys.stdout.write(json.dumps({"schema": 1, "action": args.action, "pane": args.pane,
-                                     "outcome": outcome, "exit_code": code,
-                                     "reason": reason, "message": message}) + "\n")
-    common.err(f"tma: {message}" + (f" (exit {code})" if code else ""))
-    return code
+        sys.stdout.write(dumps({"schema": 1, "actions": entries}) + "\n")
+        return 0
+    for e in entries:
+        agents = ",".join(e["agents"]) or "(all)"
+        line = f"{e['name']:<16}{e['kind']:<6}{agents}"
+        if "fireable" in e:
+            line += "  fireable" if e["fireable"] else f"  refused: {e['reason']}"
+        sys.stdout.write(line + "\n")
+    return 0

@@ -312,14 +312,38 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             notes="Selectors scope the forward jumps and the menu. The acting client is "
                   "-c/--client, else the client of $TMUX_PANE's session, else the most "
                   "recently active one."),
-    Command("act", "Answer a pending permission prompt (approve or deny).",
-            args=(Arg("ACTION", "approve or deny.", choices=("approve", "deny")),),
+    Command("act", "Fire an action (approve, deny, interrupt, compact, steer ...) at a pane.",
+            selectors=True,
+            args=(Arg("NAME", "The action (see --list); omit with --list or --menu.",
+                      optional=True, values=("approve", "deny", "interrupt", "compact",
+                                             "steer", "steer_now", "question_reject")),),
             flags=(Flag("--pane", metavar="ID", type="pane",
-                        help="The pane to answer (default: $TMUX_PANE)."),
-                   Flag("--json", help="Also print a result object on stdout.")),
-            exits=(OK, (1, "no tmux server"), USAGE,
-                   (3, "the pane does not exist or vanished"),
-                   (4, "refused: the pane is not at a permission prompt, or no keys for it"))),
+                        help="The target pane (default: $TMUX_PANE); takes no selectors."),
+                   Flag("--all", help="Fire at every pane the selectors match."),
+                   Flag("--json", help="A result object on stdout (a results envelope "
+                                       "under --all)."),
+                   Flag("--list", help="List the actions (with --pane: fireable or why "
+                                       "not)."),
+                   Flag("--menu", help="A tmux menu of the actions fireable on the pane "
+                                       "now."),
+                   Flag("--dry-run", help="Say what would happen (gate, effect, context "
+                                          "ages); fire nothing."),
+                   Flag("--force", help="Skip the action's `when` gate, and only it."),
+                   Flag("--yes", help="Satisfy an action's `confirm`."),
+                   Flag("--text", metavar="TEXT",
+                        help="The message of a text action (steer, steer_now), typed "
+                             "literally."),
+                   Flag("--arg", metavar="VALUE", repeat=True,
+                        help="An argument for a command action (env TMA_ARG*); "
+                             "repeatable.")),
+            exits=(OK, (1, "an error: no tmux server, an unreachable API, several panes "
+                           "match the selectors"), USAGE,
+                   (3, "vanished: the pane is gone (or the API request), or no pane "
+                       "matches"),
+                   (4, "refused: gated, requires-unmet, wrong-agent or no-coverage"),
+                   (5, "refused: another tma act holds the pane's lock"),
+                   (124, "a command action timed out and was killed")),
+            notes="A command action's own exit status passes through (outcome `exited`)."),
     Command("init", "First run: detect agents, wire their hooks, check the status line.",
             flags=(YES, CONFIG_DIR,
                    Flag("--conf", metavar="PATH",

@@ -163,7 +163,6 @@ class Manifest:
     rules: tuple[Rule, ...]
     details: dict[str, tuple[str, ...]]
     context: ContextTelemetry | None = None
-    keys: dict[str, tuple[str, ...]] = field(default_factory=dict)  # action -> send-keys args
 
     def map_event(self, event: str, payload: str) -> HookMapping | None:
         """First entry for the event whose matcher matches; else first matcher-less one."""
@@ -453,27 +452,21 @@ def _telemetry(doc: dict[str, Any]) -> ContextTelemetry | None:
 
 
 TOP_LEVEL = ("min_engine_version", "identity", "hooks", "capture", "rules", "details",
-             "telemetry", "keys")
-ACTION_KEYS = ("approve", "deny", "interrupt")
+             "telemetry")
 
 
-def _keys_table(doc: dict[str, Any]) -> dict[str, tuple[str, ...]]:
-    """[keys]: the keystrokes that answer this agent's prompts (one send-keys argument
-    each, tmux key names allowed), for the actions that reach it through its pane."""
-    table = _table(doc.get("keys", {}), "[keys]")
-    _keys(table, "[keys]", ACTION_KEYS)
-    out = {}
-    for action, value in table.items():
-        keys = _str_list(value, f"[keys].{action}")
-        if not keys or not all(keys):
-            raise ManifestError(f"[keys].{action}: needs at least one non-empty key")
-        out[action] = keys
-    return out
+def _no_keys_table(doc: dict[str, Any]) -> None:
+    """Key sequences live in the action manifests, one place for every agent."""
+    if "keys" in doc:
+        raise ManifestError("[keys]: key sequences moved to the action manifests "
+                            "([keys].<agent> in tma/actions/<action>.toml); see "
+                            "docs/reference/action-schema.md")
 
 
 def from_dict(name: str, doc: dict[str, Any], engine: str = ENGINE_VERSION) -> Manifest:
     """Validate a decoded manifest table. Raises ManifestError naming the field."""
     check_engine(doc, engine)
+    _no_keys_table(doc)
     _keys(doc, "manifest", TOP_LEVEL)
     identity = _identity(doc)
     hook_capable, covers, hooks = _hooks(doc)
@@ -488,7 +481,6 @@ def from_dict(name: str, doc: dict[str, Any], engine: str = ENGINE_VERSION) -> M
         rules=_rules(doc),
         details=_details(doc),
         context=_telemetry(doc),
-        keys=_keys_table(doc),
     )
 
 

@@ -75,6 +75,10 @@ class Paths:
     def manifest_dir(self) -> str:
         return os.path.join(self.config_home, "tma", "agents")
 
+    @property
+    def action_dir(self) -> str:
+        return os.path.join(self.config_home, "tma", "actions")
+
     def config_dir(self, explicit: str | None = None) -> str:
         if explicit:
             return self.expand(explicit)

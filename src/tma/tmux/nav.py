@@ -150,6 +150,14 @@ def run_shell_command(argv: list[str]) -> str:
     return menu_text(f"run-shell -b {quote(shell)}")
 
 
+def confirm_menu_command(client: str, title: str, command: str) -> str:
+    """A menu entry that opens a nested yes/no menu whose yes entry runs `command` (itself
+    an entry command): one more menu expansion, so every `#` doubles once more."""
+    inner = (f"display-menu -c {quote(client)} -T {quote(menu_text(title))} "
+             f"{quote('Yes, fire it')} y {quote(command)} No n {quote('')}")
+    return menu_text(inner)
+
+
 def display_menu(server: Server, client: str, title: str,
                  items: list[tuple[str, str, str]]) -> None:
     """Show a menu of (label, key, command) on `client`.

@@ -1,0 +1,1 @@
+"""The bundled action manifests (TOML data; tma.runtime.actions loads them)."""

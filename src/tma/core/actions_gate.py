@@ -1,0 +1,193 @@
+"""The broker's pure parts: the gate, and the outcome ladder (exit codes, fan-out worst).
+
+The gate reads a Target (what is known about one pane right now) and answers None
+(fireable) or a Refusal with its machine reason and a sentence. Order: no agent at all,
+then applicability (`wrong-agent`), then coverage of a context-gated action
+(`no-coverage`), then `when` (skipped by --force), then `requires`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tma.core import states
+from tma.core.actions_schema import KIND_EXEC, Action
+
+# -- outcomes
+SENT = "sent"
+REPLIED = "replied"
+EXITED = "exited"
+SPAWNED = "spawned"
+TIMEOUT = "timeout"
+REFUSED = "refused"
+VANISHED = "vanished"
+ERROR = "error"
+OUTCOMES = (SENT, REPLIED, EXITED, SPAWNED, TIMEOUT, REFUSED, VANISHED, ERROR)
+
+# -- refusal reasons
+GATED = "gated"
+REQUIRES_UNMET = "requires-unmet"
+WRONG_AGENT = "wrong-agent"
+NO_COVERAGE = "no-coverage"
+LOCKED = "locked"
+REASONS = (GATED, REQUIRES_UNMET, WRONG_AGENT, NO_COVERAGE, LOCKED)
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_VANISHED = 3
+EXIT_REFUSED = 4
+EXIT_LOCKED = 5
+EXIT_TIMEOUT = 124
+
+
+@dataclass(frozen=True)
+class Target:
+    """One pane as the gate sees it. state None: the pane carries no agent state."""
+
+    pane: str
+    agent: str = ""
+    state: str | None = None
+    detail: str = ""
+    attention: bool = False
+    context_pct: int | None = None
+    has_context_channel: bool = False
+    session: str = ""
+    cwd: str = ""
+    pid: int = 0
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class Refusal:
+    reason: str
+    message: str
+
+
+def exit_code(outcome: str, reason: str | None = None, child_code: int | None = None) -> int:
+    if outcome in (SENT, REPLIED, SPAWNED):
+        return EXIT_OK
+    if outcome == EXITED:
+        return child_code or 0
+    if outcome == REFUSED:
+        return EXIT_LOCKED if reason == LOCKED else EXIT_REFUSED
+    if outcome == VANISHED:
+        return EXIT_VANISHED
+    if outcome == TIMEOUT:
+        return EXIT_TIMEOUT
+    return EXIT_ERROR
+
+
+def _rank(outcome: str, reason: str | None, code: int) -> int:
+    """acted < locked < gated (4) < vanished < timeout < failed child < error."""
+    if outcome == REFUSED:
+        return 1 if reason == LOCKED else 2
+    if outcome == VANISHED:
+        return 3
+    if outcome == TIMEOUT:
+        return 4
+    if outcome == EXITED and code:
+        return 5
+    if outcome == ERROR:
+        return 6
+    return 0
+
+
+def worst_exit(results: list[tuple[str, str | None, int]]) -> int:
+    """A fan-out's exit: the worst (outcome, reason, exit_code) by the ladder."""
+    if not results:
+        return EXIT_OK
+    return max(results, key=lambda r: _rank(*r))[2]
+
+
+# -- the gate, in words
+
+
+def need_words(action: Action) -> str:
+    """What `when` asks for, as a phrase: 'at a permission prompt', 'working' ..."""
+    w = action.when
+    if w.details == (states.PERMISSION,):
+        return "at a permission prompt"
+    if w.details == (states.QUESTION,):
+        return "at a question"
+    if w.details:
+        return "blocked on " + " or ".join(w.details)
+    if w.states:
+        return " or ".join(w.states)
+    return "fireable"
+
+
+def _state_words(t: Target) -> str:
+    if t.state == states.BLOCKED:
+        return f"blocked on {t.detail}" if t.detail else "blocked for a reason tma cannot name"
+    if t.state == states.IDLE and t.attention:
+        return "idle (its turn is done)"
+    return t.state or "unknown"
+
+
+def _state_refusal(action: Action, t: Target) -> Refusal | None:
+    w = action.when
+    if (w.states and t.state not in w.states) or (w.details and t.detail not in w.details):
+        need = need_words(action)
+        if t.state == states.BLOCKED and need.startswith("at a "):
+            return Refusal(GATED, f"{t.pane} is {_state_words(t)}, not {need}: "
+                                  f"`{action.name}` answers only {need[5:]}s")
+        return Refusal(GATED, f"{t.pane} is {_state_words(t)}, not {need}: "
+                              f"nothing to {action.name}")
+    return None
+
+
+def _gauge_refusal(action: Action, t: Target) -> Refusal | None:
+    w = action.when
+    lo, hi = w.context_pct_min, w.context_pct_max
+    if lo is None and hi is None:
+        return None
+    if t.context_pct is None:
+        return Refusal(GATED, f"{t.agent} on {t.pane} has reported no context reading yet: "
+                              f"`{action.name}` waits for the gauge")
+    if (lo is not None and t.context_pct < lo) or (hi is not None and t.context_pct > hi):
+        want = f"{lo}%" if hi is None else (f"at most {hi}%" if lo is None else f"{lo}-{hi}%")
+        return Refusal(GATED, f"{t.agent} on {t.pane} has used {t.context_pct}% of its context "
+                              f"window; `{action.name}` needs {want}"
+                       + (" or more" if hi is None else ""))
+    return None
+
+
+def _requires_refusal(action: Action, t: Target) -> Refusal | None:
+    for need in action.requires:
+        if need == "context":
+            if t.context_pct is None:
+                return Refusal(GATED, f"{t.agent} on {t.pane} has reported no context reading "
+                                      f"yet: `{action.name}` needs the gauge")
+            continue
+        value = {"session": t.session, "cwd": t.cwd, "pid": t.pid, "title": t.title}[need]
+        if not value:
+            return Refusal(REQUIRES_UNMET, f"`{action.name}` needs the pane's {need}, and "
+                                           f"{t.pane} has none")
+    return None
+
+
+def gate(action: Action, t: Target, *, force: bool = False) -> Refusal | None:
+    """None when the action may fire on the target, else why not."""
+    if t.state is None or not t.agent:
+        return Refusal(GATED, f"{t.pane} carries no agent state (tma sees no agent there): "
+                              f"nothing to {action.name}")
+    refusal = None if force else _state_refusal(action, t)
+    if refusal is not None:
+        return refusal
+    if not action.applies_to(t.agent):
+        return Refusal(WRONG_AGENT, _wrong_agent_words(action, t))
+    needs_gauge = "context" in action.requires or action.when.context_pct_min is not None \
+        or action.when.context_pct_max is not None
+    if needs_gauge and not t.has_context_channel:
+        return Refusal(NO_COVERAGE, f"`{action.name}` reads the context gauge, and {t.agent} "
+                                    "publishes none ([telemetry.context] in its manifest)")
+    refusal = None if force else _gauge_refusal(action, t)
+    return refusal if refusal is not None else _requires_refusal(action, t)
+
+
+def _wrong_agent_words(action: Action, t: Target) -> str:
+    names = ", ".join(action.covered_agents())
+    if action.kind == KIND_EXEC:
+        return f"`{action.name}` is for {names} panes, and {t.pane} runs {t.agent}"
+    return f"`{action.name}` does not apply to {t.agent} panes ({t.pane}); it covers {names}"

@@ -1,0 +1,99 @@
+"""What the broker would do, without doing it: --dry-run, --list and --menu's view.
+
+No lock is taken and nothing is sent; the gate runs on the stamps a producing cycle
+just re-verified.
+"""
+
+from __future__ import annotations
+
+from tma.core import actions_gate as G
+from tma.runtime.actions_fire import api_endpoint, target_of
+
+
+def refusal(broker, action, pane, stamp, agent: str, force: bool = False):
+    manifest = broker.cycle.manifests().get(agent) if agent else None
+    return G.gate(action, target_of(pane, stamp, agent, manifest), force=force)
+
+
+def effect_words(broker, action, pane, agent: str, text: str | None) -> str:
+    if not agent or not action.applies_to(agent):
+        return "none (the action does not cover this pane)"
+    lane = broker.lane(action, agent, pane)
+    if lane == "hook":
+        return f"hook lane: verdict {action.hook_reply} to the holding PermissionRequest hook"
+    if lane == "api":
+        op = action.api[agent]
+        endpoint = api_endpoint(pane, agent, broker.cfg) or "<no endpoint>"
+        if op.op.endswith("question_reject"):
+            request = pane.options.get("@agent_question_request", "") or "<no request>"
+            return f"api: POST {endpoint}/question/{request}/reject op={op.op}"
+        request = pane.options.get("@agent_permission_request", "") or "<no request>"
+        return f"api: POST {endpoint}/permission/{request}/reply op={op.op} reply={op.reply}"
+    if lane == "exec":
+        return f"command: {action.command}"
+    shown = [f"-l {text!r}" if k == "{text}" else k for k in action.keys[agent]]
+    return "keys: " + " ".join(shown)
+
+
+def _aged(value, at: int, now: int) -> dict:
+    return {"value": value, "age_ms": max(0, now - at) if at else None}
+
+
+def context_values(pane, stamp, now: int) -> dict:
+    """Each context value with its age (None = read live from tmux just now)."""
+    opts = pane.options
+    out: dict = {}
+    if stamp is not None:
+        state = stamp.state + (f"/{stamp.detail}" if stamp.detail else "")
+        out["state"] = _aged(state, stamp.stamped_at, now)
+    pct = opts.get("@agent_context_pct", "")
+    at = opts.get("@agent_context_at", "")
+    out["context_pct"] = _aged(int(pct) if pct.isdigit() else None,
+                               int(at) if at.isdigit() else 0, now)
+    for key, value in (("session", opts.get("@agent_session", "")),
+                       ("cwd", pane.current_path), ("title", pane.title),
+                       ("pid", stamp.pid if stamp is not None else 0)):
+        out[key] = {"value": value or None, "age_ms": None}
+    return out
+
+
+def describe(broker, action, pane, stamp, agent: str, req, now: int) -> dict:
+    why = refusal(broker, action, pane, stamp, agent, req.force)
+    if why is None and action.confirm and not req.yes:
+        why = G.Refusal(G.REQUIRES_UNMET, f"`{action.name}` asks for confirmation (--yes)")
+    return {"action": action.name, "pane": pane.pane_id, "agent": agent or None,
+            "fireable": why is None, "reason": why.reason if why else None,
+            "message": why.message if why else "would fire",
+            "effect": effect_words(broker, action, pane, agent, req.text),
+            "context": context_values(pane, stamp, now)}
+
+
+def render(doc: dict) -> str:
+    gate = "fireable" if doc["fireable"] else f"refused: {doc['reason']} — {doc['message']}"
+    lines = [f"action:  {doc['action']}", f"pane:    {doc['pane']}",
+             f"agent:   {doc['agent'] or '-'}", f"gate:    {gate}", f"effect:  {doc['effect']}",
+             "context:"]
+    for key, v in doc["context"].items():
+        if v["value"] is None:
+            lines.append(f"  {key}: (none)")
+            continue
+        age = "(live)" if v["age_ms"] is None else f"({v['age_ms']} ms old)"
+        lines.append(f"  {key}: {v['value']} {age}")
+    return "\n".join(lines) + "\n"
+
+
+def listing(aset, ctx) -> list[dict]:
+    """--list entries; with a pane (ctx = (job, (pane, stamp, agent))): fireable or why."""
+    out = []
+    for a in aset.actions.values():
+        entry = {"name": a.name, "label": a.label, "kind": a.kind,
+                 "agents": list(a.covered_agents()),
+                 "when": None if a.when.empty else a.when.as_json()}
+        if ctx is not None:
+            job, (pane, stamp, agent) = ctx
+            why = refusal(job.broker, a, pane, stamp, agent) if pane is not None else \
+                G.Refusal(G.GATED, "no such pane")
+            entry["fireable"] = why is None
+            entry["reason"] = why.reason if why else None
+        out.append(entry)
+    return out

@@ -1,0 +1,338 @@
+"""The action broker: firing one action at one pane, in the one safe order.
+
+load -> resolve the target (a producing poll cycle: a stale stamp is re-verified by
+fresh detection) -> gate (`when` unless --force, `requires`, applicability, coverage)
+-> the single-flight lock `@agent_action` -> re-check under the lock against a freshly
+read pane (keys: a capture folded with the manifest, and the agent in the foreground)
+-> effect -> release. Keys never reach a screen that no longer asks for them.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+
+from tma.core import actions_gate as G
+from tma.core import codec, states
+from tma.core.actions_schema import Action
+from tma.core.record import Record
+from tma.tmux import action_lock
+from tma.tmux.adapter import NoServer, PaneGone, TmuxError
+
+LOCK_SLACK_MS = 5000
+API_NOT_INSTALLED = "the OpenCode API lane is not installed"
+
+
+class Request(Record):
+    """What the caller asked for, beyond the action."""
+
+    __slots__ = ("text", "args", "force", "yes", "dry_run", "confirm_prompt", "stdout_fd")
+    _fields = (("text", None), ("args", ()), ("force", False), ("yes", False),
+               ("dry_run", False), ("confirm_prompt", None), ("stdout_fd", 1))
+
+
+class Result(Record):
+    __slots__ = ("action", "pane", "outcome", "reason", "exit_code", "message", "agent")
+    _fields = (("action", ""), ("pane", ""), ("outcome", ""), ("reason", None),
+               ("exit_code", 0), ("message", ""), ("agent", ""))
+
+    def as_json(self) -> dict:
+        return {"schema": 1, "action": self.action, "pane": self.pane, "outcome": self.outcome,
+                "exit_code": self.exit_code, "reason": self.reason, "message": self.message}
+
+
+def result(action: str, pane: str, outcome: str, message: str, reason: str | None = None,
+           child_code: int | None = None, agent: str = "") -> Result:
+    return Result(action, pane, outcome, reason, G.exit_code(outcome, reason, child_code),
+                  message, agent)
+
+
+def refused(action: str, pane: str, refusal: G.Refusal, agent: str = "") -> Result:
+    return result(action, pane, G.REFUSED, refusal.message, refusal.reason, agent=agent)
+
+
+def gone(action: str, pane: str) -> Result:
+    return result(action, pane, G.VANISHED,
+                  f"no pane {pane} (it closed, or never existed): nothing to {action}")
+
+
+def _int_or_none(value: str) -> int | None:
+    return int(value) if value.isdigit() else None
+
+
+def target_of(pane, stamp: codec.Stamp | None, agent: str, manifest) -> G.Target:
+    """The gate's view of a pane: its stamp, telemetry and context."""
+    opts = pane.options
+    if stamp is None:
+        return G.Target(pane.pane_id, agent=agent)
+    return G.Target(
+        pane=pane.pane_id, agent=agent, state=stamp.state, detail=stamp.detail,
+        attention=stamp.attention,
+        context_pct=_int_or_none(opts.get("@agent_context_pct", "")),
+        has_context_channel=manifest is not None and manifest.context is not None,
+        session=opts.get("@agent_session", ""), cwd=pane.current_path,
+        pid=stamp.pid, title=pane.title)
+
+
+class Broker:
+    """One invocation's broker: a server, the config, the manifest cycle, the actions."""
+
+    def __init__(self, server, cfg, cycle, clock) -> None:
+        self.server = server
+        self.cfg = cfg
+        self.cycle = cycle  # tma.runtime.cycle.Cycle: identity, manifests
+        self.clock = clock
+
+    # -- the effect chosen for a pane
+    def lane(self, action: Action, agent: str, pane) -> str:
+        """hook | api | keys | exec for this action on this agent's pane."""
+        if action.kind == "exec":
+            return "exec"
+        if action.hook_reply and _reply_holder_alive(pane.options):
+            return "hook"
+        return "api" if agent in action.api else "keys"
+
+    # -- firing
+    def fire(self, action: Action, pane, stamp, agent: str, req: Request) -> Result:
+        manifest = self.cycle.manifests().get(agent) if agent else None
+        refusal = G.gate(action, target_of(pane, stamp, agent, manifest), force=req.force)
+        if refusal is not None:
+            return refused(action.name, pane.pane_id, refusal, agent)
+        if action.confirm and not req.yes:
+            ok = req.confirm_prompt(action, pane) if req.confirm_prompt is not None else False
+            if not ok:
+                return refused(action.name, pane.pane_id, G.Refusal(
+                    G.REQUIRES_UNMET, f"`{action.name}` asks for confirmation: pass --yes "
+                    "(no terminal to ask on)" if req.confirm_prompt is None else
+                    f"`{action.name}` on {pane.pane_id} not confirmed: nothing done"), agent)
+        return self._locked(action, pane, agent, req)
+
+    def _locked(self, action: Action, pane, agent: str, req: Request) -> Result:
+        now = self.clock()
+        span = action.detach_timeout_ms if action.detach else action.timeout_ms
+        mine = action_lock.Lock(now + span + LOCK_SLACK_MS, os.urandom(16).hex(),
+                                os.getpid(), action.name).value
+        held = pane.options.get(action_lock.OPTION, "")
+        observed = ""
+        if held:
+            lock = action_lock.parse(held)
+            if lock is not None and (lock.expiry_ms > now or _alive(lock.pid)):
+                return self._busy(action, pane.pane_id, lock, agent)
+            observed = held  # expired, and its holder is dead (or unreadable): reclaim it
+        try:
+            won = action_lock.acquire(self.server, pane.pane_id, mine, observed)
+        except PaneGone:
+            return gone(action.name, pane.pane_id)
+        if won != mine:
+            return self._busy(action, pane.pane_id, action_lock.parse(won), agent)
+        try:
+            return self._under_lock(action, pane.pane_id, agent, req, mine)
+        finally:  # a no-op once a detached action's supervisor took the lock over
+            action_lock.release(self.server, pane.pane_id, mine)
+
+    def _busy(self, action: Action, pane_id: str, lock, agent: str) -> Result:
+        who = f"`{lock.name}` (pid {lock.pid})" if lock is not None else "another action"
+        return refused(action.name, pane_id, G.Refusal(
+            G.LOCKED, f"{pane_id} is busy with {who} from another tma act: `{action.name}` "
+                      "not fired"), agent)
+
+    def _under_lock(self, action: Action, pane_id: str, agent: str, req: Request,
+                    mine: str) -> Result:
+        from tma.tmux import read
+
+        panes = read.session_panes(self.server, pane_id)
+        pane = next((p for p in panes if p.pane_id == pane_id), None)
+        if pane is None:
+            return gone(action.name, pane_id)
+        lane = self.lane(action, agent, pane)
+        if lane == "keys":
+            return self._keys(action, pane, agent, req)
+        stamp = _decode(pane)
+        manifest = self.cycle.manifests().get(agent)
+        refusal = G.gate(action, target_of(pane, stamp, agent, manifest), force=req.force)
+        if refusal is not None:
+            return refused(action.name, pane_id, refusal, agent)
+        if lane == "hook":
+            return self._hook_reply(action, pane, agent)
+        if lane == "exec":
+            return self._exec(action, pane, stamp, agent, req, mine)
+        return self._api(action, pane, agent)
+
+    # -- keys: only into a pane whose foreground is the agent and whose screen still asks
+    def _keys(self, action: Action, pane, agent: str, req: Request) -> Result:
+        reading = self.screen_reading(pane, agent)
+        if isinstance(reading, G.Refusal):
+            return refused(action.name, pane.pane_id, reading, agent)
+        state, detail = reading
+        stamp = _decode(pane)
+        manifest = self.cycle.manifests().get(agent)
+        now_target = replace(target_of(pane, stamp, agent, manifest), state=state,
+                             detail=detail)
+        refusal = G.gate(action, now_target, force=req.force)
+        if refusal is not None:
+            return refused(action.name, pane.pane_id, G.Refusal(
+                refusal.reason, refusal.message + " (the screen read just now)"), agent)
+        from tma.tmux import keys as keys_mod
+
+        try:
+            keys_mod.send(self.server, pane.pane_id, action.keys[agent], req.text)
+        except PaneGone:
+            return gone(action.name, pane.pane_id)
+        return result(action.name, pane.pane_id, G.SENT,
+                      f"sent `{action.name}` to {pane.pane_id}", agent=agent)
+
+    def screen_reading(self, pane, agent: str):
+        """(state, detail) the pane's screen shows right now, folded with the agent's
+        manifest and no prior claim; or a Refusal when the agent is not in the foreground."""
+        from tma.core.fold import Facts, evidence_from, verdict
+        from tma.core.rules import Screen, evaluate
+        from tma.tmux import read
+
+        ident = self.cycle.identify(pane, None)
+        if ident.agent != agent:
+            what = pane.current_command or "nothing"
+            return G.Refusal(G.GATED, f"{agent} no longer runs in {pane.pane_id} "
+                                      f"(`{what}` does): nothing typed")
+        if not ident.foreground_is_agent:
+            return G.Refusal(G.GATED, f"`{pane.current_command}` is in {pane.pane_id}'s "
+                                      f"foreground, not {agent}: nothing typed")
+        manifest = self.cycle.manifests().get(agent)
+        cap = read.capture_many(self.server, [
+            (pane.pane_id, manifest.scrollback_needed(pane.height))]).get(pane.pane_id)
+        if cap is None:
+            return G.Refusal(G.GATED, f"{pane.pane_id}'s screen could not be read: nothing typed")
+        now = self.clock()
+        engine = evaluate(manifest, Screen(cap.body, pane.title, cap.height or pane.height
+                                           or None))
+        facts = Facts(ident.pid, True, pane.scroll_position > 0, engine.history_view)
+        plan = verdict(None, facts, evidence_from(engine, now), manifest.visible,
+                       self.cfg.fold(), now)
+        return plan.state or states.UNKNOWN, plan.detail or ""
+
+    # -- the hook reply lane (Claude's PermissionRequest hook holding for a verdict)
+    def _hook_reply(self, action: Action, pane, agent: str) -> Result:
+        from tma.tmux import write
+
+        request = pane.options.get("@agent_permission_request", "")
+        self.server.source([write.set_plain(pane.pane_id, "@tma_reply_verdict",
+                                            f"{request} {action.hook_reply}")])
+        return result(action.name, pane.pane_id, G.REPLIED,
+                      f"replied `{action.name}` to {pane.pane_id} over the hook lane",
+                      agent=agent)
+
+    # -- an API op
+    def _api(self, action: Action, pane, agent: str) -> Result:
+        op = action.api[agent]
+        key = "@agent_question_request" if op.op.endswith("question_reject") \
+            else "@agent_permission_request"
+        request = pane.options.get(key, "")
+        if not request:
+            return refused(action.name, pane.pane_id, G.Refusal(
+                G.REQUIRES_UNMET, f"{agent} on {pane.pane_id} carries no pending request id "
+                f"({key}; its plugin stamps it): `{action.name}` has nothing to answer"),
+                agent)
+        endpoint = api_endpoint(pane, agent, self.cfg)
+        if not endpoint:
+            stamped = pane.options.get("@agent_api_endpoint", "")
+            why = (f"the pane's @agent_api_endpoint {stamped!r} is not a loopback http URL"
+                   if stamped else "its plugin stamps none in @agent_api_endpoint")
+            return result(action.name, pane.pane_id, G.ERROR,
+                          f"no usable API endpoint for {agent} on {pane.pane_id} ({why}): "
+                          f"set [api.{agent}] api_base in config.toml", agent=agent)
+        outcome, message = call_api(op, endpoint, request, action.timeout_ms / 1000)
+        if outcome == G.REPLIED and not message:
+            message = f"replied `{action.name}` to {pane.pane_id} over the API"
+        return result(action.name, pane.pane_id, outcome, message, agent=agent)
+
+
+    # -- a command
+    def _exec(self, action: Action, pane, stamp, agent: str, req: Request,
+              mine: str) -> Result:
+        from tma.runtime import actions_exec as X
+
+        env = X.child_env(action, pane, stamp, agent, tuple(req.args))
+        if action.detach:
+            return self._detach(action, pane, agent, env, mine)
+        outcome, code, error = X.run_sync(action.command, env, action.timeout_ms,
+                                          req.stdout_fd)
+        if outcome == G.TIMEOUT:
+            return result(action.name, pane.pane_id, G.TIMEOUT,
+                          f"`{action.name}` timed out after {action.timeout_ms} ms and was "
+                          "killed", agent=agent)
+        if outcome == G.ERROR:
+            return result(action.name, pane.pane_id, G.ERROR, error, agent=agent)
+        words = "succeeded" if code == 0 else f"exited {code}"
+        return result(action.name, pane.pane_id, G.EXITED,
+                      f"ran `{action.name}` for {pane.pane_id}: the command {words}",
+                      child_code=code, agent=agent)
+
+    def _detach(self, action: Action, pane, agent: str, env: dict, mine: str) -> Result:
+        from tma.runtime import actions_exec as X
+        from tma.runtime import notify
+
+        spec = {"action": action.name, "pane": pane.pane_id, "agent": agent,
+                "locator": pane.locator, "command": action.command, "env": env,
+                "timeout_ms": action.detach_timeout_ms, "tmux_bin": self.server.bin,
+                "socket_name": self.server.socket_name,
+                "socket_path": self.server.socket_path,
+                "notify_command": notify.command_for(self.cfg, "action")}
+        try:
+            proc = X.start_supervisor(spec)
+        except OSError as exc:
+            return result(action.name, pane.pane_id, G.ERROR,
+                          f"cannot start `{action.name}`'s supervisor: {exc}", agent=agent)
+        old = action_lock.parse(mine)
+        theirs = action_lock.Lock(old.expiry_ms, old.nonce, proc.pid, old.name).value
+        held = action_lock.acquire(self.server, pane.pane_id, theirs, mine)
+        spec["lock"] = held if held == theirs else mine
+        X.hand_over(proc, spec)
+        return result(action.name, pane.pane_id, G.SPAWNED,
+                      f"started `{action.name}` for {pane.pane_id} (pid {proc.pid}); it holds "
+                      "the pane's lock until it ends", agent=agent)
+
+
+def api_endpoint(pane, agent: str, cfg) -> str:
+    """The lane's endpoint: the pane's loopback @agent_api_endpoint, else [api.<agent>]
+    api_base (the lane module decides what is usable)."""
+    try:
+        from tma.runtime import opencode_api
+    except ImportError:
+        return pane.options.get("@agent_api_endpoint", "") or \
+            (cfg.api.get(agent) or {}).get("api_base", "")
+    return opencode_api.resolve_endpoint(pane.options, cfg) or ""
+
+
+def call_api(op, endpoint: str, request_id: str, timeout_s: float) -> tuple[str, str]:
+    """Route one API op to its lane: (outcome, message)."""
+    try:
+        from tma.runtime import opencode_api
+    except ImportError:
+        return G.ERROR, API_NOT_INSTALLED
+    if op.op == "opencode.permission_reply":
+        res = opencode_api.reply_permission(endpoint, request_id, op.reply, timeout_s)
+    elif op.op == "opencode.question_reject":
+        res = opencode_api.reject_question(endpoint, request_id, timeout_s)
+    else:  # pragma: no cover - the schema's closed vocabulary
+        return G.ERROR, f"unknown API op {op.op!r}"
+    return res.outcome, res.message
+
+
+def _decode(pane) -> codec.Stamp | None:
+    try:
+        return codec.decode(pane.options)
+    except codec.DecodeError:
+        return None
+
+
+def _alive(pid: int) -> bool:
+    from tma.runtime.procs import alive
+
+    return pid > 0 and alive(pid)
+
+
+def _reply_holder_alive(opts: dict) -> bool:
+    raw = opts.get("@tma_reply_holder", "")
+    return bool(opts.get("@agent_permission_request")) and raw.isdigit() and _alive(int(raw))
+
+
+__all__ = ["Broker", "Request", "Result", "NoServer", "TmuxError"]

@@ -1,0 +1,68 @@
+"""The broker's single-flight lock on a pane: `@agent_action = <expiry_ms>:<nonce>:<pid>:<name>`.
+
+Acquired by a server-side conditional write (taken only when the option is empty, or
+still holds exactly the expired lock of a dead holder the caller observed) and read back
+in the same spawn, so of two racing `tma act` exactly one sees its own nonce. Released
+only by its holder: the clearing write is conditional on the nonce.
+"""
+
+from __future__ import annotations
+
+from tma.core.record import Record
+from tma.tmux.adapter import Server, classify, quote
+
+OPTION = "@agent_action"
+
+
+class Lock(Record):
+    __slots__ = ("expiry_ms", "nonce", "pid", "name")
+    _fields = (("expiry_ms", 0), ("nonce", ""), ("pid", 0), ("name", ""))
+
+    @property
+    def value(self) -> str:
+        return f"{self.expiry_ms}:{self.nonce}:{self.pid}:{self.name}"
+
+
+def parse(value: str) -> Lock | None:
+    parts = value.split(":")
+    if len(parts) != 4 or not parts[0].isdigit() or not parts[2].isdigit():
+        return None
+    return Lock(int(parts[0]), parts[1], int(parts[2]), parts[3])
+
+
+def _safe(value: str) -> bool:
+    # digits, hex, tokens and colons only: nothing that could end a format argument
+    return all(c.isalnum() or c in ":_-" for c in value)
+
+
+def acquire_line(pane_id: str, new: str, observed: str = "") -> str:
+    if not (_safe(new) and _safe(observed)):
+        raise ValueError("lock values are digits, hex, tokens and colons")
+    free = "#{==:#{" + OPTION + "},}"
+    cond = free if not observed else "#{||:" + free + ",#{==:#{" + OPTION + "}," + observed + "}}"
+    fmt = "#{?" + cond + "," + new + ",#{" + OPTION + "}}"
+    return (f"set-option -p -F -t {pane_id} {OPTION} {quote(fmt)} ; "
+            f"display-message -p -t {pane_id} {quote('#{' + OPTION + '}')}")
+
+
+def acquire(server: Server, pane_id: str, new: str, observed: str = "") -> str:
+    """Try to take the lock; returns the value the pane holds afterwards (== new: won)."""
+    out, err = server.source([acquire_line(pane_id, new, observed)])
+    if err.strip():
+        raise classify(err)
+    return out.strip()
+
+
+def release_line(pane_id: str, mine: str) -> str:
+    if not _safe(mine):
+        raise ValueError("lock values are digits, hex, tokens and colons")
+    fmt = "#{?#{==:#{" + OPTION + "}," + mine + "},,#{" + OPTION + "}}"
+    unset = f"set-option -p -u -t {pane_id} {OPTION}"
+    return (f"set-option -p -F -t {pane_id} {OPTION} {quote(fmt)} ; "
+            f"if-shell -F -t {pane_id} {quote('#{==:#{' + OPTION + '},}')} {quote(unset)}")
+
+
+def release(server: Server, pane_id: str, mine: str) -> bool:
+    """Clear the lock if it is still ours; False when the pane is gone or tmux refused."""
+    _out, err = server.source([release_line(pane_id, mine)])
+    return not err.strip()
