@@ -21,7 +21,7 @@ from tma.core.record import Record
 from tma.tmux.adapter import quote
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # collections.abc pulls in collections (~1.5 ms) on the hook path
+if TYPE_CHECKING:  # annotations only: collections.abc would cost every hook ~1 ms of imports
     from collections.abc import Mapping
 
 PROBE_EXPECT = "1"
