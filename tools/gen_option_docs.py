@@ -42,7 +42,7 @@ WRITERS = (
           "is not in this release)"),
     ("B", "the action broker (`tma act`): the single-flight lock `@agent_action`, a "
           "verdict handed to a holding hook"),
-    ("W", "`tma watch` (not in this release)"),
+    ("W", "`tma watch` (its own pane, while it runs)"),
     ("J", "`tma jump`"),
     ("U", "the user (by hand with `tmux set-option -p`)"),
 )

@@ -47,6 +47,21 @@ def main(argv: list[str]) -> int:
         return common.FAIL
 
 
+def to_pane(g, cfg, server, result, pane_id: str) -> int:
+    """`tma jump --pane ID` for a caller holding a cycle's result (the picker, watch):
+    the same trail push and attention clear. Raises NoClient or TmuxError."""
+    from tma.runtime.selectors import Selector
+
+    return _Jump(g, cfg, server, result, Selector()).to_pane(pane_id)
+
+
+def tma_argv(g, cfg, server, result) -> list[str]:
+    """How a child (a menu entry, the picker's action menu) runs this tma on this server."""
+    from tma.runtime.selectors import Selector
+
+    return _Jump(g, cfg, server, result, Selector()).child_argv()
+
+
 def pick_client(clients, panes, requested: str | None, env_pane: str | None):
     """The acting client: the named one, else the most recently active client on
     $TMUX_PANE's session, else the most recently active client. Control-mode

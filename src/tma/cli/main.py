@@ -107,9 +107,15 @@ def dispatch(argv: list[str]) -> int:
             from tma.cli.common import split_globals
 
             split_globals(argv)  # raises "--config needs a value"
+        from tma.cli import common
+
+        if common.on_terminal(0) and common.on_terminal(1):  # bare `tma`: the picker
+            from tma.cli import picker
+
+            return picker.main(argv)
         from tma.cli import spec
 
-        sys.stderr.write(spec.top_help())  # the cockpit picker will live here
+        sys.stderr.write(spec.top_help())  # in a script: the usage, not a screen
         return USAGE
     if cmd in ("-h", "--help", "help"):
         return _help(argv, at)

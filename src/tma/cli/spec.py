@@ -312,6 +312,17 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             notes="Selectors scope the forward jumps and the menu. The acting client is "
                   "-c/--client, else the client of $TMUX_PANE's session, else the most "
                   "recently active one."),
+    Command("watch", "A live dashboard of every agent pane (tma alone: the picker).",
+            selectors=True,
+            flags=(Flag("--table",
+                        help="Start in the full-width table (when at least 76 columns)."),
+                   Flag("--group", metavar="BY", choices=("repo", "session"),
+                        help="Group the rows by repo or by session (g toggles).")),
+            exits=(OK, (1, "no tmux server, or a surface error (tma: watch error: ...)"),
+                   (2, "usage; stdin or stdout is not a terminal")),
+            notes="Refreshes every second and at once on SIGUSR1; advertises its pid in "
+                  "@tma_watch_pid on its own pane while it runs. Keys: enter jump, tab/a "
+                  "actions, p table/preview, g grouping, j/k or arrows move, q quit."),
     Command("act", "Fire an action (approve, deny, interrupt, compact, steer ...) at a pane.",
             selectors=True,
             args=(Arg("NAME", "The action (see --list); omit with --list or --menu.",

@@ -150,6 +150,15 @@ def run_shell_command(argv: list[str]) -> str:
     return menu_text(f"run-shell -b {quote(shell)}")
 
 
+def run_detached(server: Server, argv: list[str]) -> None:
+    """Run argv as a child of the tmux server (`run-shell -b`): it outlives the caller,
+    a popup that is closing say, and nobody has to reap it. run-shell expands formats
+    once, so each `#` is doubled."""
+    import shlex
+
+    server.run("run-shell", "-b", " ".join(shlex.quote(a) for a in argv).replace("#", "##"))
+
+
 def confirm_menu_command(client: str, title: str, command: str) -> str:
     """A menu entry that opens a nested yes/no menu whose yes entry runs `command` (itself
     an entry command): one more menu expansion, so every `#` doubles once more."""

@@ -1,0 +1,306 @@
+"""The picker's screen (bare `tma`): agent rows, a fuzzy filter, a preview, drawn from data.
+
+Pure: row dicts (the `ls --json` rows) + a View (query, selection, scope, preview text) +
+a size -> lines, each a list of (text, style) spans. No terminal and no tmux here: the
+driver in tma.cli.picker reads the snapshots and paints the spans.
+
+Styles are space-separated tokens the driver maps to attributes: `state:<class>` (the
+class's palette colour), `dim`, `bold`, `sel` (the highlighted row), `head`. In plain mode
+(NO_COLOR, TERM=dumb) no token is emitted: the text alone must carry the meaning, which
+is why the highlighted row also has a `>` marker.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tma.ui import table
+
+#: Row order by display class: whose move it is first.
+CLASS_RANK = {"blocked": 0, "done": 1, "working": 2, "idle": 3, "unknown": 4}
+#: The preview (the selected pane's screen) needs at least this many columns.
+PREVIEW_MIN_WIDTH = 76
+MIN_WIDTH, MIN_HEIGHT = 30, 5
+_NEVER = 1 << 62
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+Span = tuple[str, str]
+Line = list[Span]
+
+
+class View:
+    """What the person has done to the screen: typed, moved, toggled."""
+
+    __slots__ = ("query", "selected", "scope", "session", "exclude", "preview", "message")
+
+    def __init__(self, query: str = "", selected: str | None = None, scope: str = "all",
+                 session: str | None = None, exclude: str | None = None,
+                 preview: str | None = None, message: str = "") -> None:
+        self.query = query
+        self.selected = selected  # pane id of the highlighted row (survives re-ordering)
+        self.scope = scope  # "all" or "session"
+        self.session = session  # the invoking session (scope "session")
+        self.exclude = exclude  # the invoking pane: never listed
+        self.preview = preview  # the selected pane's captured screen, when read
+        self.message = message  # one line for the footer (a refusal, a note)
+
+
+# ---------------------------------------------------------------- rows
+
+
+def order(rows: list[dict]) -> list[dict]:
+    """blocked, done, working, idle, unknown; the oldest state first within a class."""
+    return sorted(rows, key=lambda r: (CLASS_RANK.get(table.display_class(r), 9),
+                                       r.get("since") or _NEVER, r.get("locator") or "",
+                                       r.get("pane") or ""))
+
+
+def cells(row: dict, palette: dict, now: int) -> dict[str, str]:
+    """Every column the picker can show for a row (empty string = nothing to show)."""
+    cls = table.display_class(row)
+    repo = row.get("repo") or ""
+    branch = row.get("branch") or ""
+    context = row.get("context")
+    return {
+        "glyph": palette.get(cls, ("?", ""))[0] or "?",
+        "agent": row.get("agent") or "?",
+        "where": row.get("locator") or row.get("pane") or "",
+        "age": f"{cls} {table.age(row.get('since'), now)}" + (" muted" if row.get("muted")
+                                                               else ""),
+        "repo": f"{repo}/{branch}" if repo and branch else repo,
+        "detail": row.get("detail") or "",
+        "context": f"ctx {context}%" if context is not None else "",
+        "model": row.get("model") or "",
+        "title": " ".join((row.get("title") or "").split()),
+    }
+
+
+def fuzzy(term: str, text: str) -> bool:
+    """Is `term` a subsequence of `text` (case-insensitive)?"""
+    pos = 0
+    text = text.lower()
+    for ch in term.lower():
+        pos = text.find(ch, pos) + 1
+        if not pos:
+            return False
+    return True
+
+
+def matches(query: str, values) -> bool:
+    """Every whitespace-separated term fuzzy-matches some column."""
+    values = list(values)
+    return all(any(fuzzy(term, v) for v in values) for term in query.split())
+
+
+def visible(rows: list[dict], view: View, palette: dict, now: int) -> list[dict]:
+    """The rows the screen lists: scope, the invoking pane left out, the filter, ordered."""
+    out = []
+    for r in rows:
+        if view.exclude and r.get("pane") == view.exclude:
+            continue
+        if view.scope == "session" and view.session and _session(r) != view.session:
+            continue
+        if view.query and not matches(view.query, _haystack(r, palette, now)):
+            continue
+        out.append(r)
+    return order(out)
+
+
+def _session(row: dict) -> str:
+    locator = row.get("locator") or ""
+    return locator.rpartition(":")[0] if ":" in locator else locator
+
+
+def _haystack(row: dict, palette: dict, now: int):
+    c = cells(row, palette, now)
+    return [row.get("pane") or "", row.get("state") or ""] + list(c.values())
+
+
+def selected_index(shown: list[dict], selected: str | None) -> int:
+    ids = [r.get("pane") for r in shown]
+    return ids.index(selected) if selected in ids else 0
+
+
+def pane_at(lines: list[Line], y: int) -> str | None:
+    """The pane id of the row drawn on screen line `y` (None: a header, the preview...)."""
+    if not 0 <= y < len(lines) or not lines[y]:
+        return None
+    for token in lines[y][0][1].split():
+        if token.startswith("pane:"):
+            return token[5:]
+    return None
+
+
+def scroll(shown: list[dict], selected: str | None, step: int) -> str | None:
+    """`step` rows away, stopping at either end (the mouse wheel: no wrap)."""
+    if not shown:
+        return None
+    i = min(max(selected_index(shown, selected) + step, 0), len(shown) - 1)
+    return shown[i].get("pane")
+
+
+def move(shown: list[dict], selected: str | None, step: int) -> str | None:
+    """The pane id `step` rows away from the selection, wrapping."""
+    if not shown:
+        return None
+    i = (selected_index(shown, selected) + step) % len(shown)
+    return shown[i].get("pane")
+
+
+# ---------------------------------------------------------------- layout
+
+
+#: Picker columns, in screen order, with the order they are dropped in when space is short
+#: (higher drops first). The title takes what is left.
+COLUMNS = ("glyph", "agent", "where", "repo", "detail", "age", "context", "model", "title")
+DROP = ("title", "model", "repo", "context", "detail", "where")
+
+
+def fit(text: str, width: int) -> str:
+    if width <= 0:
+        return ""
+    return text if len(text) <= width else text[:max(width - 1, 0)] + "…"
+
+
+def layout(grid: list[dict[str, str]], columns, drop, width: int) -> dict[str, int]:
+    """Column widths that fit `width`: empty columns vanish, then the low-priority ones."""
+    cols = [c for c in columns if any(g[c] for g in grid)]
+    widths = {c: max(len(g[c]) for g in grid) for c in cols}
+    if "title" in widths:
+        widths["title"] = min(widths["title"], 40)
+
+    def total() -> int:
+        return 2 + sum(widths.values()) + 2 * (len(widths) - 1)
+
+    for name in drop:
+        if total() <= width:
+            break
+        if name == "title" and "title" in widths:
+            rest = total() - widths["title"]
+            if width - rest >= 12:
+                widths["title"] = width - rest
+                break
+        widths.pop(name, None)
+    return widths
+
+
+def row_line(c: dict[str, str], cls: str, widths: dict[str, int], *, selected: bool,
+             plain: bool, pane: str = "") -> Line:
+    """One row; its first span carries `pane:<id>` (also in plain mode: it is no style,
+    it tells a mouse click which row it hit)."""
+    sel = " sel" if selected else ""
+    tag = f" pane:{pane}" if pane else ""
+    line: Line = [(">" if selected else " ", (("" if plain else "bold" + sel) + tag).strip()),
+                  (" ", "" if plain else sel.strip())]
+    first = True
+    for name, w in widths.items():
+        if not first:
+            line.append(("  ", "" if plain else sel.strip()))
+        first = False
+        style = ""
+        if name in ("glyph", "age"):
+            style = f"state:{cls}"
+        elif name in ("repo", "model", "where"):
+            style = "dim"
+        line.append((fit(c[name], w).ljust(w), "" if plain else (style + sel).strip()))
+    return line
+
+
+def clean_screen(text: str) -> list[str]:
+    """A captured screen as plain lines: escapes and control characters removed."""
+    text = _ANSI.sub("", text)
+    return [_CONTROL.sub("", ln.replace("\t", "    ")).rstrip() for ln in text.split("\n")]
+
+
+def too_small(width: int, height: int) -> list[Line]:
+    msg = [f"terminal too small ({width}x{height})",
+           f"tma needs {MIN_WIDTH}x{MIN_HEIGHT}: enlarge it, or q to quit"]
+    return [[(fit(m, width), "")] for m in msg[:max(height, 1)]]
+
+
+def pad(lines: list[Line], height: int) -> list[Line]:
+    return lines[:height] + [[] for _ in range(height - len(lines))]
+
+
+def preview_lines(view: View, width: int, height: int, plain: bool,
+                  selected: dict | None) -> list[Line]:
+    """The rule naming the previewed pane, then the bottom of its screen."""
+    name = selected.get("locator") or selected.get("pane") if selected else ""
+    rule = f"── {name} " if name else "── "
+    out: list[Line] = [[(fit(rule + "─" * max(width - len(rule), 0), width),
+                         "" if plain else "dim")]]
+    if height <= 1:
+        return out
+    if view.preview is None:
+        body = ["(no preview)"] if selected else []
+    else:
+        body = clean_screen(view.preview)
+        while body and not body[-1]:
+            body.pop()
+    for text in body[-(height - 1):]:
+        out.append([(fit(text, width), "")])
+    return out
+
+
+def header(view: View, width: int, plain: bool, shown: int, total: int) -> Line:
+    scope = "this session" if view.scope == "session" else "all sessions"
+    left = f" tma  {shown}/{total}  {scope}  > {view.query}"
+    return [(fit(left, width), "" if plain else "head")]
+
+
+def footer(view: View, width: int, plain: bool, keys: str) -> Line:
+    text = view.message or keys
+    return [(fit(" " + text, width), "" if plain else "dim")]
+
+
+PICKER_KEYS = "enter jump · tab actions · ctrl-s scope · ↑/↓ move · esc quit"
+
+
+def list_lines(shown: list[dict], view: View, palette: dict, now: int, width: int,
+               height: int, plain: bool, cell_fn=cells, columns=COLUMNS,
+               drop=DROP) -> list[Line]:
+    """The rows, scrolled so the selection is on screen."""
+    if height <= 0:
+        return []
+    if not shown:
+        text = "no agent matches the filter" if view.query else "no agent panes"
+        return [[(fit("  " + text, width), "" if plain else "dim")]]
+    grid = [cell_fn(r, palette, now) for r in shown]
+    widths = layout(grid, columns, drop, width)
+    idx = selected_index(shown, view.selected)
+    top = max(0, min(idx - height + 1, len(shown) - height)) if idx >= height else 0
+    out = []
+    for i in range(top, min(top + height, len(shown))):
+        out.append(row_line(grid[i], table.display_class(shown[i]), widths,
+                            selected=i == idx, plain=plain, pane=shown[i].get("pane") or ""))
+    return out
+
+
+def render(rows: list[dict], view: View, width: int, height: int, *, palette: dict,
+           now: int, plain: bool = False) -> list[Line]:
+    """The whole picker screen: exactly `height` lines, none wider than `width`."""
+    if width < MIN_WIDTH or height < MIN_HEIGHT:
+        return pad(too_small(width, height), height)
+    shown = visible(rows, view, palette, now)
+    body = height - 2
+    out = [header(view, width, plain, len(shown), len(rows) - (1 if _has(rows, view.exclude)
+                                                                else 0))]
+    preview = width >= PREVIEW_MIN_WIDTH and body >= 8
+    list_h = min(len(shown) or 1, body // 2) if preview else body
+    out += pad(list_lines(shown, view, palette, now, width, list_h, plain), list_h)
+    if preview:
+        sel = shown[selected_index(shown, view.selected)] if shown else None
+        out += preview_lines(view, width, body - list_h, plain, sel)
+    out = pad(out, height - 1)
+    out.append(footer(view, width, plain, PICKER_KEYS))
+    return out
+
+
+def _has(rows: list[dict], pane: str | None) -> bool:
+    return bool(pane) and any(r.get("pane") == pane for r in rows)
+
+
+def text(lines: list[Line]) -> str:
+    """The screen as plain text (tests, the dumb-terminal driver)."""
+    return "\n".join("".join(t for t, _ in ln).rstrip() for ln in lines)

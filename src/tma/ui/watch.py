@@ -1,0 +1,168 @@
+"""The watch dashboard's screen (`tma watch`): the picker's rows plus tokens, quota, cost.
+
+Pure, like tma.ui.picker (whose rows, layout and spans it reuses): row dicts + a
+WatchView + a size -> lines of (text, style) spans. Wide (>= 76 columns) the body is the
+list with the selected pane's preview under it, or (`--table`, `p`) a full-width table
+with a header row; rows can be grouped by repo or by session (`▸ name` headers, the group
+holding the most urgent row first). Narrow, it is one flat list.
+"""
+
+from __future__ import annotations
+
+from tma.ui import picker, table
+
+COLUMNS = ("glyph", "agent", "where", "repo", "detail", "age", "context", "tokens", "quota",
+           "cost", "model", "title")
+DROP = ("title", "model", "repo", "quota", "tokens", "cost", "context", "detail", "where")
+HEADINGS = {"glyph": "", "agent": "AGENT", "where": "WHERE", "repo": "REPO/BRANCH",
+            "detail": "DETAIL", "age": "STATE", "context": "CTX", "tokens": "TOKENS",
+            "quota": "QUOTA", "cost": "COST", "model": "MODEL", "title": "TITLE"}
+CAVEAT = "cost: the vendor's estimate, not the bill"
+WATCH_KEYS = "enter jump · tab actions · p table/preview · g group · q quit"
+
+
+class WatchView(picker.View):
+    __slots__ = ("table", "group")
+
+    def __init__(self, *, table: bool = False, group: str | None = None, **kw) -> None:
+        super().__init__(**kw)
+        self.table = table  # wide body: the full table instead of list + preview
+        self.group = group  # None, "repo" or "session"
+
+
+def tokens(n: int | None) -> str:
+    if n is None:
+        return ""
+    for unit, size in (("M", 1_000_000), ("k", 1_000)):
+        if n >= size:
+            return f"{n / size:.1f}{unit} tok"
+    return f"{n} tok"
+
+
+def clock(ms: int | None) -> str:
+    """HH:MM (UTC) of an epoch-ms time: when a quota window resets."""
+    if not ms:
+        return ""
+    secs = (ms // 1000) % 86400
+    return f"{secs // 3600:02d}:{secs % 3600 // 60:02d}"
+
+
+def quota(row: dict) -> str:
+    pct = row.get("quota")
+    if pct is None:
+        return ""
+    parts = [f"{pct}%"]
+    if row.get("quota_window"):
+        parts.append(row["quota_window"])
+    reset = clock(row.get("quota_resets_at_ms"))
+    if reset:
+        parts.append(f"↻{reset}")
+    return " ".join(parts)
+
+
+def cost(row: dict) -> str:
+    usd = row.get("cost_usd")
+    return "" if usd is None else f"~${usd:.2f}"
+
+
+def cells(row: dict, palette: dict, now: int) -> dict[str, str]:
+    c = picker.cells(row, palette, now)
+    c.update(tokens=tokens(row.get("tokens")), quota=quota(row), cost=cost(row))
+    return c
+
+
+def group_key(row: dict, group: str) -> str:
+    if group == "session":
+        return picker._session(row)
+    return row.get("repo") or "(no repo)"
+
+
+def grouped(shown: list[dict], group: str | None) -> list[tuple[str | None, list[dict]]]:
+    """(header, rows) in screen order: groups keep the picker's order of their first row."""
+    if not group:
+        return [(None, shown)]
+    groups: dict[str, list[dict]] = {}
+    for r in shown:
+        groups.setdefault(group_key(r, group), []).append(r)
+    return list(groups.items())
+
+
+def flat(groups) -> list[dict]:
+    return [r for _, rows in groups for r in rows]
+
+
+def _table_header(widths: dict[str, int], plain: bool) -> picker.Line:
+    text = "  " + "  ".join(HEADINGS[c].ljust(w) for c, w in widths.items())
+    return [(text.rstrip(), "" if plain else "head")]
+
+
+def body_lines(shown: list[dict], view: WatchView, palette: dict, now: int, width: int,
+               height: int, plain: bool, with_header: bool) -> list[picker.Line]:
+    """The rows (grouped when asked), scrolled to the selection."""
+    if not shown:
+        return picker.list_lines(shown, view, palette, now, width, height, plain)
+    groups = grouped(shown, view.group)
+    ordered = flat(groups)
+    grid = [cells(r, palette, now) for r in ordered]
+    if with_header:
+        grid.append({c: HEADINGS[c] for c in COLUMNS})
+    widths = picker.layout(grid, COLUMNS, DROP, width)
+    entries: list[tuple[str, object]] = []  # ("head", text) or ("row", index)
+    i = 0
+    for name, rows in groups:
+        if name is not None:
+            entries.append(("head", f"▸ {name}"))
+        for _ in rows:
+            entries.append(("row", i))
+            i += 1
+    idx = picker.selected_index(ordered, view.selected)
+    at = next(n for n, e in enumerate(entries) if e == ("row", idx))
+    out = [_table_header(widths, plain)] if with_header else []
+    room = max(height - len(out), 1)
+    top = 0 if at < room else at - room + 1
+    for kind, value in entries[top:top + room]:
+        if kind == "head":
+            out.append([(picker.fit(str(value), width), "" if plain else "bold")])
+        else:
+            r = ordered[value]
+            out.append(picker.row_line(grid[value], table.display_class(r), widths,
+                                       selected=value == idx, plain=plain,
+                                       pane=r.get("pane") or ""))
+    return out
+
+
+def render(rows: list[dict], view: WatchView, width: int, height: int, *, palette: dict,
+           now: int, plain: bool = False) -> list[picker.Line]:
+    """The whole dashboard: exactly `height` lines, none wider than `width`."""
+    if width < picker.MIN_WIDTH or height < picker.MIN_HEIGHT:
+        return picker.pad(picker.too_small(width, height), height)
+    shown = flat(grouped(picker.visible(rows, view, palette, now), view.group))
+    wide = width >= picker.PREVIEW_MIN_WIDTH
+    body = height - 2
+    out = [header(view, width, plain, len(shown))]
+    if wide and not view.table and body >= 8:
+        list_h = min(max(len(shown) + _heads(shown, view.group), 1), body // 2)
+        out += picker.pad(body_lines(shown, view, palette, now, width, list_h, plain, False),
+                          list_h)
+        sel = shown[picker.selected_index(shown, view.selected)] if shown else None
+        out += picker.preview_lines(view, width, body - list_h, plain, sel)
+    else:
+        out += body_lines(shown, view, palette, now, width, body, plain,
+                          with_header=wide and view.table)
+    out = picker.pad(out, height - 1)
+    has_cost = any(r.get("cost_usd") is not None for r in shown)
+    keys = WATCH_KEYS + ("  ·  " + CAVEAT if has_cost else "")
+    out.append(picker.footer(view, width, plain, keys if not has_cost or width >= len(keys)
+                             else CAVEAT))
+    return out
+
+
+def header(view: WatchView, width: int, plain: bool, shown: int) -> picker.Line:
+    parts = [f" tma watch  {shown} agent{'' if shown == 1 else 's'}"]
+    if view.group:
+        parts.append(f"by {view.group}")
+    return [(picker.fit("  ".join(parts), width), "" if plain else "head")]
+
+
+def _heads(shown: list[dict], group: str | None) -> int:
+    return len(grouped(shown, group)) if group else 0

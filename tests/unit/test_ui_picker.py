@@ -1,0 +1,129 @@
+"""The picker's pure renderer: rows + view + size -> lines of styled spans."""
+
+from __future__ import annotations
+
+from tma.runtime.config import STATUS_DEFAULTS
+from tma.ui import picker
+
+NOW = 10_000_000
+PAL = dict(STATUS_DEFAULTS)
+
+
+def row(pane, state="idle", *, since=NOW - 60_000, attention=False, agent="claude",
+        locator=None, **kw):
+    r = {"pane": pane, "agent": agent, "state": state, "since": since,
+         "attention": attention, "locator": locator or f"s:{pane[1:]}.0", "detail": None,
+         "title": "", "repo": None, "branch": None, "context": None, "model": None,
+         "muted": False}
+    r.update(kw)
+    return r
+
+
+def render(rows, view=None, width=100, height=24, plain=False):
+    return picker.render(rows, view or picker.View(), width, height, palette=PAL, now=NOW,
+                         plain=plain)
+
+
+def test_order_blocked_done_working_idle_unknown_oldest_first():
+    rows = [row("%1", "idle"), row("%2", "working"), row("%3", "unknown"),
+            row("%4", "blocked", since=NOW - 1000), row("%5", "blocked", since=NOW - 9000),
+            row("%6", "idle", attention=True)]
+    assert [r["pane"] for r in picker.order(rows)] == ["%5", "%4", "%6", "%2", "%1", "%3"]
+
+
+def test_row_shows_glyph_agent_locator_repo_detail_age_context_model():
+    r = row("%1", "blocked", since=NOW - 240_000, detail="permission", repo="tma",
+            branch="main", context=42, model="opus", locator="work:2.1")
+    out = picker.text(render([r]))
+    line = next(ln for ln in out.splitlines() if "claude" in ln)
+    for part in ("⚑", "claude", "work:2.1", "tma/main", "permission", "blocked 4m",
+                 "ctx 42%", "opus"):
+        assert part in line, part
+    assert line.startswith(">")  # the only row is selected
+
+
+def test_state_colour_span_and_selection_style():
+    lines = render([row("%1", "working"), row("%2", "idle")])
+    spans = [s for ln in lines for s in ln]
+    assert ("●", "state:working sel") in spans
+    assert (">", "bold sel pane:%1") in spans and (" ", "bold pane:%2") in spans
+    assert any(t.startswith("○") and st == "state:idle" for t, st in spans)
+
+
+def test_plain_mode_has_no_style_tokens():
+    lines = render([row("%1", "working")], plain=True)
+    assert all(style in ("", "pane:%1") for ln in lines for _, style in ln)
+    assert ">" in picker.text(lines)
+
+
+def test_fuzzy_filter_over_every_column():
+    rows = [row("%1", agent="claude", repo="webapp", branch="feat"),
+            row("%2", agent="codex", model="gpt5")]
+    view = picker.View(query="wbap")
+    assert [r["pane"] for r in picker.visible(rows, view, PAL, NOW)] == ["%1"]
+    view.query = "gpt"
+    assert [r["pane"] for r in picker.visible(rows, view, PAL, NOW)] == ["%2"]
+    view.query = "cdx g5"  # every term must match some column
+    assert [r["pane"] for r in picker.visible(rows, view, PAL, NOW)] == ["%2"]
+    view.query = "zzz"
+    assert "no agent matches the filter" in picker.text(render(rows, view))
+
+
+def test_scope_session_and_invoking_pane_excluded():
+    rows = [row("%1", locator="a:1.0"), row("%2", locator="b:1.0"), row("%3", locator="a:2.0")]
+    view = picker.View(scope="session", session="a", exclude="%3")
+    assert [r["pane"] for r in picker.visible(rows, view, PAL, NOW)] == ["%1"]
+    assert "this session" in picker.text(render(rows, view))
+
+
+def test_move_wraps_and_follows_pane_id():
+    shown = picker.order([row("%1", "blocked"), row("%2", "working"), row("%3", "idle")])
+    assert picker.move(shown, "%1", 1) == "%2"
+    assert picker.move(shown, "%3", 1) == "%1"
+    assert picker.move(shown, "%1", -1) == "%3"
+    assert picker.move(shown, "%gone", 1) == "%2"
+    assert picker.move([], None, 1) is None
+
+
+def test_preview_only_when_wide_enough():
+    rows = [row("%1")]
+    view = picker.View(selected="%1", preview="\x1b[31mHELLO\x1b[0m screen\n\n")
+    wide = picker.text(render(rows, view, width=80))
+    assert "HELLO screen" in wide and "\x1b" not in wide and "── s:1.0" in wide
+    assert "HELLO" not in picker.text(render(rows, view, width=75))
+
+
+def test_exact_size_and_never_wider():
+    rows = [row(f"%{i}", title="x" * 300, repo="r" * 50, branch="b") for i in range(40)]
+    for w, h in ((80, 24), (200, 50), (40, 12), (30, 5)):
+        lines = render(rows, picker.View(selected="%39"), width=w, height=h)
+        assert len(lines) == h
+        assert all(sum(len(t) for t, _ in ln) <= w for ln in lines), (w, h)
+        assert ">" in picker.text(lines)  # the selection is scrolled into view
+
+
+def test_too_small_says_so():
+    out = picker.text(render([row("%1")], width=20, height=4))
+    assert "terminal too small" in out and "claude" not in out
+    assert len(render([row("%1")], width=20, height=4)) == 4
+
+
+def test_no_agents_and_message_footer():
+    out = picker.text(render([], picker.View(message="actions: not in this release")))
+    assert "no agent panes" in out and "actions: not in this release" in out
+    assert "esc quit" in picker.text(render([]))
+
+
+def test_clean_screen_strips_escapes_and_controls():
+    assert picker.clean_screen("a\x1b[1;32mb\x1b]0;t\x07c\x07\td") == ["abc    d"]
+
+
+def test_pane_at_and_scroll():
+    rows = [row("%1", "blocked"), row("%2", "working"), row("%3", "idle")]
+    lines = render(rows, width=100, height=24)
+    assert [picker.pane_at(lines, y) for y in range(4)] == [None, "%1", "%2", "%3"]
+    assert picker.pane_at(lines, 23) is None and picker.pane_at(lines, 99) is None
+    shown = picker.order(rows)
+    assert picker.scroll(shown, "%1", 3) == "%3"  # stops at the end
+    assert picker.scroll(shown, "%3", -3) == "%1"
+    assert picker.scroll([], None, 3) is None
