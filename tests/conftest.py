@@ -1,9 +1,9 @@
 """Every test runs with a private HOME, and any write into the real one fails the test.
 
 Two layers, after pre-commit's "you forgot to set this in the test":
-- an autouse fixture points HOME and the XDG base dirs at a fresh directory per test, so
-  code that resolves "~" (in this process or in a subprocess that inherits the
-  environment) writes there;
+- an autouse fixture points HOME, the XDG base dirs and XDG_RUNTIME_DIR at a fresh
+  directory per test, so code that resolves "~" (in this process or in a subprocess
+  that inherits the environment) writes there;
 - an audit hook (sys.addaudithook) watches this process's file writes (open for writing,
   mkdir, rename/replace, remove, chmod, symlink, ...) and refuses any under the real home,
   as resolved when this file was imported. A refused write raises WroteTheRealHome and is
@@ -114,11 +114,16 @@ def _exempt_pytest_temp(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def private_home(tmp_path_factory, monkeypatch, _exempt_pytest_temp):
-    """HOME and XDG_*_HOME in a fresh directory; fail on any real-HOME write by the test."""
+    """HOME, XDG_*_HOME and XDG_RUNTIME_DIR in a fresh directory; fail on any real-HOME
+    write by the test. (The runtime dir too: a test's notify-failure record in the
+    user's /run/user/<uid>/tma would show up in their own `tma doctor`.)"""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     for var, rel in XDG_HOMES.items():
         monkeypatch.setenv(var, str(home / rel))
+    runtime = home / "run"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     before = len(GUARD.violations)
     yield home
     caught = GUARD.violations[before:]

@@ -34,7 +34,8 @@ def test_every_surface_names_a_broken_manifest_once(srv):
     for args in (("ls",), ("ls",), ("ls", "--json"), ("jump", "--next"),
                  ("wait", "--pane", pane, "--until", "blocked", "--timeout", "1.5"),
                  ("act", "approve", "--pane", pane), ("act", "approve", "--pane", shell),
-                 ("doctor",), ("doctor", "--json")):
+                 ("doctor",), ("doctor", "--json"), ("debug", "explain", pane),
+                 ("debug", "explain", shell), ("debug", "capture", shell)):
         res = srv.tma(*args)
         assert _reported(res.stderr, expected), (args, res.stderr)
         assert "Traceback" not in res.stderr, res.stderr

@@ -90,6 +90,11 @@ def test_a_named_config_must_exist(srv, tmp_path):
     assert res.returncode == 1 and f"config {missing}: no such file" in res.stderr
     res = _run(srv, "ls", env={"TMA_CONFIG": missing})
     assert res.returncode == 1 and "named by TMA_CONFIG" in res.stderr
+    # a manifest dir named on the command line too: a typo would load no agent at all
+    for cmd in (["ls"], ["status", "--format", "plain"], ["doctor"]):
+        res = _run(srv, *cmd, "--manifest-dir", str(tmp_path / "agnets"))
+        assert res.returncode == 1, (cmd, res.stderr)
+        assert f"manifest dir {tmp_path / 'agnets'}: no such directory" in res.stderr
 
 
 def test_broken_config_is_visible_on_the_status_line_and_in_doctor(srv):

@@ -446,7 +446,7 @@ def test_nothing_wired_is_a_note_not_a_warning(srv):
     wrapper = r.doc["wrapper"]
     assert wrapper["present"] is False and wrapper["exists"] is False
     assert wrapper["reference"] == srv.env["TMA_WRAPPER_PATH"]
-    assert r.section("wrapper") == (f"wrapper: {srv.env['TMA_WRAPPER_PATH']} ✗ missing\n"
+    assert r.section("wrapper") == (f"wrapper: {srv.env['TMA_WRAPPER_PATH']} not written yet\n"
                                     "  - note: no agent is wired, so no hook runs it yet")
     assert r.section("wiring") == ("wiring:  claude, codex, gemini, cursor, opencode, pi not "
                                    "installed")

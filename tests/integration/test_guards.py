@@ -122,9 +122,10 @@ def test_trace_b1_blocker_newer_than_the_hook_claim_commits(srv, pane):
 def test_trace_b2_blocker_not_newer_is_fully_suppressed(srv, pane, capture_ms):
     stamp(srv, pane, state="working", source="hook", at=5000)
     stamp(srv, pane, state="blocked", detail="permission", source="capture", at=capture_ms,
-          guard=f"carveout:{capture_ms}", attention=True)
+          guard=f"carveout:{capture_ms}", attention=True, name="other", pid=22, hash="abcd")
     expect(srv, pane, state="working", source="hook", since=5000, evidence=5000,
            stamped=5000, name="fake", pid=0)
+    assert "@agent_hash" not in opts(srv, pane)  # the held write's identity never lands
     # nothing of the held chain reached the pane, not even an empty attention option
     assert "@agent_attention" not in opts(srv, pane)
 

@@ -195,7 +195,8 @@ def test_usage_and_unknown_agents(inst):
     res = inst.run("claude", "--all")
     assert res.rc == 1 and "not both" in res.err
     res = inst.run("nope", "--yes")
-    assert res.rc == 1 and 'tma: no manifest for agent "nope"' in res.err
+    assert res.rc == 1
+    assert 'tma: unknown agent "nope" (expected one of: claude, codex, gemini,' in res.err
     assert not inst.wrapper.exists()
 
 

@@ -206,6 +206,27 @@ def test_uninstall_removes_what_tma_created_and_nothing_else(srv):
     assert "removed the empty folder" in res.stdout
 
 
+def test_uninstall_removes_tmas_cache_and_only_its_entries(srv):
+    """The manifest/config cache tma wrote under $XDG_CACHE_HOME/tma goes; a file tma did
+    not write there stays, and so does the folder then."""
+    isolate_installers(srv)
+    srv.shell_pane()
+    wire(srv, "claude")
+    srv.tma("ls")  # a producing cycle fills the cache
+    cache = srv.root / "cache" / "tma"
+    assert any(p.suffix == ".marshal" for p in cache.iterdir()), list(cache.iterdir())
+    res = srv.tma("uninstall", "--yes", manifests=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert not cache.exists()
+    assert "removed tma's cache" in res.stdout
+    cache.mkdir(parents=True)
+    (cache / "notes.txt").write_text("mine")
+    (cache / "config.marshal").write_bytes(b"x")
+    res = srv.tma("uninstall", "--yes", manifests=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert sorted(p.name for p in cache.iterdir()) == ["notes.txt"]
+
+
 def test_uninstall_keeps_a_tma_config_folder_the_user_had(srv):
     paths = isolate_installers(srv)
     cdir = paths["TMA_CONFIG_DIR"]
@@ -225,3 +246,7 @@ def test_check_without_a_server_says_start_tmux_first(srv):
     res = srv.tma("install-hooks", "--check", manifests=False)
     assert res.returncode == 1
     assert "start tmux first" in res.stderr and "hooks OK" not in res.stdout
+    # nothing is broken, so nothing to repair: the files hold, the server side is unknown
+    assert res.stderr.startswith("tma: agent wiring OK, but the tmux hooks cannot be checked"), \
+        res.stderr
+    assert "to repair" not in res.stderr and "incomplete" not in res.stderr

@@ -103,6 +103,32 @@ def test_the_man_page_is_generated_from_the_declarations():
         "docs/man/tma.1 is stale: run python tools/gen_man.py"
 
 
+def _every_command():
+    for cmd in spec.COMMANDS.values():
+        yield cmd
+        yield from cmd.subcommands
+
+
+def test_every_command_that_takes_a_pane_declares_exit_3():
+    """One rule for pane ids: a pane that does not exist is exit 3 (common.NoPane at the
+    boundary), so every public command taking a pane id says so in its help."""
+    takes = [c for c in _every_command() if not c.internal
+             and any(getattr(o, "type", None) == "pane" for o in c.flags + c.args)]
+    assert len(takes) >= 6, [c.name for c in takes]
+    missing = [c.name for c in takes if 3 not in [code for code, _ in c.exits]]
+    assert not missing, missing
+
+
+def test_the_docs_line_of_every_help_names_what_exists():
+    """Every help ends with where the docs are: files of this tree, and no `man tma`
+    while no install puts the page on MANPATH (the wheel ships no man page)."""
+    paths = re.findall(r"docs/[\w./-]+\w", spec.DOCS)
+    assert paths and all((ROOT / p).is_file() for p in paths), paths
+    shipped = "share/man" in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert shipped or "man tma" not in spec.DOCS, spec.DOCS
+    assert f"docs: {spec.DOCS}" in spec.top_help()
+
+
 def test_hand_parsers_accept_exactly_the_declared_flags():
     declared = {n for f in spec.GLOBALS for n in f.names}
     assert set(common._VALUED) | {"--debug-timing"} == declared

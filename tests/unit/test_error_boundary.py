@@ -45,6 +45,17 @@ def test_each_typed_error_has_one_status_and_one_message(monkeypatch, capsys, ex
     assert (out, err) == ("", message)
 
 
+def test_no_command_exits_past_the_boundary():
+    """Commands raise typed errors or return a status; only the boundary (and `--help`,
+    exit 0) ends the process, so every failure gets the table's status and message."""
+    from pathlib import Path
+
+    cli = Path(main.__file__).parent
+    exits = {p.name for p in cli.glob("*.py")
+             if p.name not in ("main.py", "spec.py") and "SystemExit" in p.read_text()}
+    assert not exits, exits
+
+
 def test_interrupt_and_closed_pipe(monkeypatch, capsys):
     _raising(monkeypatch, KeyboardInterrupt())
     assert main.main(["wait"]) == 130

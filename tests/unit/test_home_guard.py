@@ -88,3 +88,11 @@ def test_the_guard_fails_every_write_into_the_real_home(tmp_path):
     assert ("ERROR", "test_swallowed_write") in reports
     assert "WroteTheRealHome" in res.stdout and "the test wrote the real HOME" in res.stdout
     assert sorted(p.name for p in real.iterdir()) == ["keep"]  # refused before it happened
+
+
+def test_every_test_gets_a_private_runtime_dir(private_home):
+    """tma's runtime dir ($XDG_RUNTIME_DIR/tma: the notify-failure record doctor reports)
+    is the test's own, never the user's /run/user/<uid>."""
+    runtime = Path(os.environ["XDG_RUNTIME_DIR"])
+    assert runtime.parent == private_home and runtime.is_dir()
+    assert runtime.stat().st_mode & 0o077 == 0

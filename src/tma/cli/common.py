@@ -75,7 +75,8 @@ def err(msg: str) -> None:
 
 
 def load_config(g: Globals):
-    """The config; a file named by --config or TMA_CONFIG must exist. Raises ConfigError
+    """The config; a file named by --config or TMA_CONFIG, and a --manifest-dir, must
+    exist (a typo would otherwise load nothing in silence). Raises ConfigError
     (reported by cli/main.py, exit 1)."""
     from tma.runtime.config import ConfigError, load
 
@@ -83,6 +84,9 @@ def load_config(g: Globals):
     if named and not os.path.exists(named):
         how = "--config" if g.config else "TMA_CONFIG"
         raise ConfigError(f"tma: config {named}: no such file (named by {how})")
+    if g.manifest_dir and not os.path.isdir(g.manifest_dir):
+        raise ConfigError(f"tma: manifest dir {g.manifest_dir}: no such directory "
+                          "(named by --manifest-dir)")
     return load(g.config)
 
 
@@ -140,15 +144,11 @@ def take_selectors(rest: list[str]):
 
 def report_manifests(g: Globals, cfg) -> None:
     """Name each broken user manifest on stderr (the surfaces that did not need the full
-    set still say it; a broken bundled manifest is left to the path that loads it)."""
+    set still say it; a broken bundled manifest raises BundledManifestError, exit 1 at
+    cli/main.py)."""
     from tma.runtime import manifests
 
-    try:
-        skipped = manifests.skipped(g.manifest_dir, cfg.agents)
-    except manifests.BundledManifestError as exc:
-        err(str(exc))
-        raise SystemExit(FAIL) from None
-    manifests.report_skipped(skipped, sys.stderr.write)
+    manifests.report_skipped(manifests.skipped(g.manifest_dir, cfg.agents), sys.stderr.write)
 
 
 def load_manifests(g: Globals, cfg):

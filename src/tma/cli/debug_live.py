@@ -13,7 +13,9 @@ def _cycle(g):
 
     cfg = common.load_config(g)
     server = common.server(g, cfg)
-    return cfg, server, Cycle(server, cfg, g.manifest_dir, warn=sys.stderr.write)
+    cycle = Cycle(server, cfg, g.manifest_dir, warn=sys.stderr.write)
+    cycle.manifests()  # loaded now: a broken user manifest is named even on a shell pane
+    return cfg, server, cycle
 
 
 def _pane(server, pane_id: str):

@@ -138,6 +138,7 @@ def _wrapper(doc: dict) -> list[str]:
     shown = w["reference"]
     if w["path"] and w["path"] != w["reference"]:
         shown += f" ({w['path']})"
+    needed = doctor.wired_any(doc)
     if w["bare"]:
         mark = "✓ on $PATH" if w["present"] else "✗ not on $PATH"
     elif w["present"]:
@@ -145,11 +146,11 @@ def _wrapper(doc: dict) -> list[str]:
     elif w["exists"]:
         mark = "✗ not executable"
     else:
-        mark = "✗ missing"
+        mark = "✗ missing" if needed else "not written yet"  # nothing needs it: no ✗
     out = [_line("wrapper", f"{shown} {mark}")]
     if w["problem"] and w["present"]:
         out.append(_item(w["problem"]))
-    if not w["present"] and not doctor.wired_any(doc):
+    if not w["present"] and not needed:
         out.append(_item("note: no agent is wired, so no hook runs it yet"))
     elif not w["present"]:
         out.append(_item("every wired hook fails silently: run `tma install-hooks --all` "

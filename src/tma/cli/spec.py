@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 
-DOCS = "docs/reference/cli.md (or `man tma`)"
+DOCS = "docs/reference/cli.md; the man page: man -l docs/man/tma.1 (in the source tree)"
 STATES = ("idle", "working", "blocked", "unknown", "done")
 FORMATS = ("tmux", "plain", "json", "prom")
 SHELLS = ("bash", "zsh", "fish")
@@ -136,7 +136,8 @@ GLOBALS = (
          help="The config file (else TMA_CONFIG, else $XDG_CONFIG_HOME/tma/config.toml); "
               "a file named here must exist."),
     Flag("--manifest-dir", metavar="DIR",
-         help="Load agent manifests from DIR only (no bundled or user manifests)."),
+         help="Load agent manifests from DIR only (no bundled or user manifests); DIR "
+              "must exist."),
     Flag("-c", "--client", metavar="NAME", help="The tmux client `tma jump` acts on."),
     Flag("--debug-timing", help="Print one timing line per poll cycle on stderr."),
 )
@@ -207,11 +208,12 @@ _DEBUG = (
                      help="With --capture: pretend the pane was already stamped in STATE."),
                 Flag("--json", help="Print the schema-1 explain document."),
             ),
-            exits=(OK, (1, "no server, no such pane, an unreadable capture, an unknown agent"),
-                   USAGE)),
+            exits=(OK, (1, "no server, an unreadable capture, an unknown agent"), USAGE,
+                   (3, "the PANE does not exist"))),
     Command("capture", "Print a pane in the fixture format (header, ---, raw screen).",
             args=(Arg("PANE", "A live pane id, e.g. %3.", type="pane"),),
-            exits=(OK, (1, "no server, or no such pane"), USAGE)),
+            exits=(OK, (1, "no server, or the pane vanished while being read"), USAGE,
+                   (3, "the PANE does not exist"))),
     Command("stamp", "Apply exactly one guarded write to a pane (test harness).",
             internal=True,
             args=(Arg("PANE", "The pane id to stamp."),),
@@ -254,7 +256,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                    USAGE),
             notes="Runs one poll cycle, then prints blocked, working, done, idle and "
                   "unknown counts; zero counts are left out."),
-    Command("ls", "List agent panes: tab-separated rows, or the JSON document.",
+    Command("ls", "List agent panes: a table on a terminal, tab-separated rows in a pipe, "
+                  "or JSON.",
             selectors=True,
             flags=(Flag("--json", help="Print the schema-1 JSON document instead of rows."),
                    Flag("--pane", metavar="ID", type="pane",

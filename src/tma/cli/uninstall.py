@@ -64,7 +64,8 @@ def main(argv: list[str]) -> int:
 
 def _forget(setup, io) -> None:
     """The tma-hook wrapper tma wrote, tma's own files in its config dir (the statusline
-    choices, the record of what it created) and every now-empty folder it created."""
+    choices, the record of what it created), every now-empty folder it created, and its
+    cache."""
     import os
 
     from tma.install import statusline
@@ -76,6 +77,10 @@ def _forget(setup, io) -> None:
     except OSError:
         pass
     setup.created.forget_config_dir(io)
+    from tma.runtime import cache
+
+    if cache.clear():
+        io.say(f"removed tma's cache {cache.directory()}")
 
 
 def _status_right_runs_tma(server) -> bool:

@@ -194,6 +194,11 @@ def problem(st: HookState) -> str | None:
 # ---------------------------------------------------------------- the edit
 
 
+#: --check's one problem when no server runs: nothing to repair, only to check later.
+UNCHECKED = ("tmux hooks: no tmux server is running, so they cannot be checked: start tmux "
+             "first, then run the check again")
+
+
 def ensure(server: Server, *, uninstall: bool = False, check: bool = False, yes: bool = False,
            out=sys.stdout, focus_events: bool = False, config_dir: str | None = None,
            tma_bin: str | None = None) -> list[str]:
@@ -210,8 +215,7 @@ def ensure(server: Server, *, uninstall: bool = False, check: bool = False, yes:
         entries = attention.read_hooks(server)
     except NoServer:
         if check:
-            return ["tmux hooks: no tmux server is running, so they cannot be checked: start "
-                    "tmux first, then run the check again"]
+            return [UNCHECKED]
         # the hooks live in a server's memory: with none running there is nothing to
         # edit (a later install inside tmux, or --check, takes it from there)
         out.write("tmux: no server running; the attention hooks were not "

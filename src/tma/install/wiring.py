@@ -149,7 +149,8 @@ def validate_agent(name: str, mset) -> str | None:
     """Why `name` cannot be wired (None: it can)."""
     manifest = mset.get(name)
     if manifest is None:
-        return f'tma: no manifest for agent "{name}"'
+        return (f'tma: unknown agent "{name}" (expected one of: '
+                f"{', '.join(n for n in registry.AGENTS if mset.get(n) is not None)})")
     if not manifest.hook_capable:
         return (f'tma: agent "{name}" declares no [hooks] in its manifest; there is nothing '
                 "to wire")
@@ -221,6 +222,12 @@ def check(req: Request, setup: Setup, mset, server, cfg, io: Output) -> int:
     if wired:
         reasons += common.wrapper_problems(setup.ctx, setup.bare)
         reasons += tmux_hooks(server, cfg, setup, io, check=True)
+    from tma.install.tmux_hooks import UNCHECKED
+
+    if reasons == [UNCHECKED]:  # the files hold; only the server side is unknown
+        io.warn("tma: agent wiring OK, but the tmux hooks cannot be checked: no tmux server "
+                "is running (start tmux first, then run the check again)")
+        return FAIL
     if reasons:
         hint = f"tma install-hooks {req.agent}" if req.agent else "tma install-hooks --all"
         io.warn("\n".join(["tma: hook wiring incomplete:"] + [f"  - {r}" for r in reasons]

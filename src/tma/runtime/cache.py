@@ -45,3 +45,28 @@ def put(name: str, key: object, value: object) -> None:
             os.unlink(tmp)
         except OSError:
             pass
+
+
+def clear() -> list[str]:
+    """Remove tma's own cache entries, and the cache folder once it is empty (uninstall).
+
+    Only `*.marshal` entries and stray temp files go: anything else in the folder was
+    not written here and stays, and so does the folder then."""
+    base = directory()
+    removed: list[str] = []
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return removed
+    for name in names:
+        if name.endswith(".marshal") or (".marshal." in name and name.endswith(".tmp")):
+            try:
+                os.unlink(os.path.join(base, name))
+                removed.append(name)
+            except OSError:
+                pass
+    try:
+        os.rmdir(base)
+    except OSError:
+        pass
+    return removed

@@ -170,6 +170,13 @@ def _full_chain(pane: str, plan: P.Plan, now: int, state: str, detail: str, sour
     cmds += [_set(pane, "@agent_state", state), _set(pane, "@agent_detail", detail),
              _set(pane, "@agent_source", source),
              _set(pane, "@agent_evidence_at", str(int(plan.evidence_at)))]
+    return cmds + _chain_end(pane, plan, now, name, pid, hash)
+
+
+def _chain_end(pane: str, plan: P.Plan, now: int, name: str, pid: int, hash: str) -> list[str]:
+    """What follows the state fields in both chains (guarded and advisory): attention,
+    the episode's resets, identity, and stamped_at last."""
+    cmds = []
     if plan.set_attention:
         cmds.append(_set(pane, "@agent_attention", "1"))
     if plan.episode_reset:
@@ -234,19 +241,7 @@ def _advisory(pane: str, plan: P.Plan, now: int, state: str, detail: str, source
     cmds = [_set(pane, "@agent_since", str(since)), _set(pane, "@agent_state", state),
             _set(pane, "@agent_detail", detail), _set(pane, "@agent_source", source),
             _set(pane, "@agent_evidence_at", str(int(plan.evidence_at)))]
-    if plan.set_attention:
-        cmds.append(_set(pane, "@agent_attention", "1"))
-    if plan.episode_reset:
-        if not plan.set_attention:
-            cmds.append(_unset(pane, "@agent_attention"))
-        cmds.append(_unset(pane, "@agent_notified_at"))
-        cmds.append(_unset(pane, "@agent_turn_at"))
-    if hash:
-        cmds.append(_set(pane, "@agent_hash", hash))
-    cmds.append(_set(pane, "@agent_pid", str(int(pid))))
-    cmds.append(_set(pane, "@agent_name", name))
-    cmds.append(_set(pane, "@agent_stamped_at", str(int(now))))
-    return cmds
+    return cmds + _chain_end(pane, plan, now, name, pid, hash)
 
 
 def hold(pane: str, now: int, *, hash: str = "", stored: Mapping[str, str] | None = None) -> str:

@@ -6,6 +6,8 @@ for scripts) is tma.ui.rows.text_line and never changes with the terminal.
 
 from __future__ import annotations
 
+from tma.core import states
+
 HEADER = ("PANE", "AGENT", "STATE", "DETAIL", "AGE", "WHERE", "REPO", "BRANCH", "TITLE")
 #: Columns shown even when empty in every row (the rest drop out).
 ALWAYS = frozenset(("PANE", "AGENT", "STATE", "AGE", "WHERE", "TITLE"))
@@ -26,8 +28,8 @@ def age(ms: int | None, now: int) -> str:
 
 
 def display_class(row: dict) -> str:
-    """done = idle with attention still standing (what a person wants to see)."""
-    return "done" if row.get("state") == "idle" and row.get("attention") else row["state"]
+    """A JSON row's display class (tma.core.states: done = idle with attention standing)."""
+    return states.display_class(row["state"], bool(row.get("attention")))
 
 
 def state_cell(row: dict, palette: dict[str, tuple[str, str]]) -> str:
