@@ -28,9 +28,12 @@ class NoPane(Exception):
 
 
 class Globals(Record):
-    __slots__ = ("socket_name", "socket_path", "config", "manifest_dir", "debug_timing", "client")
-    _fields = (("socket_name", None), ("socket_path", None), ("config", None),
-               ("manifest_dir", None), ("debug_timing", False), ("client", None))
+    socket_name: str | None = None
+    socket_path: str | None = None
+    config: str | None = None
+    manifest_dir: str | None = None
+    debug_timing: bool = False
+    client: str | None = None
 
 
 _VALUED = {"--socket-name": "socket_name", "--socket-path": "socket_path", "--config": "config",

@@ -130,7 +130,7 @@ def _bool(value: Any, where: str) -> bool:
     return value
 
 
-def _int(value: Any, where: str, lo: int, hi: int) -> int:
+def _int(value: object, where: str, lo: int, hi: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
         raise _fail(where, f"must be an integer from {lo} to {hi}")
     return value
@@ -207,7 +207,8 @@ def _api_arms(value: Any) -> dict[str, ApiOp]:
     return out
 
 
-def _kind_rules(doc: dict[str, Any], kind: str, keys: dict, api: dict) -> None:
+def _kind_rules(doc: dict[str, Any], kind: str, keys: dict[str, tuple[str, ...]],
+                api: dict[str, ApiOp]) -> None:
     """What each kind may and must carry."""
     if kind == KIND_KEYS:
         for f in ("command", "detach", "detach_timeout_ms", "agents"):

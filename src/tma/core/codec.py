@@ -9,6 +9,10 @@ from __future__ import annotations
 from tma.core import states
 from tma.core.record import Record
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 LEGACY_SECONDS_FLOOR = 10**12
 CLOCK_STEP_MS = 2000
 
@@ -26,14 +30,20 @@ class DecodeError(ValueError):
 class Stamp(Record):
     """One pane's decoded state tuple plus the identity options beside it."""
 
-    __slots__ = ("state", "detail", "source", "evidence_at", "since", "stamped_at", "attention",
-                 "name", "pid", "hash", "session", "notified_at", "turn_at", "subagents")
-    _fields = (
-        ("state", states.UNKNOWN), ("detail", ""), ("source", states.SOURCE_CAPTURE),
-        ("evidence_at", 0), ("since", 0), ("stamped_at", 0), ("attention", False),
-        ("name", ""), ("pid", 0), ("hash", ""), ("session", ""), ("notified_at", 0),
-        ("turn_at", 0), ("subagents", ()),
-    )
+    state: str = states.UNKNOWN
+    detail: str = ""
+    source: str = states.SOURCE_CAPTURE
+    evidence_at: int = 0
+    since: int = 0
+    stamped_at: int = 0
+    attention: bool = False
+    name: str = ""
+    pid: int = 0
+    hash: str = ""
+    session: str = ""
+    notified_at: int = 0
+    turn_at: int = 0
+    subagents: tuple[str, ...] = ()
 
     @property
     def episode_ms(self) -> int:
@@ -52,7 +62,7 @@ def to_ms(value: int) -> int:
     return value
 
 
-def _int(options: dict, key: str, *, clock: bool) -> int:
+def _int(options: Mapping[str, str], key: str, *, clock: bool) -> int:
     raw = options.get(key)
     if raw is None or raw == "":
         return 0
@@ -63,7 +73,7 @@ def _int(options: dict, key: str, *, clock: bool) -> int:
     return to_ms(value) if clock else value
 
 
-def decode(options: dict) -> Stamp | None:
+def decode(options: Mapping[str, str]) -> Stamp | None:
     """Decode a pane's options. None = never stamped; DecodeError = unreadable."""
     state = options.get("@agent_state")
     if state is None or state == "":

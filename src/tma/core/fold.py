@@ -67,7 +67,7 @@ def evidence_from(result: EngineResult, at: int) -> list[Evidence]:
 
 
 def _latest(evidence: Iterable[Evidence]) -> Evidence | None:
-    best = None
+    best: Evidence | None = None
     for ev in evidence:
         if best is None or ev.at >= best.at:
             best = ev

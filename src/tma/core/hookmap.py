@@ -9,17 +9,29 @@ from __future__ import annotations
 
 from tma.core.record import Record
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # at run time neither: a hook firing never loads the manifest schema
+    import re
+    from typing import Any
+
+    from tma.core.manifest import Manifest
+
 
 class Hook(Record):
-    __slots__ = ("index", "event", "matcher", "state", "detail", "lifecycle", "turn_end")
-    _fields = (("index", 0), ("event", ""), ("matcher", None), ("state", ""), ("detail", ""),
-               ("lifecycle", ""), ("turn_end", False))
+    index: int = 0
+    event: str = ""
+    matcher: str | None = None
+    state: str = ""
+    detail: str = ""
+    lifecycle: str = ""
+    turn_end: bool = False
 
 
 class HookTable:
     """One agent's [[hooks.map]], [details] aliases, identity names and context format."""
 
-    def __init__(self, name: str, hooks: tuple, details: dict, process_names: tuple,
+    def __init__(self, name: str, hooks: tuple[Hook | tuple[Any, ...], ...],
+                 details: dict[str, tuple[str, ...]], process_names: tuple[str, ...],
                  context_format: str | None = None, hook_capable: bool = True) -> None:
         self.name = name
         self.hooks = tuple(h if isinstance(h, Hook) else Hook(*h) for h in hooks)
@@ -27,30 +39,30 @@ class HookTable:
         self.process_names = tuple(process_names)
         self.context_format = context_format
         self.hook_capable = hook_capable
-        self._compiled: dict[int, object] = {}
+        self._compiled: dict[int, re.Pattern[str]] = {}
 
     @classmethod
-    def from_manifest(cls, m) -> HookTable:
+    def from_manifest(cls, m: Manifest) -> HookTable:
         hooks = tuple(Hook(h.index, h.event, h.matcher, h.state, h.detail, h.lifecycle,
                            h.turn_end) for h in m.hooks)
         return cls(m.name, hooks, dict(m.details), m.identity.process_names,
                    m.context.format if m.context else None, m.hook_capable)
 
-    def to_data(self) -> tuple:
+    def to_data(self) -> tuple[Any, ...]:
         """A marshal-able form (tuples, dicts, str, int, bool, None)."""
         return (self.name, tuple(h._values() for h in self.hooks), self.details,
                 self.process_names, self.context_format, self.hook_capable)
 
     @classmethod
-    def from_data(cls, data: tuple) -> HookTable:
+    def from_data(cls, data: tuple[Any, ...]) -> HookTable:
         return cls(*data)
 
-    def _matches(self, hook: Hook, payload: str) -> bool:
+    def _matches(self, hook: Hook, matcher: str, payload: str) -> bool:
         pattern = self._compiled.get(hook.index)
         if pattern is None:
             import re  # only a firing event that has a matcher pays for the regex engine
 
-            pattern = self._compiled[hook.index] = re.compile(hook.matcher)
+            pattern = self._compiled[hook.index] = re.compile(matcher)
         return pattern.search(payload) is not None
 
     def map_event(self, event: str, payload: str) -> Hook | None:
@@ -60,7 +72,7 @@ class HookTable:
             if h.event != event:
                 continue
             if h.matcher is not None:
-                if self._matches(h, payload):
+                if self._matches(h, h.matcher, payload):
                     return h
             elif fallback is None:
                 fallback = h

@@ -23,8 +23,25 @@ from tma.core.record import Record
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the poll cycle's fast path imports neither collections nor manifests
     from collections.abc import Iterable, Iterator, Sequence
+    from typing import Protocol
 
-    from tma.core.manifest import Manifest
+    class AgentIdentity(Protocol):
+        """What identification reads of a manifest's [identity] table."""
+
+        @property
+        def process_names(self) -> tuple[str, ...]: ...
+        @property
+        def title_patterns(self) -> Sequence[object]: ...
+        def title_matches(self, title: str) -> bool: ...
+
+    class AgentManifest(Protocol):
+        """A tma.core.manifest.Manifest, or the poll cycle's stand-in built from cached
+        documents (names and process names only)."""
+
+        @property
+        def name(self) -> str: ...
+        @property
+        def identity(self) -> AgentIdentity: ...
 
 REMOTE = ("ssh", "mosh", "mosh-client", "docker", "podman", "kubectl")
 NESTED = ("tmux", "zellij", "screen", "dvtm", "abduco")
@@ -43,8 +60,11 @@ class Proc(Record):
     """One process as the table reader saw it. `tpgid` is the foreground process
     group of the process's controlling tty (<= 0 when it has none or it is unknown)."""
 
-    __slots__ = ("pid", "ppid", "pgid", "tpgid", "comm")
-    _fields = (("pid", 0), ("ppid", 0), ("pgid", 0), ("tpgid", 0), ("comm", ""))
+    pid: int = 0
+    ppid: int = 0
+    pgid: int = 0
+    tpgid: int = 0
+    comm: str = ""
 
     def __init__(self, pid: int = 0, ppid: int = 0, pgid: int = 0, tpgid: int = 0,
                  comm: str = "") -> None:
@@ -169,9 +189,11 @@ class PaneFacts(Record):
     the pane pid, #{pane_current_command}, #{pane_title}, the stored
     @tma_title_match_pid (0 = unset) and the registered agent name ("" = none)."""
 
-    __slots__ = ("pane_pid", "current_command", "title", "anchor_pid", "registered_agent")
-    _fields = (("pane_pid", 0), ("current_command", ""), ("title", ""), ("anchor_pid", 0),
-               ("registered_agent", ""))
+    pane_pid: int = 0
+    current_command: str = ""
+    title: str = ""
+    anchor_pid: int = 0
+    registered_agent: str = ""
 
 
 class Identification(Record):
@@ -182,18 +204,22 @@ class Identification(Record):
     anchor_pid: value for @tma_title_match_pid (0 = unset it); reason: one
     sentence for `tma debug explain`."""
 
-    __slots__ = ("agent", "pid", "foreground_is_agent", "via", "out_of_scope",
-                 "out_of_scope_command", "registered_behind", "anchor_pid", "reason")
-    _fields = (("agent", None), ("pid", 0), ("foreground_is_agent", False), ("via", None),
-               ("out_of_scope", None), ("out_of_scope_command", ""),
-               ("registered_behind", None), ("anchor_pid", 0), ("reason", ""))
+    agent: str | None = None
+    pid: int = 0
+    foreground_is_agent: bool = False
+    via: str | None = None
+    out_of_scope: str | None = None
+    out_of_scope_command: str = ""
+    registered_behind: str | None = None
+    anchor_pid: int = 0
+    reason: str = ""
 
     @property
     def is_agent(self) -> bool:
         return self.agent is not None
 
 
-def _registered_manifest(pane: PaneFacts, manifests: Sequence[Manifest]) -> Manifest | None:
+def _registered_manifest(pane: PaneFacts, manifests: Sequence[AgentManifest]) -> AgentManifest | None:
     if not pane.registered_agent:
         return None
     for m in manifests:
@@ -209,7 +235,7 @@ def pick_pid(matches: list[Proc]) -> int:
 
 
 def _foreground(
-    pane: PaneFacts, table: ProcTable | None, pid: int, manifest: Manifest
+    pane: PaneFacts, table: ProcTable | None, pid: int, manifest: AgentManifest
 ) -> tuple[bool, str]:
     """Is the agent in the pane's foreground? Decided by process group when known:
     the pane root's tty foreground group (tpgid) against the agent's pgid. Only when
@@ -230,7 +256,7 @@ def _foreground(
 
 
 def identify(
-    pane: PaneFacts, table: ProcTable | None, manifests: Sequence[Manifest]
+    pane: PaneFacts, table: ProcTable | None, manifests: Sequence[AgentManifest]
 ) -> Identification:
     """Resolve the pane's agent. See the module docstring for the rules."""
     registered = _registered_manifest(pane, manifests)

@@ -13,7 +13,8 @@ from tma.core.record import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # decide() takes a Manifest or a HookTable (same two methods)
-    from tma.core.manifest import Manifest
+    from tma.core.hookmap import Hook
+    from tma.core.manifest import HookMapping, Manifest
 
 SUBAGENT_START = "SubagentStart"
 SUBAGENT_STOP = "SubagentStop"
@@ -30,11 +31,14 @@ class EventDecision(Record):
     alone); replace_session: a lifecycle start replaces the stored id; record_turn:
     write @agent_turn_at = event time; subagents: the new @agent_subagents."""
 
-    __slots__ = ("kind", "plan", "mapping", "session", "replace_session", "record_turn",
-                 "subagents", "reason")
-    _fields = (("kind", ""), ("plan", None), ("mapping", None), ("session", ""),
-               ("replace_session", False), ("record_turn", False), ("subagents", ()),
-               ("reason", ""))
+    kind: str = ""
+    plan: P.Plan | None = None
+    mapping: HookMapping | Hook | None = None
+    session: str = ""
+    replace_session: bool = False
+    record_turn: bool = False
+    subagents: tuple[str, ...] = ()
+    reason: str = ""
 
 
 def decide(

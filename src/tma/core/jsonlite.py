@@ -14,7 +14,7 @@ _WS = " \t\r\n"
 
 def _string(s: str, i: int) -> tuple[str, int]:
     """Parse the string starting at s[i] == '"'; return (value, index after it)."""
-    out = []
+    out: list[str] = []
     i += 1
     n = len(s)
     while i < n:

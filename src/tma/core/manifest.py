@@ -241,7 +241,7 @@ def _token(value: Any, where: str) -> str:
 
 
 def _state(value: Any, where: str) -> str:
-    if value not in states.STATES:
+    if not isinstance(value, str) or value not in states.STATES:
         raise ManifestError(f"{where}: {value!r} is not one of {', '.join(states.STATES)}")
     return value
 

@@ -18,9 +18,12 @@ USER = "user"  # written by the user only; tma never touches it
 
 class Option(Record):
     # writer: F fold, E event intake, C context lane, N notifier, B broker, U user, W watch, J jump
-    __slots__ = ("name", "scope", "writer", "fmt", "removal", "doc")
-    _fields = (("name", ""), ("scope", "pane"), ("writer", ""), ("fmt", ""), ("removal", EPISODE),
-               ("doc", ""))
+    name: str = ""
+    scope: str = "pane"
+    writer: str = ""
+    fmt: str = ""
+    removal: str = EPISODE
+    doc: str = ""
 
 
 def _pane(name: str, writer: str, fmt: str, doc: str, removal: str = EPISODE) -> Option:

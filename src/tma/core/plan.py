@@ -23,8 +23,9 @@ class Guard(Record):
     """kind; at = capture ms (carve-out) or event ms (hook arbitration);
     state = the claimed state (refresh-claim)."""
 
-    __slots__ = ("kind", "at", "state")
-    _fields = (("kind", "unconditional"), ("at", 0), ("state", ""))
+    kind: str = UNCONDITIONAL
+    at: int = 0
+    state: str = ""
 
     def __str__(self) -> str:
         if self.kind in (CARVE_OUT, HOOK_ARBITRATE):
@@ -43,11 +44,16 @@ class Plan(Record):
     `label` names the rule or hook event that decided.
     """
 
-    __slots__ = ("action", "state", "detail", "source", "evidence_at", "guard",
-                 "set_attention", "episode_reset", "reason", "label")
-    _fields = (("action", HOLD), ("state", ""), ("detail", ""), ("source", ""),
-               ("evidence_at", 0), ("guard", Guard(UNCONDITIONAL)), ("set_attention", False),
-               ("episode_reset", False), ("reason", ""), ("label", ""))
+    action: str = HOLD
+    state: str = ""
+    detail: str = ""
+    source: str = ""
+    evidence_at: int = 0
+    guard: Guard = Guard(UNCONDITIONAL)
+    set_attention: bool = False
+    episode_reset: bool = False
+    reason: str = ""
+    label: str = ""
 
     @property
     def writes_state(self) -> bool:

@@ -299,7 +299,8 @@ def parse_codex_rollout(payload: str, now_ms: int | None = None) -> ContextReadi
     * session: always None; the caller found the file by the pane's session id.
     """
     if not isinstance(payload, str):
-        return IGNORED
+        # defensive: the runtime callers are not type-checked
+        return IGNORED  # type: ignore[unreachable]
     info: dict[str, Any] | None = None
     quota: QuotaReading | None = None
     model: str | None = None
@@ -381,7 +382,7 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"non-finite JSON constant {name}")
 
 
-def _finite(value: Any) -> float | int | None:
+def _finite(value: object) -> float | int | None:
     """A finite JSON number. Booleans are not numbers."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
@@ -457,7 +458,7 @@ def _iso_ms(value: Any) -> int | None:
     return ms if 0 < ms <= MAX_EPOCH_S * 1000 else None
 
 
-def _ms(value: Any) -> int | None:
+def _ms(value: object) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         return None
     return value

@@ -19,6 +19,10 @@ from tma.core.record import Record
 from tma.tmux import action_lock
 from tma.tmux.adapter import NoServer, PaneGone, TmuxError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 LOCK_SLACK_MS = 5000
 API_NOT_INSTALLED = "the OpenCode API lane is not installed"
 
@@ -26,15 +30,23 @@ API_NOT_INSTALLED = "the OpenCode API lane is not installed"
 class Request(Record):
     """What the caller asked for, beyond the action."""
 
-    __slots__ = ("text", "args", "force", "yes", "dry_run", "confirm_prompt", "stdout_fd")
-    _fields = (("text", None), ("args", ()), ("force", False), ("yes", False),
-               ("dry_run", False), ("confirm_prompt", None), ("stdout_fd", 1))
+    text: str | None = None
+    args: tuple[str, ...] = ()
+    force: bool = False
+    yes: bool = False
+    dry_run: bool = False
+    confirm_prompt: Callable[..., bool] | None = None  # (action, pane) -> the person's yes
+    stdout_fd: int = 1
 
 
 class Result(Record):
-    __slots__ = ("action", "pane", "outcome", "reason", "exit_code", "message", "agent")
-    _fields = (("action", ""), ("pane", ""), ("outcome", ""), ("reason", None),
-               ("exit_code", 0), ("message", ""), ("agent", ""))
+    action: str = ""
+    pane: str = ""
+    outcome: str = ""
+    reason: str | None = None
+    exit_code: int = 0
+    message: str = ""
+    agent: str = ""
 
     def as_json(self) -> dict:
         return {"schema": 1, "action": self.action, "pane": self.pane, "outcome": self.outcome,

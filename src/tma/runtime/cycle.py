@@ -37,9 +37,11 @@ _DUMMY = object()
 class Row(Record):
     """One agent pane as the surfaces see it."""
 
-    __slots__ = ("pane", "stamp", "agent", "foreign", "muted")
-    _fields = (("pane", None), ("stamp", None), ("agent", ""), ("foreign", False),
-               ("muted", False))
+    pane: read.Pane
+    stamp: codec.Stamp
+    agent: str = ""
+    foreign: bool = False
+    muted: bool = False
 
     @property
     def state(self) -> str:

@@ -45,11 +45,18 @@ class Note(Record):
     or context_high. `tty` is optional: the pane's tty when the caller already has it
     (saves resolving it); `since_ms` is the episode's age (0 for a hook's own fire)."""
 
-    __slots__ = ("trigger", "agent", "pane", "detail", "session", "locator", "title", "repo",
-                 "branch", "since_ms", "context_pct", "tty")
-    _fields = (("trigger", "blocked"), ("agent", ""), ("pane", ""), ("detail", None),
-               ("session", None), ("locator", ""), ("title", ""), ("repo", ""), ("branch", ""),
-               ("since_ms", 0), ("context_pct", None), ("tty", ""))
+    trigger: str = "blocked"
+    agent: str = ""
+    pane: str = ""
+    detail: str | None = None
+    session: str | None = None
+    locator: str = ""
+    title: str = ""
+    repo: str = ""
+    branch: str = ""
+    since_ms: int = 0
+    context_pct: int | None = None
+    tty: str = ""
 
     @property
     def state(self) -> str:

@@ -15,8 +15,10 @@ OPTION = "@agent_action"
 
 
 class Lock(Record):
-    __slots__ = ("expiry_ms", "nonce", "pid", "name")
-    _fields = (("expiry_ms", 0), ("nonce", ""), ("pid", 0), ("name", ""))
+    expiry_ms: int = 0
+    nonce: str = ""
+    pid: int = 0
+    name: str = ""
 
     @property
     def value(self) -> str:

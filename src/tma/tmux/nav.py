@@ -26,6 +26,10 @@ import zlib
 from tma.tmux import attention, write
 from tma.tmux.adapter import Server, Timeout, TmuxError, quote
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from tma.tmux.read import Pane
+
 TRAIL_PREFIX = "@tma_origin_"
 TRAIL_CAP = 8
 ATTENTION = "@agent_attention"
@@ -77,8 +81,8 @@ def push(entries: list[str], origin: str, live: set[str] | None = None) -> list[
 # ---------------------------------------------------------------- focus
 
 
-def focus_commands(client: str, client_session: str, pane) -> list[str]:
-    """The commands that bring `pane` (a tma.tmux.read.Pane) onto `client`, and only those.
+def focus_commands(client: str, client_session: str, pane: Pane) -> list[str]:
+    """The commands that bring `pane` onto `client`, and only those.
 
     `client_session` is the session the client shows now.
     """
@@ -96,7 +100,7 @@ def clear_attention_line(pane_id: str) -> str:
     return write.set_plain(pane_id, ATTENTION, "")
 
 
-def jump(server: Server, client: str, client_session: str, pane, *, clear_attention: bool,
+def jump(server: Server, client: str, client_session: str, pane: Pane, *, clear_attention: bool,
          trail: list[str] | None = None) -> int:
     """Move `client` to `pane` in one spawn; returns the number of focus commands issued.
 

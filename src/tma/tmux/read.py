@@ -14,6 +14,10 @@ from tma.core import options
 from tma.core.record import Record
 from tma.tmux.adapter import Server, quote
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 US = "\x1f"
 PANE_FIELDS = (
     "pane_id", "pane_pid", "session_name", "window_index", "pane_index",
@@ -40,39 +44,54 @@ def _int(value: str, default: int = 0) -> int:
 
 
 class Pane(Record):
-    # window_activity: epoch seconds of the window's last output (0 = unknown)
-    __slots__ = ("pane_id", "pane_pid", "session_name", "window_index", "pane_index",
-                 "current_command", "window_activity", "alternate_on", "scroll_position",
-                 "height", "current_path", "session_id", "window_id", "width", "window_active",
-                 "pane_active", "tty", "title", "options")
-    _fields = tuple((n, d) for n, d in (
-        ("pane_id", ""), ("pane_pid", 0), ("session_name", ""), ("window_index", "0"),
-        ("pane_index", "0"), ("current_command", ""), ("window_activity", 0),
-        ("alternate_on", False), ("scroll_position", 0), ("height", 0), ("current_path", ""),
-        ("session_id", ""), ("window_id", ""), ("width", 0), ("window_active", False),
-        ("pane_active", False), ("tty", ""), ("title", ""), ("options", None)))
+    """One pane as list-panes reported it: every field is filled from the listing line."""
+
+    pane_id: str
+    pane_pid: int
+    session_name: str
+    window_index: str
+    pane_index: str
+    current_command: str
+    window_activity: int  # epoch seconds of the window's last output (0 = unknown)
+    alternate_on: bool
+    scroll_position: int
+    height: int
+    current_path: str
+    session_id: str
+    window_id: str
+    width: int
+    window_active: bool
+    pane_active: bool
+    tty: str
+    title: str
+    options: dict[str, str]  # the pane's non-empty read options (OPTION_FIELDS)
 
     @property
     def locator(self) -> str:
         return f"{self.session_name}:{self.window_index}.{self.pane_index}"
 
     @property
-    def order_key(self) -> tuple:
+    def order_key(self) -> tuple[str, int, int]:
         return (self.session_name, _int(self.window_index), _int(self.pane_index))
 
 
 class Client(Record):
-    # activity: epoch seconds of the client's last real input
-    __slots__ = ("name", "pane_id", "activity", "control_mode", "session_name", "window_id")
-    _fields = (("name", ""), ("pane_id", ""), ("activity", 0), ("control_mode", False),
-               ("session_name", ""), ("window_id", ""))
+    name: str = ""
+    pane_id: str = ""
+    activity: int = 0  # epoch seconds of the client's last real input
+    control_mode: bool = False
+    session_name: str = ""
+    window_id: str = ""
 
 
 class Snapshot(Record):
-    __slots__ = ("panes", "clients", "last_poll", "setpf_ok", "version", "socket_path",
-                 "server_pid")
-    _fields = (("panes", ()), ("clients", ()), ("last_poll", 0), ("setpf_ok", ""),
-               ("version", ""), ("socket_path", ""), ("server_pid", ""))
+    panes: list[Pane]
+    clients: list[Client]
+    last_poll: int = 0
+    setpf_ok: str = ""
+    version: str = ""
+    socket_path: str = ""
+    server_pid: str = ""
 
 
 def _parse_pane(line: str) -> Pane | None:
@@ -151,11 +170,13 @@ def listing_line() -> str:
 
 
 class Captured(Record):
-    __slots__ = ("pane_id", "height", "body")
-    _fields = (("pane_id", ""), ("height", 0), ("body", ""))
+    pane_id: str = ""
+    height: int = 0
+    body: str = ""
 
 
-def capture_many(server: Server, panes: list, scrollback: int = 50) -> dict[str, Captured]:
+def capture_many(server: Server, panes: Sequence[str | tuple[str, int]],
+                 scrollback: int = 50) -> dict[str, Captured]:
     """Capture every pane in one spawn. A pane that died in between is simply absent.
 
     `panes` holds pane ids, or (pane id, scrollback lines) pairs: the cycle asks only

@@ -50,7 +50,7 @@ def server_options(server: Server, prefix: str = SERVER_PREFIX) -> list[str]:
     return names
 
 
-def sweep_lines(panes, server_names: list[str], pane_names: tuple[str, ...],
+def sweep_lines(panes: list[read.Pane], server_names: list[str], pane_names: tuple[str, ...],
                 session_names: tuple[str, ...] = ()) -> list[str]:
     """The command lines of the sweep: one per pane, window, session, server option."""
     lines = [write.remove(p.pane_id, pane_names) for p in panes]

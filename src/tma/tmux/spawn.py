@@ -21,7 +21,7 @@ def run(argv: list[str], stdin: bytes | None = None, timeout: float = 3.0,
     in_r, in_w = os.pipe() if stdin is not None else (None, None)
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    actions = [
+    actions: list[tuple[int | str, ...]] = [
         (os.POSIX_SPAWN_DUP2, out_w, 1),
         (os.POSIX_SPAWN_DUP2, err_w, 2),
     ]
@@ -55,7 +55,7 @@ def _communicate(pid: int, stdin: bytes | None, in_w: int | None, out_r: int, er
     open_fds = {out_r, err_r}
     poller.register(out_r, select.POLLIN)
     poller.register(err_r, select.POLLIN)
-    pending = memoryview(stdin) if stdin else None
+    pending = memoryview(stdin or b"")  # empty (falsy) when there is nothing to send
     if in_w is not None:
         if pending:
             os.set_blocking(in_w, False)

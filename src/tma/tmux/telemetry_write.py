@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from tma.tmux.adapter import quote
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from tma.core.telemetry import ContextReading
+
 
 def _setf(pane: str, key: str, cond: str, value: str) -> str:
     return f"set-option -p -F -t {pane} {key} {quote('#{?' + cond + ',#{' + key + '},' + value + '}')}"
@@ -22,11 +26,12 @@ def _safe(value: str) -> str:
     return "" if any(c in value for c in "#,{}\"\\$\n") else value
 
 
-def lines(pane: str, reading, now: int) -> list[str]:
+def lines(pane: str, reading: ContextReading, now: int) -> list[str]:
     out: list[str] = []
     ctx = older_than_stored("@agent_context_at", now)
     cmds: list[str] = []
     if reading.kind == "stamp":
+        assert reading.pct is not None  # a stamp reading always carries its percentage
         cmds.append(_setf(pane, "@agent_context_pct", ctx, str(int(reading.pct))))
         if reading.tokens is not None:
             cmds.append(_setf(pane, "@agent_tokens", ctx, str(int(reading.tokens))))

@@ -118,8 +118,10 @@ class Extra(Record):
     condition that holds this one option too (the notification marker's "already
     notified"). An empty value unsets."""
 
-    __slots__ = ("key", "value", "guarded", "also")
-    _fields = (("key", ""), ("value", ""), ("guarded", True), ("also", ""))
+    key: str = ""
+    value: str = ""
+    guarded: bool = True
+    also: str = ""
 
 
 def _extra(pane: str, extra: Extra, inside: bool) -> str:
@@ -214,6 +216,7 @@ def publish(pane: str, plan: P.Plan, now: int, *, name: str, pid: int, hash: str
     if stored is not None and not plan.episode_reset and not plan.set_attention:
         unchanged = _unchanged(stored, state, detail, source, name, pid, now)
     if unchanged is not None:
+        assert stored is not None  # for the type checker: unchanged was read from it
         cmds = [_set(pane, "@agent_evidence_at", str(int(plan.evidence_at)))]
         if hash and hash != stored.get("@agent_hash"):
             cmds.append(_set(pane, "@agent_hash", hash))

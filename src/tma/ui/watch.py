@@ -124,6 +124,7 @@ def body_lines(shown: list[dict], view: WatchView, palette: dict, now: int, widt
         if kind == "head":
             out.append([(picker.fit(str(value), width), "" if plain else "bold")])
         else:
+            assert isinstance(value, int)  # a "row" entry carries its row index
             r = ordered[value]
             out.append(picker.row_line(grid[value], table.display_class(r), widths,
                                        selected=value == idx, plain=plain,
