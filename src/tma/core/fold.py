@@ -51,9 +51,10 @@ class Facts(Record):
 
 
 class FoldConfig(Record):
-    __slots__ = ("dwell_ms", "hook_decay_ms", "blocked_decay_ms", "freshness_ms")
-    _fields = (("dwell_ms", 3000), ("hook_decay_ms", 60_000), ("blocked_decay_ms", 300_000),
-               ("freshness_ms", 3000))
+    dwell_ms: int = 3000
+    hook_decay_ms: int = 60_000
+    blocked_decay_ms: int = 300_000
+    freshness_ms: int = 3000
 
     def decay_window(self, state: str) -> int:
         return self.blocked_decay_ms if state == states.BLOCKED else self.hook_decay_ms

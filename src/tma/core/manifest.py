@@ -48,24 +48,23 @@ class Matcher:
 
 
 class Contains(Record, Matcher):
-    __slots__ = ("text",)
-    _fields = (("text", ""),)
+    text: str
 
     def matches(self, text: str, lines: list[str]) -> bool:
         return self.text in text
 
 
 class Regex(Record, Matcher):
-    __slots__ = ("pattern", "compiled")
-    _fields = (("pattern", ""), ("compiled", None))
+    pattern: str
+    compiled: re.Pattern[str]
 
     def matches(self, text: str, lines: list[str]) -> bool:
         return self.compiled.search(text) is not None
 
 
 class LineRegex(Record, Matcher):
-    __slots__ = ("pattern", "compiled")
-    _fields = (("pattern", ""), ("compiled", None))
+    pattern: str
+    compiled: re.Pattern[str]
 
     def matches(self, text: str, lines: list[str]) -> bool:
         search = self.compiled.search
@@ -73,24 +72,21 @@ class LineRegex(Record, Matcher):
 
 
 class AnyOf(Record, Matcher):
-    __slots__ = ("children",)
-    _fields = (("children", ()),)
+    children: tuple[Matcher, ...]
 
     def matches(self, text: str, lines: list[str]) -> bool:
         return any(c.matches(text, lines) for c in self.children)
 
 
 class AllOf(Record, Matcher):
-    __slots__ = ("children",)
-    _fields = (("children", ()),)
+    children: tuple[Matcher, ...]
 
     def matches(self, text: str, lines: list[str]) -> bool:
         return all(c.matches(text, lines) for c in self.children)
 
 
 class Not(Record, Matcher):
-    __slots__ = ("child",)
-    _fields = (("child", None),)
+    child: Matcher
 
     def matches(self, text: str, lines: list[str]) -> bool:
         return not self.child.matches(text, lines)
@@ -100,18 +96,21 @@ class Not(Record, Matcher):
 
 
 class Region(Record):
-    __slots__ = ("kind", "lines")
-    _fields = (("kind", ""), ("lines", 0))  # kind: tail_lines | visible | title
+    kind: str = ""  # tail_lines | visible | title
+    lines: int = 0
 
     def __str__(self) -> str:
         return f"tail_lines({self.lines})" if self.kind == "tail_lines" else self.kind
 
 
 class Rule(Record):
-    __slots__ = ("index", "state", "region", "match", "detail", "priority",
-                 "skip_state_update")
-    _fields = (("index", 0), ("state", ""), ("region", None), ("match", None), ("detail", ""),
-               ("priority", 0), ("skip_state_update", False))
+    index: int
+    state: str
+    region: Region
+    match: Matcher
+    detail: str = ""
+    priority: int = 0
+    skip_state_update: bool = False
 
     @property
     def label(self) -> str:
@@ -120,36 +119,43 @@ class Rule(Record):
 
 
 class HookMapping(Record):
-    __slots__ = ("index", "event", "matcher", "compiled", "state", "detail", "lifecycle",
-                 "turn_end")
-    _fields = (("index", 0), ("event", ""), ("matcher", None), ("compiled", None),
-               ("state", ""), ("detail", ""), ("lifecycle", ""),  # lifecycle: start | end
-               ("turn_end", False))
+    index: int = 0
+    event: str = ""
+    matcher: str | None = None
+    compiled: re.Pattern[str] | None = None
+    state: str = ""
+    detail: str = ""
+    lifecycle: str = ""  # start | end
+    turn_end: bool = False
 
     def matches(self, payload: str) -> bool:
         return self.compiled is None or self.compiled.search(payload) is not None
 
 
 class Identity(Record):
-    __slots__ = ("process_names", "title_patterns")
-    _fields = (("process_names", ()), ("title_patterns", ()))  # compiled patterns
+    process_names: tuple[str, ...] = ()
+    title_patterns: tuple[re.Pattern[str], ...] = ()  # compiled
 
     def title_matches(self, title: str) -> bool:
         return any(p.search(title) is not None for p in self.title_patterns)
 
 
 class ContextTelemetry(Record):
-    __slots__ = ("channel", "format")
-    _fields = (("channel", ""), ("format", ""))
+    channel: str = ""
+    format: str = ""
 
 
 class Manifest(Record):
-    __slots__ = ("name", "min_engine_version", "identity", "hook_capable", "covers", "hooks",
-                 "visible", "rules", "details", "context")
-    # details: canonical -> aliases (from_dict always passes it)
-    _fields = (("name", ""), ("min_engine_version", ""), ("identity", None),
-               ("hook_capable", False), ("covers", ()), ("hooks", ()), ("visible", ()),
-               ("rules", ()), ("details", None), ("context", None))
+    name: str
+    min_engine_version: str
+    identity: Identity
+    hook_capable: bool
+    covers: tuple[str, ...]
+    hooks: tuple[HookMapping, ...]
+    visible: tuple[str, ...]
+    rules: tuple[Rule, ...]
+    details: dict[str, tuple[str, ...]]  # canonical -> aliases
+    context: ContextTelemetry | None = None
 
     def map_event(self, event: str, payload: str) -> HookMapping | None:
         """First entry for the event whose matcher matches; else first matcher-less one."""

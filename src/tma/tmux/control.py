@@ -48,7 +48,7 @@ _WINDOWISH = {
 }
 
 
-def parse_line(line: bytes) -> tuple | None:
+def parse_line(line: bytes) -> tuple[object, ...] | None:
     """One notification line (without its newline) as an event tuple, or None."""
     if not line.startswith(b"%"):
         return None
@@ -134,9 +134,9 @@ class ControlClient:
     def fileno(self) -> int:
         return self._out
 
-    def read_events(self) -> list[tuple]:
+    def read_events(self) -> list[tuple[object, ...]]:
         """Everything readable now, as events; (EOF,) once the stream has ended."""
-        events: list[tuple] = []
+        events: list[tuple[object, ...]] = []
         for _ in range(CHUNKS_PER_WAKE):
             try:
                 data = os.read(self._out, CHUNK)
@@ -159,6 +159,8 @@ class ControlClient:
         import time
 
         for fd in (self._stdin, self._out):
+            if fd is None or fd < 0:
+                continue
             try:
                 os.close(fd)
             except OSError:

@@ -109,7 +109,7 @@ def start(argv: list[str], *, stdin_pipe: bool = False, stdout_fd: int | None = 
     session (setsid), so it survives the caller's terminal and process group.
     """
     in_r, in_w = os.pipe() if stdin_pipe else (None, None)
-    actions = []
+    actions: list[tuple[int, ...] | tuple[int, int, str, int, int]] = []
     if in_r is not None:
         actions.append((os.POSIX_SPAWN_DUP2, in_r, 0))
     else:
@@ -130,7 +130,7 @@ def start(argv: list[str], *, stdin_pipe: bool = False, stdout_fd: int | None = 
             if fd is not None:
                 os.close(fd)
         raise
-    if in_r is not None:
+    if in_r is not None and in_w is not None:
         os.close(in_r)
         os.set_inheritable(in_w, False)
     return pid, in_w
