@@ -222,3 +222,23 @@ def srv(tmp_path):
         yield server
     finally:
         server.kill()
+
+
+@pytest.fixture
+def attach(srv):
+    """Real clients attached to the test server (tests/integration/ptyclient.py): a PTY
+    client by default, a control-mode one with control=True; closed afterwards."""
+    from ptyclient import ControlClient, PtyClient
+
+    clients: list = []
+
+    def make(session: str = "s", control: bool = False, **kw):
+        c = ControlClient(srv, session) if control else PtyClient(srv, session, **kw)
+        clients.append(c)
+        return c
+
+    try:
+        yield make
+    finally:
+        for c in clients:
+            c.close()

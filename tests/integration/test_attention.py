@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 import pytest
-from ptyclient import ControlClient, PtyClient
 
 from tma.install import tmux_hooks
 from tma.tmux import attention as att
@@ -29,22 +28,6 @@ SLEEPER = "exec sleep 100000"
 
 
 # ---------------------------------------------------------------- helpers
-
-
-@pytest.fixture
-def attach(srv):
-    clients: list = []
-
-    def make(session: str = "s", control: bool = False, **kw):
-        c = ControlClient(srv, session) if control else PtyClient(srv, session, **kw)
-        clients.append(c)
-        return c
-
-    try:
-        yield make
-    finally:
-        for c in clients:
-            c.close()
 
 
 def server_of(srv) -> Server:

@@ -14,25 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from ptyclient import PtyClient
 
 FRESH = "[fold]\nfreshness_secs = 3600\n"
-
-
-@pytest.fixture
-def attach(srv):
-    clients: list[PtyClient] = []
-
-    def make(session: str = "s", **kw) -> PtyClient:
-        c = PtyClient(srv, session, **kw)
-        clients.append(c)
-        return c
-
-    try:
-        yield make
-    finally:
-        for c in clients:
-            c.close()
 
 
 def tma_command(srv, *args: str, env: str = "", exec_: bool = True,
