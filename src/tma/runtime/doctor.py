@@ -45,7 +45,7 @@ API_AGENT = "opencode"
 #: Yes: the bundled approve/deny/question_reject carry an [api].opencode arm.
 ACT_USES_API = True
 #: doctor's probe of that API: one short GET per distinct endpoint.
-API_PROBE_TIMEOUT_S = 0.5
+API_PROBE_TIMEOUT_S = 2.0  # a busy OpenCode answers its first requests slowly (seen: > 0.5 s)
 
 FOREIGN_WRITER = "another tool may be writing @agent_* options on this pane"
 
