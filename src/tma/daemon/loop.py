@@ -19,6 +19,7 @@ import time
 
 from tma import __version__
 from tma.core import codec, states
+from tma.daemon import parts as parts_mod
 from tma.daemon.edges import Edges
 from tma.runtime import cycle as cycle_mod
 from tma.tmux import control, read
@@ -77,6 +78,7 @@ class Daemon:
         self.cycle = cycle_mod.Cycle(server, cfg, manifest_dir, warn=log)
         self.clients: dict[str, control.ControlClient] = {}
         self.stamps: dict[str, codec.Stamp] = {}  # as of the daemon's last read
+        self._last_rows: list = []  # that read's rows (tma.runtime.cycle.Row)
         self.stop = False
         self.reload_wanted = False
         self.last_error = ""
@@ -90,6 +92,7 @@ class Daemon:
         self._next_sweep = 0
         self._listener: socket.socket | None = None
         self._sig_r = -1
+        self.parts: list[parts_mod.Part] = parts_mod.build(self)
 
     # ------------------------------------------------------------ lifecycle
     def serve(self) -> int:
@@ -140,6 +143,8 @@ class Daemon:
         signal.signal(signal.SIGHUP, reload)
 
     def _shutdown(self) -> None:
+        for part in self.parts:
+            self._guard(part, part.close)
         for client in self.clients.values():
             client.close()
         self.clients.clear()
@@ -165,23 +170,7 @@ class Daemon:
             time.sleep(0.5)
 
     def _iteration(self) -> None:
-        now = _mono()
-        timeout = max(10, self._next_deadline() - now)
-        poller = select.poll()
-        poller.register(self._sig_r, select.POLLIN)
-        if self._listener is not None:
-            poller.register(self._listener.fileno(), select.POLLIN)
-        by_fd = {c.fileno(): c for c in self.clients.values() if c.alive}
-        for fd in by_fd:
-            poller.register(fd, select.POLLIN)
-        ready = poller.poll(timeout)
-        for fd, _ev in ready:
-            if fd == self._sig_r:
-                self._drain_signals()
-            elif self._listener is not None and fd == self._listener.fileno():
-                self._answer()
-            elif fd in by_fd:
-                self._events(by_fd[fd].read_events())
+        self._wait_and_dispatch()
         if self.stop:
             return
         if self.reload_wanted:
@@ -196,9 +185,49 @@ class Daemon:
             self._rollups()
         if _mono() >= self._next_sweep:
             self._sweep()
+        now = _mono()
+        for part in self.parts:
+            when = part.deadline()
+            if when is not None and when <= now:
+                self._guard(part, part.tick, now)
+
+    def _wait_and_dispatch(self) -> None:
+        """One `poll` until the nearest deadline; hand each ready fd to its owner."""
+        timeout = max(10, self._next_deadline() - _mono())
+        poller = select.poll()
+        poller.register(self._sig_r, select.POLLIN)
+        if self._listener is not None:
+            poller.register(self._listener.fileno(), select.POLLIN)
+        by_fd = {c.fileno(): c for c in self.clients.values() if c.alive}
+        by_part = {fd: part for part in self.parts for fd in part.fds()}
+        for fd in [*by_fd, *by_part]:
+            poller.register(fd, select.POLLIN)
+        for fd, _ev in poller.poll(timeout):
+            if fd == self._sig_r:
+                self._drain_signals()
+            elif self._listener is not None and fd == self._listener.fileno():
+                self._answer()
+            elif fd in by_fd:
+                self._events(by_fd[fd].read_events())
+            elif fd in by_part:
+                self._guard(by_part[fd], by_part[fd].ready, fd)
+
+    def _guard(self, part, method, *args) -> None:
+        """Run one part's hook; its failure is logged, never the daemon's end."""
+        try:
+            method(*args)
+        except NoServer:
+            raise
+        except Exception as exc:  # a part's bug must not stop detection
+            self.last_error = f"{part.name}: {type(exc).__name__}: {exc}"
+            self.log(f"tma daemon: {self.last_error}")
 
     def _next_deadline(self) -> int:
         times = [self._next_sweep, self._next_check]
+        for part in self.parts:
+            due = part.deadline()
+            if due is not None:
+                times.append(due)
         nxt = self.edges.next_due()
         if nxt is not None:
             times.append(nxt)
@@ -249,6 +278,8 @@ class Daemon:
             self.log(f"tma daemon: {self.last_error}")
             return
         self.cfg, self.settings, self.cycle = cfg, settings, fresh
+        for part in self.parts:
+            self._guard(part, part.reloaded)
         self.edges.quiet_ms = settings.quiet_ms
         self._next_sweep = min(self._next_sweep, _mono() + settings.sweep_ms)
         self.counts["reloads"] += 1
@@ -321,11 +352,16 @@ class Daemon:
                 wait = max(0, row.stamp.evidence_at + dwell + 100 - now_wall)
                 self.edges.follow_up(pane, now_mono + min(wait, dwell + 100), now_mono)
 
-    def _remember(self, result, focus) -> None:
-        seen = {r.pane.pane_id: r.stamp for r in result.rows if not r.foreign}
-        for pane in focus:
-            self.stamps.pop(pane, None)
-        self.stamps.update(seen)
+    def _remember(self, result, focus=None) -> None:
+        """Every read lists every pane, so its rows are the whole picture: the parts
+        hear what changed since the previous read, whoever wrote it."""
+        rows = [r for r in result.rows if not r.foreign]
+        now = _wall()
+        changed = parts_mod.transitions(self.stamps, rows, now)
+        self.stamps = {r.pane.pane_id: r.stamp for r in rows}
+        self._last_rows = rows
+        for part in self.parts:
+            self._guard(part, part.on_read, rows, changed, now)
 
     def _rollups(self) -> None:
         self._rollup_due = None
@@ -335,8 +371,19 @@ class Daemon:
             self.server.source(lines)
         live = {p.pane_id for p in snap.panes}
         self.edges.keep_only(live)
-        for pane in [p for p in self.stamps if p not in live]:
-            del self.stamps[pane]
+        gone = {p: s for p, s in self.stamps.items() if p not in live}
+        if gone:
+            now = _wall()
+            for pane in gone:
+                del self.stamps[pane]
+            changed = parts_mod.transitions(gone, [], now)
+            rows = self._rows_now()
+            for part in self.parts:
+                self._guard(part, part.on_read, rows, changed, now)
+
+    def _rows_now(self) -> list:
+        """The last read's rows less the panes gone since (for a part told of a close)."""
+        return [r for r in self._last_rows if r.pane.pane_id in self.stamps]
 
     def _sweep(self) -> None:
         """The full poll cycle: rediscovers agents that never announced themselves and
@@ -351,7 +398,7 @@ class Daemon:
             return
         self.counts["sweeps"] += 1
         self.counts["captures"] += result.stats.captures
-        self.stamps = {r.pane.pane_id: r.stamp for r in result.rows if not r.foreign}
+        self._remember(result)
         self.edges.keep_only({p.pane_id for p in result.snapshot.panes})
 
     # ------------------------------------------------------------ status socket
@@ -360,7 +407,7 @@ class Daemon:
                 "started_at": self.started, "sessions": sorted(self.clients),
                 "quiet_ms": self.settings.quiet_ms, "sweep_ms": self.settings.sweep_ms,
                 "edges_fired": self.edges.fired, "last_error": self.last_error,
-                **self.counts}
+                **self.counts, **{k: v for part in self.parts for k, v in part.status().items()}}
 
     def _answer(self) -> None:
         """Every connection gets the status document (one JSON line) and is closed: a
