@@ -214,6 +214,15 @@ _DEBUG = (
             args=(Arg("PANE", "A live pane id, e.g. %3.", type="pane"),),
             exits=(OK, (1, "no server, or the pane vanished while being read"), USAGE,
                    (3, "the PANE does not exist"))),
+    Command("notify-test", "Run the notification sink for a made-up note; show what "
+                           "it did.",
+            flags=(Flag("--trigger", metavar="TRIGGER",
+                        values=("blocked", "done", "context_high"), default="blocked",
+                        help="The trigger to test: blocked (default), done or "
+                             "context_high."),),
+            exits=(OK, (1, "no command or desktop notifier resolves, it failed (the "
+                           "failure is recorded for tma doctor), or an unknown trigger"),
+                   USAGE)),
     Command("stamp", "Apply exactly one guarded write to a pane (test harness).",
             internal=True,
             args=(Arg("PANE", "The pane id to stamp."),),
@@ -358,6 +367,19 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                    (5, "refused: another tma act holds the pane's lock"),
                    (124, "a command action timed out and was killed")),
             notes="A command action's own exit status passes through (outcome `exited`)."),
+    Command("mute", "Silence a pane's notifications (for a while, or until --clear).",
+            selectors=True,
+            flags=(Flag("--pane", metavar="ID", type="pane",
+                        help="The pane to mute (default: $TMUX_PANE); takes no selectors."),
+                   Flag("--for", metavar="DURATION",
+                        help="How long: <int>[s|m|h|d], a bare number is seconds "
+                             "(default: until --clear)."),
+                   Flag("--clear", help="Unmute instead.")),
+            exits=(OK, ERROR, (2, "usage: a bad duration, --for with --clear, --pane with a "
+                                  "selector, no target outside tmux"),
+                   (3, "the pane does not exist, or the selectors match no agent pane")),
+            notes="Writes @agent_mute_until on each pane. A muted episode is consumed: "
+                  "unmuting does not ring what it hid. Detection is unaffected."),
     Command("init", "First run: detect agents, wire their hooks, install the keys, check "
                     "the status line.",
             flags=(YES, CONFIG_DIR,
@@ -440,7 +462,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             notes="Sends SIGHUP to this server's daemon and waits for its answer. All or "
                   "nothing: a broken config or manifest keeps the running one, and the "
                   "reason is printed and logged."),
-    Command("debug", "Manifest authoring and inspection: explain, capture.",
+    Command("debug", "Manifest authoring and inspection: explain, capture, notify-test.",
             subcommands=_DEBUG, exits=(OK, ERROR, USAGE)),
     Command("demo", "A self-contained demo on a private tmux server.",
             flags=(Flag("--seconds", metavar="SECS", type="float", default=25.0,

@@ -99,7 +99,7 @@ def _known(path: str, prefix: str, table: dict[str, object], allowed: tuple[str,
 
 
 _NOTIFY_KEYS = ("from_event", "command", "on", "bell", "osc", "log", "blocked", "done",
-                "context_high", "desktop")
+                "context_high", "desktop", "message")
 _DAEMON_KEYS = ("sweep_secs", "quiet_ms", "zero_member_recheck_secs", "demote_edges", "autostart")
 
 
@@ -164,9 +164,12 @@ def _focus_install(path: str, doc: dict, out: dict) -> None:
 def _notify(path: str, doc: dict, out: dict) -> None:
     notify = _table(path, "notify", doc.get("notify", {}))
     _known(path, "notify", notify, _NOTIFY_KEYS)
-    for key in ("from_event", "bell", "osc", "desktop"):
+    for key in ("from_event", "bell", "osc", "message"):
         if key in notify:
             _bool(path, f"notify.{key}", notify[key])
+    if "desktop" in notify and not (notify["desktop"] == "auto"
+                                    or isinstance(notify["desktop"], bool)):
+        raise _err(path, "notify.desktop", "must be \"auto\", true or false")
     for key in ("command", "log"):
         if key in notify:
             _str(path, f"notify.{key}", notify[key])

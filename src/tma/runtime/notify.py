@@ -4,12 +4,15 @@ The caller owns *whether* to fire (the trigger, the per-state-run dedup marker, 
 this module owns *how*: a plain `Note` goes to the sinks in a fixed order, and every
 sink swallows its own errors, because the hook path must never fail and never print.
 
-1. a `display-message` on every attached client (tma.tmux.notify escapes the text);
+1. a `display-message` on every attached client (tma.tmux.notify escapes the text),
+   unless `message = false`;
 2. `bell = true`: a BEL byte to the pane's tty;
 3. `osc = true`: `ESC ] 9 ; <agent> <state> BEL` to the pane's tty (never the title);
 4. `log = PATH`: one JSON line per notification (the payload plus `at`);
 5. the resolved command, `sh -c CMD`, payload on stdin and `TMA_*` in the environment;
-   or, with no command and `desktop = true`, notify-send / osascript.
+   or, with no command, a desktop notifier (notify-send with a session bus, osascript):
+   the daemon's default (`desktop = "auto"`), the hook path's with `desktop = true`.
+   The daemon's notify-send offers a "jump" action that runs `tma jump --pane`.
 
 A command that cannot start, exits non-zero, dies of a signal or outlives its timeout
 leaves one record, `<runtime dir>/notify-error`; its next clean exit removes it.
@@ -315,9 +318,83 @@ def _which(name: str) -> str | None:
     return None
 
 
-def desktop_argv(note: Note, platform: str | None = None) -> list[str] | None:
+JUMP_SCRIPT = (
+    'c=$("$@") || exit\n'
+    'case $c in default|jump) ;; *) exit 0 ;; esac\n'
+    'set -- jump --pane "$TMA_PANE"\n'
+    'if [ -n "$TMA_JUMP_SOCKET_NAME" ]; then set -- --socket-name "$TMA_JUMP_SOCKET_NAME" "$@"\n'
+    'elif [ -n "$TMA_JUMP_SOCKET_PATH" ]; then set -- --socket-path "$TMA_JUMP_SOCKET_PATH" "$@"; fi\n'
+    '"$TMA_JUMP_BIN" "$@" >/dev/null 2>&1\n'
+    'exit 0\n')
+
+
+def desktop_mode(cfg) -> str | bool:
+    """`[notify] desktop`: "auto" (the default: the daemon uses a desktop notifier when
+    one is available), true (always try one, the hook path too) or false (never)."""
+    value = _notify_cfg(cfg).get("desktop", "auto")
+    return value if isinstance(value, bool) else "auto"
+
+
+def message_on(cfg) -> bool:
+    """`[notify] message` (default true): the tmux message line on attached clients."""
+    return _notify_cfg(cfg).get("message") is not False
+
+
+def desktop_backend(platform: str | None = None, environ=None, need_bus: bool = True) -> str | None:
+    """The desktop notifier this host offers: osascript on macOS, notify-send elsewhere
+    (with a session bus to reach when need_bus), else None."""
+    if platform is None:
+        import sys
+
+        platform = sys.platform
+    environ = os.environ if environ is None else environ
+    if platform == "darwin":
+        return "osascript" if _which("osascript") else None
+    if _which("notify-send") is None:
+        return None
+    if need_bus and not _session_bus(environ):
+        return None
+    return "notify-send"
+
+
+def _session_bus(environ) -> bool:
+    if environ.get("DBUS_SESSION_BUS_ADDRESS"):
+        return True
+    run = environ.get("XDG_RUNTIME_DIR")
+    if not run:
+        return False
+    import stat
+
+    try:
+        return stat.S_ISSOCK(os.stat(os.path.join(run, "bus")).st_mode)
+    except OSError:
+        return False
+
+
+def sink(cfg, trigger: str, daemon: bool = False) -> tuple[str, str]:
+    """What sink (5) does for this trigger: ("command", CMD), ("desktop", notify-send
+    or osascript) or ("none", why). The daemon takes a desktop notifier by default
+    ("auto"); the hook path only with `desktop = true`."""
+    cmd = command_for(cfg, trigger)
+    if cmd is not None:
+        return "command", cmd
+    mode = desktop_mode(cfg)
+    if mode is False:
+        return "none", "desktop = false and no command"
+    if mode == "auto" and not daemon:
+        return "none", "no command (desktop = \"auto\" is the daemon's)"
+    backend = desktop_backend(need_bus=mode == "auto")
+    if backend is None:
+        return "none", "no command and no desktop notifier (notify-send with a session " \
+                       "bus, or osascript)"
+    return "desktop", backend
+
+
+def desktop_argv(note: Note, platform: str | None = None, actions: bool = False) -> list[str] | None:
     """notify-send (Linux and friends) or osascript (macOS) argv, or None if absent.
-    Text goes as argv, never through a shell or an AppleScript literal."""
+    Text goes as argv, never through a shell or an AppleScript literal. With actions
+    (notify-send only), the notifier waits for a choice inside a small sh wrapper and
+    choosing the notification runs `tma jump --pane` (see jump_env)."""
     if platform is None:
         import sys
 
@@ -335,7 +412,43 @@ def desktop_argv(note: Note, platform: str | None = None) -> list[str] | None:
     exe = _which("notify-send")
     if exe is None:
         return None
-    return [exe, "--app-name=tma", summary, body]
+    if not actions:
+        return [exe, "--app-name=tma", summary, body]
+    return [_SH, "-c", JUMP_SCRIPT, "sh", exe, "--app-name=tma", "--wait",
+            "--action=default=Jump to the pane", "--action=jump=Jump to the pane",
+            summary, body]
+
+
+_ACTIONS: dict[str, bool] = {}
+
+
+def notify_send_actions() -> bool:
+    """Does this notify-send take --action and --wait (libnotify 0.7.10+)? Asked once
+    per process (its --help), since the answer does not change under a daemon."""
+    exe = _which("notify-send")
+    if exe is None:
+        return False
+    if exe not in _ACTIONS:
+        import subprocess
+
+        try:
+            res = subprocess.run([exe, "--help"], capture_output=True, timeout=2,
+                                 stdin=subprocess.DEVNULL)
+            text = (res.stdout + res.stderr).decode("utf-8", "replace")
+        except (OSError, subprocess.SubprocessError):
+            text = ""
+        _ACTIONS[exe] = "--action" in text and "--wait" in text
+    return _ACTIONS[exe]
+
+
+def jump_env(server_flags: list[str], tma_bin: str | None) -> dict[str, str]:
+    """What the jump wrapper needs: the tma to run and the tmux server to reach."""
+    out = {"TMA_JUMP_BIN": tma_bin or "tma"}
+    if server_flags[:1] == ["--socket-name"]:
+        out["TMA_JUMP_SOCKET_NAME"] = server_flags[1]
+    elif server_flags[:1] == ["--socket-path"]:
+        out["TMA_JUMP_SOCKET_PATH"] = server_flags[1]
+    return out
 
 
 def run_command(argv: list[str], stdin: bytes, child_env: dict[str, str], *, wait: bool = True,
@@ -458,35 +571,88 @@ def _exit_reason(status: int) -> tuple[bool, str]:
     return False, f"exit status {code}"
 
 
-def _run_sink(argv: list[str], shown: str, note: Note, wait: bool, now: int) -> None:
-    ok, reason = run_command(argv, _bytes(dumps(payload(note)) + "\n"), _child_env(note),
-                             wait=wait)
+def _run_sink(argv: list[str], shown: str, note: Note, wait: bool, now: int,
+              extra_env: dict[str, str] | None = None) -> Child | None:
+    """Run one sink child. wait=True (the hook path): wait, then record the outcome.
+    wait=False (the daemon): start it and hand back a Child to reap later."""
+    child_env = _child_env(note)
+    if extra_env:
+        child_env.update(extra_env)
+    stdin = _bytes(dumps(payload(note)) + "\n")
+    if not wait:
+        spawned = _spawn(argv, child_env)
+        if isinstance(spawned, str):
+            record_failure(shown, spawned, now)
+            return None
+        child = Child(spawned[0], shown, _Feeder(spawned[1], stdin))
+        child.feeder.feed()
+        return child
+    ok, reason = run_command(argv, stdin, child_env, wait=True)
     if ok:
-        if wait:
-            clear_failure()
+        clear_failure()
     else:
         record_failure(shown, reason, now)
+    return None
+
+
+class Child:
+    """A sink child the daemon started and has not reaped yet."""
+
+    def __init__(self, pid: int, shown: str, feeder: _Feeder) -> None:
+        self.pid = pid
+        self.shown = shown
+        self.feeder = feeder
+
+    def poll(self) -> bool:
+        """Feed its stdin, reap it if it ended (recording the outcome); True once done."""
+        self.feeder.feed()
+        try:
+            done, status = os.waitpid(self.pid, os.WNOHANG)
+        except ChildProcessError:
+            self.feeder.close()
+            return True
+        if not done:
+            return False
+        self.feeder.close()
+        ok, reason = _exit_reason(status)
+        if ok:
+            clear_failure()
+        else:
+            record_failure(self.shown, reason)
+        return True
+
+    def kill(self, reason: str) -> None:
+        """Kill its process group and reap it (the in-flight cap); recorded."""
+        self.feeder.close()
+        _kill_group(self.pid)
+        record_failure(self.shown, reason)
 
 
 def dispatch(server, cfg, note: Note, *, wait: bool = True, now: int | None = None,
-             clients: list[str] | None = None) -> None:
+             clients: list[str] | None = None, daemon: bool = False,
+             jump: dict[str, str] | None = None) -> list[Child]:
     """Fire one notification through every configured sink, in order. Never raises,
     never writes to stdout. `clients` (attached client names) and `note.tty` skip the
-    tmux read when the caller already has them; `now` is the log line's `at`."""
+    tmux read when the caller already has them; `now` is the log line's `at`.
+    `daemon`: the daemon's resolution of sink (5) (a desktop notifier by default);
+    `jump`: jump_env() when the desktop notification may offer a jump action.
+    Returns the children started with wait=False (the caller reaps them)."""
     n = _notify_cfg(cfg)
     if now is None:
         now = _now_ms()
     bell = n.get("bell") is True
     osc = n.get("osc") is True
+    show = message_on(cfg)
     tty = note.tty or ""
     # (1) display-message on every attached client (and resolve the tty on the way)
     try:
-        if clients is None or ((bell or osc) and not tty):
+        if (show and clients is None) or ((bell or osc) and not tty):
             found, resolved = tnotify.targets(server, note.pane, (bell or osc) and not tty)
             if clients is None:
                 clients = found
             tty = tty or resolved
-        tnotify.display(server, clients, message(note))
+        if show and clients:
+            tnotify.display(server, clients, message(note))
     except Exception:
         pass
     # (2) bell, (3) OSC 9: both to the pane's tty
@@ -501,14 +667,22 @@ def dispatch(server, cfg, note: Note, *, wait: bool = True, now: int | None = No
     log = n.get("log")
     if isinstance(log, str) and log:
         append_log(log, note, now)
-    # (5) the command, or the opt-in desktop fallback
+    # (5) the command, or a desktop notifier
+    out: list[Child] = []
     try:
-        cmd = command_for(cfg, note.trigger)
-        if cmd is not None:
-            _run_sink([_SH, "-c", cmd], cmd, note, wait, now)
-        elif n.get("desktop") is True:
-            argv = desktop_argv(note)
+        kind, what = sink(cfg, note.trigger, daemon)
+        child = None
+        if kind == "command":
+            child = _run_sink([_SH, "-c", what], what, note, wait, now)
+        elif kind == "desktop":
+            actions = jump is not None and not wait and what == "notify-send" \
+                and notify_send_actions()
+            argv = desktop_argv(note, actions=actions)
             if argv is not None:
-                _run_sink(argv, os.path.basename(argv[0]) + " (desktop)", note, wait, now)
+                child = _run_sink(argv, what + " (desktop)", note, wait, now,
+                                  jump if actions else None)
+        if child is not None:
+            out.append(child)
     except Exception:
         pass
+    return out

@@ -71,3 +71,88 @@ def display(server: Server, clients: list[str], text: str) -> None:
     lines = display_lines(clients, text)
     if lines:
         server.source(lines)
+
+
+# ------------------------------------------------------------------ the daemon's batch
+#
+# The daemon commits every marker of a read in one `source-file -` spawn: for each
+# candidate, a guarded set (it commits only while the pane still stands in the state
+# decided and the marker still predates the episode), then a read-back of the marker
+# and the mute deadline. A pane that vanished in between fails its own lines only;
+# the read-back carries #{pane_id} because tmux falls back to another pane when a
+# target is gone.
+
+_MARK = "@agent_notified_at"
+_CTX = "@agent_context_notified_at"
+
+
+def _already() -> str:
+    return ("#{&&:#{e|>=:#{@agent_notified_at},#{@agent_since}},"
+            "#{e|>=:#{@agent_notified_at},#{@agent_turn_at}}}")
+
+
+def _stale(trigger: str) -> str:
+    """True when the marker must not commit: the pane left the decided state (blocked;
+    idle with attention), or the episode is already rung."""
+    if trigger == "blocked":
+        moved = "#{!=:#{@agent_state},blocked}"
+    else:
+        moved = "#{||:#{!=:#{@agent_state},idle},#{!=:#{@agent_attention},1}}"
+    return "#{||:" + moved + "," + _already() + "}"
+
+
+def marker_lines(pane: str, trigger: str, value: int) -> list[str]:
+    """Commit @agent_notified_at = value unless stale, then read it back (tag N)."""
+    cond = "#{?" + _stale(trigger) + ",0,1}"
+    return [f"if-shell -F -t {pane} {quote(cond)} "
+            f"{{ set-option -p -t {pane} {_MARK} {int(value)} }}",
+            _readback("N", pane, _MARK)]
+
+
+def context_fire_lines(pane: str, value: int) -> list[str]:
+    """Set @agent_context_notified_at from absent only, then read it back (tag X)."""
+    cond = "#{?" + _CTX + ",0,1}"
+    return [f"if-shell -F -t {pane} {quote(cond)} "
+            f"{{ set-option -p -t {pane} {_CTX} {int(value)} }}",
+            _readback("X", pane, _CTX)]
+
+
+def context_rearm_line(pane: str) -> str:
+    return f"set-option -p -u -t {pane} {_CTX}"
+
+
+def _readback(tag: str, pane: str, key: str) -> str:
+    fmt = US.join((tag, "#{pane_id}", "#{" + key + "}", "#{@agent_mute_until}"))
+    return f"display-message -p -t {pane} {quote(fmt)}"
+
+
+def clients_line() -> str:
+    return f"list-clients -F {quote('C' + US + '#{client_name}' + US + '#{client_control_mode}')}"
+
+
+def parse_batch(out: str) -> tuple[list[str], dict[tuple[str, str], tuple[str, str]]]:
+    """(attached non-control clients, {(tag, pane): (marker read back, mute_until)})."""
+    clients: list[str] = []
+    marks: dict[tuple[str, str], tuple[str, str]] = {}
+    for line in out.split("\n"):
+        parts = line.split(US)
+        if parts[0] == "C" and len(parts) == 3:
+            if parts[1] and parts[2] != "1":
+                clients.append(parts[1])
+        elif parts[0] in ("N", "X") and len(parts) == 4:
+            marks[(parts[0], parts[1])] = (parts[2], parts[3])
+    return clients, marks
+
+
+def commit(server: Server, lines: list[str]) -> str:
+    """Run the batch (one spawn); its stdout for parse_batch."""
+    out, _err = server.source(lines)
+    return out
+
+
+def mute_lines(panes: list[str], until: int | None) -> list[str]:
+    """`tma mute`: set (or, with None, unset) @agent_mute_until on each pane, one line
+    each (a pane that vanished fails its own line only)."""
+    if until is None:
+        return [f"set-option -p -u -t {p} @agent_mute_until" for p in panes]
+    return [f"set-option -p -t {p} @agent_mute_until {int(until)}" for p in panes]

@@ -1,0 +1,172 @@
+"""The daemon's notifier: blocked, done and context_high, rung once per episode.
+
+After every read (the first one is the cold start) and after a reload, every agent
+row is asked (tma.core.notice) whether it is due: blocked, or idle with attention
+(`done`), listed in `[notify] on`, with `@agent_notified_at` older than the episode.
+Each due pane's marker is committed server-side, all of them in one spawn: the set
+holds if the pane left the state or the episode is already rung (a hook writer or a
+previous daemon got there first), and the marker is read back with the mute deadline.
+Only a pane whose marker reads back as this write's value rings; a muted one has
+its marker consumed and rings nothing. The marker lives in the pane, so a daemon
+killed and restarted re-announces nothing already rung.
+
+context_high has its own flag, `@agent_context_notified_at`: set from absent (and
+read back) when a real reading reaches the threshold, unset when one falls below
+threshold - 10.
+
+Sinks (tma.runtime.notify) never block the loop: a command or desktop notifier is
+started and reaped on later reads or ticks, at most MAX_IN_FLIGHT at once (the
+oldest is killed at the cap).
+"""
+
+from __future__ import annotations
+
+import time
+
+from tma.core import notice
+from tma.daemon.parts import Part
+
+MAX_IN_FLIGHT = 64
+REAP_EVERY_MS = 500
+
+
+def _mono() -> int:
+    return time.monotonic_ns() // 1_000_000
+
+
+def _wall() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class Notifier(Part):
+    name = "notifier"
+
+    def __init__(self, daemon) -> None:
+        super().__init__(daemon)
+        self.children: list = []  # tma.runtime.notify.Child, oldest first
+        self.rows: list = []
+        self.counts = {"blocked": 0, "done": 0, "context_high": 0, "muted": 0}
+        self._jump: dict[str, str] | None = None
+
+    # ------------------------------------------------------------ the Part hooks
+    def on_read(self, rows: list, transitions: list, now: int) -> None:
+        self.rows = rows
+        self._reap()
+        self.dispatch(rows, now)
+
+    def reloaded(self) -> None:
+        """A reload acts as a cold start for `notify.on` (a trigger just switched on
+        rings for the episodes standing now)."""
+        self.dispatch(self.rows, _wall())
+
+    def deadline(self) -> int | None:
+        return _mono() + REAP_EVERY_MS if self.children else None
+
+    def tick(self, now_mono: int) -> None:
+        self._reap()
+
+    def status(self) -> dict:
+        return {"notify": {"fired": dict(self.counts), "in_flight": len(self.children)}}
+
+    def close(self) -> None:
+        self._reap()
+
+    # ------------------------------------------------------------ dispatch
+    def dispatch(self, rows: list, now: int) -> None:
+        from tma.runtime import notify_gate
+        from tma.tmux import notify as tnotify
+
+        cfg = self.daemon.cfg
+        plan = decide(rows, cfg, now, notify_gate)
+        if not plan.lines:
+            return
+        lines = list(plan.lines)
+        if plan.candidates:
+            lines.append(tnotify.clients_line())
+        out = tnotify.commit(self.daemon.server, lines)
+        clients, marks = tnotify.parse_batch(out)
+        for key, (row, trigger, value) in plan.candidates.items():
+            got = marks.get(key)
+            if got is None or got[0] != str(value):
+                continue  # the marker did not commit: rung already, or the state moved
+            if notice.muted(got[1], now):
+                self.counts["muted"] += 1
+                continue
+            self._fire(row, trigger, clients, now)
+
+    def _fire(self, row, trigger: str, clients: list[str], now: int) -> None:
+        from tma.runtime import notify
+
+        pane = row.pane
+        opts = pane.options
+        ctx = opts.get("@agent_context_pct", "")
+        stamp = row.stamp
+        note = notify.Note(
+            trigger=trigger, agent=row.agent or stamp.name, pane=pane.pane_id,
+            detail=stamp.detail or None, session=stamp.session or None,
+            locator=pane.locator, title=pane.title, repo="", branch="",
+            since_ms=max(0, now - max(stamp.since, stamp.turn_at)),
+            context_pct=int(ctx) if ctx.isdigit() else None, tty=pane.tty)
+        self.counts[trigger] += 1
+        started = notify.dispatch(self.daemon.server, self.daemon.cfg, note, wait=False,
+                                  now=now, clients=clients, daemon=True, jump=self._jump_env())
+        for child in started:
+            if len(self.children) >= MAX_IN_FLIGHT:
+                self.children.pop(0).kill(f"killed: {MAX_IN_FLIGHT} notification "
+                                          "commands were still running")
+            self.children.append(child)
+
+    def _jump_env(self) -> dict[str, str]:
+        if self._jump is None:
+            from tma.install.binary import running_tma
+            from tma.runtime import notify
+
+            self._jump = notify.jump_env(self.daemon.server.flags(), running_tma())
+        return self._jump
+
+    def _reap(self) -> None:
+        self.children = [c for c in self.children if not c.poll()]
+
+
+class Plan:
+    """One read's notification work: the batch lines and what each read-back means."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        # (tag, pane) -> (row, trigger, marker value)
+        self.candidates: dict[tuple[str, str], tuple] = {}
+
+
+def decide(rows: list, cfg, now: int, gate) -> Plan:
+    """Every marker to commit (and context flag to re-arm) for these rows."""
+    from tma.tmux import notify as tnotify
+
+    on = tuple(t for t in ("blocked", "done") if gate.enabled(cfg, t))
+    threshold = context_threshold(cfg) if gate.enabled(cfg, "context_high") else None
+    plan = Plan()
+    for row in rows:
+        if row.foreign:
+            continue
+        pane = row.pane.pane_id
+        trigger = notice.due(row.stamp, on)
+        if trigger is not None:
+            value = notice.marker(now, row.stamp)
+            plan.lines.extend(tnotify.marker_lines(pane, trigger, value))
+            plan.candidates[("N", pane)] = (row, trigger, value)
+        if threshold is None:
+            continue
+        step = notice.context_step(row.pane.options, threshold)
+        if step == notice.FIRE:
+            plan.lines.extend(tnotify.context_fire_lines(pane, now))
+            plan.candidates[("X", pane)] = (row, "context_high", now)
+        elif step == notice.REARM:
+            plan.lines.append(tnotify.context_rearm_line(pane))
+    return plan
+
+
+def context_threshold(cfg) -> int | None:
+    table = (getattr(cfg, "notify", None) or {}).get("context_high")
+    if not isinstance(table, dict):
+        return None
+    value = table.get("threshold")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

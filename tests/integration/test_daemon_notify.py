@@ -1,0 +1,249 @@
+"""The daemon's notifications on private servers: blocked, done, mute, context_high,
+exactly once across a `kill -9` and `--ensure`, and the desktop notifier's jump.
+
+The agents are hookless fakes (a process named `claude`) drawing real captured
+Claude screens; the daemon runs for real (tests/integration/test_daemon.py's
+fixture) with `sweep_secs = 1`, so it re-reads every pane each second and would
+re-ring anything the marker did not hold.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_daemon import Daemon, _claude, _draw, _until  # noqa: F401  (fixture helpers)
+
+
+@pytest.fixture
+def daemon(srv, tmp_path):
+    runtime = tmp_path / "rt"
+    runtime.mkdir(mode=0o700)
+    d = Daemon(srv, runtime)
+    d.env.pop("DBUS_SESSION_BUS_ADDRESS", None)  # no desktop unless a test asks for one
+    try:
+        yield d
+    finally:
+        d.stop()
+        assert not d.pids(), "a daemon outlived its test"
+
+
+def _config(srv, log: Path, extra: str = "") -> None:
+    srv.config.write_text(f'[daemon]\nsweep_secs = 1\n[notify]\nlog = "{log}"\n{extra}')
+
+
+def _lines(log: Path) -> list[dict]:
+    if not log.exists():
+        return []
+    return [json.loads(x) for x in log.read_text().splitlines() if x.strip()]
+
+
+def _wait_lines(srv, log: Path, n: int, timeout: float = 8.0) -> list[dict]:
+    srv.wait_for(lambda: len(_lines(log)) >= n, timeout=timeout)
+    return _lines(log)
+
+
+def _sweeps_past(daemon, extra: int) -> None:
+    """Let the daemon run `extra` more full reads (each one a chance to re-ring)."""
+    start = daemon.status()["sweeps"]
+    daemon.srv.wait_for(lambda: (daemon.status() or {}).get("sweeps", 0) >= start + extra,
+                        timeout=extra * 3 + 5)
+
+
+def _tma(srv, daemon, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tma", "--socket-name", srv.name, *args],
+                          env=daemon.env, capture_output=True, text=True, timeout=20)
+
+
+def test_blocked_rings_once_and_a_kill_9_restart_rerings_nothing(srv, daemon, tmp_path):
+    log = tmp_path / "notify.jsonl"
+    _config(srv, log)
+    pane, _pid = _claude(srv)
+    _draw(srv, pane, "idle")
+    daemon.start()
+    _until(srv, pane, "@agent_state", "idle", timeout=10)
+    t0 = time.monotonic()
+    _draw(srv, pane, "blocked")
+    got = _wait_lines(srv, log, 1)
+    print(f"\nMEASURED blocked-to-notification {time.monotonic() - t0:.3f}s")
+    assert [(x["state"], x["pane"], x["agent"]) for x in got] == [("blocked", pane, "claude")]
+    assert srv.option(pane, "@agent_notified_at").isdigit()
+    _sweeps_past(daemon, 3)
+    assert len(_lines(log)) == 1  # three more full reads of a blocked pane: no re-ring
+
+    old = daemon.status()["pid"]
+    os.kill(old, signal.SIGKILL)
+    daemon.proc.wait(timeout=5)
+    # while no daemon runs, a second agent blocks: the new daemon must ring it (so it
+    # does dispatch at its cold start), and only it
+    other, _ = _claude(srv)
+    _draw(srv, other, "blocked")
+    res = subprocess.run(daemon.argv("--ensure"), env=daemon.env, capture_output=True,
+                         text=True, timeout=20)
+    assert res.returncode == 0, res.stderr
+    assert daemon.status()["pid"] != old
+    got = _wait_lines(srv, log, 2)
+    _sweeps_past(daemon, 3)
+    got = _lines(log)
+    assert [(x["state"], x["pane"]) for x in got] == [("blocked", pane), ("blocked", other)]
+
+
+def test_a_command_sink_gets_the_payload_and_is_reaped(srv, daemon, tmp_path):
+    out = tmp_path / "cmd.out"
+    log = tmp_path / "notify.jsonl"
+    _config(srv, log, f'command = "cat >> {out}; echo \\"$TMA_STATE $TMA_PANE\\" >> {out}"\n')
+    pane, _pid = _claude(srv)
+    _draw(srv, pane, "blocked")
+    daemon.start()
+    srv.wait_for(lambda: out.exists() and len(out.read_text().splitlines()) >= 2, timeout=10)
+    lines = out.read_text().splitlines()
+    doc = json.loads(lines[0])
+    assert (doc["state"], doc["pane"], doc["agent"]) == ("blocked", pane, "claude")
+    assert lines[1] == f"blocked {pane}"
+    _sweeps_past(daemon, 2)
+    assert len(out.read_text().splitlines()) == 2
+    status = daemon.status()
+    assert status["notify"]["fired"]["blocked"] == 1
+    assert status["notify"]["in_flight"] == 0  # reaped: no zombie left behind
+    kids = Path(f"/proc/{status['pid']}/task/{status['pid']}/children").read_text().split()
+    assert all(Path(f"/proc/{k}/stat").read_text().split(") ")[-1][:1] != "Z" for k in kids)
+
+
+def test_done_rings_when_opted_in_and_not_otherwise(srv, daemon, tmp_path):
+    log = tmp_path / "notify.jsonl"
+    _config(srv, log, 'on = ["blocked", "done"]\n')
+    pane, _pid = _claude(srv)
+    _draw(srv, pane, "idle")
+    daemon.start()
+    _until(srv, pane, "@agent_state", "idle", timeout=10)
+    _draw(srv, pane, "working")
+    _until(srv, pane, "@agent_state", "working")
+    time.sleep(0.3)
+    _draw(srv, pane, "idle")
+    _until(srv, pane, "@agent_attention", "1", timeout=8)
+    got = _wait_lines(srv, log, 1)
+    assert [(x["state"], x["pane"]) for x in got] == [("done", pane)]
+    _sweeps_past(daemon, 2)
+    assert len(_lines(log)) == 1
+
+    # the default (`on` unset = blocked only) leaves a finished agent silent
+    log.unlink()
+    _config(srv, log)
+    assert _tma(srv, daemon, "reload").returncode == 0
+    _draw(srv, pane, "working")
+    _until(srv, pane, "@agent_state", "working")
+    time.sleep(0.3)
+    _draw(srv, pane, "idle")
+    _until(srv, pane, "@agent_state", "idle", timeout=8)
+    _sweeps_past(daemon, 2)
+    assert _lines(log) == []
+
+
+def test_a_muted_pane_rings_nothing_and_its_episode_is_consumed(srv, daemon, tmp_path):
+    log = tmp_path / "notify.jsonl"
+    _config(srv, log)
+    pane, _pid = _claude(srv)
+    loud, _ = _claude(srv)
+    _draw(srv, pane, "idle")
+    _draw(srv, loud, "idle")
+    res = _tma(srv, daemon, "mute", "--pane", pane, "--for", "10m")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == f"tma: muted for 10m: {pane}"
+    daemon.start()
+    _until(srv, pane, "@agent_state", "idle", timeout=10)
+    _draw(srv, pane, "blocked")
+    _until(srv, pane, "@agent_notified_at", lambda v: v.isdigit(), timeout=8)
+    _draw(srv, loud, "blocked")  # the control: an unmuted pane rings
+    got = _wait_lines(srv, log, 1)
+    assert [x["pane"] for x in got] == [loud]
+    res = _tma(srv, daemon, "mute", "--pane", pane, "--clear")
+    assert res.returncode == 0 and res.stdout.strip() == "tma: unmuted: " + pane
+    assert srv.option(pane, "@agent_mute_until") == ""
+    _sweeps_past(daemon, 2)
+    assert [x["pane"] for x in _lines(log)] == [loud]  # consumed, not queued
+    assert daemon.status()["notify"]["fired"]["muted"] >= 1
+
+
+def test_context_high_fires_once_and_rearms_below_the_band(srv, daemon, tmp_path):
+    log = tmp_path / "notify.jsonl"
+    _config(srv, log, "[notify.context_high]\nthreshold = 75\n")
+    pane, _pid = _claude(srv)
+    _draw(srv, pane, "idle")
+    daemon.start()
+    _until(srv, pane, "@agent_state", "idle", timeout=10)
+
+    def reading(pct: int | None, at: bool = True) -> None:
+        now = str(time.time_ns() // 1_000_000)
+        if pct is None:
+            srv.tmux("set-option", "-p", "-u", "-t", pane, "@agent_context_pct")
+        else:
+            srv.tmux("set-option", "-p", "-t", pane, "@agent_context_pct", str(pct))
+        if at:
+            srv.tmux("set-option", "-p", "-t", pane, "@agent_context_at", now)
+        else:
+            srv.tmux("set-option", "-p", "-u", "-t", pane, "@agent_context_at")
+
+    reading(90, at=False)  # a torn pair: deferred
+    _sweeps_past(daemon, 2)
+    assert _lines(log) == []
+    reading(80)
+    got = _wait_lines(srv, log, 1)
+    assert [(x["state"], x["context_pct"]) for x in got] == [("context_high", 80)]
+    assert srv.option(pane, "@agent_context_notified_at").isdigit()
+    reading(70)  # under the threshold, inside the band: stays fired
+    _sweeps_past(daemon, 2)
+    reading(None)  # a null reading holds
+    _sweeps_past(daemon, 2)
+    assert len(_lines(log)) == 1 and srv.option(pane, "@agent_context_notified_at")
+    reading(60)  # under threshold - 10: re-armed
+    _until(srv, pane, "@agent_context_notified_at", "", timeout=6)
+    reading(76)
+    got = _wait_lines(srv, log, 2)
+    assert [x["context_pct"] for x in got] == [80, 76]
+
+
+FAKE_NOTIFY_SEND = """#!/bin/sh
+if [ "$1" = --help ]; then echo "  -A, --action=[NAME=]Text  -w, --wait"; exit 0; fi
+{ printf 'ARGV'; for a in "$@"; do printf ' [%s]' "$a"; done; echo
+  echo "ENV TMA_PANE=$TMA_PANE TMA_STATE=$TMA_STATE DBUS=$DBUS_SESSION_BUS_ADDRESS"; } >> "$FAKE_NS_LOG"
+case "$*" in *--wait*) sleep 0.3; echo jump ;; esac
+"""
+
+
+def test_the_desktop_notifier_rings_once_and_its_action_jumps(srv, daemon, tmp_path, attach):
+    bindir = tmp_path / "nsbin"
+    bindir.mkdir()
+    ns = bindir / "notify-send"
+    ns.write_text(FAKE_NOTIFY_SEND)
+    ns.chmod(0o755)
+    record = tmp_path / "ns.log"
+    daemon.env.update(PATH=f"{bindir}:{daemon.env['PATH']}", FAKE_NS_LOG=str(record),
+                      DBUS_SESSION_BUS_ADDRESS="unix:path=/nonexistent/bus")
+    srv.config.write_text("[daemon]\nsweep_secs = 1\n")
+    home = srv.new_pane("sh")
+    pane, _pid = _claude(srv, session="agents")
+    _draw(srv, pane, "idle")
+    client = attach("s")
+    srv.wait_for(lambda: srv.tmux("list-clients", "-F", "#{pane_id}").strip() == home)
+    daemon.start()
+    _until(srv, pane, "@agent_state", "idle", timeout=10)
+    _draw(srv, pane, "blocked")
+    srv.wait_for(lambda: record.exists() and "ARGV" in record.read_text(), timeout=8)
+    # the action was chosen ("jump"): the client now shows the blocked pane
+    srv.wait_for(lambda: pane in srv.tmux("list-clients", "-F", "#{pane_id}"), timeout=8)
+    _sweeps_past(daemon, 2)
+    text = record.read_text().splitlines()
+    argv = [x for x in text if x.startswith("ARGV")]
+    assert len(argv) == 1, text
+    assert "[--wait]" in argv[0] and "[--action=jump=Jump to the pane]" in argv[0]
+    assert "[tma: claude blocked]" in argv[0]
+    assert f"TMA_PANE={pane} TMA_STATE=blocked" in text[1]
+    assert client is not None
+    doc = json.loads(_tma(srv, daemon, "doctor", "--json").stdout)
+    assert doc["notify"]["sink"]["blocked"] == {"kind": "desktop", "what": "notify-send"}
