@@ -1,4 +1,4 @@
-"""`tma debug explain|capture|stamp`: manifest authoring and test harness tools."""
+"""`tma debug explain|capture|notify-test|stamp`: manifest authoring and test harness tools."""
 
 from __future__ import annotations
 
@@ -22,9 +22,28 @@ def main(argv: list[str]) -> int:
         from tma.cli import debug_live
 
         return debug_live.capture(g, args)
+    if args.sub == "notify-test":
+        return notify_test(g, args)
     from tma.cli import debug_live
 
     return debug_live.stamp(g, args)
+
+
+def notify_test(g: common.Globals, args) -> int:
+    """Run the resolved notification sink for a made-up note, show what it did."""
+    import os
+
+    from tma.runtime import notify
+
+    if args.trigger not in notify.TRIGGERS:
+        common.err(f"tma: unknown trigger {args.trigger!r} (expected one of: "
+                   f"{', '.join(notify.TRIGGERS)})")
+        return common.FAIL
+    cfg = common.load_config(g)
+    lines, rc = notify.run_test(cfg, notify.test_note(args.trigger, os.getcwd()),
+                                common.now_ms())
+    sys.stdout.write("".join(line + "\n" for line in lines))
+    return rc
 
 
 def _load_manifests(g: common.Globals):

@@ -115,13 +115,35 @@ def _notify(doc: dict) -> list[str]:
     notify = doc["notify"]
     failure = notify["last_failure"]
     if failure is None:
-        return [_line("notify", "no failed notify command on record")]
+        return [_line("notify", "no failed notify command on record")] + _notifier(notify)
     when = (f"{_age(notify['last_failure_age_ms'])} ago"
             if notify["last_failure_age_ms"] is not None else "at an unknown time")
     out = [_line("notify", f"✗ the notify command last failed {when}: {failure['reason']}")]
     if failure["command"]:
         out.append(_item(f"command: {failure['command']}"))
-    return out
+    return out + _notifier(notify)
+
+
+def _notifier(notify: dict) -> list[str]:
+    """Which sink is live: who rings, and what each enabled trigger reaches."""
+    sinks = notify.get("sink")
+    if not isinstance(sinks, dict):
+        return []
+    by = notify.get("dispatcher")
+    if by is None:
+        return [_line("sink", "nobody rings: no daemon runs, and [notify] from_event "
+                                  "is off (tma daemon --ensure)")]
+    message = notify.get("message_line")
+    words = []
+    for trigger, s in sinks.items():
+        if s["kind"] == "off":
+            continue
+        what = {"desktop": f"desktop ({s['what']})", "command": "your command"}.get(
+            s["kind"], "the tmux message line only" if message else "nothing")
+        words.append(f"{trigger} → {what}")
+    line = ", ".join(words) or "every trigger is off"
+    tail = "" if message else " (message line off)"
+    return [_line("sink", f"the {by} rings: {line}{tail}")]
 
 
 _STATUS_WORDS = {"wired": "wired", "incomplete": "incomplete", "not_installed": "not installed",

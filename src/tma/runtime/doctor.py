@@ -320,7 +320,27 @@ def section_notify(ctx: Context) -> dict:
 
     failure = notify.last_failure()
     age = max(0, ctx.now - failure["at"]) if failure is not None and failure["at"] else None
-    return {"notify": {"last_failure": failure, "last_failure_age_ms": age}}
+    return {"notify": {"last_failure": failure, "last_failure_age_ms": age,
+                       **live_sinks(ctx)}}
+
+
+def live_sinks(ctx: Context) -> dict:
+    """Who rings (the daemon, the hook path or nobody) and what sink (5) does for each
+    trigger there: {"kind": command|desktop|none|off, "what": ...}."""
+    from tma.runtime import daemon_files, notify, notify_gate
+
+    cfg = ctx.cfg
+    daemon = bool(ctx.snapshot.socket_path) and daemon_files.held(
+        daemon_files.Files(ctx.snapshot.socket_path).lock)
+    by = "daemon" if daemon else ("hook" if notify_gate.from_event(cfg) else None)
+    sinks = {}
+    for trigger in notify.TRIGGERS:
+        if not notify_gate.enabled(cfg, trigger):
+            sinks[trigger] = {"kind": "off", "what": "not enabled in [notify]"}
+            continue
+        kind, what = notify.sink(cfg, trigger, daemon=by == "daemon")
+        sinks[trigger] = {"kind": kind, "what": what}
+    return {"dispatcher": by, "message_line": notify.message_on(cfg), "sink": sinks}
 
 
 def section_daemon(ctx: Context) -> dict:

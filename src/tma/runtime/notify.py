@@ -686,3 +686,64 @@ def dispatch(server, cfg, note: Note, *, wait: bool = True, now: int | None = No
     except Exception:
         pass
     return out
+
+
+# ------------------------------------------------------------------ tma debug notify-test
+
+
+def test_note(trigger: str, cwd: str) -> Note:
+    """A made-up note for `tma debug notify-test` (repo and branch from cwd)."""
+    from tma.runtime.git import resolve
+
+    repo, branch, _wt = resolve(cwd)
+    return Note(trigger=trigger, agent="test", pane=os.environ.get("TMUX_PANE") or "%0",
+                detail="notify-test", session=None, locator="test:0.0",
+                title="tma notify-test", repo=repo or "", branch=branch or "",
+                since_ms=0, context_pct=80 if trigger == "context_high" else None)
+
+
+def run_test(cfg, note: Note, now: int) -> tuple[list[str], int]:
+    """Resolve sink (5) as the daemon does, run it and wait: (report lines, exit code).
+    The outcome updates the failure record the way a real fire would."""
+    import subprocess
+
+    out = ["payload " + dumps(payload(note))]
+    kind, what = sink(cfg, note.trigger, daemon=True)
+    if kind == "none":
+        out.append(f"command none: {what}")
+        return out, 1
+    if kind == "command":
+        argv, shown = [_SH, "-c", what], what
+    else:
+        argv = desktop_argv(note) or []
+        shown = what + " (desktop)"
+    out.append(f"command {shown}")
+    ok = False
+    try:
+        res = subprocess.run(argv, input=_bytes(dumps(payload(note)) + "\n"),
+                             env=_child_env(note), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, timeout=COMMAND_TIMEOUT,
+                             start_new_session=True)
+    except subprocess.TimeoutExpired as exc:
+        reason = f"timed out after {COMMAND_TIMEOUT:g}s (killed)"
+        record_failure(shown, reason, now)
+        out.append(f"exit none: {reason}")
+        err = exc.stderr or b""
+    except OSError as exc:
+        reason = f"spawn failed: {exc.strerror or exc}"
+        record_failure(shown, reason, now)
+        out.append(f"exit none: {reason}")
+        return out, 1
+    else:
+        err = res.stderr
+        code = res.returncode
+        out.append(f"exit {code}")
+        ok = code == 0
+        if ok:
+            clear_failure()
+        else:
+            record_failure(shown, f"killed by signal {-code}" if code < 0
+                           else f"exit status {code}", now)
+    text = err.decode("utf-8", "replace").rstrip("\n")
+    out.extend("stderr " + line for line in text.split("\n") if text)
+    return out, 0 if ok else 1
