@@ -38,8 +38,8 @@ WRITERS = (
     ("F", "the poll cycle's fold (every `ls`, `status`, `jump`, `wait` run)"),
     ("E", "hook intake (`tma event`, run by an agent's hooks)"),
     ("C", "context telemetry lane (`tma event`'s context events)"),
-    ("N", "notifier: the hook intake when `[notify] from_event` is on (the daemon's notifier "
-          "is not in this release)"),
+    ("N", "notifier: the daemon (`@agent_notified_at`, `@agent_context_notified_at`), and "
+          "the hook intake when `[notify] from_event` is on"),
     ("B", "the action broker (`tma act`): the single-flight lock `@agent_action`, a "
           "verdict handed to a holding hook"),
     ("W", "`tma watch` (its own pane, while it runs)"),

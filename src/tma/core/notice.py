@@ -11,6 +11,8 @@ context_high has its own armed flag, `@agent_context_notified_at` (absent = arme
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from tma.core import codec, states
 
 MUTE_FOREVER = 99_999_999_999_999  # @agent_mute_until sentinel: muted indefinitely
@@ -63,7 +65,7 @@ def trigger(state: str, attention: bool) -> str | None:
     return None
 
 
-def due(stamp, on) -> str | None:
+def due(stamp: codec.Stamp, on: Sequence[str]) -> str | None:
     """The trigger this stamp is due (listed in `on` and not yet rung for its state
     run), or None. `stamp` is a codec.Stamp (state, attention, since, turn_at,
     notified_at in ms)."""
@@ -78,13 +80,13 @@ def due(stamp, on) -> str | None:
     return word
 
 
-def marker(now: int, stamp) -> int:
+def marker(now: int, stamp: codec.Stamp) -> int:
     """The marker value: max(now, episode_at), a forward clamp against a backward
     clock step (the marker must never predate the episode it consumes)."""
     return max(now, stamp.since, stamp.turn_at)
 
 
-def context_step(options: dict, threshold: int) -> str | None:
+def context_step(options: Mapping[str, str], threshold: int) -> str | None:
     """FIRE (a real reading at or over threshold while armed), REARM (a real reading
     under threshold - 10 while fired) or None. A null reading (no pct) holds; a torn
     pair (pct written, its `_at` not yet) is deferred to the next read."""

@@ -360,13 +360,15 @@ def desktop_backend(platform: str | None = None, environ=None, need_bus: bool = 
 def _session_bus(environ) -> bool:
     if environ.get("DBUS_SESSION_BUS_ADDRESS"):
         return True
-    run = environ.get("XDG_RUNTIME_DIR")
-    if not run:
-        return False
     import stat
 
+    from tma.core.paths import Paths
+
+    run = Paths(environ).runtime_dir
+    if os.path.basename(run) != "tma":
+        return False  # no $XDG_RUNTIME_DIR: no per-user bus socket to look for
     try:
-        return stat.S_ISSOCK(os.stat(os.path.join(run, "bus")).st_mode)
+        return stat.S_ISSOCK(os.stat(os.path.join(os.path.dirname(run), "bus")).st_mode)
     except OSError:
         return False
 

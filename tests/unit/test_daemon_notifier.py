@@ -1,0 +1,65 @@
+"""The daemon notifier's batch: what it asks tmux to commit for a read's rows."""
+
+from __future__ import annotations
+
+from tma.core.codec import Stamp
+from tma.daemon.notifier import decide
+from tma.runtime import notify_gate
+from tma.runtime.config import Config
+from tma.tmux import notify as tnotify
+
+NOW = 1_800_000_000_000
+
+
+class _Pane:
+    def __init__(self, pane_id, options=None):
+        self.pane_id = pane_id
+        self.options = options or {}
+
+
+class _Row:
+    def __init__(self, pane_id, stamp, options=None, foreign=False):
+        self.pane = _Pane(pane_id, options)
+        self.stamp = stamp
+        self.foreign = foreign
+
+
+def _cfg(**notify):
+    cfg = Config()
+    cfg.notify = notify
+    return cfg
+
+
+def test_one_marker_per_due_pane_and_none_for_the_rest():
+    rows = [_Row("%1", Stamp(state="blocked", since=NOW - 10)),
+            _Row("%2", Stamp(state="blocked", since=NOW - 10, notified_at=NOW - 5)),
+            _Row("%3", Stamp(state="idle", attention=True, since=NOW - 10)),
+            _Row("%4", Stamp(state="working", since=NOW - 10)),
+            _Row("%5", Stamp(state="blocked", since=NOW - 10), foreign=True)]
+    plan = decide(rows, _cfg(), NOW, notify_gate)
+    assert list(plan.candidates) == [("N", "%1")]
+    assert plan.candidates[("N", "%1")][1:] == ("blocked", NOW)
+    assert plan.lines == tnotify.marker_lines("%1", "blocked", NOW)
+    plan = decide(rows, _cfg(on=["done"]), NOW, notify_gate)
+    assert list(plan.candidates) == [("N", "%3")]
+
+
+def test_context_high_only_with_its_table():
+    opts = {"@agent_context_pct": "90", "@agent_context_at": str(NOW)}
+    rows = [_Row("%1", Stamp(state="working", since=NOW), opts),
+            _Row("%2", Stamp(state="working", since=NOW),
+                 {"@agent_context_pct": "10", "@agent_context_at": str(NOW),
+                  "@agent_context_notified_at": "1"})]
+    assert decide(rows, _cfg(), NOW, notify_gate).lines == []
+    plan = decide(rows, _cfg(context_high={"threshold": 80}), NOW, notify_gate)
+    assert list(plan.candidates) == [("X", "%1")]
+    assert tnotify.context_rearm_line("%2") in plan.lines
+
+
+def test_the_read_back_is_parsed_per_pane_and_control_clients_are_left_out():
+    us = "\x1f"
+    out = "\n".join([f"N{us}%1{us}{NOW}{us}", f"X{us}%2{us}5{us}99999999999999",
+                     f"C{us}/dev/pts/3{us}0", f"C{us}client-9{us}1", ""])
+    clients, marks = tnotify.parse_batch(out)
+    assert clients == ["/dev/pts/3"]
+    assert marks == {("N", "%1"): (str(NOW), ""), ("X", "%2"): ("5", "99999999999999")}
