@@ -247,3 +247,20 @@ def test_the_desktop_notifier_rings_once_and_its_action_jumps(srv, daemon, tmp_p
     assert client is not None
     doc = json.loads(_tma(srv, daemon, "doctor", "--json").stdout)
     assert doc["notify"]["sink"]["blocked"] == {"kind": "desktop", "what": "notify-send"}
+
+
+def test_a_slow_command_is_reaped_between_reads(srv, daemon, tmp_path):
+    """No read follows the fire (a 60 s sweep, a quiet pane): the part's own deadline
+    reaps the child and clears nothing it should not."""
+    out = tmp_path / "cmd.out"
+    srv.config.write_text(f'[daemon]\nsweep_secs = 60\n[notify]\n'
+                          f'command = "cat > {out}; sleep 0.4; exit 5"\n')
+    pane, _pid = _claude(srv)
+    _draw(srv, pane, "blocked")
+    daemon.start()
+    srv.wait_for(lambda: out.exists() and out.read_text(), timeout=10)
+    assert daemon.status()["notify"]["in_flight"] == 1
+    srv.wait_for(lambda: daemon.status()["notify"]["in_flight"] == 0, timeout=5)
+    assert daemon.status()["sweeps"] == 1
+    record = json.loads((daemon.runtime / "tma" / "notify-error").read_text())
+    assert record["reason"] == "exit status 5" and "sleep 0.4" in record["command"]

@@ -47,6 +47,7 @@ class Notifier(Part):
         self.rows: list = []
         self.counts = {"blocked": 0, "done": 0, "context_high": 0, "muted": 0}
         self._jump: dict[str, str] | None = None
+        self._next_reap: int | None = None
 
     # ------------------------------------------------------------ the Part hooks
     def on_read(self, rows: list, transitions: list, now: int) -> None:
@@ -60,9 +61,15 @@ class Notifier(Part):
         self.dispatch(self.rows, _wall())
 
     def deadline(self) -> int | None:
-        return _mono() + REAP_EVERY_MS if self.children else None
+        """While a sink child runs: the next time to look whether it ended."""
+        if not self.children:
+            return None
+        if self._next_reap is None:
+            self._next_reap = _mono() + REAP_EVERY_MS
+        return self._next_reap
 
     def tick(self, now_mono: int) -> None:
+        self._next_reap = None
         self._reap()
 
     def status(self) -> dict:
