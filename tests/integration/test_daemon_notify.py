@@ -264,3 +264,19 @@ def test_a_slow_command_is_reaped_between_reads(srv, daemon, tmp_path):
     assert daemon.status()["sweeps"] == 1
     record = json.loads((daemon.runtime / "tma" / "notify-error").read_text())
     assert record["reason"] == "exit status 5" and "sleep 0.4" in record["command"]
+
+
+def test_a_quiet_edge_rings_within_5s_with_no_sweep(srv, daemon, tmp_path):
+    """The default sweep (45 s): only the startup read and the quiet edge can ring."""
+    log = tmp_path / "notify.jsonl"
+    srv.config.write_text(f'[notify]\nlog = "{log}"\n')
+    pane, _pid = _claude(srv)
+    _draw(srv, pane, "idle")
+    daemon.start()
+    _until(srv, pane, "@agent_state", "idle", timeout=10)
+    t0 = time.monotonic()
+    _draw(srv, pane, "blocked")
+    _wait_lines(srv, log, 1, timeout=5)
+    dt = time.monotonic() - t0
+    print(f"\nMEASURED quiet-edge-to-notification {dt:.3f}s")
+    assert dt < 5 and daemon.status()["sweeps"] == 1

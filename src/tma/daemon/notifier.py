@@ -118,10 +118,15 @@ class Notifier(Part):
         started = notify.dispatch(self.daemon.server, self.daemon.cfg, note, wait=False,
                                   now=now, clients=clients, daemon=True, jump=self._jump_env())
         for child in started:
-            if len(self.children) >= MAX_IN_FLIGHT:
-                self.children.pop(0).kill(f"killed: {MAX_IN_FLIGHT} notification "
-                                          "commands were still running")
-            self.children.append(child)
+            self.adopt(child)
+
+    def adopt(self, child) -> None:
+        """Track a started sink child; at the cap the oldest is killed and reaped."""
+        self._reap()
+        while len(self.children) >= MAX_IN_FLIGHT:
+            self.children.pop(0).kill(f"killed: {MAX_IN_FLIGHT} notification commands "
+                                      "were still running")
+        self.children.append(child)
 
     def _jump_env(self) -> dict[str, str]:
         if self._jump is None:

@@ -586,7 +586,8 @@ def _run_sink(argv: list[str], shown: str, note: Note, wait: bool, now: int,
         if isinstance(spawned, str):
             record_failure(shown, spawned, now)
             return None
-        child = Child(spawned[0], shown, _Feeder(spawned[1], stdin))
+        child = Child(spawned[0], shown, _Feeder(spawned[1], stdin),
+                      waiter=bool(extra_env))
         child.feeder.feed()
         return child
     ok, reason = run_command(argv, stdin, child_env, wait=True)
@@ -598,12 +599,14 @@ def _run_sink(argv: list[str], shown: str, note: Note, wait: bool, now: int,
 
 
 class Child:
-    """A sink child the daemon started and has not reaped yet."""
+    """A sink child the daemon started and has not reaped yet. A `waiter` is a desktop
+    notification waiting for the user's choice: running long is its job, not a fault."""
 
-    def __init__(self, pid: int, shown: str, feeder: _Feeder) -> None:
+    def __init__(self, pid: int, shown: str, feeder: _Feeder, waiter: bool = False) -> None:
         self.pid = pid
         self.shown = shown
         self.feeder = feeder
+        self.waiter = waiter
 
     def poll(self) -> bool:
         """Feed its stdin, reap it if it ended (recording the outcome); True once done."""
@@ -624,10 +627,12 @@ class Child:
         return True
 
     def kill(self, reason: str) -> None:
-        """Kill its process group and reap it (the in-flight cap); recorded."""
+        """Kill its process group and reap it (the in-flight cap); recorded, unless it
+        was a notification still waiting for a click."""
         self.feeder.close()
         _kill_group(self.pid)
-        record_failure(self.shown, reason)
+        if not self.waiter:
+            record_failure(self.shown, reason)
 
 
 def dispatch(server, cfg, note: Note, *, wait: bool = True, now: int | None = None,
