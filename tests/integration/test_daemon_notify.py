@@ -280,3 +280,23 @@ def test_a_quiet_edge_rings_within_5s_with_no_sweep(srv, daemon, tmp_path):
     dt = time.monotonic() - t0
     print(f"\nMEASURED quiet-edge-to-notification {dt:.3f}s")
     assert dt < 5 and daemon.status()["sweeps"] == 1
+
+
+def test_a_reload_that_turns_done_on_rings_the_standing_done_episode(srv, daemon, tmp_path):
+    log = tmp_path / "notify.jsonl"
+    srv.config.write_text(f'[daemon]\nsweep_secs = 600\n[notify]\nlog = "{log}"\n')
+    pane, _pid = _claude(srv)
+    _draw(srv, pane, "working")
+    daemon.start()
+    _until(srv, pane, "@agent_state", "working", timeout=10)
+    time.sleep(0.3)
+    _draw(srv, pane, "idle")
+    _until(srv, pane, "@agent_attention", "1", timeout=8)
+    time.sleep(1.0)
+    assert _lines(log) == []  # done is not on
+    srv.config.write_text(f'[daemon]\nsweep_secs = 600\n[notify]\nlog = "{log}"\n'
+                          'on = ["blocked", "done"]\n')
+    assert _tma(srv, daemon, "reload").returncode == 0
+    got = _wait_lines(srv, log, 1, timeout=3)  # no read follows: the reload rang it
+    assert [(x["state"], x["pane"]) for x in got] == [("done", pane)]
+    assert daemon.status()["sweeps"] == 1
