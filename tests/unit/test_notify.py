@@ -376,3 +376,67 @@ def test_since_ms_means_one_thing_the_payload_age_is_age_ms():
     renamed = dict(doc, since_ms=doc.pop("age_ms"))
     with pytest.raises(jsonschema.ValidationError):  # a schema-1 payload does not validate
         jsonschema.validate(renamed, SCHEMA)
+
+
+def _exes(tmp_path, *names, script="#!/bin/sh\n"):
+    for name in names:
+        exe = tmp_path / name
+        exe.write_text(script)
+        exe.chmod(0o755)
+
+
+def test_the_body_is_no_markup_for_notify_send(monkeypatch, tmp_path):
+    _exes(tmp_path, "notify-send")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    argv = notify.desktop_argv(full_note(title='<a href="x">go</a> & co'), platform="linux")
+    assert argv[-1] == '&lt;a href="x"&gt;go&lt;/a&gt; &amp; co'
+
+
+def test_sink_resolution(monkeypatch, tmp_path):
+    from types import SimpleNamespace as NS
+
+    monkeypatch.delenv("TMA_NOTIFY_CMD", raising=False)
+    monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS", raising=False)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    import sys
+
+    monkeypatch.setattr(sys, "platform", "linux")
+    assert notify.sink(NS(notify={"command": "x"}), "blocked", daemon=True) == ("command", "x")
+    assert notify.sink(NS(notify={}), "blocked", daemon=True)[0] == "none"  # no notify-send
+    _exes(tmp_path, "notify-send")
+    assert notify.sink(NS(notify={}), "blocked", daemon=True)[0] == "none"  # no session bus
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/x")
+    assert notify.sink(NS(notify={}), "blocked", daemon=True) == ("desktop", "notify-send")
+    assert notify.sink(NS(notify={}), "blocked", daemon=False)[0] == "none"  # auto: daemon's
+    assert notify.sink(NS(notify={"desktop": True}), "done") == ("desktop", "notify-send")
+    assert notify.sink(NS(notify={"desktop": False}), "done", daemon=True)[0] == "none"
+    assert notify.sink(NS(notify={"done": {"command": "d"}}), "done") == ("command", "d")
+    monkeypatch.setenv("TMA_NOTIFY_CMD", "env-wins")
+    assert notify.sink(NS(notify={"desktop": False}), "done") == ("command", "env-wins")
+
+
+def test_the_jump_action_runs_tma_jump_on_the_same_server(monkeypatch, tmp_path):
+    """The wrapper for real: a fake notify-send answering `jump`, a fake tma recording."""
+    import subprocess
+
+    out = tmp_path / "out"
+    _exes(tmp_path, "notify-send", script="#!/bin/sh\necho \"$@\" > " + str(out) +
+          ".ns\nprintf 'jump\\n'\n")
+    _exes(tmp_path, "tma", script="#!/bin/sh\necho \"$@\" > " + str(out) + "\n")
+    monkeypatch.setenv("PATH", str(tmp_path) + ":/usr/bin:/bin")
+    note = full_note()
+    argv = notify.desktop_argv(note, platform="linux", actions=True)
+    env = dict(notify._child_env(note), **notify.jump_env(["--socket-name", "x y"],
+                                                          str(tmp_path / "tma")))
+    assert subprocess.run(argv, env=env, timeout=10).returncode == 0
+    assert out.read_text().split() == ["--socket-name", "x", "y", "jump", "--pane", note.pane]
+    assert "--wait" in (tmp_path / "out.ns").read_text()
+    # dismissed (no action printed): no jump
+    out.unlink()
+    _exes(tmp_path, "notify-send", script="#!/bin/sh\nexit 0\n")
+    assert subprocess.run(argv, env=env, timeout=10).returncode == 0
+    assert not out.exists()
+    # a notify-send that fails is the sink's failure
+    _exes(tmp_path, "notify-send", script="#!/bin/sh\nexit 4\n")
+    assert subprocess.run(argv, env=env, timeout=10).returncode == 4

@@ -414,6 +414,9 @@ def desktop_argv(note: Note, platform: str | None = None, actions: bool = False)
     exe = _which("notify-send")
     if exe is None:
         return None
+    # notification servers that advertise body-markup read the body as markup: the
+    # title is the agent's text, so it must not open a tag or a link
+    body = body.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     if not actions:
         return [exe, "--app-name=tma", summary, body]
     return [_SH, "-c", JUMP_SCRIPT, "sh", exe, "--app-name=tma", "--wait",
