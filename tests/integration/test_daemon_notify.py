@@ -300,3 +300,32 @@ def test_a_reload_that_turns_done_on_rings_the_standing_done_episode(srv, daemon
     got = _wait_lines(srv, log, 1, timeout=3)  # no read follows: the reload rang it
     assert [(x["state"], x["pane"]) for x in got] == [("done", pane)]
     assert daemon.status()["sweeps"] == 1
+
+
+def test_a_hook_stamped_blocked_rings_without_waiting_for_the_sweep(srv, daemon, tmp_path):
+    """A hook agent stamps itself (here: the same guarded write `tma event` makes, via
+    `tma debug stamp`); the daemon's view of the pane is a fresh hook claim, so its
+    quiet edge captures nothing, but the notifier must still hear the new stamp."""
+    log = tmp_path / "notify.jsonl"
+    srv.config.write_text(f'[daemon]\nsweep_secs = 600\n[notify]\nlog = "{log}"\n')
+    pane, pid = _claude(srv)
+    _draw(srv, pane, "idle")
+
+    def hook(state: str) -> None:
+        now = str(time.time_ns() // 1_000_000)
+        res = _tma(srv, daemon, "debug", "stamp", pane, "--state", state, "--source", "hook",
+                   "--name", "claude", "--pid", str(pid), "--evidence-at", now,
+                   "--stamped-at", now, "--episode-reset")
+        assert res.returncode == 0, res.stderr
+
+    hook("idle")
+    daemon.start()
+    time.sleep(1.0)  # past the startup read
+    t0 = time.monotonic()
+    hook("blocked")
+    _draw(srv, pane, "blocked")  # the output: a quiet edge follows
+    _wait_lines(srv, log, 1, timeout=5)
+    dt = time.monotonic() - t0
+    print(f"\nMEASURED hook-blocked-to-notification {dt:.3f}s")
+    assert [(x["state"], x["pane"]) for x in _lines(log)] == [("blocked", pane)]
+    assert daemon.status()["sweeps"] == 1

@@ -331,6 +331,7 @@ class Daemon:
         wall = _wall()
         panes = [p for p in panes if self._wants_read(p, wall)]
         if not panes:
+            self._hear_hooks()
             return
         self.counts["edges"] += len(panes)
         try:
@@ -351,6 +352,19 @@ class Daemon:
                     and self.edges.quiet(pane, now_mono):
                 wait = max(0, row.stamp.evidence_at + dwell + 100 - now_wall)
                 self.edges.follow_up(pane, now_mono + min(wait, dwell + 100), now_mono)
+
+    def _hear_hooks(self) -> None:
+        """Every pane that fell due holds a fresh hook claim, so there is nothing to
+        capture; but its hook may have stamped since the last read (a prompt, a turn's
+        end). One plain read, no capture and no write, lets the parts hear it."""
+        try:
+            result = self._next_cycle().run(produce=False)
+        except NoServer:
+            raise
+        except TmuxError as exc:
+            self.log(f"tma daemon: read failed: {exc}")
+            return
+        self._remember(result)
 
     def _remember(self, result, focus=None) -> None:
         """Every read lists every pane, so its rows are the whole picture: the parts
