@@ -245,8 +245,16 @@ def test_the_desktop_notifier_rings_once_and_its_action_jumps(srv, daemon, tmp_p
     assert "[tma: claude blocked]" in argv[0]
     assert f"TMA_PANE={pane} TMA_STATE=blocked" in text[1]
     assert client is not None
-    doc = json.loads(_tma(srv, daemon, "doctor", "--json").stdout)
+    # doctor, run from a shell with no session bus, reports what the daemon reaches
+    env = {k: v for k, v in daemon.env.items() if k != "DBUS_SESSION_BUS_ADDRESS"}
+    res = subprocess.run([sys.executable, "-m", "tma", "--socket-name", srv.name, "doctor",
+                          "--json"], env=env, capture_output=True, text=True, timeout=30)
+    doc = json.loads(res.stdout)
+    assert doc["notify"]["dispatcher"] == "daemon"
     assert doc["notify"]["sink"]["blocked"] == {"kind": "desktop", "what": "notify-send"}
+    assert doc["notify"]["sink"]["done"]["kind"] == "off"
+    assert daemon.status()["notify"]["sink"] == {
+        "blocked": {"kind": "desktop", "what": "notify-send"}}
 
 
 def test_a_slow_command_is_reaped_between_reads(srv, daemon, tmp_path):

@@ -73,7 +73,18 @@ class Notifier(Part):
         self._reap()
 
     def status(self) -> dict:
-        return {"notify": {"fired": dict(self.counts), "in_flight": len(self.children)}}
+        """Counts, and the sink each trigger reaches as this process sees it (its PATH
+        and session bus, which doctor's own environment may not share)."""
+        from tma.runtime import notify, notify_gate
+
+        cfg = self.daemon.cfg
+        sinks = {}
+        for trigger in notify.TRIGGERS:
+            if notify_gate.enabled(cfg, trigger):
+                kind, what = notify.sink(cfg, trigger, daemon=True)
+                sinks[trigger] = {"kind": kind, "what": what}
+        return {"notify": {"fired": dict(self.counts), "in_flight": len(self.children),
+                           "sink": sinks}}
 
     def close(self) -> None:
         self._reap()

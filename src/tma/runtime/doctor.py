@@ -330,16 +330,22 @@ def live_sinks(ctx: Context) -> dict:
     from tma.runtime import daemon_files, notify, notify_gate
 
     cfg = ctx.cfg
-    daemon = bool(ctx.snapshot.socket_path) and daemon_files.held(
-        daemon_files.Files(ctx.snapshot.socket_path).lock)
+    files = daemon_files.Files(ctx.snapshot.socket_path) if ctx.snapshot.socket_path else None
+    daemon = files is not None and daemon_files.held(files.lock)
     by = "daemon" if daemon else ("hook" if notify_gate.from_event(cfg) else None)
+    # the running daemon says what it reaches (its environment, its config)
+    told = (daemon_files.read_status(files.sock) or {}).get("notify") if daemon else None
+    told = told.get("sink") if isinstance(told, dict) else None
     sinks = {}
     for trigger in notify.TRIGGERS:
-        if not notify_gate.enabled(cfg, trigger):
+        if isinstance(told, dict):
+            sinks[trigger] = told.get(trigger) or {"kind": "off",
+                                                   "what": "not enabled in [notify]"}
+        elif not notify_gate.enabled(cfg, trigger):
             sinks[trigger] = {"kind": "off", "what": "not enabled in [notify]"}
-            continue
-        kind, what = notify.sink(cfg, trigger, daemon=by == "daemon")
-        sinks[trigger] = {"kind": kind, "what": what}
+        else:
+            kind, what = notify.sink(cfg, trigger, daemon=by == "daemon")
+            sinks[trigger] = {"kind": kind, "what": what}
     return {"dispatcher": by, "message_line": notify.message_on(cfg), "sink": sinks}
 
 
