@@ -337,3 +337,31 @@ def test_a_hook_stamped_blocked_rings_without_waiting_for_the_sweep(srv, daemon,
     print(f"\nMEASURED hook-blocked-to-notification {dt:.3f}s")
     assert [(x["state"], x["pane"]) for x in _lines(log)] == [("blocked", pane)]
     assert daemon.status()["sweeps"] == 1
+
+
+def test_the_daemon_and_the_hook_path_together_ring_once(srv, daemon, tmp_path):
+    """`from_event` on and a daemon running: five concurrent hook events for one blocked
+    run and the daemon's reads (every second) share the one marker."""
+    log = tmp_path / "fired.log"
+    rec = tmp_path / "rec.sh"
+    rec.write_text(f'#!/bin/sh\ncat >/dev/null\necho "$TMA_STATE $TMA_PANE" >> {log}\n')
+    rec.chmod(0o755)
+    srv.config.write_text(f'[daemon]\nsweep_secs = 1\n[notify]\nfrom_event = true\n'
+                          f'command = "{rec}"\n')
+    manifests = ["--manifest-dir", str(srv.manifests)]
+    plain = daemon.argv
+    daemon.argv = lambda *a: plain(*a)[:3] + manifests + plain(*a)[3:]  # type: ignore[method-assign]
+    pane = srv.agent_pane()
+    daemon.start()
+    _sweeps_past(daemon, 1)
+    argv = [sys.executable, "-m", "tma", "--socket-name", srv.name, *manifests, "event",
+            "--agent", "fake", "--kind", "Ask", "--pane", pane]
+    procs = [subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, env=daemon.env) for _ in range(5)]
+    for p in procs:
+        out, err = p.communicate(b"{}", timeout=30)
+        assert p.returncode == 0 and out == b"", err
+    assert srv.option(pane, "@agent_state") == "blocked"
+    srv.wait_for(lambda: log.exists(), timeout=5)
+    _sweeps_past(daemon, 3)
+    assert log.read_text().splitlines() == [f"blocked {pane}"]
