@@ -1,0 +1,47 @@
+"""`tma debug notify-test`: runs the resolved sink on a made-up note, no server needed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+
+def _run(tmp_path, config: str, *args: str, **env):
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(config)
+    run = tmp_path / "run"
+    run.mkdir(exist_ok=True, mode=0o700)
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("TMA_NOTIFY_CMD", "DBUS_SESSION_BUS_ADDRESS", "TMUX", "TMUX_PANE")}
+    base.update(TMA_CONFIG=str(cfg), XDG_RUNTIME_DIR=str(run), **env)
+    res = subprocess.run([sys.executable, "-m", "tma", "--socket-name", "tma-no-such-server",
+                          "debug", "notify-test", *args], capture_output=True, text=True,
+                         env=base, timeout=30, cwd=tmp_path)
+    return res, run / "tma" / "notify-error"
+
+
+def test_a_failing_command_shows_its_exit_and_stderr_and_is_recorded(tmp_path):
+    res, record = _run(tmp_path, '[notify]\ncommand = "cat >&2; echo oops >&2; exit 3"\n',
+                       "--trigger", "context_high")
+    assert res.returncode == 1
+    lines = res.stdout.splitlines()
+    payload = json.loads(lines[0].removeprefix("payload "))
+    assert (payload["state"], payload["context_pct"], payload["agent"]) == (
+        "context_high", 80, "test")
+    assert lines[1] == 'command cat >&2; echo oops >&2; exit 3'
+    assert lines[2] == "exit 3"
+    assert lines[3].startswith('stderr {"schema":2') and lines[-1] == "stderr oops"
+    assert json.loads(record.read_text())["reason"] == "exit status 3"
+    res, record = _run(tmp_path, '[notify]\nblocked = { command = "cat > /dev/null" }\n')
+    assert res.returncode == 0 and res.stdout.splitlines()[1:] == [
+        "command cat > /dev/null", "exit 0"]
+    assert not record.exists()  # a clean run clears the record
+
+
+def test_nothing_to_run_and_a_bad_trigger_exit_1(tmp_path):
+    res, _ = _run(tmp_path, "[notify]\ndesktop = false\n")
+    assert res.returncode == 1 and "command none: desktop = false" in res.stdout
+    res, _ = _run(tmp_path, "", "--trigger", "working")
+    assert res.returncode == 1 and "unknown trigger 'working'" in res.stderr
