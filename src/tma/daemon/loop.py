@@ -322,6 +322,20 @@ class Daemon:
                 wait = max(0, row.stamp.evidence_at + dwell + 100 - now_wall)
                 self.edges.follow_up(pane, now_mono + min(wait, dwell + 100), now_mono)
 
+    def refresh(self, panes: list[str]) -> None:
+        """Read these panes now: a part stamped them (a handed-off hook event), and every
+        part hears the transition. A fresh hook stamp is consumed, not captured."""
+        try:
+            result = self._next_cycle().run(focus=panes)
+        except NoServer:
+            raise
+        except TmuxError as exc:
+            self.log(f"tma daemon: read failed: {exc}")
+            return
+        self.counts["reads"] += 1
+        self.counts["captures"] += result.stats.captures
+        self._remember(result, panes)
+
     def _remember(self, result, focus=None) -> None:
         """Every read lists every pane, so its rows are the whole picture: the parts
         hear what changed since the previous read, whoever wrote it."""

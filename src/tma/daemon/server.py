@@ -41,6 +41,7 @@ MAX_PARTIAL = 32
 MAX_SUBSCRIBERS = 16
 HISTORY_CAP = 256
 ACCEPT_BURST = 64
+REFRESH_MS = 250  # handed-off stamps are re-read together, at most this often
 # kinds intake handles without a [[hooks.map]] entry (tma.runtime.hook.handle)
 _OWN_KINDS = frozenset({"context", "permission-replied", "question-replied", "SubagentStart",
                         "SubagentStop"})
@@ -102,6 +103,8 @@ class Server(Part):
         self.history: deque[Transition] = deque(maxlen=HISTORY_CAP)
         self.recorded = 0
         self.wake_due = False
+        self.stamped: set[str] = set()  # panes a handed-off event wrote, to re-read
+        self.refresh_at: int | None = None
         self.counts = {"handoffs": 0, "handoff_naks": 0, "handoffs_abandoned": 0,
                        "refused": 0, "wakes": 0}
         from tma.runtime import handoff
@@ -146,12 +149,18 @@ class Server(Part):
     def deadline(self) -> int | None:
         if self.wake_due:
             return 0
-        return min((c.deadline for c in self.partial.values()), default=None)
+        times = [c.deadline for c in self.partial.values()]
+        if self.refresh_at is not None:
+            times.append(self.refresh_at)
+        return min(times, default=None)
 
     def tick(self, now_mono: int) -> None:
         for conn in [c for c in self.partial.values() if c.deadline <= now_mono]:
             self.counts["refused"] += 1
             self._drop(conn)
+        if self.refresh_at is not None and self.refresh_at <= now_mono:
+            panes, self.stamped, self.refresh_at = sorted(self.stamped), set(), None
+            self.daemon.refresh(panes)  # the history and every part hear the change
         if self.wake_due:
             self.wake_due = False
             self._wake()
@@ -346,6 +355,9 @@ class Server(Part):
                               int(at))
         if outcome.wrote:
             self.wake_due = True
+            self.stamped.add(pane)
+            if self.refresh_at is None:
+                self.refresh_at = _mono() + REFRESH_MS
 
     def _table(self, pane: str, agent: str, kind: str, payload: str, at: str, scope_: str):
         """The agent's hook table when the daemon takes the event on, else None."""

@@ -57,12 +57,14 @@ def daemon_socket(socket_path: str, env=os.environ) -> str:
 
 def scope(a: dict[str, str], env=os.environ) -> str:
     """The config file and manifest directory this hook would read (the daemon NAKs a
-    frame whose scope is not its own: tma.daemon.server.scope)."""
-    from tma.core.paths import Paths
-
-    places = Paths(env)
-    return "\n".join(os.path.abspath(p) for p in (
-        places.config_file(a.get("config")), a.get("manifest-dir") or places.manifest_dir))
+    frame whose scope is not its own). tma.core.paths's rules, inlined: its import
+    costs the hook more than the whole exchange with the daemon."""
+    config_home = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME") or "/",
+                                                             ".config")
+    config = a.get("config") or env.get("TMA_CONFIG") or os.path.join(config_home, "tma",
+                                                                      "config.toml")
+    manifests = a.get("manifest-dir") or os.path.join(config_home, "tma", "agents")
+    return os.path.abspath(config) + "\n" + os.path.abspath(manifests)
 
 
 def frame(fields: tuple[str, ...]) -> bytes:
