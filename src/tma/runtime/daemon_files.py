@@ -15,15 +15,11 @@ from __future__ import annotations
 import fcntl
 import os
 
-_FNV_OFFSET = 0xCBF29CE484222325
-_FNV_PRIME = 0x100000001B3
-
 
 def key(socket_path: str) -> str:
-    h = _FNV_OFFSET
-    for byte in socket_path.encode("utf-8", "surrogateescape"):
-        h = ((h ^ byte) * _FNV_PRIME) & 0xFFFFFFFFFFFFFFFF
-    return format(h, "016x")
+    from tma.runtime.handoff import key as fnv
+
+    return fnv(socket_path)
 
 
 def runtime_dir() -> str:

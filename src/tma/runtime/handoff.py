@@ -44,27 +44,33 @@ def tmux_socket(a: dict[str, str], env=os.environ) -> str:
     return os.path.join(os.path.realpath(f"{base}/tmux-{os.getuid()}"), name)
 
 
-def daemon_socket(socket_path: str, env=os.environ) -> str:
-    """<runtime dir>/<key>.sock (tma.runtime.daemon_files.Files, without its imports)."""
+def key(socket_path: str) -> str:
+    """16 hex digits of FNV-1a-64 over the tmux socket path: the daemon's file names
+    (tma.runtime.daemon_files.Files uses this one)."""
     h = _FNV_OFFSET
     for byte in socket_path.encode("utf-8", "surrogateescape"):
         h = ((h ^ byte) * _FNV_PRIME) & 0xFFFFFFFFFFFFFFFF
-    xdg = env.get("XDG_RUNTIME_DIR")
-    runtime = os.path.join(xdg, "tma") if xdg else os.path.join(
-        env.get("TMPDIR") or "/tmp", f"tma-{os.getuid()}")
-    return os.path.join(runtime, format(h, "016x") + ".sock")
+    return format(h, "016x")
 
 
-def scope(a: dict[str, str], env=os.environ) -> str:
+def daemon_socket(socket_path: str, places=None) -> str:
+    """<runtime dir>/<key>.sock, as tma.runtime.daemon_files.Files names it."""
+    if places is None:
+        from tma.core.paths import Paths
+
+        places = Paths(os.environ)
+    return os.path.join(places.runtime_dir, key(socket_path) + ".sock")
+
+
+def scope(a: dict[str, str], places=None) -> str:
     """The config file and manifest directory this hook would read (the daemon NAKs a
-    frame whose scope is not its own). tma.core.paths's rules, inlined: its import
-    costs the hook more than the whole exchange with the daemon."""
-    config_home = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME") or "/",
-                                                             ".config")
-    config = a.get("config") or env.get("TMA_CONFIG") or os.path.join(config_home, "tma",
-                                                                      "config.toml")
-    manifests = a.get("manifest-dir") or os.path.join(config_home, "tma", "agents")
-    return os.path.abspath(config) + "\n" + os.path.abspath(manifests)
+    frame whose scope is not its own)."""
+    if places is None:
+        from tma.core.paths import Paths
+
+        places = Paths(os.environ)
+    return (os.path.abspath(places.config_file(a.get("config") or None)) + "\n"
+            + os.path.abspath(a.get("manifest-dir") or places.manifest_dir))
 
 
 def frame(fields: tuple[str, ...]) -> bytes:
@@ -84,11 +90,14 @@ def offer(a: dict[str, str], agent: str, kind: str, pane: str, payload: str,
     if len(agent) > SMALL_CAP or len(kind) > SMALL_CAP or len(pane) > SMALL_CAP \
             or len(payload) > PAYLOAD_CAP // 4 and len(payload.encode()) > PAYLOAD_CAP:
         return False
-    path = daemon_socket(tmux_socket(a))
+    from tma.core.paths import Paths
+
+    places = Paths(os.environ)
+    path = daemon_socket(tmux_socket(a), places)
     if not os.path.exists(path):
         return False
     global _answered, _silent
-    answer = _exchange(path, frame((pane, agent, kind, payload, str(now_ms), scope(a))),
+    answer = _exchange(path, frame((pane, agent, kind, payload, str(now_ms), scope(a, places))),
                        DEADLINE_S)
     _answered, _silent = (path, False) if answer else ("", True)
     return answer == ACK
