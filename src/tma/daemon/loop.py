@@ -322,19 +322,18 @@ class Daemon:
                 wait = max(0, row.stamp.evidence_at + dwell + 100 - now_wall)
                 self.edges.follow_up(pane, now_mono + min(wait, dwell + 100), now_mono)
 
-    def refresh(self, panes: list[str]) -> None:
-        """Read these panes now: a part stamped them (a handed-off hook event), and every
-        part hears the transition. A fresh hook stamp is consumed, not captured."""
+    def refresh(self) -> None:
+        """List every pane's stamp as it stands, reading no screen (an empty focus): a
+        part stamped panes (handed-off hook events) and every part hears the change."""
         try:
-            result = self._next_cycle().run(focus=panes)
+            result = self._next_cycle().run(focus=())
         except NoServer:
             raise
         except TmuxError as exc:
             self.log(f"tma daemon: read failed: {exc}")
             return
         self.counts["reads"] += 1
-        self.counts["captures"] += result.stats.captures
-        self._remember(result, panes)
+        self._remember(result)
 
     def _remember(self, result, focus=None) -> None:
         """Every read lists every pane, so its rows are the whole picture: the parts

@@ -41,7 +41,7 @@ MAX_PARTIAL = 32
 MAX_SUBSCRIBERS = 16
 HISTORY_CAP = 256
 ACCEPT_BURST = 64
-REFRESH_MS = 250  # handed-off stamps are re-read together, at most this often
+REFRESH_MS = 250  # handed-off stamps are listed together (no capture), at most this often
 # kinds intake handles without a [[hooks.map]] entry (tma.runtime.hook.handle)
 _OWN_KINDS = frozenset({"context", "permission-replied", "question-replied", "SubagentStart",
                         "SubagentStop"})
@@ -103,7 +103,6 @@ class Server(Part):
         self.history: deque[Transition] = deque(maxlen=HISTORY_CAP)
         self.recorded = 0
         self.wake_due = False
-        self.stamped: set[str] = set()  # panes a handed-off event wrote, to re-read
         self.refresh_at: int | None = None
         self.counts = {"handoffs": 0, "handoff_naks": 0, "handoffs_abandoned": 0,
                        "refused": 0, "wakes": 0}
@@ -159,8 +158,8 @@ class Server(Part):
             self.counts["refused"] += 1
             self._drop(conn)
         if self.refresh_at is not None and self.refresh_at <= now_mono:
-            panes, self.stamped, self.refresh_at = sorted(self.stamped), set(), None
-            self.daemon.refresh(panes)  # the history and every part hear the change
+            self.refresh_at = None
+            self.daemon.refresh()  # the history and every part hear the change
         if self.wake_due:
             self.wake_due = False
             self._wake()
@@ -355,7 +354,6 @@ class Server(Part):
                               int(at))
         if outcome.wrote:
             self.wake_due = True
-            self.stamped.add(pane)
             if self.refresh_at is None:
                 self.refresh_at = _mono() + REFRESH_MS
 
