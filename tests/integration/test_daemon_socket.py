@@ -388,3 +388,22 @@ def test_subscribe_exits_0_when_stdout_closes_and_1_without_a_server(srv, daemon
     assert res.returncode == 1 and "no tmux server running" in res.stderr
     assert srv.tma("subscribe").returncode == 2
     assert srv.tma("subscribe", "--json", "--interval", "0.5").returncode == 2
+
+
+def test_a_handed_off_event_imports_only_the_client(srv, daemon):
+    from test_import_audit import FORBIDDEN, PROBE
+
+    pane = srv.agent_pane()
+    daemon.start()
+    argv = ["--socket-name", srv.name, "--manifest-dir", str(srv.manifests), "event",
+            "--agent", "fake", "--kind", "Work", "--pane", pane]
+    res = subprocess.run([sys.executable, "-c", PROBE % argv], capture_output=True, text=True,
+                         env=dict(daemon.env, TMA_HOOK_STRICT="1"), input="{}", timeout=30)
+    assert res.returncode == 0, res.stderr
+    mods = set(eval(res.stdout.rpartition("\n@@")[2]))  # noqa: S307 - our own repr
+    assert daemon.counts()["handoffs"] == 1  # the daemon took it
+    assert "tma.runtime.handoff" in mods and "_socket" in mods
+    heavy = sorted(m for m in FORBIDDEN + ("socket", "tma.runtime.hook", "tma.runtime.config",
+                                           "tma.runtime.manifests", "tma.tmux.adapter")
+                   if m in mods)
+    assert heavy == [], f"a handed-off tma event imported {heavy}"
