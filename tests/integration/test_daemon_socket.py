@@ -407,3 +407,69 @@ def test_a_handed_off_event_imports_only_the_client(srv, daemon):
                                            "tma.runtime.manifests", "tma.tmux.adapter")
                    if m in mods)
     assert heavy == [], f"a handed-off tma event imported {heavy}"
+
+
+def _notify_log(srv) -> Path:
+    log = srv.root / "notify.log"
+    srv.config.write_text(f'[hooks]\nhold_ms = 20000\n[notify]\nfrom_event = true\n'
+                          f'on = ["blocked", "done"]\nlog = "{log}"\n')
+    return log
+
+
+def _logged(log: Path) -> list[tuple[str, str]]:
+    if not log.exists():
+        return []
+    return [(d["state"], d["pane"]) for d in map(json.loads, log.read_text().splitlines())]
+
+
+def test_concurrent_handed_off_events_notify_once(srv, daemon):
+    log = _notify_log(srv)
+    pane = srv.agent_pane()
+    daemon.start()
+    argv = [sys.executable, "-m", "tma", "--socket-name", srv.name, "--manifest-dir",
+            str(srv.manifests), "event", "--agent", "fake", "--kind", "Ask", "--pane", pane]
+    env = dict(daemon.env, TMA_HOOK_STRICT="1")
+    procs = [subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, env=env) for _ in range(5)]
+    for p in procs:
+        out, err = p.communicate(b"{}", timeout=30)
+        assert (p.returncode, out, err) == (0, b"", b"")
+    srv.wait_for(lambda: srv.option(pane, "@agent_state") == "blocked", timeout=5)
+    time.sleep(0.5)
+    assert daemon.counts()["handoffs"] == 5
+    assert _logged(log) == [("blocked", pane)]
+
+
+def test_the_reply_lane_holds_in_the_hook_with_a_daemon_up(srv, tmp_path):
+    log = _notify_log(srv)
+    runtime = tmp_path / "rt-plain"
+    runtime.mkdir(mode=0o700)
+    plain = Daemon(srv, runtime)  # bundled manifests, like the hooks below
+    pane = srv.agent_pane("claude")
+    try:
+        plain.start()
+        env = dict(plain.env, TMA_HOOK_STRICT="1")
+        base = [sys.executable, "-m", "tma", "--socket-name", srv.name, "event", "--agent",
+                "claude", "--pane", pane, "--kind"]
+        done = subprocess.run(base + ["UserPromptSubmit"], input='{"session_id":"s1"}',
+                              capture_output=True, text=True, env=env, timeout=30)
+        assert (done.returncode, done.stdout) == (0, "")
+        srv.wait_for(lambda: srv.option(pane, "@agent_state") == "working", timeout=5)
+        assert plain.status()["handoffs"] == 1
+        proc = subprocess.Popen(base + ["PermissionRequest"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        proc.stdin.write(json.dumps({"session_id": "s1", "tool_name": "Bash",
+                                     "prompt_id": "p-1"}).encode())
+        proc.stdin.close()
+        srv.wait_for(lambda: srv.option(pane, "@tma_reply_holder"))
+        res = srv.tma("act", "approve", "--pane", pane, manifests=False,
+                      env={"XDG_RUNTIME_DIR": str(runtime)})
+        assert res.returncode == 0 and "over the hook lane" in res.stderr, res.stderr
+        out = proc.stdout.read()
+        assert proc.wait(timeout=10) == 0
+        assert json.loads(out)["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
+        status = plain.status()
+        assert (status["handoffs"], status["handoff_naks"]) == (1, 0)  # never offered
+        assert _logged(log) == [("blocked", pane)]
+    finally:
+        plain.stop()

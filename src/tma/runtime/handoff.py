@@ -85,8 +85,8 @@ def frame(fields: tuple[str, ...]) -> bytes:
 def offer(a: dict[str, str], agent: str, kind: str, pane: str, payload: str,
           now_ms: int) -> bool:
     """True when the daemon acknowledged the event (and so stamps it)."""
-    if os.environ.get("TMA_NOTIFY_CMD"):
-        return False  # this hook's own notify command: the daemon's env may not have it
+    if "TMA_NOTIFY_CMD" in os.environ or "TMA_NOTIFY_FROM_EVENT" in os.environ:
+        return False  # notification settings of this hook's own: the daemon's env differs
     if len(agent) > SMALL_CAP or len(kind) > SMALL_CAP or len(pane) > SMALL_CAP \
             or len(payload) > PAYLOAD_CAP // 4 and len(payload.encode()) > PAYLOAD_CAP:
         return False
