@@ -10,6 +10,8 @@ foreground `tma daemon`, server b none. In interleaved rounds (bench_peer.interl
 one of each per round, the order rotating) it times, spawn to exit:
 
   * a bare `python -c pass` of the same interpreter;
+  * the same interpreter importing only what a handed-off event imports (where the
+    time goes: the rest is reading stdin and the exchange with the daemon);
   * `tma event --agent claude --kind PostToolUse` on server a (handed off: the daemon
     acknowledges, then stamps with the event's own time);
   * the same event on server b (no daemon: the hook stamps itself).
@@ -39,6 +41,8 @@ from bench_peer import interleaved, med  # noqa: E402
 from tma.runtime import daemon_files  # noqa: E402
 
 PAYLOAD = b'{"session_id":"bench","tool_name":"Bash","tool_use_id":"toolu_1"}'
+IMPORTS = ("import tma.cli.main, tma.cli.event, tma.runtime.handoff, tma.core.paths, "
+           "_socket, select, time")
 
 
 def tmux(name: str, *args: str, env: dict) -> str:
@@ -102,6 +106,7 @@ def main() -> int:
         taken = status(a, env)["handoffs"]
         res = interleaved(args.runs, {
             "bare": ([sys.executable, "-c", "pass"], env, None, None),
+            "imports": ([sys.executable, "-c", IMPORTS], env, None, None),
             "daemon": (ev[a], env, PAYLOAD, None),
             "direct": (ev[b], env, PAYLOAD, None),
         })
@@ -112,15 +117,20 @@ def main() -> int:
             assert option(name, panes[name], "@agent_stamped_at", env) != before[name], name
             assert option(name, panes[name], "@agent_state", env) == "working", name
         bare, dae, direct = med(res["bare"]), med(res["daemon"]), med(res["direct"])
+        imp = med(res["imports"])
         print(f"## `tma event` with the daemon up, median of {args.runs} interleaved rounds\n")
         print("| measure | median ms | p90 ms | / bare |")
         print("|---|---|---|---|")
         print(f"| bare `python -c pass` | {bare:.1f} | {p90(res['bare']):.1f} | 1.00× |")
+        print(f"| its imports alone (`python -c 'import …'`) | {imp:.1f} | "
+              f"{p90(res['imports']):.1f} | {imp / bare:.2f}× |")
         print(f"| `tma event` PostToolUse, daemon up (handed off) | {dae:.1f} | "
               f"{p90(res['daemon']):.1f} | {dae / bare:.2f}× |")
         print(f"| `tma event` PostToolUse, no daemon (stamps itself) | {direct:.1f} | "
               f"{p90(res['direct']):.1f} | {direct / bare:.2f}× |")
-        print(f"\nevents the daemon took: {handed}/{args.runs}; goal: daemon-up ratio <= 1.3")
+        load = os.getloadavg()[0]
+        print(f"\nevents the daemon took: {handed}/{args.runs}; load average {load:.1f}; "
+              "goal: daemon-up ratio <= 1.3")
     finally:
         if daemon is not None:
             daemon.terminate()

@@ -349,9 +349,15 @@ class Server(Part):
             return
         self.counts["handoffs"] += 1
         from tma.runtime import hook
+        from tma.tmux.adapter import NoServer, TmuxError
 
-        outcome = hook.handle(self.daemon.server, self.daemon.cfg, table, kind, pane, payload,
-                              int(at))
+        try:
+            outcome = hook.handle(self.daemon.server, self.daemon.cfg, table, kind, pane,
+                                  payload, int(at))
+        except NoServer:
+            raise
+        except TmuxError:
+            return  # a pane that vanished meanwhile: what the hook itself would shrug off
         if outcome.wrote:
             self.wake_due = True
             if self.refresh_at is None:
