@@ -473,3 +473,27 @@ def test_the_reply_lane_holds_in_the_hook_with_a_daemon_up(srv, tmp_path):
         assert _logged(log) == [("blocked", pane)]
     finally:
         plain.stop()
+
+
+def test_a_hook_that_stamped_itself_wakes_the_push_subscribers(srv, daemon, tmp_path):
+    srv.config.write_text("[fold]\nfreshness_secs = 120\n")
+    pane = srv.agent_pane()
+    assert hook(srv, srv.env, "Start", pane).returncode == 0
+    daemon.start()
+    other = tmp_path / "other-agents"  # another manifest dir: the daemon NAKs
+    other.mkdir()
+    (other / "fake.toml").write_text((srv.manifests / "fake.toml").read_text())
+    sub = Sub(srv, daemon.env)
+    try:
+        srv.wait_for(lambda: sub.lines and daemon.counts()["subscribers"] == 1, timeout=10)
+        argv = [sys.executable, "-m", "tma", "--socket-name", srv.name, "--manifest-dir",
+                str(other), "event", "--agent", "fake", "--kind", "Work", "--pane", pane]
+        assert subprocess.run(argv, input=b"{}", env=daemon.env, timeout=30).returncode == 0
+        t0 = time.monotonic()
+        srv.wait_for(lambda: len(sub.lines) >= 2, timeout=6)
+        took = time.monotonic() - t0
+        assert _states(sub.docs()[-1])[pane] == "working"
+        assert took < 2.5, took  # the wake, not the 5 s belt
+        assert daemon.counts()["handoff_naks"] == 1
+    finally:
+        assert sub.stop()[0] == 0

@@ -18,8 +18,7 @@ PAYLOAD_CAP = 1 << 20
 SMALL_CAP = 4096
 ACK = b"\x06"
 WAKE_DEADLINE_S = 0.1
-_answered = ""  # the daemon socket that NAKed this hook's event (it is alive)
-_silent = False  # offer() found a daemon that did not answer: do not try it again
+_found: str | None = None  # what offer() learnt: None never asked, "" no daemon to wake
 _FNV_OFFSET = 0xCBF29CE484222325
 _FNV_PRIME = 0x100000001B3
 
@@ -93,13 +92,14 @@ def offer(a: dict[str, str], agent: str, kind: str, pane: str, payload: str,
     from tma.core.paths import Paths
 
     places = Paths(os.environ)
+    global _found
     path = daemon_socket(tmux_socket(a), places)
     if not os.path.exists(path):
+        _found = ""
         return False
-    global _answered, _silent
     answer = _exchange(path, frame((pane, agent, kind, payload, str(now_ms), scope(a, places))),
                        DEADLINE_S)
-    _answered, _silent = (path, False) if answer else ("", True)
+    _found = path if answer else ""  # no answer: a stopped daemon is not tried twice
     return answer == ACK
 
 
@@ -125,10 +125,10 @@ def _exchange(path: str, data: bytes, limit: float) -> bytes:
 
 
 def woken(a: dict[str, str]) -> None:
-    """This hook stamped a pane itself: wake the subscribers of the daemon offer() found
-    (a NAK, a timeout) or, for an event never offered (the reply lane), of any."""
-    if _silent:
+    """This hook stamped a pane itself: wake the subscribers of the daemon that NAKed the
+    event or, for an event never offered (the reply lane), of the one there is."""
+    if _found == "":
         return
-    path = _answered or daemon_socket(tmux_socket(a))
+    path = _found or daemon_socket(tmux_socket(a))
     if os.path.exists(path):
         _exchange(path, b"TMAW", WAKE_DEADLINE_S)
