@@ -242,6 +242,9 @@ def test_debug_transitions_prints_the_ring(srv, daemon):
     srv.wait_for(lambda: any(t["to"] == "blocked" for t in doc()["transitions"]), timeout=5)
     d = doc()
     assert (d["schema"], d["cap"]) == (1, 256) and d["recorded"] >= 1
+    import jsonschema
+
+    jsonschema.validate(d, json.loads((SCHEMAS / "transitions.schema.json").read_text()))
     last = [t for t in d["transitions"] if t["pane"] == pane][-1]
     assert (last["to"], last["detail"], last["source"]) == ("blocked", "permission", "hook")
     text = srv.tma("debug", "transitions", env={"XDG_RUNTIME_DIR": str(daemon.runtime)},
