@@ -2,10 +2,10 @@
 
 Single-threaded: one `poll` over the control clients, the parts' fds (the socket is
 tma.daemon.server's) and the signal pipe, with a timeout that is the nearest deadline
-(an edge, the rollup recompute, the pool recheck, the sweep, a part's). Every read and write goes through the
-poll cycle (tma.runtime.cycle): a quiet edge is `Cycle.run(focus=...)` over the
-panes that fell due, the sweep is the plain full cycle. Nothing here folds or
-renders a stamp itself.
+(an edge, the rollup recompute, the pool recheck, the sweep, a part's). Every read
+and write goes through the poll cycle (tma.runtime.cycle): a quiet edge is
+`Cycle.run(focus=...)` over the panes that fell due, the sweep is the plain full
+cycle. Nothing here folds or renders a stamp itself.
 """
 
 from __future__ import annotations
