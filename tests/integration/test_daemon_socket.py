@@ -500,3 +500,23 @@ def test_a_hook_that_stamped_itself_wakes_the_push_subscribers(srv, daemon, tmp_
         assert daemon.counts()["handoff_naks"] == 1
     finally:
         assert sub.stop()[0] == 0
+
+
+def test_selectors_narrow_the_panes_before_anything_is_compared(srv, daemon):
+    srv.config.write_text("[fold]\nfreshness_secs = 120\n")
+    a = srv.agent_pane(session="s")
+    b = srv.agent_pane(session="t")
+    for pane in (a, b):
+        assert hook(srv, srv.env, "Start", pane).returncode == 0
+    daemon.start()
+    sub = Sub(srv, daemon.env, "--session", "t")
+    try:
+        srv.wait_for(lambda: sub.lines and daemon.counts()["subscribers"] == 1, timeout=10)
+        assert hook(srv, daemon.env, "Work", a).returncode == 0  # out of scope: no line
+        time.sleep(1.0)
+        assert hook(srv, daemon.env, "Work", b).returncode == 0
+        srv.wait_for(lambda: len(sub.lines) >= 2, timeout=4)
+        time.sleep(0.5)
+    finally:
+        assert sub.stop()[0] == 0
+    assert [_states(d) for d in sub.docs()] == [{b: "idle"}, {b: "working"}]
