@@ -13,7 +13,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -24,6 +23,7 @@ import pytest
 from ptyclient import PtyClient
 
 from tma.core import fixture
+from tma.runtime import daemon_files
 
 CAPTURES = Path(__file__).resolve().parent.parent / "fixtures" / "captures"
 SCREEN = {s: fixture.parse((CAPTURES / f"claude-2.1.332_{s}.txt").read_text(encoding="utf-8"))
@@ -66,21 +66,7 @@ class Daemon:
 
     def status(self) -> dict | None:
         path = self.sock()
-        if path is None:
-            return None
-        try:
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-                s.settimeout(2)
-                s.connect(str(path))
-                data = b""
-                while not data.endswith(b"\n"):
-                    chunk = s.recv(65536)
-                    if not chunk:
-                        break
-                    data += chunk
-        except OSError:
-            return None
-        return json.loads(data) if data else None
+        return None if path is None else daemon_files.read_status(str(path))
 
     def pids(self) -> list[int]:
         """Every live `tma ... daemon` (not --ensure) process for this server."""

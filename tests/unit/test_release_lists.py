@@ -87,7 +87,7 @@ def test_the_scan_reads_the_lists_there_are():
     on_cli_page = {cmd for cmd, _ in unreleased_mentions(CLI_PAGE.read_text(encoding="utf-8"))}
     page = CLI_PAGE.read_text(encoding="utf-8")
     listed = set(COMMAND.findall(page[page.index("## Not in this release"):]))
-    assert listed and listed <= on_cli_page
+    assert listed <= on_cli_page  # every command may have shipped: then the list is empty
     text = ("# Page\n\nThe picker is fine. `tma ls` works; `tma zap` is not in this release.\n"
             "`tma pix` is not in this release, and `tma act` refuses it.\n\n"
             "| `tma a` | yes |\n| `tma b` | not in this release |\n\n"

@@ -1,4 +1,5 @@
-"""`tma debug explain|capture|notify-test|stamp`: manifest authoring and test harness tools."""
+"""`tma debug explain|capture|transitions|notify-test|stamp`: manifest authoring,
+inspection and test harness tools."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ def main(argv: list[str]) -> int:
         from tma.cli import debug_live
 
         return debug_live.explain(g, args)
+    if args.sub == "transitions":
+        return transitions(g, args)
     if args.sub == "capture":
         from tma.cli import debug_live
 
@@ -44,6 +47,43 @@ def notify_test(g: common.Globals, args) -> int:
                                 common.now_ms())
     sys.stdout.write("".join(line + "\n" for line in lines))
     return rc
+
+
+def transitions(g: common.Globals, args) -> int:
+    """The daemon's ring of recent transitions (TMAH on its socket)."""
+    from tma.runtime import daemon_files
+    from tma.tmux import control
+
+    cfg = common.load_config(g)
+    socket_path, _pid = control.server_facts(common.server(g, cfg))  # NoServer: exit 1
+    doc = daemon_files.read_history(daemon_files.Files(socket_path).sock)
+    if doc is None:
+        common.err("tma: no daemon answering for this tmux server (`tma daemon --ensure` "
+                   "starts one)")
+        return common.FAIL
+    if args.json:
+        sys.stdout.write(text.dumps(doc) + "\n")
+        return 0
+    sys.stdout.write(render_transitions(doc))
+    return 0
+
+
+def render_transitions(doc: dict) -> str:
+    import time
+
+    items = doc.get("transitions") or []
+    lines = [f"{doc.get('recorded', 0)} transitions recorded, the last {len(items)} kept "
+             f"(ring of {doc.get('cap')})"]
+    for t in items:
+        at = t.get("at") or 0
+        clock = time.strftime("%H:%M:%S", time.localtime(at / 1000)) + f".{at % 1000:03d}"
+        before = t.get("from") or "(new)"
+        after = t.get("to") or "(gone)"
+        detail = f"/{t['detail']}" if t.get("detail") else ""
+        source = f"  [{t['source']}]" if t.get("source") else ""
+        lines.append(f"{clock}  {t.get('pane')}  {t.get('agent') or '?'}  "
+                     f"{before} -> {after}{detail}{source}")
+    return "\n".join(lines) + "\n"
 
 
 def _load_manifests(g: common.Globals):

@@ -107,6 +107,18 @@ def _config(path: str | None):
         return Config()
 
 
+def _handed_off(a: dict[str, str], agent: str, kind: str, pane: str, payload: str) -> bool:
+    """The daemon took the event (ACK); False on any doubt. Claude's PermissionRequest
+    stays here: its reply lane holds in this process."""
+    if agent == "claude" and kind == "PermissionRequest":
+        return False
+    import time
+
+    from tma.runtime import handoff
+
+    return handoff.offer(a, agent, kind, pane, payload, time.time_ns() // 1_000_000)
+
+
 def run(argv: list[str]) -> int:
     a = _args(argv)
     agent, kind = a.get("agent", ""), a.get("kind", "")
@@ -114,6 +126,8 @@ def run(argv: list[str]) -> int:
     payload = _payload(a.get("payload"))
     if not agent or not kind or not pane.startswith("%"):
         return 0
+    if _handed_off(a, agent, kind, pane, payload):
+        return 0  # the daemon stamps it (tma.daemon.server), with this event's time
     cfg = _config(a.get("config"))
     from tma.runtime import manifests
 
@@ -138,6 +152,10 @@ def run(argv: list[str]) -> int:
     if outcome.reply:
         sys.stdout.write(outcome.reply + "\n")
         sys.stdout.flush()
+    if outcome.wrote:
+        from tma.runtime import handoff
+
+        handoff.woken(a)  # a running daemon's subscribers hear of a stamp made here
     return 0
 
 

@@ -210,6 +210,9 @@ _DEBUG = (
             ),
             exits=(OK, (1, "no server, an unreadable capture, an unknown agent"), USAGE,
                    (3, "the PANE does not exist"))),
+    Command("transitions", "The daemon's ring of its last 256 state transitions.",
+            flags=(Flag("--json", help="Print the schema-1 transitions document."),),
+            exits=(OK, (1, "no tmux server, or no daemon answering for it"), USAGE)),
     Command("capture", "Print a pane in the fixture format (header, ---, raw screen).",
             args=(Arg("PANE", "A live pane id, e.g. %3.", type="pane"),),
             exits=(OK, (1, "no server, or the pane vanished while being read"), USAGE,
@@ -300,6 +303,26 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                    (124, "timed out"), (130, "interrupted")),
             notes="Without --pane/--any/--all/--count the selector --agent NAME is the "
                   "target: the one in-scope pane running that agent."),
+    Command("subscribe", "Stream ls documents (or state edges) as JSON lines, one per change.",
+            selectors=True,
+            flags=(
+                Flag("--json", help="Required: one JSON document per line."),
+                Flag("--interval", metavar="SECS", type="float", default=1.0,
+                     help="Poll cadence without a daemon (and after losing one), >= 1."),
+                Flag("--changes-only",
+                     help="Poll mode: leave out a document identical to the last one (push "
+                          "mode emits only changes anyway)."),
+                Flag("--events",
+                     help="Emit one edge record per pane whose state changed instead of "
+                          "whole documents (the first cycle is silent)."),
+            ),
+            exits=((0, "stdout closed, or stopped by a signal"),
+                   (1, "no tmux server (also when it goes away), a broken config"),
+                   (2, "usage: --json missing, --interval below 1")),
+            notes="Pushed by this server's daemon when one runs (a wake hint: each document "
+                  "comes from the subscriber's own poll cycle, so push and poll emit the same "
+                  "documents), polled every --interval otherwise; it switches silently both "
+                  "ways and looks for a daemon every 5 s."),
     Command("jump", "Move your tmux client to the agent pane that needs you.",
             selectors=True,
             flags=(
@@ -462,7 +485,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             notes="Sends SIGHUP to this server's daemon and waits for its answer. All or "
                   "nothing: a broken config or manifest keeps the running one, and the "
                   "reason is printed and logged."),
-    Command("debug", "Manifest authoring and inspection: explain, capture, notify-test.",
+    Command("debug", "Manifest authoring and inspection: explain, capture, transitions, notify-test.",
             subcommands=_DEBUG, exits=(OK, ERROR, USAGE)),
     Command("demo", "A self-contained demo on a private tmux server.",
             flags=(Flag("--seconds", metavar="SECS", type="float", default=25.0,

@@ -1,20 +1,18 @@
 """The daemon's loop: control clients in, one-pane reads and sweeps out.
 
-Single-threaded: one `poll` over the control clients, the status socket and the
-signal pipe, with a timeout that is the nearest deadline (an edge, the rollup
-recompute, the pool recheck, the sweep). Every read and write goes through the
-poll cycle (tma.runtime.cycle): a quiet edge is `Cycle.run(focus=...)` over the
-panes that fell due, the sweep is the plain full cycle. Nothing here folds or
-renders a stamp itself.
+Single-threaded: one `poll` over the control clients, the parts' fds (the socket is
+tma.daemon.server's) and the signal pipe, with a timeout that is the nearest deadline
+(an edge, the rollup recompute, the pool recheck, the sweep, a part's). Every read
+and write goes through the poll cycle (tma.runtime.cycle): a quiet edge is
+`Cycle.run(focus=...)` over the panes that fell due, the sweep is the plain full
+cycle. Nothing here folds or renders a stamp itself.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import signal
-import socket
 import time
 
 from tma import __version__
@@ -90,13 +88,11 @@ class Daemon:
         self._rollup_due: int | None = None
         self._next_check = 0
         self._next_sweep = 0
-        self._listener: socket.socket | None = None
         self._sig_r = -1
         self.parts: list[parts_mod.Part] = parts_mod.build(self)
 
     # ------------------------------------------------------------ lifecycle
     def serve(self) -> int:
-        self._listen()
         self._signals()
         try:
             self._pool()
@@ -108,22 +104,6 @@ class Daemon:
         finally:
             self._shutdown()
         return 0
-
-    def _listen(self) -> None:
-        try:
-            os.unlink(self.paths.sock)  # a stale socket: the lock is ours, so nobody serves it
-        except FileNotFoundError:
-            pass
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        old = os.umask(0o177)
-        try:
-            sock.bind(self.paths.sock)
-        finally:
-            os.umask(old)
-        os.chmod(self.paths.sock, 0o600)
-        sock.listen(8)
-        sock.setblocking(False)
-        self._listener = sock
 
     def _signals(self) -> None:
         r, w = os.pipe()
@@ -148,12 +128,6 @@ class Daemon:
         for client in self.clients.values():
             client.close()
         self.clients.clear()
-        if self._listener is not None:
-            self._listener.close()
-        try:
-            os.unlink(self.paths.sock)
-        except FileNotFoundError:
-            pass
 
     # ------------------------------------------------------------ the loop
     def _guarded_iteration(self) -> None:
@@ -196,8 +170,6 @@ class Daemon:
         timeout = max(10, self._next_deadline() - _mono())
         poller = select.poll()
         poller.register(self._sig_r, select.POLLIN)
-        if self._listener is not None:
-            poller.register(self._listener.fileno(), select.POLLIN)
         by_fd = {c.fileno(): c for c in self.clients.values() if c.alive}
         by_part = {fd: part for part in self.parts for fd in part.fds()}
         for fd in [*by_fd, *by_part]:
@@ -205,8 +177,6 @@ class Daemon:
         for fd, _ev in poller.poll(timeout):
             if fd == self._sig_r:
                 self._drain_signals()
-            elif self._listener is not None and fd == self._listener.fileno():
-                self._answer()
             elif fd in by_fd:
                 self._events(by_fd[fd].read_events())
             elif fd in by_part:
@@ -331,7 +301,7 @@ class Daemon:
         wall = _wall()
         panes = [p for p in panes if self._wants_read(p, wall)]
         if not panes:
-            self._hear_hooks()
+            self.refresh()  # nothing to capture, but a hook may have stamped: parts hear it
             return
         self.counts["edges"] += len(panes)
         try:
@@ -353,17 +323,17 @@ class Daemon:
                 wait = max(0, row.stamp.evidence_at + dwell + 100 - now_wall)
                 self.edges.follow_up(pane, now_mono + min(wait, dwell + 100), now_mono)
 
-    def _hear_hooks(self) -> None:
-        """Every pane that fell due holds a fresh hook claim, so there is nothing to
-        capture; but its hook may have stamped since the last read (a prompt, a turn's
-        end). One plain read, no capture and no write, lets the parts hear it."""
+    def refresh(self) -> None:
+        """List every pane's stamp as it stands, reading no screen (an empty focus): a
+        part stamped panes (handed-off hook events) and every part hears the change."""
         try:
-            result = self._next_cycle().run(produce=False)
+            result = self._next_cycle().run(focus=())
         except NoServer:
             raise
         except TmuxError as exc:
             self.log(f"tma daemon: read failed: {exc}")
             return
+        self.counts["reads"] += 1
         self._remember(result)
 
     def _remember(self, result, focus=None) -> None:
@@ -415,25 +385,10 @@ class Daemon:
         self._remember(result)
         self.edges.keep_only({p.pane_id for p in result.snapshot.panes})
 
-    # ------------------------------------------------------------ status socket
+    # ------------------------------------------------------------ status (tma.daemon.server)
     def status(self) -> dict:
         return {"schema": 1, "pid": os.getpid(), "version": __version__,
                 "started_at": self.started, "sessions": sorted(self.clients),
                 "quiet_ms": self.settings.quiet_ms, "sweep_ms": self.settings.sweep_ms,
                 "edges_fired": self.edges.fired, "last_error": self.last_error,
                 **self.counts, **{k: v for part in self.parts for k, v in part.status().items()}}
-
-    def _answer(self) -> None:
-        """Every connection gets the status document (one JSON line) and is closed: a
-        fresh socket's buffer takes it without blocking."""
-        try:
-            conn, _ = self._listener.accept()
-        except (BlockingIOError, InterruptedError):
-            return
-        try:
-            conn.setblocking(False)
-            conn.send((json.dumps(self.status()) + "\n").encode())
-        except OSError:
-            pass
-        finally:
-            conn.close()

@@ -92,8 +92,8 @@ def ensure(server, child_argv: list[str]) -> int:
     deadline = time.monotonic() + ENSURE_WAIT
     exited = False
     while time.monotonic() < deadline:
-        if daemon_files.held(paths.lock) and os.path.exists(paths.sock):
-            return 0
+        if daemon_files.held(paths.lock) and daemon_files.read_status(paths.sock, 0.5):
+            return 0  # answering (a killed daemon's socket file may still be there)
         if not exited:
             exited = os.waitpid(child, os.WNOHANG)[0] != 0
         if exited and not daemon_files.held(paths.lock):

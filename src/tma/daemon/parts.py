@@ -83,8 +83,9 @@ class Part:
 def build(daemon: Daemon) -> list[Part]:
     """Every part the daemon runs, in the order they hear of a read."""
     from tma.daemon.notifier import Notifier
+    from tma.daemon.server import Server
 
-    return [Notifier(daemon)]
+    return [Server(daemon), Notifier(daemon)]
 
 
 def transitions(before: dict, rows: list, now: int) -> list[Transition]:

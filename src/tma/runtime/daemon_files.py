@@ -5,7 +5,8 @@ The daemon (tma.daemon, which nothing imports) creates and holds these; doctor a
 key of the server's socket path: 16 hex digits of FNV-1a-64.
 
     <key>.lock   flock held for the daemon's life; body "<pid>\\nversion=<v>\\n"
-    <key>.sock   unix socket: a connection gets one JSON status line, then EOF
+    <key>.sock   unix socket: request/response (tma.daemon.server; TMAQ is the status
+                 line, TMAH the transitions document, TMA1 a hook event, TMAS subscribe)
     <key>.log    what a daemon started by `tma daemon --ensure` writes
 """
 
@@ -14,15 +15,11 @@ from __future__ import annotations
 import fcntl
 import os
 
-_FNV_OFFSET = 0xCBF29CE484222325
-_FNV_PRIME = 0x100000001B3
-
 
 def key(socket_path: str) -> str:
-    h = _FNV_OFFSET
-    for byte in socket_path.encode("utf-8", "surrogateescape"):
-        h = ((h ^ byte) * _FNV_PRIME) & 0xFFFFFFFFFFFFFFFF
-    return format(h, "016x")
+    from tma.runtime.handoff import key as fnv
+
+    return fnv(socket_path)
 
 
 def runtime_dir() -> str:
@@ -67,22 +64,59 @@ def read_record(path: str) -> tuple[int, str]:
     return pid, version
 
 
+def _ask(path: str, request: bytes, timeout: float):
+    """A connected socket that has sent `request`, or None (no daemon answers)."""
+    import socket
+
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.settimeout(timeout)
+        s.connect(path)
+        s.sendall(request)
+    except OSError:
+        s.close()
+        return None
+    return s
+
+
+def _read_all(s, cap: int) -> bytes:
+    data = b""
+    with s:
+        while len(data) <= cap:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    return data
+
+
 def read_status(path: str, timeout: float = 2.0) -> dict | None:
     """The running daemon's status document from its socket, or None."""
     import json
-    import socket
 
+    s = _ask(path, b"TMAQ", timeout)
+    if s is None:
+        return None
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(timeout)
-            s.connect(path)
-            data = b""
-            while not data.endswith(b"\n") and len(data) < 1 << 20:
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
-        doc = json.loads(data)
+        doc = json.loads(_read_all(s, 1 << 20))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def read_history(path: str, timeout: float = 2.0) -> dict | None:
+    """The daemon's ring of recent transitions (`tma debug transitions`), or None."""
+    import json
+
+    s = _ask(path, b"TMAH", timeout)
+    if s is None:
+        return None
+    try:
+        data = _read_all(s, (1 << 20) + 5)
+        size = int.from_bytes(data[1:5], "little")
+        if data[:1] != b"\x13" or len(data) != 5 + size:
+            return None
+        doc = json.loads(data[5:])
     except (OSError, ValueError):
         return None
     return doc if isinstance(doc, dict) else None

@@ -1,0 +1,380 @@
+"""The daemon's socket: status, handed-off hook events, subscribers and history.
+
+One part owns the listening socket and every connection on it; the loop only polls
+their fds. Each connection opens with a 4-byte request (docs/explanation/daemon.md,
+"The socket protocol"):
+
+    TMAQ  status: one JSON line (the status document), then EOF
+    TMA1  a hook event: six u32-LE length-prefixed UTF-8 fields (pane, agent, kind,
+          payload, at, scope); answered ACK 0x06 (the daemon stamps it) or NAK 0x15
+          (the hook stamps it itself), then EOF
+    TMAS  subscribe: 0x11, then the connection is kept and gets one 0x12 per
+          state-affecting loop iteration (a wake hint, never data)
+    TMAH  history: 0x13, a u32-LE length and the transitions document, then EOF
+    TMAW  wake the subscribers (a hook stamped a pane itself): 0x06, then EOF
+
+Single-threaded and bounded: every socket is non-blocking, a partial request is
+parked in the poll set with a whole-request deadline, at most MAX_PARTIAL are parked
+(the oldest is dropped for a new one), fields are capped, at most MAX_SUBSCRIBERS are
+kept and one whose buffer is full (or gone) is dropped. A slow or hostile client can
+cost the loop a recv, never a wait.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from collections import deque
+
+from tma.daemon.parts import Part, Transition
+
+MAGIC_EVENT, MAGIC_STATUS, MAGIC_SUB, MAGIC_HISTORY, MAGIC_WAKE = (
+    b"TMA1", b"TMAQ", b"TMAS", b"TMAH", b"TMAW")
+ACK, NAK, SUBSCRIBED, WAKE, HISTORY = b"\x06", b"\x15", b"\x11", b"\x12", b"\x13"
+FIELDS = ("pane", "agent", "kind", "payload", "at", "scope")
+SMALL_CAP = 4096
+PAYLOAD_CAP = 1 << 20
+DEADLINE_MS = 2000
+MAX_PARTIAL = 32
+MAX_SUBSCRIBERS = 16
+HISTORY_CAP = 256
+ACCEPT_BURST = 64
+REFRESH_MS = 250  # handed-off stamps are listed together (no capture), at most this often
+# kinds intake handles without a [[hooks.map]] entry (tma.runtime.hook.handle)
+_OWN_KINDS = frozenset({"context", "permission-replied", "question-replied", "SubagentStart",
+                        "SubagentStop"})
+
+
+def _mono() -> int:
+    return time.monotonic_ns() // 1_000_000
+
+
+class _Conn:
+    """One parked connection: what it has sent so far, and until when it may."""
+
+    __slots__ = ("sock", "fd", "buf", "deadline")
+
+    def __init__(self, sock: socket.socket, deadline: int) -> None:
+        self.sock = sock
+        self.fd = sock.fileno()
+        self.buf = b""
+        self.deadline = deadline
+
+
+class Refused(Exception):
+    """A request that breaks the protocol or a bound: the connection is closed."""
+
+
+def parse_event(buf: bytes) -> list[str] | None:
+    """The fields of a complete event frame (after the magic), None while incomplete.
+    Raises Refused for an over-long field, trailing bytes or bad UTF-8."""
+    out: list[str] = []
+    i = 0
+    for n, name in enumerate(FIELDS):
+        if len(buf) < i + 4:
+            return None
+        size = int.from_bytes(buf[i:i + 4], "little")
+        cap = PAYLOAD_CAP if name == "payload" else SMALL_CAP
+        if size > cap:
+            raise Refused(f"{name} field of {size} bytes (cap {cap})")
+        i += 4
+        if len(buf) < i + size:
+            return None
+        try:
+            out.append(buf[i:i + size].decode("utf-8"))
+        except UnicodeDecodeError:
+            raise Refused(f"{name} field is not UTF-8") from None
+        i += size
+        if n == len(FIELDS) - 1 and len(buf) > i:
+            raise Refused("bytes after the frame")
+    return out
+
+
+class Server(Part):
+    name = "server"
+
+    def __init__(self, daemon) -> None:
+        super().__init__(daemon)
+        self.listener: socket.socket | None = None
+        self.partial: dict[int, _Conn] = {}
+        self.subscribers: dict[int, socket.socket] = {}
+        self.history: deque[Transition] = deque(maxlen=HISTORY_CAP)
+        self.recorded = 0
+        self.wake_due = False
+        self.refresh_at: int | None = None
+        self.counts = {"handoffs": 0, "handoff_naks": 0, "handoffs_abandoned": 0,
+                       "refused": 0, "wakes": 0}
+        from tma.runtime import handoff
+
+        self.scope = handoff.scope({"config": daemon.config_path or "",
+                                    "manifest-dir": daemon.manifest_dir or ""})
+        self.tables: dict | None = None
+        self.blocking_sink = False
+        self._bind()  # first: `daemon --ensure` returns once the lock is held and this exists
+        self.reloaded()
+
+    # ------------------------------------------------------------ the part
+    def _bind(self) -> None:
+        path = self.daemon.paths.sock
+        try:
+            os.unlink(path)  # a stale socket: the lock is ours, so nobody serves it
+        except FileNotFoundError:
+            pass
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old = os.umask(0o177)
+        try:
+            sock.bind(path)
+        finally:
+            os.umask(old)
+        os.chmod(path, 0o600)
+        sock.listen(64)
+        sock.setblocking(False)
+        self.listener = sock
+
+    def fds(self) -> list[int]:
+        out = [self.listener.fileno()] if self.listener is not None else []
+        return out + list(self.partial) + list(self.subscribers)
+
+    def ready(self, fd: int) -> None:
+        if self.listener is not None and fd == self.listener.fileno():
+            self._accept()
+        elif fd in self.partial:
+            self._receive(self.partial[fd])
+        elif fd in self.subscribers:
+            self._subscriber_readable(fd)
+
+    def deadline(self) -> int | None:
+        if self.wake_due:
+            return 0
+        times = [c.deadline for c in self.partial.values()]
+        if self.refresh_at is not None:
+            times.append(self.refresh_at)
+        return min(times, default=None)
+
+    def tick(self, now_mono: int) -> None:
+        for conn in [c for c in self.partial.values() if c.deadline <= now_mono]:
+            self.counts["refused"] += 1
+            self._drop(conn)
+        if self.refresh_at is not None and self.refresh_at <= now_mono:
+            self.refresh_at = None
+            self.daemon.refresh()  # the history and every part hear the change
+        if self.wake_due:
+            self.wake_due = False
+            self._wake()
+
+    def on_read(self, rows: list, transitions: list[Transition], now: int) -> None:
+        if transitions:
+            self.history.extend(transitions)
+            self.recorded += len(transitions)
+            self.wake_due = True
+
+    def status(self) -> dict:
+        return {**self.counts, "subscribers": len(self.subscribers)}
+
+    def reloaded(self) -> None:
+        from tma.runtime import manifests, notify, notify_gate
+
+        cfg = self.daemon.cfg
+        try:
+            self.tables = manifests.hook_tables(self.daemon.manifest_dir, cfg.agents)
+        except Exception as exc:  # no tables: every event is NAKed, the hooks stamp
+            self.tables = None
+            self.daemon.log(f"tma daemon: hook tables unavailable: {exc}")
+        n = cfg.notify if isinstance(getattr(cfg, "notify", None), dict) else {}
+        # with from_event the intake notifies, and a notify command may run for 10 s in
+        # the process that stamps: not this loop (without it the notifier part rings)
+        self.blocking_sink = notify_gate.from_event(cfg) and (n.get("desktop") is True or any(
+            notify.command_for(cfg, t) for t in notify.TRIGGERS))
+
+    def close(self) -> None:
+        for conn in list(self.partial.values()):
+            self._drop(conn)
+        for fd in list(self.subscribers):
+            self._unsubscribe(fd)
+        if self.listener is not None:
+            self.listener.close()
+            self.listener = None
+        try:
+            os.unlink(self.daemon.paths.sock)
+        except FileNotFoundError:
+            pass
+
+    # ------------------------------------------------------------ connections
+    def _accept(self) -> None:
+        for _ in range(ACCEPT_BURST):
+            try:
+                sock, _addr = self.listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:  # EMFILE and friends: try again next turn
+                self.daemon.log(f"tma daemon: accept: {exc}")
+                return
+            sock.setblocking(False)
+            if len(self.partial) >= MAX_PARTIAL:
+                oldest = min(self.partial.values(), key=lambda c: c.deadline)
+                self.counts["refused"] += 1
+                self._drop(oldest)
+            conn = _Conn(sock, _mono() + DEADLINE_MS)
+            self.partial[conn.fd] = conn
+            self._receive(conn)  # a client writes right after connecting: often here
+
+    def _drop(self, conn: _Conn) -> None:
+        self.partial.pop(conn.fd, None)
+        conn.sock.close()
+
+    def _receive(self, conn: _Conn) -> None:
+        try:
+            while True:
+                chunk = conn.sock.recv(65536)
+                if not chunk:
+                    break  # EOF before a whole request: nothing to answer
+                conn.buf += chunk
+                if len(conn.buf) > PAYLOAD_CAP + 6 * 4 + 5 * SMALL_CAP + 4:
+                    raise Refused("request too long")
+                if self._complete(conn):
+                    return
+            self.counts["refused"] += 1
+            self._drop(conn)
+        except (BlockingIOError, InterruptedError):
+            return
+        except Refused:
+            self.counts["refused"] += 1
+            self._drop(conn)
+        except OSError:
+            self._drop(conn)
+
+    def _complete(self, conn: _Conn) -> bool:
+        """Act on the request once it is whole; True when the connection is handled."""
+        magic = conn.buf[:4]
+        if len(magic) < 4:
+            if not any(m.startswith(magic) for m in (MAGIC_EVENT, MAGIC_STATUS, MAGIC_SUB,
+                                                     MAGIC_HISTORY, MAGIC_WAKE)):
+                raise Refused("unknown request")
+            return False
+        if magic == MAGIC_EVENT:
+            fields = parse_event(conn.buf[4:])
+            if fields is None:
+                return False
+            self.partial.pop(conn.fd, None)
+            self._event(conn.sock, fields)
+            return True
+        if len(conn.buf) > 4:
+            raise Refused("bytes after the request")
+        self.partial.pop(conn.fd, None)
+        if magic == MAGIC_STATUS:
+            self._reply(conn.sock, (json.dumps(self.daemon.status()) + "\n").encode())
+        elif magic == MAGIC_HISTORY:
+            doc = json.dumps(self.transitions_doc()).encode()
+            self._reply(conn.sock, HISTORY + len(doc).to_bytes(4, "little") + doc)
+        elif magic == MAGIC_WAKE:
+            self.wake_due = True
+            self._reply(conn.sock, ACK)
+        elif magic == MAGIC_SUB:
+            self._subscribe(conn.sock)
+        else:
+            self.partial[conn.fd] = conn  # dropped (and counted) by the caller
+            raise Refused("unknown request")
+        return True
+
+    @staticmethod
+    def _reply(sock: socket.socket, data: bytes) -> None:
+        """A whole answer, or nothing: a fresh socket's buffer takes a status line; a
+        history document that does not fit at once is cut off (the client sees EOF
+        early and says so) rather than waited for."""
+        try:
+            sock.send(data)
+        except OSError:
+            pass
+        finally:
+            sock.close()
+
+    def transitions_doc(self) -> dict:
+        return {"schema": 1, "cap": HISTORY_CAP, "recorded": self.recorded,
+                "transitions": [t.to_json() for t in self.history]}
+
+    # ------------------------------------------------------------ subscribers
+    def _subscribe(self, sock: socket.socket) -> None:
+        if len(self.subscribers) >= MAX_SUBSCRIBERS:
+            self.counts["refused"] += 1
+            sock.close()  # the client polls instead
+            return
+        try:
+            sock.send(SUBSCRIBED)
+        except OSError:
+            sock.close()
+            return
+        self.subscribers[sock.fileno()] = sock
+
+    def _subscriber_readable(self, fd: int) -> None:
+        """A subscriber only listens: readable means it went away (or talks: drop it)."""
+        self._unsubscribe(fd)
+
+    def _unsubscribe(self, fd: int) -> None:
+        sock = self.subscribers.pop(fd, None)
+        if sock is not None:
+            sock.close()
+
+    def _wake(self) -> None:
+        self.counts["wakes"] += 1
+        for fd, sock in list(self.subscribers.items()):
+            try:
+                sock.send(WAKE)
+            except OSError:  # full (it stopped reading) or gone
+                self._unsubscribe(fd)
+
+    # ------------------------------------------------------------ events
+    def _event(self, sock: socket.socket, fields: list[str]) -> None:
+        """ACK and stamp, or NAK; the stamp is the hook's own intake (runtime.hook)."""
+        pane, agent, kind, payload, at, scope_ = fields
+        table = self._table(pane, agent, kind, payload, at, scope_)
+        if table is None:
+            self.counts["handoff_naks"] += 1
+            self._reply(sock, NAK)
+            return
+        try:
+            gone = sock.recv(1, socket.MSG_PEEK) == b""
+        except (BlockingIOError, InterruptedError):
+            gone = False
+        except OSError:
+            gone = True
+        if not gone:
+            try:
+                gone = sock.send(ACK) != 1
+            except OSError:
+                gone = True
+        sock.close()
+        if gone:  # the hook gave up waiting and stamps the event itself
+            self.counts["handoffs_abandoned"] += 1
+            return
+        self.counts["handoffs"] += 1
+        from tma.runtime import hook
+        from tma.tmux.adapter import NoServer, TmuxError
+
+        try:
+            outcome = hook.handle(self.daemon.server, self.daemon.cfg, table, kind, pane,
+                                  payload, int(at))
+        except NoServer:
+            raise
+        except TmuxError:
+            return  # a pane that vanished meanwhile: what the hook itself would shrug off
+        if outcome.wrote:
+            self.wake_due = True
+            if self.refresh_at is None:
+                self.refresh_at = _mono() + REFRESH_MS
+
+    def _table(self, pane: str, agent: str, kind: str, payload: str, at: str, scope_: str):
+        """The agent's hook table when the daemon takes the event on, else None."""
+        if scope_ != self.scope or self.tables is None or self.blocking_sink:
+            return None
+        if not (pane[:1] == "%" and pane[1:].isdigit() and at.isdigit() and kind):
+            return None
+        table = self.tables.get(agent)
+        if table is None:
+            return None
+        if table.name == "claude" and kind == "PermissionRequest":
+            return None  # the reply lane holds in the hook's own process
+        if kind not in _OWN_KINDS and table.map_event(kind, payload) is None:
+            return None  # unmapped (a manifest newer than the daemon's, perhaps)
+        return table

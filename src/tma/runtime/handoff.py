@@ -1,0 +1,134 @@
+"""`tma event`'s handoff: give the event to this server's daemon, if one answers.
+
+The hot path of every agent hook, so it is lean on purpose: `os` and `_socket` only
+(no `socket`, whose enum import costs more than the whole exchange), no json, no
+tmux spawn. The daemon's socket is found from the tmux socket path the hook would
+talk to (tma.runtime.daemon_files keys it the same way), the event goes over as one
+frame (tma.daemon.server), and the answer is one byte. Anything but an ACK within
+the deadline (no daemon, a stale socket, a refusal, a hung or stopped daemon, a NAK)
+returns False, and the hook stamps the event itself: the daemon is never required.
+"""
+
+from __future__ import annotations
+
+import os
+
+DEADLINE_S = 0.5  # connect + send + the daemon's answer; then the hook stamps itself
+PAYLOAD_CAP = 1 << 20
+SMALL_CAP = 4096
+ACK = b"\x06"
+WAKE_DEADLINE_S = 0.1
+_found: str | None = None  # what offer() learnt: None never asked, "" no daemon to wake
+_FNV_OFFSET = 0xCBF29CE484222325
+_FNV_PRIME = 0x100000001B3
+
+
+def tmux_socket(a: dict[str, str], env=os.environ) -> str:
+    """The socket path of the server `tma event` would talk to (cli/event.py's order:
+    --socket-name, --socket-path, TMA_HOOK_SOCKET, $TMUX, TMA_SOCKET_PATH, default),
+    spelled as tmux's #{socket_path} spells it."""
+    name = a.get("socket-name")
+    if not name:
+        if a.get("socket-path"):
+            return a["socket-path"]
+        name = env.get("TMA_HOOK_SOCKET")
+    if not name:
+        tmux = env.get("TMUX", "")
+        if tmux:
+            return tmux.split(",", 1)[0]
+        if env.get("TMA_SOCKET_PATH"):
+            return env["TMA_SOCKET_PATH"]
+        name = "default"
+    base = (env.get("TMUX_TMPDIR") or "/tmp").split(":", 1)[0]
+    return os.path.join(os.path.realpath(f"{base}/tmux-{os.getuid()}"), name)
+
+
+def key(socket_path: str) -> str:
+    """16 hex digits of FNV-1a-64 over the tmux socket path: the daemon's file names
+    (tma.runtime.daemon_files.Files uses this one)."""
+    h = _FNV_OFFSET
+    for byte in socket_path.encode("utf-8", "surrogateescape"):
+        h = ((h ^ byte) * _FNV_PRIME) & 0xFFFFFFFFFFFFFFFF
+    return format(h, "016x")
+
+
+def daemon_socket(socket_path: str, places=None) -> str:
+    """<runtime dir>/<key>.sock, as tma.runtime.daemon_files.Files names it."""
+    if places is None:
+        from tma.core.paths import Paths
+
+        places = Paths(os.environ)
+    return os.path.join(places.runtime_dir, key(socket_path) + ".sock")
+
+
+def scope(a: dict[str, str], places=None) -> str:
+    """The config file and manifest directory this hook would read (the daemon NAKs a
+    frame whose scope is not its own)."""
+    if places is None:
+        from tma.core.paths import Paths
+
+        places = Paths(os.environ)
+    return (os.path.abspath(places.config_file(a.get("config") or None)) + "\n"
+            + os.path.abspath(a.get("manifest-dir") or places.manifest_dir))
+
+
+def frame(fields: tuple[str, ...]) -> bytes:
+    out = [b"TMA1"]
+    for value in fields:
+        raw = value.encode("utf-8", "replace")
+        out.append(len(raw).to_bytes(4, "little"))
+        out.append(raw)
+    return b"".join(out)
+
+
+def offer(a: dict[str, str], agent: str, kind: str, pane: str, payload: str,
+          now_ms: int) -> bool:
+    """True when the daemon acknowledged the event (and so stamps it)."""
+    if "TMA_NOTIFY_CMD" in os.environ or "TMA_NOTIFY_FROM_EVENT" in os.environ:
+        return False  # notification settings of this hook's own: the daemon's env differs
+    if len(agent) > SMALL_CAP or len(kind) > SMALL_CAP or len(pane) > SMALL_CAP \
+            or len(payload) > PAYLOAD_CAP // 4 and len(payload.encode()) > PAYLOAD_CAP:
+        return False
+    from tma.core.paths import Paths
+
+    places = Paths(os.environ)
+    global _found
+    path = daemon_socket(tmux_socket(a), places)
+    if not os.path.exists(path):
+        _found = ""
+        return False
+    answer = _exchange(path, frame((pane, agent, kind, payload, str(now_ms), scope(a, places))),
+                       DEADLINE_S)
+    _found = path if answer else ""  # no answer: a stopped daemon is not tried twice
+    return answer == ACK
+
+
+def _exchange(path: str, data: bytes, limit: float) -> bytes:
+    import _socket
+    import time
+
+    deadline = time.monotonic() + limit
+    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        s.settimeout(limit)
+        s.connect(path)
+        s.sendall(data)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return b""
+        s.settimeout(left)
+        return s.recv(1)
+    except OSError:  # refused, reset, timed out: stamp here
+        return b""
+    finally:
+        s.close()
+
+
+def woken(a: dict[str, str]) -> None:
+    """This hook stamped a pane itself: wake the subscribers of the daemon that NAKed the
+    event or, for an event never offered (the reply lane), of the one there is."""
+    if _found == "":
+        return
+    path = _found or daemon_socket(tmux_socket(a))
+    if os.path.exists(path):
+        _exchange(path, b"TMAW", WAKE_DEADLINE_S)
