@@ -82,7 +82,9 @@ class Part:
 
 def build(daemon: Daemon) -> list[Part]:
     """Every part the daemon runs, in the order they hear of a read."""
-    return []
+    from tma.daemon.segment import Segment
+
+    return [Segment(daemon)]
 
 
 def transitions(before: dict, rows: list, now: int) -> list[Transition]:

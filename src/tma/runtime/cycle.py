@@ -107,6 +107,20 @@ def _stamp_problem(pane) -> tuple[codec.Stamp | None, str | None]:
     return stamp, None
 
 
+def standing_rows(snap, now: int) -> list[Row]:
+    """The rows a cycle that writes nothing reads from a listing: every decodable stamp
+    of a pane not ignored, as it stands (`Cycle.run(produce=False)` without its spawn;
+    the daemon's status-line segment counts these)."""
+    rows = []
+    for pane in snap.panes:
+        if pane.options.get("@agent_ignore"):
+            continue
+        stamp, _problem = _stamp_problem(pane)
+        if stamp is not None:
+            rows.append(Row(pane, stamp, stamp.name, False, _muted(pane, now)))
+    return sorted(rows, key=Row.sort_key)
+
+
 class _LightIdentity:
     __slots__ = ("process_names", "title_patterns")
 
