@@ -95,7 +95,8 @@ class Segment(Part):
         if self.shown is None:
             return
         try:
-            self.daemon.server.source([f"set-option -su {UNTIL}", f"set-option -su {SEGMENT}"])
+            self.daemon.server.source([write.server_option_unset(UNTIL),
+                                          write.server_option_unset(SEGMENT)])
         except TmuxError:
             pass  # the server is gone, and its options with it
 
