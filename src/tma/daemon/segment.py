@@ -32,20 +32,19 @@ from __future__ import annotations
 import time
 
 from tma.daemon.parts import Part
+from tma.install import tmux_status
 from tma.runtime import cycle as cycle_mod
 from tma.tmux import read, write
 from tma.tmux.adapter import TmuxError
 from tma.ui import status as render
 
-SEGMENT = "@tma_status_segment"
-UNTIL = "@tma_status_until"
+SEGMENT = tmux_status.SEGMENT
+UNTIL = tmux_status.SEGMENT_UNTIL
 REFRESH_MS = 1000
 TTL_S = 5
 
 
-def status_right(tma: str = "tma") -> str:
-    """The status-right that reads the daemon's segment, falling back to polling."""
-    return (f"#{{?#{{e|<:%s,#{{{UNTIL}}}}},#{{{SEGMENT}}},#({tma} status)}}")
+status_right = tmux_status.daemon_status_right
 
 
 class Segment(Part):
