@@ -280,11 +280,12 @@ def daemon_segment(ctx: Context, status_right: str | None) -> dict:
     and is the segment live now (its deadline ahead of the clock: the status line shows
     it and runs no `tma status`)?"""
     from tma.install import tmux_status
+    from tma.tmux import setup
     from tma.tmux.adapter import TmuxError
 
     reads = tmux_status.reads_daemon_segment(status_right)
     try:
-        raw = ctx.server.run("show-options", "-sv", tmux_status.SEGMENT_UNTIL).strip()
+        raw = setup.server_option(ctx.server, tmux_status.SEGMENT_UNTIL).strip()
     except TmuxError:
         raw = ""
     until = int(raw) * 1000 if raw.isdigit() else None
