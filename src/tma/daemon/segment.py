@@ -15,15 +15,17 @@ daemon keeps `until` ahead of the clock no `tma status` job runs at all. Setting
 option makes tmux redraw every client's status line at once, so a new segment is on
 screen as soon as it is written (no `refresh-client` needed).
 
-Staleness: `until` is refreshed every REFRESH_MS to now + TTL_S. A daemon that stops
+Staleness: `until` is pushed to now + TTL_S at every refresh: every REFRESH_MS while
+some pane prints, every IDLE_REFRESH_MS while none does. A daemon that stops
 cleanly unsets both (the status line falls back to `#(tma status)` at once); one
 killed with -9 stops refreshing, and the first redraw after `until` has passed (the
 client's `status-interval`) shows the polling form again. A stale count is therefore
 never shown longer than TTL_S plus one status-interval.
 
 What the segment counts: every pane's stamp as it stands (tma.runtime.cycle
-standing_rows), read once per refresh, which also picks up what hooks and other
-writers stamped. Unlike `tma status`, reading here never refreshes a stale pane: with
+standing_rows), read at each refresh (one spawn that also pushes the deadline), which
+picks up what hooks and other writers stamped; a read of the daemon's own that changed
+a stamp refreshes at once. Unlike `tma status`, reading here never refreshes a stale pane: with
 the daemon running, its quiet edges and sweeps are what refresh panes.
 """
 
@@ -40,7 +42,8 @@ from tma.ui import status as render
 
 SEGMENT = tmux_status.SEGMENT
 UNTIL = tmux_status.SEGMENT_UNTIL
-REFRESH_MS = 1000
+REFRESH_MS = 1000  # while panes print: a hook or another writer may have stamped
+IDLE_REFRESH_MS = 2000  # while none does: only the deadline needs pushing
 TTL_S = 5
 
 
@@ -57,6 +60,7 @@ class Segment(Part):
         self._due = 0
         self.refreshes = 0
         self.writes = 0
+        self._last = 0  # monotonic ms of the last refresh
 
     def on_read(self, rows: list, transitions: list, now: int) -> None:
         if transitions:
@@ -68,8 +72,21 @@ class Segment(Part):
     def reloaded(self) -> None:
         self._due = 0  # the palette may have changed
 
+    def _printed_since(self, since: int) -> bool:
+        """Has any pane printed since then? (the activity gauge is ordered by recency)"""
+        panes = self.daemon.edges.panes
+        if not panes:
+            return False
+        last = next(reversed(panes.values())).last_output
+        return last is not None and last >= since
+
     def tick(self, now_mono: int) -> None:
+        if self._due and now_mono - self._last < IDLE_REFRESH_MS \
+                and not self._printed_since(self._last):
+            self._due = now_mono + REFRESH_MS  # nothing printed: the deadline still holds
+            return
         self._due = now_mono + REFRESH_MS
+        self._last = now_mono
         server = self.daemon.server
         wall = time.time_ns() // 1_000_000
         until = wall // 1000 + TTL_S
