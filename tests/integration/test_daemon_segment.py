@@ -85,9 +85,18 @@ def test_the_segment_follows_state_with_no_status_job(srv, daemon):
         assert lag < 1.5
         # the client's own status line drew it (set-option redraws every client)
         srv.wait_for(lambda: "⚑1" in client.output(), timeout=3)
-        # a hand-made change by another writer (a hook) is picked up as well
-        srv.tmux("set-option", "-p", "-t", pane, "@agent_attention", "1")
-        time.sleep(3)  # three redraws at status-interval 1, three segment refreshes
+        # a hook's stamp on a pane that prints nothing (no read of the daemon's)
+        other = srv.new_pane("sleep 100000")
+        res = srv.tma("event", "--agent", "claude", "--kind", "UserPromptSubmit", "--pane",
+                      other, manifests=False, input="{}")
+        assert res.returncode == 0
+        _until(srv, other, "@agent_state", "working")
+        t0 = time.monotonic()
+        srv.wait_for(lambda: "●1" in _shown(srv), timeout=4, interval=0.02)
+        lag = time.monotonic() - t0
+        print(f"\nMEASURED segment lag after a hook stamp {lag:.3f}s")
+        assert lag < segment.IDLE_REFRESH_MS / 1000 + 1
+        time.sleep(3)  # three more redraws at status-interval 1
         assert _jobs(counter) == jobs0, "the status line ran a tma status job"
         value = srv.tmux("show-options", "-sv", segment.SEGMENT).rstrip("\n")
         assert value == _tma_status(srv)  # the very bytes `tma status` prints
