@@ -317,17 +317,46 @@ def test_a_control_client_never_resizes_a_users_window(srv, daemon):
     assert srv.display(pane, "#{window_width}x#{window_height}") == "132x40"
 
 
+def test_a_sized_control_client_never_resizes_a_users_window(srv, daemon):
+    """A control client without a size has no say on tmux 3.3 whatever its flags, so the
+    test above cannot tell whether ignore-size is there. Give the daemon's client a size
+    (it is the most recent client: window-size latest would pick it): only ignore-size
+    keeps the window at the size of the user's client."""
+    pane = srv.shell_pane()
+    user = PtyClient(srv, cols=132, rows=41)
+    try:
+        srv.wait_for(lambda: srv.display(pane, "#{window_width}x#{window_height}") == "132x40")
+        daemon.start()
+        srv.wait_for(lambda: len(_control_clients(srv)) == 1)
+        for line in srv.tmux("list-clients", "-F",
+                             "#{client_control_mode} #{client_name}").splitlines():
+            if line.startswith("1 "):
+                srv.tmux("refresh-client", "-t", line[2:], "-C", "80x24")
+        srv.draw(pane, "some output\nand more")
+        time.sleep(1.0)  # edges and reads have run
+        assert srv.display(pane, "#{window_width}x#{window_height}") == "132x40"
+    finally:
+        user.close()
+
+
 def test_a_control_client_never_clears_attention(srv, daemon):
+    """The seen clear retires a done mark once a client showing the pane has been active
+    since the mark was raised. A control client attaching is such activity (tmux sets
+    client_activity at attach), so the mark is raised first and the daemon's clients
+    attach a second later: only the exclusion of control clients keeps the mark."""
     srv.config.write_text("[daemon]\nsweep_secs = 1\n")
     pane, _pid = _claude(srv)
     _draw(srv, pane, "idle")
-    daemon.start()
-    _until(srv, pane, "@agent_state", "idle", timeout=10)
+    srv.tma("ls", manifests=False, check=True)  # a poll stamps it: the episode starts
+    assert srv.option(pane, "@agent_state") == "idle"
     srv.tmux("set-option", "-p", "-t", pane, "@agent_attention", "1")
+    srv.next_second()
+    time.sleep(1.0)  # client_activity has whole seconds: attach clearly after the episode
+    daemon.start()
+    srv.wait_for(lambda: len(_control_clients(srv)) == 1)
     sweeps = daemon.status()["sweeps"]
-    srv.tmux("new-session", "-d", "-s", "other", "sh")  # a second control client attaches
     _draw(srv, pane, "idle")  # and an edge is read
-    srv.wait_for(lambda: daemon.status()["sweeps"] >= sweeps + 2, timeout=6)
+    srv.wait_for(lambda: daemon.status()["sweeps"] >= sweeps + 2, timeout=8)
     assert srv.option(pane, "@agent_attention") == "1"
     assert srv.option(pane, "@agent_state") == "idle"
 

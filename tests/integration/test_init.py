@@ -71,6 +71,8 @@ def test_init_wires_detected_agents_and_ends_with_doctor(srv):
     assert "tma: init: status-right does not run `tma status`; add this line to " \
            "~/.tmux.conf" in out
     assert f"    {FULL_LINE}\n" in out
+    assert (f"    set -g status-right '#{{?#{{e|<:%s,#{{@tma_status_until}}}},"
+            f"#{{@tma_status_segment}},#({VENV_TMA} status)}} %H:%M'\n") in out
     assert "the bare name `tma` does not lead to this tma" in out
     assert "then reload it: tmux source-file ~/.tmux.conf" in out
     assert "tma status" not in srv.tmux("show-options", "-gv", "status-right")

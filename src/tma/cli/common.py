@@ -74,10 +74,19 @@ def err(msg: str) -> None:
     sys.stderr.write(msg if msg.endswith("\n") else msg + "\n")
 
 
-def load_config(g: Globals):
+def load_config(g: Globals, surface: bool = False):
     """The config; a file named by --config or TMA_CONFIG, and a --manifest-dir, must
     exist (a typo would otherwise load nothing in silence). Raises ConfigError
-    (reported by cli/main.py, exit 1)."""
+    (reported by cli/main.py, exit 1). `surface`: the caller is one of the one-shot
+    surfaces (ls, status, jump, the picker, watch, wait, subscribe; never `event`),
+    which start the daemon first under `[daemon] autostart = true`."""
+    cfg = _load_config(g)
+    if surface and cfg.daemon.get("autostart"):
+        autostart(g, cfg)
+    return cfg
+
+
+def _load_config(g: Globals):
     from tma.runtime.config import ConfigError, load
 
     named = g.config or os.environ.get("TMA_CONFIG")
@@ -88,6 +97,35 @@ def load_config(g: Globals):
         raise ConfigError(f"tma: manifest dir {g.manifest_dir}: no such directory "
                           "(named by --manifest-dir)")
     return load(g.config)
+
+
+def _known_socket(g: Globals) -> str | None:
+    """The server's socket path when it is known without asking tmux: --socket-path,
+    TMA_SOCKET_PATH, $TMUX inside tmux, or where tmux puts a --socket-name socket."""
+    if g.socket_path:
+        return g.socket_path
+    if g.socket_name:
+        base = os.environ.get("TMUX_TMPDIR") or "/tmp"
+        return os.path.join(os.path.realpath(f"{base}/tmux-{os.getuid()}"), g.socket_name)
+    named = os.environ.get("TMA_SOCKET_PATH") or (os.environ.get("TMUX") or "").split(",")[0]
+    return named or None
+
+
+def autostart(g: Globals, cfg) -> None:
+    """`tma daemon --ensure`, result ignored. Cheap when a daemon runs: its lock is
+    probed where the socket path is known without a spawn; only a free (or unknown)
+    lock costs the full ensure, which asks tmux for the socket path and starts one."""
+    from tma.runtime import daemon_files
+
+    known = _known_socket(g)
+    if known and daemon_files.held(daemon_files.Files(known).lock):
+        return
+    from tma.cli import daemon
+
+    try:
+        daemon.ensure(g, cfg)
+    except Exception:  # noqa: BLE001 - autostart must never cost the surface its answer
+        pass
 
 
 def check_agent(g: Globals, name: str) -> None:

@@ -64,7 +64,7 @@ def _ambient(doc: dict) -> list[str]:
         if age is not None:
             out.append(_item(f"note: a `tma status` or `tma ls` ran {_age(age)} ago, but "
                              "nothing runs it from the status line"))
-        return out
+        return out + _segment(amb)
     command = amb["status_command"]
     if command is not None and not command["runs"]:
         from tma.install import binary, tmux_status
@@ -76,7 +76,21 @@ def _ambient(doc: dict) -> list[str]:
                          f"{tmux_status.status_line(binary.tma_command(command['path']))}"))
         return out
     when = f"last ran {_age(age)} ago" if age is not None else "has not run yet"
-    return [_line("ambient", f"polling — status-right runs `tma status` ({when})")]
+    return [_line("ambient", f"polling — status-right runs `tma status` ({when})"),
+            *_segment(amb)]
+
+
+def _segment(amb: dict) -> list[str]:
+    """Which status-line set-up: the daemon form reads the daemon's segment."""
+    seg = amb.get("daemon_segment") or {}
+    if not seg.get("reads"):
+        return []
+    if seg.get("live"):
+        return [_item("daemon form: the status line reads the daemon's segment "
+                      "(@tma_status_segment) and spawns nothing; `tma status` runs only "
+                      "when no daemon keeps it")]
+    return [_item("daemon form, but no daemon keeps the segment now: the status line "
+                  "runs `tma status` instead")]
 
 
 def _clients(doc: dict) -> list[str]:
@@ -108,6 +122,7 @@ def _daemon(doc: dict) -> list[str]:
         out.append(_item(f"✗ its socket does not answer: {d['socket']} (see {d['log']})"))
     if d["last_error"]:
         out.append(_item(f"last error: {d['last_error']}"))
+    out.append(_item(f"socket: {d['socket']}"))
     return out
 
 

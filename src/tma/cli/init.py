@@ -156,6 +156,9 @@ def _status_line(g, cfg, conf: str | None) -> None:
     if command != binary.NAME:
         say("  (tma is named by its full path: the bare name `tma` does not lead to this tma "
             "on the PATH tmux runs its status line with)")
+    say("  or, with the daemon running, the form that reads its segment and spawns nothing "
+        "(tma status runs only when no daemon keeps it):")
+    say(f"    {tmux_status.daemon_status_line(command)}")
     say(f"  then reload it: tmux source-file {path}")
 
 

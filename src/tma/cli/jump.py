@@ -27,7 +27,7 @@ def main(argv: list[str]) -> int:
 
     g, sel, args = spec.parse("jump", argv)
     direction = "pane" if args.pane is not None else (args.direction or "next")
-    cfg = common.load_config(g)
+    cfg = common.load_config(g, surface=True)
     from tma.cli import cycle_run
 
     server, result = cycle_run.run(g, cfg)

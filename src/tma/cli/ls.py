@@ -10,7 +10,7 @@ from tma.cli import common, spec
 def main(argv: list[str]) -> int:
 
     g, sel, args = spec.parse("ls", argv)
-    cfg = common.load_config(g)
+    cfg = common.load_config(g, surface=True)
     from tma.cli import cycle_run
     from tma.runtime.git import GitInfo
 

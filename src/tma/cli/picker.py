@@ -331,7 +331,7 @@ class App:
 def main(argv: list[str]) -> int:
     """Bare `tma` (argv holds the global options only)."""
     g, _rest = common.split_globals(argv)
-    cfg = common.load_config(g)
+    cfg = common.load_config(g, surface=True)
     from tma.runtime.selectors import Selector
     from tma.ui import picker
 

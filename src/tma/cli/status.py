@@ -39,7 +39,7 @@ def main(argv: list[str]) -> int:
         i += 1
     if sel.agent is not None:
         common.check_agent(g, sel.agent)
-    cfg = common.load_config(g)
+    cfg = common.load_config(g, surface=True)
     from tma.cli import cycle_run
 
     # under #() nobody reads stderr and the hot path must not validate manifests

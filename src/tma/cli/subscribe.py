@@ -46,7 +46,7 @@ def main(argv: list[str]) -> int:
     if not args.json:
         raise common.UsageError("--json is required (one JSON document per line)")
     interval = _interval(args.interval)
-    cfg = common.load_config(g)
+    cfg = common.load_config(g, surface=True)
     server = common.server(g, cfg)
 
     def stop(_signo, _frame):

@@ -67,7 +67,7 @@ def main(argv: list[str]) -> int:
         raise common.UsageError("name a target: --pane ID, --agent NAME, --any, --all or "
                                 "--count N")
 
-    cfg = common.load_config(g)
+    cfg = common.load_config(g, surface=True)
     return _loop(g, cfg, sel, waiter, timeout, args.json)  # Ctrl-C: 130 at cli/main.py
 
 

@@ -18,6 +18,7 @@ import time
 from tma import __version__
 from tma.core import codec, states
 from tma.daemon import parts as parts_mod
+from tma.daemon.demotion import Demotion
 from tma.daemon.edges import Edges
 from tma.runtime import cycle as cycle_mod
 from tma.tmux import control, read
@@ -29,6 +30,7 @@ ONSET_MS = 150
 MIN_GAP_MS = 250
 RECHECK_MS = 1000  # pool recheck while no session is watched (and the liveness probe)
 ROLLUP_DELAY_MS = 100
+DEMOTE_EDGES = 5
 
 
 def _mono() -> int:
@@ -49,6 +51,7 @@ class Settings:
         self.quiet_ms = _ranged(cfg, d, "quiet_ms", QUIET_MS, 100, 10_000)
         self.recheck_ms = _ranged(cfg, d, "zero_member_recheck_secs", RECHECK_MS // 1000,
                                   1, 3600) * 1000
+        self.demote_edges = _ranged(cfg, d, "demote_edges", DEMOTE_EDGES, 1, 1_000_000)
 
 
 def _ranged(cfg, table: dict, key: str, default: int, low: int, high: int) -> int:
@@ -73,6 +76,7 @@ class Daemon:
         self.server_pid = server_pid
         self.log = log
         self.edges = Edges(self.settings.quiet_ms, ONSET_MS, MIN_GAP_MS)
+        self.demotion = Demotion(self.settings.demote_edges)
         self.cycle = cycle_mod.Cycle(server, cfg, manifest_dir, warn=log)
         self.clients: dict[str, control.ControlClient] = {}
         self.stamps: dict[str, codec.Stamp] = {}  # as of the daemon's last read
@@ -251,6 +255,7 @@ class Daemon:
         for part in self.parts:
             self._guard(part, part.reloaded)
         self.edges.quiet_ms = settings.quiet_ms
+        self.demotion.threshold = settings.demote_edges
         self._next_sweep = min(self._next_sweep, _mono() + settings.sweep_ms)
         self.counts["reloads"] += 1
         self.last_error = ""
@@ -291,11 +296,13 @@ class Daemon:
         """Hookless, demoted or contradicted panes are read; a fresh hook claim of
         idle or blocked already says what the screen would (the hook tier has it)."""
         stamp = self.stamps.get(pane)
+        decay = self.cfg.hook_decay_secs * 1000
+        self.demotion.edge(pane, stamp, now, decay)
         if stamp is None or stamp.source != states.SOURCE_HOOK:
             return True
         if stamp.state not in (states.IDLE, states.BLOCKED):
             return True  # a working claim the quiet screen may contradict
-        return now - stamp.evidence_at > self.cfg.hook_decay_secs * 1000
+        return now - stamp.evidence_at > decay
 
     def _read(self, panes: list[str]) -> None:
         wall = _wall()
@@ -305,7 +312,8 @@ class Daemon:
             return
         self.counts["edges"] += len(panes)
         try:
-            result = self._next_cycle().run(focus=panes)
+            result = self._next_cycle().run(focus=panes,
+                                            demoted=self.demotion.demoted(panes))
         except NoServer:
             raise
         except TmuxError as exc:  # a pane closed mid-read: the next edge or sweep repairs
@@ -343,6 +351,7 @@ class Daemon:
         now = _wall()
         changed = parts_mod.transitions(self.stamps, rows, now)
         self.stamps = {r.pane.pane_id: r.stamp for r in rows}
+        self.demotion.seen(self.stamps)
         self._last_rows = rows
         for part in self.parts:
             self._guard(part, part.on_read, rows, changed, now)
@@ -391,4 +400,5 @@ class Daemon:
                 "started_at": self.started, "sessions": sorted(self.clients),
                 "quiet_ms": self.settings.quiet_ms, "sweep_ms": self.settings.sweep_ms,
                 "edges_fired": self.edges.fired, "last_error": self.last_error,
-                **self.counts, **{k: v for part in self.parts for k, v in part.status().items()}}
+                **self.counts, **self.demotion.status(),
+                **{k: v for part in self.parts for k, v in part.status().items()}}

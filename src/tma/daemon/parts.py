@@ -83,9 +83,12 @@ class Part:
 def build(daemon: Daemon) -> list[Part]:
     """Every part the daemon runs, in the order they hear of a read."""
     from tma.daemon.notifier import Notifier
+    from tma.daemon.segment import Segment
     from tma.daemon.server import Server
 
-    return [Server(daemon), Notifier(daemon)]
+    # the server first (its history and wakes), the notifier before the segment so a
+    # rung pane's marker is in the segment's next listing
+    return [Server(daemon), Notifier(daemon), Segment(daemon)]
 
 
 def transitions(before: dict, rows: list, now: int) -> list[Transition]:

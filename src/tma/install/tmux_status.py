@@ -12,6 +12,10 @@ import os
 import re
 import shlex
 
+#: The server options the daemon keeps for the status line (tma.daemon.segment).
+SEGMENT = "@tma_status_segment"
+SEGMENT_UNTIL = "@tma_status_until"
+
 #: `#(… tma … status …)`: any path to tma, any flags.
 _RUNS_TMA_STATUS = re.compile(r"#\(([^)]*\btma\b[^)]*\bstatus\b[^)]*)\)")
 
@@ -19,6 +23,25 @@ _RUNS_TMA_STATUS = re.compile(r"#\(([^)]*\btma\b[^)]*\bstatus\b[^)]*)\)")
 def runs_tma_status(value: str | None) -> bool:
     """Does a status-right value run `tma status` (any path to tma, any flags)?"""
     return value is not None and _RUNS_TMA_STATUS.search(value) is not None
+
+
+def reads_daemon_segment(value: str | None) -> bool:
+    """Does a status-right value read the daemon's segment (the daemon form)?"""
+    return value is not None and "#{" + SEGMENT + "}" in value
+
+
+def daemon_status_right(command: str = "tma") -> str:
+    """The daemon form: the daemon's segment while its deadline is ahead of the clock
+    (`%s`: status-right goes through strftime first), `#(tma status)` otherwise. tmux
+    expands only the branch a conditional takes, so the job runs only as the fallback."""
+    named = command if shlex.quote(command) == command else f'"{command}"'
+    return ("#{?#{e|<:%s,#{" + SEGMENT_UNTIL + "}},#{" + SEGMENT + "},#(" + named
+            + " status)}")
+
+
+def daemon_status_line(command: str) -> str:
+    """The line to add to tmux.conf for the daemon form."""
+    return f"set -g status-right '{daemon_status_right(command)} %H:%M'"
 
 
 def status_program(value: str | None) -> str | None:

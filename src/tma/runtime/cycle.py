@@ -107,6 +107,20 @@ def _stamp_problem(pane) -> tuple[codec.Stamp | None, str | None]:
     return stamp, None
 
 
+def standing_rows(snap, now: int) -> list[Row]:
+    """The rows a cycle that writes nothing reads from a listing: every decodable stamp
+    of a pane not ignored, as it stands (`Cycle.run(produce=False)` without its spawn;
+    the daemon's status-line segment counts these)."""
+    rows = []
+    for pane in snap.panes:
+        if pane.options.get("@agent_ignore"):
+            continue
+        stamp, _problem = _stamp_problem(pane)
+        if stamp is not None:
+            rows.append(Row(pane, stamp, stamp.name, False, _muted(pane, now)))
+    return sorted(rows, key=Row.sort_key)
+
+
 class _LightIdentity:
     __slots__ = ("process_names", "title_patterns")
 
@@ -147,6 +161,7 @@ class _Pass:
         self.to_capture: list[tuple] = []  # (pane, stamp, ident)
         self.pending: list[tuple] = []  # (pane, stamp, ident, captured-or-None)
         self.touched: set[str] = set()
+        self.demoted: frozenset = frozenset()
 
     def add_row(self, pane, stamp: codec.Stamp, agent: str, *, foreign: bool = False) -> None:
         self.rows[pane.pane_id] = Row(pane, stamp, agent, foreign, _muted(pane, self.now))
@@ -265,11 +280,13 @@ class Cycle:
         return [n for n in self._titled_names if n in index]
 
     # -- the cycle
-    def run(self, produce: bool = True, focus=None) -> Result:
+    def run(self, produce: bool = True, focus=None, demoted=frozenset()) -> Result:
         """One cycle. `focus` (pane ids): the daemon's one-pane read on a quiet edge —
         just those panes are produced and read even with a fresh stamp, every other
         pane is consumed as it stands, and nothing else (poll stamp, seen clear,
-        rollout tail) is touched; the rollups are still reconciled."""
+        rollout tail) is touched; the rollups are still reconciled. `demoted` (pane
+        ids, the daemon's): their stored hook claim is folded as a screen read and
+        the write is unconditional (tma.daemon.demotion)."""
         import time
 
         t0 = time.perf_counter()
@@ -278,6 +295,7 @@ class Cycle:
         poll_ms = now if produce and focus is None else None
         snap = read.list_panes(self.server, stamp_poll_ms=poll_ms)
         work = self._begin(snap, now, produce)
+        work.demoted = frozenset(demoted)
         if focus is not None:
             work.focus = frozenset(focus)
             work.producing, work.stats.stampede = produce, False
@@ -407,7 +425,8 @@ class Cycle:
 
     def _fold_all(self, work: _Pass) -> None:
         for pane, stamp, ident, cap in work.pending:
-            line = self._fold_and_render(pane, stamp, ident, cap, work.now)
+            line = self._fold_and_render(pane, stamp, ident, cap, work.now,
+                                         demoted=pane.pane_id in work.demoted)
             if line:
                 work.lines.append(line)
                 work.touched.add(pane.pane_id)
@@ -478,7 +497,8 @@ class Cycle:
             self._guarded = probe(self.server, warn=self.warn)
         return self._guarded
 
-    def _fold_and_render(self, pane, stamp, ident, cap, now: int) -> str:
+    def _fold_and_render(self, pane, stamp, ident, cap, now: int,
+                         demoted: bool = False) -> str:
         from tma.core import plan as P
         from tma.core.fold import Facts, evidence_from, verdict
         from tma.core.rules import Screen, evaluate
@@ -499,8 +519,12 @@ class Cycle:
             import zlib
 
             body_hash = format(zlib.crc32(cap.body.encode("utf-8", "replace")), "08x")
-        plan = verdict(stamp, facts, evidence, manifest.visible, self.cfg.fold(), now)
-        guarded = self.guarded()
+        # demoted: a stale hook claim is not believed (a fresh one is new hook evidence)
+        demoted = demoted and stamp is not None and stamp.source == states.SOURCE_HOOK \
+            and now - stamp.evidence_at > self.cfg.hook_decay_secs * 1000
+        prev = stamp.replace(source=states.SOURCE_CAPTURE) if demoted else stamp
+        plan = verdict(prev, facts, evidence, manifest.visible, self.cfg.fold(), now)
+        guarded = self.guarded() and not demoted
         if (guarded and stamp is not None and plan.action == P.PUBLISH
                 and write.would_hold(plan.guard, pane.options)):
             # The stored tuple already wins against this verdict (a hook claim the fold

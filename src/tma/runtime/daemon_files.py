@@ -142,6 +142,7 @@ def describe(socket_path: str, now_ms: int) -> dict:
         "socket": files.sock,
         "answers": status is not None,
         "sessions": len(status.get("sessions", [])) if status else None,
+        "watched_sessions": list(status.get("sessions", [])) if status else None,
         "last_error": (status.get("last_error") or None) if status else None,
         "stale": stale,
         "log": files.log,

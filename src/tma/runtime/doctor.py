@@ -63,6 +63,16 @@ class Context:
         self.cycle = cycle  # tma.runtime.cycle.Cycle: manifests, process table, identify
         self._panes: list[dict] | None = None
         self._installers: Installers | None = None
+        self._daemon: dict | None = None
+
+    @property
+    def daemon(self) -> dict | None:
+        """The daemon of this server (tma.runtime.daemon_files.describe), read once."""
+        if self._daemon is None and self.snapshot.socket_path:
+            from tma.runtime import daemon_files
+
+            self._daemon = daemon_files.describe(self.snapshot.socket_path, self.now)
+        return self._daemon
 
     @property
     def installers(self) -> Installers:
@@ -261,7 +271,26 @@ def section_ambient(ctx: Context) -> dict:
     runs = tmux_status.runs_tma_status(value)
     command = status_command(ctx.server, tmux_status.status_program(value)) if runs else None
     return {"ambient_driver": {"polling": runs, "last_poll_age_ms": age,
-                               "status_right": value, "status_command": command}}
+                               "status_right": value, "status_command": command,
+                               "daemon_segment": daemon_segment(ctx, value)}}
+
+
+def daemon_segment(ctx: Context, status_right: str | None) -> dict:
+    """The daemon form of the status line: does status-right read the daemon's segment,
+    and is the segment live now (its deadline ahead of the clock: the status line shows
+    it and runs no `tma status`)?"""
+    from tma.install import tmux_status
+    from tma.tmux import setup
+    from tma.tmux.adapter import TmuxError
+
+    reads = tmux_status.reads_daemon_segment(status_right)
+    try:
+        raw = setup.server_option(ctx.server, tmux_status.SEGMENT_UNTIL).strip()
+    except TmuxError:
+        raw = ""
+    until = int(raw) * 1000 if raw.isdigit() else None
+    return {"reads": reads, "live": until is not None and until > ctx.now,
+            "until_ms": until}
 
 
 def status_command(server, program: str | None) -> dict:
@@ -351,11 +380,7 @@ def live_sinks(ctx: Context) -> dict:
 
 def section_daemon(ctx: Context) -> dict:
     """The daemon tier for this server: running or not, and what a dead one left."""
-    from tma.runtime import daemon_files
-
-    if not ctx.snapshot.socket_path:
-        return {"daemon": None}
-    return {"daemon": daemon_files.describe(ctx.snapshot.socket_path, ctx.now)}
+    return {"daemon": ctx.daemon}
 
 
 def section_wiring(ctx: Context) -> dict:
@@ -444,6 +469,7 @@ def _agent(ctx: Context, pane, stamp, ident) -> dict:
     agent = ident.agent
     m = ctx.mset.get(agent)
     hook_status, reasons = ctx.installers.of(agent, m)
+    covered, uncovered = daemon_covers(ctx.daemon, pane.session_id)
     pending = None
     if hook_status in CARRIES_WIRING and ident.pid:
         pending = hooks_pending_restart(process_started_at(ident.pid),
@@ -451,8 +477,10 @@ def _agent(ctx: Context, pane, stamp, ident) -> dict:
     if hook_status == HOOK_WIRED and pending:
         tier, reason = 1, (f"its hooks were installed after this {agent} started (pid "
                            f"{ident.pid}): they take effect at its next start")
+    elif hook_status == HOOK_WIRED and covered:
+        tier, reason = 3, None
     elif hook_status == HOOK_WIRED:
-        tier, reason = 2, "no daemon (the daemon tier is not implemented yet)"
+        tier, reason = 2, uncovered
     elif hook_status == HOOK_INCOMPLETE:
         tier = 1
         reason = (f"hook wiring incomplete: {'; '.join(reasons) or 'see tma install-hooks --check'}"
@@ -465,6 +493,8 @@ def _agent(ctx: Context, pane, stamp, ident) -> dict:
         tier, reason = 1, f"no hook installer for {agent}: screen reads only"
         if stamp is not None and stamp.source == states.SOURCE_HOOK:
             reason = f"no hook installer for {agent} (its hook claims arrive: wired by hand)"
+    if tier == 1 and covered:
+        reason += "; the daemon reads its screen on quiet edges"
     opts = pane.options
     evidence_age = None
     if stamp is not None and stamp.evidence_at:
@@ -494,6 +524,20 @@ def _agent(ctx: Context, pane, stamp, ident) -> dict:
         "tier": tier,
         "tier_reason": reason,
     }
+
+
+def daemon_covers(daemon: dict | None, session_id: str) -> tuple[bool, str]:
+    """Tier 3 needs a daemon watching the pane's session: (covered, why not)."""
+    if daemon is None or not daemon["running"]:
+        return False, "no daemon: start it with tma daemon --ensure"
+    if daemon["version_skew"]:
+        return False, "the daemon runs another tma version: restart it"
+    watched = daemon.get("watched_sessions")
+    if watched is None:
+        return False, "the daemon does not answer on its socket"
+    if session_id not in watched:
+        return False, "the daemon does not watch this session (yet)"
+    return True, ""
 
 
 def api_lane(opts: dict, cfg, probes: dict) -> dict:

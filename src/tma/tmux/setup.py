@@ -25,6 +25,11 @@ def status_right(server: Server) -> str:
     return server.run("show-options", "-gv", "status-right").rstrip("\n")
 
 
+def server_option(server: Server, key: str) -> str:
+    """One server option's value ("" when unset; raises NoServer / TmuxError)."""
+    return server.run("show-options", "-sv", key).rstrip("\n")
+
+
 def global_path(server: Server) -> str | None:
     """PATH in the server's global environment (what #() jobs and hooks run with);
     None when it is unset there. Raises NoServer / TmuxError."""

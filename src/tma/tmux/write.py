@@ -288,6 +288,10 @@ def server_option(key: str, value: str) -> str:
     return f"set-option -s {key} {quote(value)}"
 
 
+def server_option_unset(key: str) -> str:
+    return f"set-option -su {key}"
+
+
 def probe_line() -> str:
     """The -F probe, cached on the server in one line: a format that can only expand
     to `1` is written to @tma_setpf_ok and read back. A tmux that does not expand -F

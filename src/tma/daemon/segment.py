@@ -1,0 +1,121 @@
+"""The status-line segment, kept in a tmux option so the status line spawns nothing.
+
+While the daemon runs it keeps two server options:
+
+    @tma_status_segment   the bytes `tma status` prints for the tmux format
+    @tma_status_until     epoch seconds until which the segment may be believed
+
+and the documented status-right reads them with a format instead of a `#()` job:
+
+    #{?#{e|<:%s,#{@tma_status_until}},#{@tma_status_segment},#(tma status)}
+
+tmux applies strftime to status-right before expanding formats, so `%s` there is the
+current epoch second; tmux expands only the branch a conditional takes, so while the
+daemon keeps `until` ahead of the clock no `tma status` job runs at all. Setting any
+option makes tmux redraw every client's status line at once, so a new segment is on
+screen as soon as it is written (no `refresh-client` needed).
+
+Staleness: `until` is pushed to now + TTL_S at every refresh: every REFRESH_MS while
+some pane prints, every IDLE_REFRESH_MS while none does. A daemon that stops
+cleanly unsets both (the status line falls back to `#(tma status)` at once); one
+killed with -9 stops refreshing, and the first redraw after `until` has passed (the
+client's `status-interval`) shows the polling form again. A stale count is therefore
+never shown longer than TTL_S plus one status-interval.
+
+What the segment counts: every pane's stamp as it stands (tma.runtime.cycle
+standing_rows), read at each refresh (one spawn that also pushes the deadline), which
+picks up what hooks and other writers stamped; a read of the daemon's own that changed
+a stamp refreshes at once. Unlike `tma status`, reading here never refreshes a stale pane: with
+the daemon running, its quiet edges and sweeps are what refresh panes.
+"""
+
+from __future__ import annotations
+
+import time
+
+from tma.daemon.parts import Part
+from tma.install import tmux_status
+from tma.runtime import cycle as cycle_mod
+from tma.tmux import read, write
+from tma.tmux.adapter import TmuxError
+from tma.ui import status as render
+
+SEGMENT = tmux_status.SEGMENT
+UNTIL = tmux_status.SEGMENT_UNTIL
+REFRESH_MS = 1000  # while panes print: a hook or another writer may have stamped
+IDLE_REFRESH_MS = 2000  # while none does: only the deadline needs pushing
+TTL_S = 5
+
+
+status_right = tmux_status.daemon_status_right
+
+
+class Segment(Part):
+    name = "segment"
+
+    def __init__(self, daemon) -> None:
+        super().__init__(daemon)
+        self.shown: str | None = None  # what @tma_status_segment holds (None: not written)
+        self.until = 0
+        self._due = 0
+        self.refreshes = 0
+        self.writes = 0
+        self._last = 0  # monotonic ms of the last refresh
+
+    def on_read(self, rows: list, transitions: list, now: int) -> None:
+        if transitions:
+            self._due = 0  # a read changed a stamp: show it now
+
+    def deadline(self) -> int | None:
+        return self._due
+
+    def reloaded(self) -> None:
+        self._due = 0  # the palette may have changed
+
+    def _printed_since(self, since: int) -> bool:
+        """Has any pane printed since then? (the activity gauge is ordered by recency)"""
+        panes = self.daemon.edges.panes
+        if not panes:
+            return False
+        last = next(reversed(panes.values())).last_output
+        return last is not None and last >= since
+
+    def tick(self, now_mono: int) -> None:
+        if self._due and now_mono - self._last < IDLE_REFRESH_MS \
+                and not self._printed_since(self._last):
+            self._due = now_mono + REFRESH_MS  # nothing printed: the deadline still holds
+            return
+        self._due = now_mono + REFRESH_MS
+        self._last = now_mono
+        server = self.daemon.server
+        wall = time.time_ns() // 1_000_000
+        until = wall // 1000 + TTL_S
+        first = self.shown is None
+        # one spawn: the listing, and (once the segment is up) the refreshed deadline
+        lines = [read.listing_line()] if first else \
+            [read.listing_line(), write.server_option(UNTIL, str(until))]
+        out, _err = server.source(lines)
+        self.refreshes += 1
+        rows = cycle_mod.standing_rows(read.parse_listing(out), wall)
+        segment = render.tmux(render.counts(rows), self.daemon.cfg.status)
+        if segment != self.shown:
+            # the segment before the deadline: a fresh deadline never vouches for old counts
+            server.source([write.server_option(SEGMENT, segment),
+                           write.server_option(UNTIL, str(until))])
+            self.shown = segment
+            self.writes += 1
+        self.until = until
+
+    def close(self) -> None:
+        """Stopping: fall back to the polling form at once (deadline first)."""
+        if self.shown is None:
+            return
+        try:
+            self.daemon.server.source([write.server_option_unset(UNTIL),
+                                          write.server_option_unset(SEGMENT)])
+        except TmuxError:
+            pass  # the server is gone, and its options with it
+
+    def status(self) -> dict:
+        return {"segment": self.shown, "segment_until": self.until,
+                "segment_refreshes": self.refreshes, "segment_writes": self.writes}

@@ -1,0 +1,138 @@
+"""The daemon's status-line segment on private servers, seen by a real attached client.
+
+The status-right under test is the documented one (tma.daemon.segment.status_right);
+its polling branch runs a wrapper that counts every `tma status` job tmux starts, so
+"the status line spawns nothing" is counted, not assumed.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+
+import pytest
+from ptyclient import PtyClient
+from test_daemon import Daemon, _claude, _draw, _until
+
+from tma.daemon import segment
+
+
+@pytest.fixture
+def daemon(srv, tmp_path):
+    runtime = tmp_path / "rt"
+    runtime.mkdir(mode=0o700)
+    d = Daemon(srv, runtime)
+    try:
+        yield d
+    finally:
+        d.stop()
+        assert not d.pids(), "a daemon outlived its test"
+
+
+def _wrapper(srv) -> tuple[str, object]:
+    counter = srv.root / "status-jobs"
+    counter.touch()
+    script = srv.bin / "tma-counted"
+    script.write_text(f"#!/bin/sh\necho x >> {counter}\n"
+                      f"exec {sys.executable} -m tma --socket-name {srv.name} \"$@\"\n")
+    script.chmod(0o755)
+    return str(script), counter
+
+
+def _jobs(counter) -> int:
+    return len(counter.read_text().splitlines())
+
+
+def _wired(srv):
+    """The daemon form in status-right, redrawn every second, a real client attached."""
+    tma, counter = _wrapper(srv)
+    srv.tmux("set-option", "-g", "status-right", segment.status_right(tma))
+    srv.tmux("set-option", "-g", "status-right-length", "200")
+    srv.tmux("set-option", "-g", "status-interval", "1")
+    return counter
+
+
+def _shown(srv) -> str:
+    """What the status-right expands to now (the branch a redraw would take)."""
+    return srv.tmux("display-message", "-p", "#{T:status-right}").rstrip("\n")
+
+
+def _tma_status(srv) -> str:
+    res = srv.tma("status", manifests=False, check=True)
+    return res.stdout
+
+
+def test_the_segment_follows_state_with_no_status_job(srv, daemon):
+    pane, _pid = _claude(srv)
+    _draw(srv, pane, "idle")
+    counter = _wired(srv)
+    client = PtyClient(srv)
+    try:
+        daemon.start()
+        srv.wait_for(lambda: srv.tmux("show-options", "-sv", segment.SEGMENT,
+                                      check=False).strip() != "", timeout=10)
+        _until(srv, pane, "@agent_state", "idle", timeout=10)
+        srv.wait_for(lambda: "○1" in _shown(srv), timeout=3)
+        jobs0 = _jobs(counter)
+        _draw(srv, pane, "blocked")
+        _until(srv, pane, "@agent_state", "blocked", timeout=10)
+        t0 = time.monotonic()
+        srv.wait_for(lambda: "⚑1" in _shown(srv), timeout=3, interval=0.02)
+        lag = time.monotonic() - t0
+        print(f"\nMEASURED segment lag after the stamp {lag:.3f}s")
+        assert lag < 1.5
+        # the client's own status line drew it (set-option redraws every client)
+        srv.wait_for(lambda: "⚑1" in client.output(), timeout=3)
+        # a hook's stamp on a pane that prints nothing (no read of the daemon's)
+        other = srv.new_pane("sleep 100000")
+        res = srv.tma("event", "--agent", "claude", "--kind", "UserPromptSubmit", "--pane",
+                      other, manifests=False, input="{}")
+        assert res.returncode == 0
+        _until(srv, other, "@agent_state", "working")
+        t0 = time.monotonic()
+        srv.wait_for(lambda: "●1" in _shown(srv), timeout=4, interval=0.02)
+        lag = time.monotonic() - t0
+        print(f"\nMEASURED segment lag after a hook stamp {lag:.3f}s")
+        assert lag < segment.IDLE_REFRESH_MS / 1000 + 1
+        time.sleep(3)  # three more redraws at status-interval 1
+        assert _jobs(counter) == jobs0, "the status line ran a tma status job"
+        value = srv.tmux("show-options", "-sv", segment.SEGMENT).rstrip("\n")
+        assert value == _tma_status(srv)  # the very bytes `tma status` prints
+        assert daemon.status()["segment"] == value
+    finally:
+        client.close()
+
+
+def test_a_daemon_killed_with_9_leaves_no_stale_count(srv, daemon):
+    pane, _pid = _claude(srv)
+    _draw(srv, pane, "idle")
+    counter = _wired(srv)
+    client = PtyClient(srv)
+    try:
+        daemon.start()
+        srv.wait_for(lambda: "○1" in _shown(srv), timeout=10)
+        jobs0 = _jobs(counter)
+        os.kill(daemon.status()["pid"], signal.SIGKILL)
+        daemon.proc.wait(timeout=5)
+        t0 = time.monotonic()
+        # the deadline passes: the status line takes the polling branch again
+        srv.wait_for(lambda: _jobs(counter) > jobs0, timeout=segment.TTL_S + 6)
+        fallback = time.monotonic() - t0
+        print(f"\nMEASURED polling again after kill -9 {fallback:.3f}s")
+        assert fallback <= segment.TTL_S + 3
+        assert int(srv.tmux("show-options", "-sv", segment.UNTIL)) <= time.time()
+    finally:
+        client.close()
+
+
+def test_a_daemon_that_stops_hands_the_status_line_back_at_once(srv, daemon):
+    pane, _pid = _claude(srv)
+    _draw(srv, pane, "idle")
+    daemon.start()
+    srv.wait_for(lambda: srv.tmux("show-options", "-sv", segment.UNTIL,
+                                  check=False).strip() != "", timeout=10)
+    os.kill(daemon.status()["pid"], signal.SIGTERM)
+    daemon.proc.wait(timeout=5)
+    assert srv.tmux("show-options", "-s", check=False).count("@tma_status_") == 0

@@ -1,0 +1,69 @@
+"""doctor with a daemon running: tier 3 where it watches the pane's session, the
+`daemon:` lines, and which status-line set-up the server has."""
+
+from __future__ import annotations
+
+import pytest
+from test_daemon import Daemon
+from test_doctor import doctor, install, isolate_installers, pane_block, row
+
+from tma.install import tmux_status
+
+
+@pytest.fixture
+def daemon(srv, tmp_path):
+    runtime = tmp_path / "rt"
+    runtime.mkdir(mode=0o700)
+    srv.env["XDG_RUNTIME_DIR"] = str(runtime)  # doctor and the daemon share it
+    d = Daemon(srv, runtime)
+    try:
+        yield d
+    finally:
+        d.stop()
+        assert not d.pids(), "a daemon outlived its test"
+
+
+def test_a_wired_pane_the_daemon_watches_is_tier_3(srv, daemon):
+    isolate_installers(srv)
+    pane = srv.agent_pane("claude")
+    install(srv, "claude")
+    daemon.start()
+    status = daemon.status()
+    r = doctor(srv, bundled=True)
+    a = row(r, pane)
+    assert (a["tier"], a["tier_reason"]) == (3, None)
+    assert pane_block(r, pane)[0].startswith(f"  {pane} claude s:0.0 tier 3 ")
+    assert not any(line.startswith("not tier") for line in pane_block(r, pane))
+    d = r.doc["daemon"]
+    assert d["running"] and d["pid"] == status["pid"] and d["version_skew"] is False
+    assert d["watched_sessions"] == status["sessions"]
+    section = r.section("daemon")
+    assert section.startswith(f"daemon:  running, pid {status['pid']}, version ")
+    assert f"socket: {d['socket']}" in section
+    assert r.doc["below_expected_tier"] == 0
+    # a session the daemon does not watch yet is tier 2, and says why
+    daemon.stop()
+    r = doctor(srv, bundled=True)
+    a = row(r, pane)
+    assert a["tier"] == 2 and a["tier_reason"].startswith("no daemon")
+    assert r.doc["below_expected_tier"] == 0  # a missing daemon never fails the gate
+
+
+def test_doctor_sees_the_daemon_form_of_the_status_line(srv, daemon):
+    srv.shell_pane()
+    srv.tmux("set-option", "-g", "status-right", tmux_status.daemon_status_right("tma"))
+    r = doctor(srv)
+    seg = r.doc["ambient_driver"]["daemon_segment"]
+    assert (seg["reads"], seg["live"]) == (True, False)
+    assert "daemon form, but no daemon keeps the segment now" in r.section("ambient")
+    daemon.start()
+    srv.wait_for(lambda: srv.tmux("show-options", "-sv", tmux_status.SEGMENT_UNTIL,
+                                  check=False).strip() != "", timeout=10)
+    r = doctor(srv)
+    seg = r.doc["ambient_driver"]["daemon_segment"]
+    assert (seg["reads"], seg["live"]) == (True, True)
+    assert "daemon form: the status line reads the daemon's segment" in r.section("ambient")
+    srv.tmux("set-option", "-g", "status-right", "#(tma status)")
+    r = doctor(srv)
+    assert r.doc["ambient_driver"]["daemon_segment"]["reads"] is False
+    assert "daemon form" not in r.section("ambient")
