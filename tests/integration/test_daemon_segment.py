@@ -130,9 +130,36 @@ def test_a_daemon_killed_with_9_leaves_no_stale_count(srv, daemon):
 def test_a_daemon_that_stops_hands_the_status_line_back_at_once(srv, daemon):
     pane, _pid = _claude(srv)
     _draw(srv, pane, "idle")
+    _wired(srv)
     daemon.start()
     srv.wait_for(lambda: srv.tmux("show-options", "-sv", segment.UNTIL,
                                   check=False).strip() != "", timeout=10)
     os.kill(daemon.status()["pid"], signal.SIGTERM)
     daemon.proc.wait(timeout=5)
     assert srv.tmux("show-options", "-s", check=False).count("@tma_status_") == 0
+
+
+def test_no_segment_is_written_while_no_status_line_reads_it(srv, daemon):
+    """Every set-option redraws the status lines, and a redraw re-runs #() jobs: with the
+    polling form (or none) in status-right the daemon must write nothing there."""
+    pane, _pid = _claude(srv)
+    _draw(srv, pane, "idle")
+    tma, counter = _wrapper(srv)
+    srv.tmux("set-option", "-g", "status-right", f"#({tma} status)")
+    srv.tmux("set-option", "-g", "status-interval", "15")
+    client = PtyClient(srv)
+    try:
+        daemon.start()
+        _until(srv, pane, "@agent_state", "idle", timeout=10)
+        srv.wait_for(lambda: _jobs(counter) >= 1, timeout=10)
+        jobs0 = _jobs(counter)
+        time.sleep(6)  # several of the daemon's refresh periods, well inside one interval
+        assert _jobs(counter) - jobs0 <= 1, "the daemon's writes made the status line re-run"
+        assert srv.tmux("show-options", "-s", check=False).count("@tma_status_") == 0
+        # switching to the daemon form: the segment appears within a look
+        srv.tmux("set-option", "-g", "status-right", segment.status_right(tma))
+        srv.wait_for(lambda: srv.tmux("show-options", "-sv", segment.SEGMENT,
+                                      check=False).strip() != "",
+                     timeout=segment.NOT_READ_MS / 1000 + 3)
+    finally:
+        client.close()

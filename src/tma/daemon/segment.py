@@ -22,6 +22,12 @@ killed with -9 stops refreshing, and the first redraw after `until` has passed (
 client's `status-interval`) shows the polling form again. A stale count is therefore
 never shown longer than TTL_S plus one status-interval.
 
+Only while some status line reads it: any `set-option` makes tmux redraw every
+client's status line, and a redraw re-runs `#()` jobs (a polling `#(tma status)`, a
+battery or git segment). So each refresh also lists every session's status-left and
+status-right; while none names the segment, the daemon writes neither option (and
+unsets them if it had), and looks again every NOT_READ_MS.
+
 What the segment counts: every pane's stamp as it stands (tma.runtime.cycle
 standing_rows), read at each refresh (one spawn that also pushes the deadline), which
 picks up what hooks and other writers stamped; a read of the daemon's own that changed
@@ -44,7 +50,16 @@ SEGMENT = tmux_status.SEGMENT
 UNTIL = tmux_status.SEGMENT_UNTIL
 REFRESH_MS = 1000  # while panes print: a hook or another writer may have stamped
 IDLE_REFRESH_MS = 2000  # while none does: only the deadline needs pushing
+NOT_READ_MS = 5000  # no status line reads the segment: just look again now and then
 TTL_S = 5
+SESSIONS_LINE = "list-sessions -F " + read.quote("R" + read.US + "#{status-left}" + read.US
+                                                 + "#{status-right}")
+
+
+def reads_segment(out: str) -> bool:
+    """Does any session's status-left or status-right read the daemon's segment?"""
+    return any(tmux_status.reads_daemon_segment(line)
+               for line in out.split("\n") if line.startswith("R" + read.US))
 
 
 status_right = tmux_status.daemon_status_right
@@ -61,6 +76,7 @@ class Segment(Part):
         self.refreshes = 0
         self.writes = 0
         self._last = 0  # monotonic ms of the last refresh
+        self.reading = False  # did the last refresh see a status line that reads it?
 
     def on_read(self, rows: list, transitions: list, now: int) -> None:
         if transitions:
@@ -90,12 +106,18 @@ class Segment(Part):
         server = self.daemon.server
         wall = time.time_ns() // 1_000_000
         until = wall // 1000 + TTL_S
-        first = self.shown is None
-        # one spawn: the listing, and (once the segment is up) the refreshed deadline
-        lines = [read.listing_line()] if first else \
-            [read.listing_line(), write.server_option(UNTIL, str(until))]
+        # one spawn: the listing, who reads the segment, and (while one does and the
+        # segment is up) the refreshed deadline
+        lines = [read.listing_line(), SESSIONS_LINE]
+        if self.reading and self.shown is not None:
+            lines.append(write.server_option(UNTIL, str(until)))
         out, _err = server.source(lines)
         self.refreshes += 1
+        self.reading = reads_segment(out)
+        if not self.reading:
+            self._due = now_mono + NOT_READ_MS
+            self._withdraw()
+            return
         rows = cycle_mod.standing_rows(read.parse_listing(out), wall)
         segment = render.tmux(render.counts(rows), self.daemon.cfg.status)
         if segment != self.shown:
@@ -106,13 +128,19 @@ class Segment(Part):
             self.writes += 1
         self.until = until
 
-    def close(self) -> None:
-        """Stopping: fall back to the polling form at once (deadline first)."""
+    def _withdraw(self) -> None:
+        """No status line reads the segment: leave no option behind to redraw for."""
         if self.shown is None:
             return
+        self.daemon.server.source([write.server_option_unset(UNTIL),
+                                   write.server_option_unset(SEGMENT)])
+        self.shown = None
+        self.until = 0
+
+    def close(self) -> None:
+        """Stopping: fall back to the polling form at once (deadline first)."""
         try:
-            self.daemon.server.source([write.server_option_unset(UNTIL),
-                                          write.server_option_unset(SEGMENT)])
+            self._withdraw()
         except TmuxError:
             pass  # the server is gone, and its options with it
 
