@@ -127,7 +127,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     for r in RESULTS:
         lat = "-" if r.latency is None else f"{r.latency:+.1f}s"
         tr.write_line(f"{r.agent:18} {r.mode:9} {r.step:20} {r.expected or 'no row':8} "
-                      f"{lat:>8} {r.deadline:>5.0f}s  {'ok' if r.ok else 'FAIL':4} "
+                      f"{lat:>8} {r.deadline:>5g}s  {'ok' if r.ok else 'FAIL':4} "
                       f"{(r.source or '-') + '/' + (r.detail or '-'):14} {r.note}")
     tr.write_line(f"results: {RESULTS_DIR / (RUN_ID + '.jsonl')}")
 

@@ -9,6 +9,11 @@ keeps the last `%output` instant and up to three deadlines:
 - onset: `onset_ms` after the first output following a quiet spell, unless the pane
   is already known to be working. This is how `working` is seen while the burst is
   still going (the quiet edge would come only when it ends).
+- burst re-read: on a pane known to hold an agent that is not `working`, output that
+  keeps coming `burst_ms` after the pane's last read reads it again. An onset read can
+  come before the agent draws its working chrome (the Enter that submits a prompt is
+  the burst's first output, the spinner comes a few hundred ms later and never lets
+  the burst end): without it, `working` would wait for the end of the turn.
 - follow-up: a time set by the daemon after a read left the pane `working` with its
   output quiet (the fold's working->idle dwell is still running): the read that
   publishes `idle` once the dwell is over. Repeated follow-ups without output back
@@ -49,14 +54,17 @@ class Watch:
 
 
 class Edges:
-    def __init__(self, quiet_ms: int, onset_ms: int, min_gap_ms: int) -> None:
+    def __init__(self, quiet_ms: int, onset_ms: int, min_gap_ms: int,
+                 burst_ms: int = 500) -> None:
         self.quiet_ms = quiet_ms
         self.onset_ms = onset_ms
         self.min_gap_ms = min_gap_ms
+        self.burst_ms = burst_ms
         self.panes: dict[str, Watch] = {}
         self.fired = 0  # reads handed out (tests and the status document read it)
 
-    def output(self, pane: str, now: int, working: bool) -> None:
+    def output(self, pane: str, now: int, working: bool, agent: bool = False) -> None:
+        """`working`: the pane's stamp says working; `agent`: it has a stamp at all."""
         w = self.panes.pop(pane, None) or Watch()
         self.panes[pane] = w  # re-inserted: dict order is recency, oldest first
         was_quiet = w.last_output is None or now - w.last_output >= self.quiet_ms
@@ -66,6 +74,9 @@ class Edges:
         w.followups = 0
         if was_quiet and not working and w.onset_due is None:
             w.onset_due = now + self.onset_ms
+        elif (agent and not working and w.onset_due is None and w.last_read is not None
+              and now - w.last_read >= self.burst_ms):
+            w.onset_due = now  # a burst that outlasts its onset read: look again
         if len(self.panes) > CAP:
             del self.panes[next(iter(self.panes))]
 
