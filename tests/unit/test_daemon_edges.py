@@ -122,17 +122,26 @@ def test_a_burst_on_an_agent_not_yet_working_is_read_again_while_it_lasts():
     e.output("%1", 0, working=False, agent=True)
     assert e.take_due(ONSET) == ["%1"]  # read: still idle on screen
     reads = []
-    for t in range(ONSET + 20, 3000, 20):
+    for t in range(ONSET + 20, 4000, 20):
         e.output("%1", t, working=False, agent=True)
         reads += [t for _ in e.take_due(t)]
     assert reads and reads[0] - ONSET <= 500 + 20
-    assert all(b - a >= 500 for a, b in zip(reads, reads[1:], strict=False))
+    # the wait doubles within the burst: 0.5 s, 1 s, 2 s (a screen moving under idle chrome)
+    gaps = [b - a for a, b in zip([ONSET, *reads], reads, strict=False)]
+    assert [round(g / 500) for g in gaps] == [1, 2, 4][:len(gaps)], gaps
+    assert len(reads) == 3
     # once a read says working, the rest of the burst waits for its quiet edge
-    e.output("%1", 3000, working=True, agent=True)
-    for t in range(3020, 5000, 20):
+    e.output("%1", 4000, working=True, agent=True)
+    for t in range(4020, 6000, 20):
         e.output("%1", t, working=True, agent=True)
         assert e.take_due(t) == []
-    assert e.take_due(4980 + Q) == ["%1"]
+    assert e.take_due(5980 + Q) == ["%1"]
+    # a new burst starts the re-reads over at 0.5 s
+    reads = []
+    for t in range(10_000, 11_000, 10):
+        e.output("%1", t, working=False, agent=True)
+        reads += [t for _ in e.take_due(t)]
+    assert reads == [10_000 + ONSET, 10_000 + ONSET + 500]
 
 
 def test_a_burst_on_a_pane_with_no_agent_is_not_read_again():
