@@ -13,7 +13,9 @@ Pieces (each owned here, nothing imported from the lab):
   or if the fake LLM's port still listens.
 * `Scenario` — one agent in one mode: its HOME, its session, a `Monitor` thread that reads
   the screen and tma's pane options every 100 ms, and a `Ticker` thread that runs
-  `tma status` once a second, at the top of each second, like a status line.
+  `tma status` once a second, at the top of each second, like a status line. In the
+  daemon mode there is no ticker: a `LiveDaemon` (`tma daemon --ensure`, stopped at
+  teardown) is the only thing that writes stamps.
 
 Timing. "The screen showed a state" is the first monitor sample whose screen class (see
 agents.py) is the state's; "tma reported it" is the first sample whose @agent_state is the
