@@ -23,6 +23,7 @@ must never be seen: idle while the screen is blocked, blocked while it works.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 
@@ -162,7 +163,9 @@ def test_agent_states(scenario_factory, fake_llm, mode, key):
         assert not ticker_failures, f"tma status failed: {ticker_failures[:3]}"
         ok = True
     finally:
-        if not ok and sc.monitor is not None and not sc.failures:
+        # TMA_LIVE_DUMP=1: the screens of a passing walk too (where the time went)
+        if (not ok or os.environ.get("TMA_LIVE_DUMP")) and sc.monitor is not None \
+                and not sc.failures:
             sc.dump()
         record_scenario({"agent": agent.key, "mode": mode, "ok": ok,
                          "seconds": round(time.time() - t_start, 1),

@@ -14,9 +14,11 @@ keeps the last `%output` instant and up to three deadlines:
   come before the agent draws its working chrome (the Enter that submits a prompt is
   the burst's first output, the spinner comes a few hundred ms later and never lets
   the burst end): without it, `working` would wait for the end of the turn. Within one
-  burst the wait doubles with every re-read (0.5 s, 1 s ... 8 s): a screen that keeps
-  moving but never reads as working (an animation under idle chrome) is not read at
-  the gap rate.
+  burst the wait doubles from the second re-read on (0.5 s, 0.5 s, 1 s ... 8 s): a
+  screen that keeps moving but never reads as working (an animation under idle chrome)
+  is not read at the gap rate. The first two are equal because the first is often
+  spent on the Enter itself (typing and Enter are one burst when the Enter follows
+  the typing by less than `quiet_ms`), before the spinner.
 - follow-up: a time set by the daemon after a read left the pane `working` with its
   output quiet (the fold's working->idle dwell is still running): the read that
   publishes `idle` once the dwell is over. Repeated follow-ups without output back
@@ -32,7 +34,7 @@ from __future__ import annotations
 
 CAP = 4096  # panes tracked; the least recently active is forgotten beyond it
 FOLLOWUP_FLOOR_MS = 500
-BURST_BACKOFF = 4  # burst re-reads wait burst_ms << min(n, 4): 0.5 s up to 8 s
+BURST_BACKOFF = 4  # burst re-reads wait burst_ms << min(n - 1, 4): 0.5, 0.5, 1 ... 8 s
 
 
 class Watch:
@@ -82,7 +84,8 @@ class Edges:
         if was_quiet and not working and w.onset_due is None:
             w.onset_due = now + self.onset_ms
         elif (agent and not working and w.onset_due is None and w.last_read is not None
-              and now - w.last_read >= self.burst_ms << min(w.rereads, BURST_BACKOFF)):
+              and now - w.last_read >= self.burst_ms << min(max(w.rereads - 1, 0),
+                                                            BURST_BACKOFF)):
             w.onset_due = now  # a burst that outlasts its onset read: look again
             w.rereads += 1
         if len(self.panes) > CAP:
