@@ -387,8 +387,11 @@ def test_a_flood_of_output_from_twenty_panes_is_no_capture_storm(srv, daemon):
     reads = during["edges"] - base["edges"]
     rate = reads / elapsed
     _report("flood-reads-per-second", rate, "/s")
-    # at most one onset read per pane for the whole stream (plus the gap-limited edges)
-    assert reads <= len(panes) * 2, during
+    # the streamed lines are not claude's spinner row (no glyph in column 0), so the panes
+    # stay idle under the stream: one onset read per pane, then burst re-reads backing off
+    # (0.5 s, 0.5 s, then 1 s later): at most four reads per pane in the 3 s, whatever the
+    # byte rate
+    assert reads <= len(panes) * 4, during
     # the stream ends: one quiet-edge read per pane, then nothing
     time.sleep(1.5)
     after = daemon.status()

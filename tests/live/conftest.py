@@ -13,7 +13,9 @@ Pieces (each owned here, nothing imported from the lab):
   or if the fake LLM's port still listens.
 * `Scenario` — one agent in one mode: its HOME, its session, a `Monitor` thread that reads
   the screen and tma's pane options every 100 ms, and a `Ticker` thread that runs
-  `tma status` once a second, at the top of each second, like a status line.
+  `tma status` once a second, at the top of each second, like a status line. In the
+  daemon mode there is no ticker: a `LiveDaemon` (`tma daemon --ensure`, stopped at
+  teardown) is the only thing that writes stamps.
 
 Timing. "The screen showed a state" is the first monitor sample whose screen class (see
 agents.py) is the state's; "tma reported it" is the first sample whose @agent_state is the
@@ -127,7 +129,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     for r in RESULTS:
         lat = "-" if r.latency is None else f"{r.latency:+.1f}s"
         tr.write_line(f"{r.agent:18} {r.mode:9} {r.step:20} {r.expected or 'no row':8} "
-                      f"{lat:>8} {r.deadline:>5.0f}s  {'ok' if r.ok else 'FAIL':4} "
+                      f"{lat:>8} {r.deadline:>5g}s  {'ok' if r.ok else 'FAIL':4} "
                       f"{(r.source or '-') + '/' + (r.detail or '-'):14} {r.note}")
     tr.write_line(f"results: {RESULTS_DIR / (RUN_ID + '.jsonl')}")
 

@@ -49,6 +49,10 @@ HOOKLESS_DEADLINE = FRESHNESS + POLL + 1.0
 HOOKLESS_TURN_DEADLINE = DWELL + FRESHNESS + POLL + 1.0
 HOOKED_DEADLINE = 1.0
 HOOKED_TURN_DEADLINE = DWELL + 1.0
+# the daemon tier (issue 9): blocked, working and an exit within 1.5 s of the screen; an
+# idle composer within dwell + 1.5 s (working->idle is published only once the dwell is over)
+DAEMON_DEADLINE = 1.5
+DAEMON_IDLE_DEADLINE = DWELL + 1.5
 
 
 # ---------------------------------------------------------------- prerequisites
@@ -100,12 +104,16 @@ class LiveServer:
         home = root / "tma-home"
         for d in (home, root / "tma-config", root / "tma-cache"):
             d.mkdir(parents=True, exist_ok=True)
+        runtime = root / "tma-runtime"
+        runtime.mkdir(mode=0o700, exist_ok=True)
         self.env = {k: v for k, v in os.environ.items()
                     if k not in ("TMUX", "TMUX_PANE", "TMA_SOCKET_PATH", "TMA_CONFIG")}
         # tma reads only defaults: its own config paths point at empty dirs (a config
-        # named by TMA_CONFIG must exist, so none is named)
+        # named by TMA_CONFIG must exist, so none is named); a daemon's lock, socket and
+        # log go to a runtime dir of the suite's own
         self.env.update(HOME=str(home), XDG_CONFIG_HOME=str(root / "tma-config"),
-                        XDG_CACHE_HOME=str(root / "tma-cache"), LANG="C.UTF-8")
+                        XDG_CACHE_HOME=str(root / "tma-cache"), XDG_RUNTIME_DIR=str(runtime),
+                        LANG="C.UTF-8")
         self.tma_prefix = tma_argv() + ["--socket-name", self.name]
 
     def tmux(self, *args: str, check: bool = True, timeout: float = 10) -> str:
@@ -169,6 +177,83 @@ class LiveServer:
         leftovers = self.reap()
         tmux_sockets.remove(self.name)  # tmux leaves its socket file behind
         return leftovers
+
+
+class LiveDaemon:
+    """`tma daemon --ensure` for the suite's server, the way a user's tmux.conf starts
+    it; stopped with SIGTERM at teardown, which must leave no process and no file."""
+
+    def __init__(self, server: LiveServer) -> None:
+        self.server = server
+        self.pid = 0
+        self.files = None
+
+    def start(self) -> None:
+        from tma.runtime import daemon_files
+
+        res = self.server.tma("daemon", "--ensure", timeout=30)
+        assert res.returncode == 0, f"tma daemon --ensure -> {res.returncode}: {res.stderr}"
+        sock = self.server.tmux("display-message", "-p", "#{socket_path}").strip()
+        self.files = daemon_files.Files(sock, str(Path(self.server.env["XDG_RUNTIME_DIR"])
+                                                  / "tma"))
+        deadline = time.monotonic() + 10
+        status = None
+        while status is None and time.monotonic() < deadline:
+            status = daemon_files.read_status(self.files.sock)
+            if status is None:
+                time.sleep(0.05)
+        assert status is not None, f"the daemon never answered on {self.files.sock}"
+        self.pid = int(status["pid"])
+
+    def status(self) -> dict | None:
+        from tma.runtime import daemon_files
+
+        return daemon_files.read_status(self.files.sock) if self.files else None
+
+    def log(self) -> str:
+        try:
+            return Path(self.files.log).read_text(encoding="utf-8") if self.files else ""
+        except OSError:
+            return ""
+
+    def alive(self) -> bool:
+        try:
+            state = Path(f"/proc/{self.pid}/stat").read_text().rpartition(")")[2].split()[0]
+        except OSError:
+            return False
+        return state != "Z"
+
+    def stop(self) -> list[str]:
+        """SIGTERM; the problems found (it had to be killed, its files stayed)."""
+        if not self.pid:
+            return []
+        problems = []
+        try:
+            os.kill(self.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            problems.append(f"the daemon {self.pid} was gone before teardown")
+        deadline = time.monotonic() + 5
+        while self.alive() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if self.alive():
+            os.kill(self.pid, signal.SIGKILL)
+            problems.append(f"the daemon {self.pid} ignored SIGTERM for 5 s")
+        assert self.files is not None
+        for path in (self.files.sock, self.files.lock):
+            if os.path.exists(path):
+                problems.append(f"the stopped daemon left {path}")
+        # its control clients (one `tmux -C` per session) go with it
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            modes = self.server.tmux("list-clients", "-F", "#{client_control_mode}",
+                                     check=False).split()
+            if "1" not in modes:
+                break
+            time.sleep(0.05)
+        else:
+            problems.append("control clients outlived the stopped daemon")
+        self.pid = 0
+        return problems
 
 
 # ---------------------------------------------------------------- sampling
@@ -378,6 +463,7 @@ class Scenario:
     session: str = ""
     monitor: Monitor | None = None
     ticker: Ticker | None = None
+    daemon: LiveDaemon | None = None
     failures: list[str] = field(default_factory=list)
     steps: list[StepResult] = field(default_factory=list)
     token: str = ""
@@ -387,6 +473,11 @@ class Scenario:
     @property
     def hooked(self) -> bool:
         return self.mode == "hooked"
+
+    @property
+    def polled(self) -> bool:
+        """hookless and hooked have a status line ticking; the daemon mode has none."""
+        return self.mode != "daemon"
 
     @property
     def home(self) -> Path:
@@ -447,14 +538,20 @@ class Scenario:
         words = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
         cmd = ('exec env -i TMUX="$TMUX" TMUX_PANE="$TMUX_PANE" '
                f"{words} bash --norc --noprofile")
+        if not self.polled:
+            # started before the agent's session exists: the daemon must pick the new
+            # session up by itself (%sessions-changed), as it does for a user
+            self.daemon = LiveDaemon(self.server)
+            self.daemon.start()
         self.session = f"{self.agent.key}-{self.mode}".replace(".", "_")
         self.pane = self.server.tmux("new-session", "-d", "-s", self.session, "-x", "100",
                                      "-y", "30", "-c", str(self.work), "-P", "-F",
                                      "#{pane_id}", cmd).strip()
         self.monitor = Monitor(self.server, self.pane, self.agent)
         self.monitor.start()
-        self.ticker = Ticker(self.server)
-        self.ticker.start()
+        if self.polled:
+            self.ticker = Ticker(self.server)
+            self.ticker.start()
         self.wait_screen(lambda s: s.screen.rstrip().endswith("live$"), 15, "the shell prompt")
         log = self.root / f"{self.agent.agent}.stderr"
         self.type_line(f"{self.agent.launch()} 2>>{log}", echo=self.agent.binary)
@@ -477,9 +574,10 @@ class Scenario:
                 thread.stop()
         if self.failures and self.monitor is not None and not self.dumped:
             self.dump()
+        problems = self.daemon.stop() if self.daemon is not None else []
         if self.session:
             self.server.tmux("kill-session", "-t", self.session, check=False)
-        return self.server.reap(self.token)
+        return self.server.reap(self.token) + problems
 
     def dump(self) -> Path | None:
         """Every distinct screen with the verdict beside it, for a failure's post-mortem."""
@@ -499,6 +597,9 @@ class Scenario:
                     frac = f"{s.t % 1:.2f}"[1:]
                     fh.write(f"=== {stamp}{frac} cls={s.cls} tma={s.state or '-'}/{s.detail}"
                              f"/{s.source} cmd={s.command} title={s.title!r}\n{s.screen}\n")
+                if self.daemon is not None:
+                    fh.write(f"=== daemon status {self.daemon.status()}\n"
+                             f"=== daemon log\n{self.daemon.log()[-4000:]}\n")
         except OSError:
             return None
         for f in self.failures:
@@ -559,21 +660,22 @@ class Scenario:
         self.slow_ids += 1
         return f"{self.mode}-{self.agent.key.replace('.', '_')}-{next(_SLOW_SEQ)}"
 
-    # -- tma's public surfaces (run right after a status tick: they consume)
-    def ls_rows(self) -> tuple[list[dict], str]:
-        assert self.ticker is not None
+    # -- tma's public surfaces (they consume: run right after a status tick, or, with the
+    # daemon, right after its stamp, while it is fresh)
+    def surface(self, fn):
+        return self.ticker.after_tick(fn) if self.ticker is not None else fn()
 
+    def ls_rows(self) -> tuple[list[dict], str]:
         def job():
             res = self.server.tma("--debug-timing", "ls", "--json")
             return res
 
-        res = self.ticker.after_tick(job)
+        res = self.surface(job)
         assert res.returncode == 0, f"tma ls --json -> {res.returncode}: {res.stderr}"
         return json.loads(res.stdout)["agents"], res.stderr
 
     def wait_surface(self, state: str) -> subprocess.CompletedProcess:
-        assert self.ticker is not None
-        return self.ticker.after_tick(lambda: self.server.tma(
+        return self.surface(lambda: self.server.tma(
             "wait", "--pane", self.pane, "--until", state, "--timeout", "0.5", "--json"))
 
     def pane_option(self, name: str) -> str:
@@ -624,7 +726,7 @@ class Scenario:
             res.detail, res.source = hit.detail, hit.source
             problems = []
             if res.latency > deadline:
-                problems.append(f"latency {res.latency:.1f}s > {deadline:.0f}s")
+                problems.append(f"latency {res.latency:.1f}s > {deadline:g}s")
             if detail is not None and hit.detail != detail:
                 problems.append(f"detail {hit.detail!r}, want {detail!r}")
             if hook_step and expected and hit.source != "hook":
@@ -659,8 +761,11 @@ class Scenario:
                 problems.append(f"ls --json says {row['state']!r}")
             if row["agent"] != self.agent.agent:
                 problems.append(f"ls --json names agent {row['agent']!r}")
-        if "stampede-skipped" not in err:
+        if self.polled and "stampede-skipped" not in err:
             problems.append("ls --json produced a cycle (it ran outside the tick's second)")
+        if not self.polled and not re.search(r"\b0 captures\b", err):
+            problems.append("ls --json read the screen itself (the daemon's stamp was not "
+                            f"fresh): {err.strip()[:160]}")
         w = self.wait_surface(expected)
         if w.returncode != 0:
             problems.append(f"tma wait --until {expected} -> exit {w.returncode} "

@@ -4,7 +4,8 @@
 
 Each file is one run of the suite. Prints markdown: the pass table (agent x step x mode,
 with the median and worst detection latency over the runs), the median and worst latency
-per mode, and the pass rate (runs whose every scenario passed).
+per mode, for the daemon mode the p50/p95 latency per step over every agent and run, and
+the pass rate (runs whose every scenario passed).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def render(paths: list[Path]) -> str:
     for r in steps:
         by_cell[(r["agent"], r["mode"], r["step"])].append(r)
     agents = sorted({r["agent"] for r in steps})
-    modes = [m for m in ("hookless", "hooked") if any(r["mode"] == m for r in steps)]
+    modes = [m for m in ("hookless", "hooked", "daemon") if any(r["mode"] == m for r in steps)]
     out.append(f"Runs: {len(runs)} ({', '.join(runs)}).\n")
     for mode in modes:
         out.append(f"#### {mode}: passes / runs, median and worst latency (s)\n")
@@ -83,6 +84,8 @@ def render(paths: list[Path]) -> str:
                    f"{statistics.median(r['latency'] for r in rs):+.1f} s | "
                    f"{max(r['latency'] for r in rs):+.1f} s | |")
     out.append("")
+    if "daemon" in modes:
+        out.extend(daemon_percentiles(steps))
     per_run: dict[str, list[bool]] = defaultdict(list)
     for sc in scenarios:
         per_run[sc["run"]].append(bool(sc["ok"]))
@@ -97,6 +100,35 @@ def render(paths: list[Path]) -> str:
         for r in fails:
             out.append(f"- {r['run']} {r['agent']} {r['mode']} {r['step']}: {r['note']}")
     return "\n".join(out) + "\n"
+
+
+def percentile(xs: list[float], q: float) -> float:
+    """The q-th percentile (0-100), linear between the closest ranks (numpy's default)."""
+    xs = sorted(xs)
+    k = (len(xs) - 1) * q / 100
+    lo = int(k)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+def daemon_percentiles(steps: list[dict]) -> list[str]:
+    """The daemon tier's detection latency per step, over every agent and run."""
+    out = ["#### daemon: detection latency per step, every agent and run (s)\n",
+           "| step | deadline | steps | passed | p50 | p95 | worst | worst agent |",
+           "|---|---|---|---|---|---|---|---|"]
+    for step in STEPS:
+        group = [r for r in steps if r["mode"] == "daemon" and r["step"] == step]
+        lats = [r["latency"] for r in group if r["latency"] is not None]
+        if not lats:
+            continue
+        worst = max((r for r in group if r["latency"] is not None), key=lambda r: r["latency"])
+        limits = "/".join(f"{x:g}" for x in sorted({r["deadline"] for r in group}))
+        out.append(f"| {step} | {limits} s | {len(group)} | "
+                   f"{sum(1 for r in group if r['ok'])} | {percentile(lats, 50):+.2f} | "
+                   f"{percentile(lats, 95):+.2f} | {worst['latency']:+.2f} | "
+                   f"{worst['agent']} |")
+    out.append("")
+    return out
 
 
 def main(argv: list[str]) -> int:

@@ -1,7 +1,8 @@
 """Real agent CLIs, driven through their states; tma's verdict read from its public surfaces.
 
 For each pinned agent and each mode (hookless: screen and process only, with `tma status`
-ticking once a second like a status line; hooked: hooks installed by `tma install-hooks`),
+ticking once a second like a status line; hooked: hooks installed by `tma install-hooks`;
+daemon: no hooks and no status line, `tma daemon --ensure` alone writes the stamps),
 one scenario walks:
 
   dialog:*          startup dialogs (claude 2.1.332 auto-mode question, codex hook trust):
@@ -16,18 +17,21 @@ one scenario walks:
 
 Each step times "the screen shows it" -> "tma reports it" against the design's deadlines:
 hookless <= freshness + poll + 1 s (a turn end: dwell + freshness + poll + 1 s), hooked
-<= 1 s (a turn end: dwell + 1 s). After the walk, the whole sample log is checked for what
+<= 1 s (a turn end: dwell + 1 s), daemon <= 1.5 s (an idle composer: dwell + 1.5 s). After the walk, the whole sample log is checked for what
 must never be seen: idle while the screen is blocked, blocked while it works.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import time
 
 import agents as agents_mod
 import pytest
 from harness import (
+    DAEMON_DEADLINE,
+    DAEMON_IDLE_DEADLINE,
     HOOKED_DEADLINE,
     HOOKED_TURN_DEADLINE,
     HOOKLESS_DEADLINE,
@@ -38,7 +42,7 @@ from harness import (
 
 pytestmark = pytest.mark.live
 
-MODES = ("hookless", "hooked")
+MODES = ("hookless", "hooked", "daemon")
 CASES = [(mode, a.key) for mode in MODES for a in agents_mod.AGENTS]
 
 # Steps a hook drives in hooked mode, per agent, from the bundled manifests' [[hooks.map]]:
@@ -116,6 +120,8 @@ def test_agent_states(scenario_factory, fake_llm, mode, key):
     hook_steps = HOOK_STEPS[agent.agent] if hooked else frozenset()
 
     def deadline(step: str) -> float:
+        if mode == "daemon":  # every idle screen, the first composer too: dwell + 1.5 s
+            return DAEMON_IDLE_DEADLINE if step.startswith("idle") else DAEMON_DEADLINE
         # an agent with no end event (OpenCode) is removed once its walked pid is gone,
         # like a hookless pane: the 30 s reaper (REAP_MS) is only for pid-less registrations
         if step in hook_steps:
@@ -157,9 +163,13 @@ def test_agent_states(scenario_factory, fake_llm, mode, key):
         assert not ticker_failures, f"tma status failed: {ticker_failures[:3]}"
         ok = True
     finally:
-        if not ok and sc.monitor is not None and not sc.failures:
+        # TMA_LIVE_DUMP=1: the screens of a passing walk too (where the time went)
+        if (not ok or os.environ.get("TMA_LIVE_DUMP")) and sc.monitor is not None \
+                and not sc.failures:
             sc.dump()
         record_scenario({"agent": agent.key, "mode": mode, "ok": ok,
                          "seconds": round(time.time() - t_start, 1),
                          "never_seen": sc.never_seen() if sc.monitor else [],
-                         "failures": sc.failures})
+                         "failures": sc.failures,
+                         # the daemon's counters over the walk (reads, captures, edges)
+                         "daemon": sc.daemon.status() if sc.daemon is not None else None})

@@ -113,3 +113,41 @@ def test_command_replies_are_not_events_and_long_lines_are_cut():
         b"%output %3 " + b"a" * (128 - len(b"%output %3 "))]
     assert r.feed(b"still the same line\n%window-add @2\n") == [b"%window-add @2"]
     assert len(r._buf) == 0
+
+
+def test_a_burst_on_an_agent_not_yet_working_is_read_again_while_it_lasts():
+    # the Enter that submits a prompt starts the burst; the onset read comes before the
+    # spinner is drawn, and the spinner never lets the burst end
+    e = Edges(Q, ONSET, GAP, burst_ms=500)
+    e.output("%1", 0, working=False, agent=True)
+    assert e.take_due(ONSET) == ["%1"]  # read: still idle on screen
+    reads = []
+    for t in range(ONSET + 20, 4400, 20):
+        e.output("%1", t, working=False, agent=True)
+        reads += [t for _ in e.take_due(t)]
+    assert reads and reads[0] - ONSET <= 500 + 20
+    # the wait doubles from the second re-read on: 0.5 s, 0.5 s, 1 s, 2 s (a screen moving
+    # under idle chrome)
+    gaps = [b - a for a, b in zip([ONSET, *reads], reads, strict=False)]
+    assert [round(g / 500) for g in gaps] == [1, 1, 2, 4], gaps
+    # once a read says working, the rest of the burst waits for its quiet edge
+    e.output("%1", 4400, working=True, agent=True)
+    for t in range(4420, 6000, 20):
+        e.output("%1", t, working=True, agent=True)
+        assert e.take_due(t) == []
+    assert e.take_due(5980 + Q) == ["%1"]
+    # a new burst starts the re-reads over at 0.5 s
+    reads = []
+    for t in range(10_000, 11_000, 10):
+        e.output("%1", t, working=False, agent=True)
+        reads += [t for _ in e.take_due(t)]
+    assert reads == [10_000 + ONSET, 10_000 + ONSET + 500]  # 0.5 s again: a new burst
+
+
+def test_a_burst_on_a_pane_with_no_agent_is_not_read_again():
+    e = Edges(Q, ONSET, GAP, burst_ms=500)
+    e.output("%1", 0, working=False)
+    assert e.take_due(ONSET) == ["%1"]
+    for t in range(ONSET + 20, 3000, 20):  # a build log in a shell: no stamp, no re-read
+        e.output("%1", t, working=False)
+        assert e.take_due(t) == []

@@ -225,7 +225,8 @@ class Daemon:
             if kind == control.OUTPUT:
                 stamp = self.stamps.get(event[1])
                 self.edges.output(event[1], now,
-                                  stamp is not None and stamp.state == states.WORKING)
+                                  stamp is not None and stamp.state == states.WORKING,
+                                  agent=stamp is not None)
             elif kind in (control.SESSIONS_CHANGED, control.EXIT, control.EOF):
                 self._reconcile = True
             elif kind in (control.WINDOW_CLOSE, control.LAYOUT, control.WINDOW_ADD):
