@@ -50,10 +50,24 @@ def test_a_good_document_round_trips():
     doc = {"fold": {"dwell_secs": 5}, "status": {"idle": {"glyph": "o"}}, "tmux": {"bin": "t"},
            "hooks": {"hold_ms": 1}, "notify": {"on": ["done"], "from_event": True},
            "focus": {"events": True}, "install": {"wrapper_ref": "bare"},
-           "telemetry": {"windows": {"m": 100}}, "daemon": {"quiet_ms": 2},
+           "telemetry": {"windows": {"m": 100}}, "daemon": {"quiet_ms": 200},
            "agent": [{"name": "x"}], "api": {"opencode": {"api_base": "http://h"}}}
     out = config.validate(P, doc)
     assert out["dwell_secs"] == 5 and out["tmux_bin"] == "t" and out["focus_events"] is True
     assert out["wrapper_ref"] == "bare" and out["telemetry_windows"] == {"m": 100}
     assert out["api"] == {"opencode": {"api_base": "http://h"}} and out["agents"] == [
         {"name": "x"}]
+
+
+def test_daemon_ranges_are_checked_where_the_config_loads():
+    import pytest
+
+    from tma.runtime import config
+
+    for key, (low, high) in config.DAEMON_RANGES.items():
+        for bad in (low - 1, high + 1):
+            if bad < 0:
+                continue
+            with pytest.raises(config.ConfigError, match=f"daemon.{key}: must be between"):
+                config.validate("/c.toml", {"daemon": {key: bad}})
+        config.validate("/c.toml", {"daemon": {key: low}})

@@ -111,21 +111,47 @@ def _known_socket(g: Globals) -> str | None:
     return named or None
 
 
+AUTOSTART_BACKOFF_S = 60
+
+
 def autostart(g: Globals, cfg) -> None:
     """`tma daemon --ensure`, result ignored. Cheap when a daemon runs: its lock is
     probed where the socket path is known without a spawn; only a free (or unknown)
-    lock costs the full ensure, which asks tmux for the socket path and starts one."""
+    lock costs the full ensure, which asks tmux for the socket path and starts one.
+    A start that failed is not retried for AUTOSTART_BACKOFF_S (a status line runs
+    this every few seconds), and says nothing: the surface's answer is what counts."""
     from tma.runtime import daemon_files
 
     known = _known_socket(g)
-    if known and daemon_files.held(daemon_files.Files(known).lock):
+    files = daemon_files.Files(known) if known else None
+    if files is not None and daemon_files.held(files.lock):
         return
+    failed = files.lock[:-len(".lock")] + ".failed" if files is not None else None
+    if failed is not None:
+        import time
+
+        try:
+            if time.time() - os.stat(failed).st_mtime < AUTOSTART_BACKOFF_S:
+                return
+        except OSError:
+            pass
+    import contextlib
+    import io
+
     from tma.cli import daemon
 
     try:
-        daemon.ensure(g, cfg)
+        with contextlib.redirect_stderr(io.StringIO()):
+            rc = daemon.ensure(g, cfg)
     except Exception:  # noqa: BLE001 - autostart must never cost the surface its answer
-        pass
+        rc = 1
+    if rc != 0 and failed is not None:
+        try:
+            os.makedirs(os.path.dirname(failed), mode=0o700, exist_ok=True)
+            with open(failed, "w", encoding="utf-8") as fh:
+                fh.write("tma daemon --ensure failed; see the .log beside this file\n")
+        except OSError:
+            pass
 
 
 def check_agent(g: Globals, name: str) -> None:

@@ -42,26 +42,15 @@ def _wall() -> int:
 
 
 class Settings:
-    """The [daemon] keys the loop uses, defaulted. The config schema checks their
-    types; the ranges that only the daemon cares about are checked here."""
+    """The [daemon] keys the loop uses, defaulted (tma.runtime.config checks their types
+    and ranges: a surface with autostart must refuse what the daemon would)."""
 
     def __init__(self, cfg) -> None:
         d = cfg.daemon or {}
-        self.sweep_ms = _ranged(cfg, d, "sweep_secs", SWEEP_SECS, 1, 86_400) * 1000
-        self.quiet_ms = _ranged(cfg, d, "quiet_ms", QUIET_MS, 100, 10_000)
-        self.recheck_ms = _ranged(cfg, d, "zero_member_recheck_secs", RECHECK_MS // 1000,
-                                  1, 3600) * 1000
-        self.demote_edges = _ranged(cfg, d, "demote_edges", DEMOTE_EDGES, 1, 1_000_000)
-
-
-def _ranged(cfg, table: dict, key: str, default: int, low: int, high: int) -> int:
-    value = table.get(key, default)
-    if not low <= value <= high:
-        from tma.runtime.config import ConfigError
-
-        raise ConfigError(f"tma: config {cfg.path}: daemon.{key}: must be between {low} "
-                          f"and {high}, got {value}")
-    return value
+        self.sweep_ms = d.get("sweep_secs", SWEEP_SECS) * 1000
+        self.quiet_ms = d.get("quiet_ms", QUIET_MS)
+        self.recheck_ms = d.get("zero_member_recheck_secs", RECHECK_MS // 1000) * 1000
+        self.demote_edges = d.get("demote_edges", DEMOTE_EDGES)
 
 
 class Daemon:
@@ -298,7 +287,8 @@ class Daemon:
         idle or blocked already says what the screen would (the hook tier has it)."""
         stamp = self.stamps.get(pane)
         decay = self.cfg.hook_decay_secs * 1000
-        self.demotion.edge(pane, stamp, now, decay)
+        # a blocked claim stands against the screen for its own, longer window
+        self.demotion.edge(pane, stamp, now, cycle_mod.claim_window_ms(self.cfg, stamp))
         if stamp is None or stamp.source != states.SOURCE_HOOK:
             return True
         if stamp.state not in (states.IDLE, states.BLOCKED):

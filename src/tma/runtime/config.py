@@ -101,6 +101,10 @@ def _known(path: str, prefix: str, table: dict[str, object], allowed: tuple[str,
 _NOTIFY_KEYS = ("from_event", "command", "on", "bell", "osc", "log", "blocked", "done",
                 "context_high", "desktop", "message")
 _DAEMON_KEYS = ("sweep_secs", "quiet_ms", "zero_member_recheck_secs", "demote_edges", "autostart")
+# checked here, not only in the daemon: with autostart a surface that loaded a config the
+# daemon would refuse would start a doomed daemon on every run
+DAEMON_RANGES = {"sweep_secs": (1, 86_400), "quiet_ms": (100, 10_000),
+                 "zero_member_recheck_secs": (1, 3600), "demote_edges": (1, 1_000_000)}
 
 
 def validate(path: str, doc: dict[str, object]) -> dict[str, object]:
@@ -210,8 +214,10 @@ def _telemetry_daemon(path: str, doc: dict, out: dict) -> None:
     for k, v in daemon.items():
         if k == "autostart":
             _bool(path, "daemon.autostart", v)
-        else:
-            _uint(path, f"daemon.{k}", v)
+            continue
+        low, high = DAEMON_RANGES[k]
+        if not low <= _uint(path, f"daemon.{k}", v) <= high:
+            raise _err(path, f"daemon.{k}", f"must be between {low} and {high}, got {v}")
     out["daemon"] = daemon
 
 

@@ -521,7 +521,7 @@ class Cycle:
             body_hash = format(zlib.crc32(cap.body.encode("utf-8", "replace")), "08x")
         # demoted: a stale hook claim is not believed (a fresh one is new hook evidence)
         demoted = demoted and stamp is not None and stamp.source == states.SOURCE_HOOK \
-            and now - stamp.evidence_at > self.cfg.hook_decay_secs * 1000
+            and now - stamp.evidence_at > claim_window_ms(self.cfg, stamp)
         prev = stamp.replace(source=states.SOURCE_CAPTURE) if demoted else stamp
         plan = verdict(prev, facts, evidence, manifest.visible, self.cfg.fold(), now)
         guarded = self.guarded() and not demoted
@@ -570,6 +570,14 @@ class Cycle:
         lines = rollup_lines(snap)
         if lines:
             self.server.source(lines)
+
+
+def claim_window_ms(cfg, stamp) -> int:
+    """How long a hook claim stands against the screen: blocked_decay for blocked (a
+    person may need minutes to decide), hook_decay for the rest."""
+    secs = cfg.blocked_decay_secs if stamp is not None and stamp.state == states.BLOCKED \
+        else cfg.hook_decay_secs
+    return secs * 1000
 
 
 def rollup_lines(snap) -> list[str]:

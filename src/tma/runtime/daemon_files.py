@@ -8,6 +8,7 @@ key of the server's socket path: 16 hex digits of FNV-1a-64.
     <key>.sock   unix socket: request/response (tma.daemon.server; TMAQ is the status
                  line, TMAH the transitions document, TMA1 a hook event, TMAS subscribe)
     <key>.log    what a daemon started by `tma daemon --ensure` writes
+    <key>.failed an autostart whose `--ensure` failed (no retry for a minute)
 """
 
 from __future__ import annotations
