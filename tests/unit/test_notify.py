@@ -440,3 +440,21 @@ def test_the_jump_action_runs_tma_jump_on_the_same_server(monkeypatch, tmp_path)
     # a notify-send that fails is the sink's failure
     _exes(tmp_path, "notify-send", script="#!/bin/sh\nexit 4\n")
     assert subprocess.run(argv, env=env, timeout=10).returncode == 4
+
+
+def test_the_log_sink_never_blocks_on_a_fifo_without_a_reader(tmp_path):
+    """The daemon's loop and an agent's hook write this sink: a FIFO with no reader must
+    fail at once, not block."""
+    import os
+    import threading
+
+    from tma.runtime import notify
+
+    fifo = tmp_path / "log.fifo"
+    os.mkfifo(fifo)
+    note = notify.Note(trigger="blocked", agent="claude", pane="%1")
+    done = threading.Event()
+    worker = threading.Thread(target=lambda: (notify.append_log(str(fifo), note, 1), done.set()),
+                              daemon=True)
+    worker.start()
+    assert done.wait(3), "append_log blocked on a FIFO with no reader"

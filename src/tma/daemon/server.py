@@ -269,7 +269,11 @@ class Server(Part):
             doc = json.dumps(self.transitions_doc()).encode()
             self._reply(conn.sock, HISTORY + len(doc).to_bytes(4, "little") + doc)
         elif magic == MAGIC_WAKE:
+            # a hook stamped a pane itself: subscribers look now, and the parts (the
+            # notifier, the segment, the history) hear it at the next listing
             self.wake_due = True
+            if self.refresh_at is None:
+                self.refresh_at = _mono() + REFRESH_MS
             self._reply(conn.sock, ACK)
         elif magic == MAGIC_SUB:
             self._subscribe(conn.sock)

@@ -301,7 +301,9 @@ def append_log(path: str, note: Note, at: int) -> None:
         parent = os.path.dirname(path)
         if parent:
             os.makedirs(parent, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        # O_NONBLOCK: a FIFO with no reader fails at once (ENXIO) instead of blocking the
+        # daemon's loop or an agent's hook; a regular file is unaffected
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o600)
         try:
             os.write(fd, _bytes(dumps(log_record(note, at)) + "\n"))
         finally:
