@@ -147,6 +147,7 @@ class _Pass:
         self.to_capture: list[tuple] = []  # (pane, stamp, ident)
         self.pending: list[tuple] = []  # (pane, stamp, ident, captured-or-None)
         self.touched: set[str] = set()
+        self.decoded: dict[str, str | None] = {}  # pane id -> its stamp's state (None: none)
 
     def add_row(self, pane, stamp: codec.Stamp, agent: str, *, foreign: bool = False) -> None:
         self.rows[pane.pane_id] = Row(pane, stamp, agent, foreign, _muted(pane, self.now))
@@ -161,8 +162,11 @@ class Cycle:
     """One server's poll cycle. `clock` returns epoch ms (tests pass their own)."""
 
     def __init__(self, server, cfg, manifest_dir: str | None = None, clock=None,
-                 warn=None) -> None:
+                 warn=None, lean: bool = False) -> None:
         self.server = server
+        # lean: read only what the cycle itself needs (read.CYCLE_OPTIONS, no pane path):
+        # for a caller that shows no telemetry lane and no path (`tma status`)
+        self.lean = lean
         self.cfg = cfg
         self.manifest_dir = manifest_dir
         if clock is None:
@@ -182,7 +186,7 @@ class Cycle:
     def fresh(self) -> Cycle:
         """The next pass for a resident caller (the daemon): the loaded manifests, the
         identity index and the -F answer carry over; the process table is re-read."""
-        nxt = Cycle(self.server, self.cfg, self.manifest_dir, self.clock, self.warn)
+        nxt = Cycle(self.server, self.cfg, self.manifest_dir, self.clock, self.warn, self.lean)
         nxt._mset, nxt._index, nxt._guarded = self._mset, self._index, self._guarded
         if hasattr(self, "_titled_names"):
             nxt._titled_names = self._titled_names
@@ -276,7 +280,7 @@ class Cycle:
         spawns0 = self.server.spawns
         now = self.clock()
         poll_ms = now if produce and focus is None else None
-        snap = read.list_panes(self.server, stamp_poll_ms=poll_ms)
+        snap = read.list_panes(self.server, stamp_poll_ms=poll_ms, lean=self.lean)
         work = self._begin(snap, now, produce)
         if focus is not None:
             work.focus = frozenset(focus)
@@ -291,7 +295,8 @@ class Cycle:
             work.lines.extend(self._rollout(snap, now))
         final = self._commit(work, snap)
         if work.producing:
-            self._write_rollups(final)
+            # nothing written: the rollups count the states this read already decoded
+            self._write_rollups(final, work.decoded if final is snap else None)
         rows = sorted(work.rows.values(), key=Row.sort_key)
         stats = work.stats
         stats.agents = len(rows)
@@ -318,6 +323,7 @@ class Cycle:
                 work.remove(pane)
             return
         stamp, problem = _stamp_problem(pane)
+        work.decoded[pane.pane_id] = stamp.state if stamp is not None else None
         if problem is not None:
             work.issues.append((pane, problem))
             if stamp is None:
@@ -417,8 +423,8 @@ class Cycle:
         """Send every line with a re-read behind it; rows then show what stuck."""
         if not work.lines:
             return snap
-        out, _err = self.server.source(work.lines + [read.listing_line()])
-        final = read.parse_listing(out)
+        out, _err = self.server.source(work.lines + [read.listing_line(self.lean)])
+        final = read.parse_listing(out, self.lean)
         final_by_id = {p.pane_id: p for p in final.panes}
         # every row reads from the re-read: the writes (stamps, telemetry lanes,
         # cleared marks) are what the surfaces must show
@@ -542,14 +548,16 @@ class Cycle:
         formats = manifests.context_formats(self.manifest_dir, self.cfg.agents)
         return rollout.lines_for(snap.panes, formats, now)
 
-    def _write_rollups(self, snap) -> None:
-        lines = rollup_lines(snap)
+    def _write_rollups(self, snap, decoded=None) -> None:
+        lines = rollup_lines(snap, decoded)
         if lines:
             self.server.source(lines)
 
 
-def rollup_lines(snap) -> list[str]:
-    """Recompute both rollups from every decodable pane; write only where they changed."""
+def rollup_lines(snap, decoded: dict[str, str | None] | None = None) -> list[str]:
+    """Recompute both rollups from every decodable pane; write only where they changed.
+    `decoded`: pane id -> the state of its stamp (None: no stamp, or unreadable) as
+    decoded from these same options (the cycle's sort), so no pane is decoded twice."""
     from tma.core.rollup import summary
 
     windows: dict[str, list[str]] = {}
@@ -563,13 +571,17 @@ def rollup_lines(snap) -> list[str]:
         stored_s[pane.session_id] = pane.options.get(options.ROLLUP_SESSION, "")
         if pane.options.get("@agent_ignore"):
             continue
-        try:
-            stamp = codec.decode(pane.options)
-        except codec.DecodeError:
-            continue
-        if stamp is not None:
-            windows[pane.window_id].append(stamp.state)
-            sessions[pane.session_id].append(stamp.state)
+        if decoded is not None and pane.pane_id in decoded:
+            state = decoded[pane.pane_id]
+        else:
+            try:
+                stamp = codec.decode(pane.options)
+            except codec.DecodeError:
+                continue
+            state = stamp.state if stamp is not None else None
+        if state is not None:
+            windows[pane.window_id].append(state)
+            sessions[pane.session_id].append(state)
     lines = []
     for wid, sts in windows.items():
         value = summary(sts)
