@@ -20,6 +20,8 @@ FORBIDDEN = (
 
 # Consuming fresh stamps needs no identification at all.
 CONSUME_ONLY_FORBIDDEN = ("tma.runtime.manifests", "tma.core.identity")
+# A status line passes no selector flag: their parser stays unimported.
+STATUS_FORBIDDEN = ("tma.runtime.selectors", "tma.cli.spec")
 
 PROBE = """
 import sys
@@ -58,7 +60,7 @@ def test_status_over_fresh_stamps_imports_nothing_heavy(srv):
     out, err, mods = _modules(srv, "--debug-timing", "status")
     assert out.startswith("#[range=user|tma:blocked]")
     assert "2 consumed, 0 captures" in err and "stampede" not in err, err
-    heavy = sorted(m for m in FORBIDDEN if m in mods)
+    heavy = sorted(m for m in FORBIDDEN + STATUS_FORBIDDEN if m in mods)
     assert heavy == [], f"tma status imported {heavy}"
 
 
@@ -71,7 +73,7 @@ def test_status_consuming_every_pane_loads_no_manifest_index(srv):
     srv.next_second()
     out, err, mods = _modules(srv, "--debug-timing", "status")
     assert "1 consumed, 0 captures" in err and "stampede" not in err, err
-    extra = sorted(m for m in FORBIDDEN + CONSUME_ONLY_FORBIDDEN if m in mods)
+    extra = sorted(m for m in FORBIDDEN + CONSUME_ONLY_FORBIDDEN + STATUS_FORBIDDEN if m in mods)
     assert extra == [], f"tma status imported {extra}"
 
 
