@@ -128,6 +128,38 @@ class _LightManifest:
         self.identity = _LightIdentity(names)
 
 
+class _TitledIdentity:
+    __slots__ = ("process_names", "title_patterns", "_title", "_matches")
+
+    def __init__(self, names: tuple[str, ...], titled: bool, title: str, matches: bool):
+        self.process_names = names
+        self.title_patterns = (True,) if titled else ()
+        self._title, self._matches = title, matches
+
+    def title_matches(self, title: str) -> bool:
+        if title != self._title:  # built for one pane's title only
+            raise ValueError("title view asked about another title")
+        return self._matches
+
+
+class _TitledManifest:
+    """One manifest as identity sees it for one title, from the title cache: its name,
+    process names, whether it narrows by title and whether this title matches it."""
+
+    __slots__ = ("name", "identity")
+
+    def __init__(self, name: str, names: tuple[str, ...], titled: bool, title: str,
+                 matches: bool):
+        self.name = name
+        self.identity = _TitledIdentity(names, titled, title, matches)
+
+
+def titled_view(order: list, matching: list[str], title: str) -> list[_TitledManifest]:
+    """The title cache's answer for one title as the manifest list identify() reads."""
+    return [_TitledManifest(name, tuple(names), titled, title, name in matching)
+            for name, names, titled in order]
+
+
 class _Pass:
     """One cycle's working set: what the read sorted out and what the write will carry."""
 
@@ -182,6 +214,9 @@ class Cycle:
         self._subtrees: bool | None = None
         self._guarded: bool | None = None
         self.skipped_manifests: list[tuple[str, str]] = []
+        self._titles: dict | None = None  # the title cache's view (see _by_title)
+        self._titles_key: tuple = ()
+        self._titles_dirty = False
 
     def fresh(self) -> Cycle:
         """The next pass for a resident caller (the daemon): the loaded manifests, the
@@ -257,8 +292,41 @@ class Cycle:
                 comms = {ident_mod.normalize_comm(p.comm)
                          for p in table.subtree(pane.pane_pid)}
                 if any(comms & set(index[n]) for n in titled):
-                    result = ident_mod.identify(facts, table, self.manifests().ordered())
+                    result = ident_mod.identify(facts, table, self._by_title(pane.title))
         return result
+
+    def _by_title(self, title: str) -> list:
+        """The manifests in identity order, as far as identity reads them, for a pane
+        with this title. Loaded already (a capture, the daemon): the set itself. Else
+        from the title cache, which says which manifests' title_patterns match a title
+        seen before under the same manifest files: a quiet node pane is then identified
+        without loading and validating every manifest (re, the schema, 64 regexes).
+        A title not seen before is matched by the full set, and remembered. The answer
+        is the one the full set gives (identify reads only names, process names, whether
+        a manifest narrows by title, and whether this title matches it)."""
+        from tma.runtime import manifests
+
+        if self._titles is None:
+            if self._mset is not None:
+                return self._mset.ordered()  # a resident caller's set: no cache file
+            self._titles_key, view = manifests.title_cache(self.manifest_dir, self.cfg.agents)
+            self._titles = view if view is not None else {"order": None, "titles": {}}
+        view = self._titles
+        if view["order"] is None or title not in view["titles"]:
+            mset = self.manifests()
+            if view["order"] is None:
+                view["order"] = manifests.identity_order(mset)
+            view["titles"][title] = manifests.title_matches(mset, title)
+            self._titles_dirty = True
+            return mset.ordered()
+        return titled_view(view["order"], view["titles"][title], title)
+
+    def _store_titles(self) -> None:
+        if self._titles_dirty and self._titles is not None:
+            from tma.runtime import manifests
+
+            manifests.store_titles(self._titles_key, self._titles)
+            self._titles_dirty = False
 
     def _titled_from_index(self, index) -> list[str]:
         # Which manifests narrow by title is known only from the full set; cache per cycle.
@@ -294,6 +362,7 @@ class Cycle:
             work.lines.extend(self._seen_clear(snap, work.rows, work.touched))
             work.lines.extend(self._rollout(snap, now))
         final = self._commit(work, snap)
+        self._store_titles()
         if work.producing:
             # nothing written: the rollups count the states this read already decoded
             self._write_rollups(final, work.decoded if final is snap else None)
