@@ -19,7 +19,7 @@ FORBIDDEN = (
 )
 
 # Consuming fresh stamps needs no identification at all.
-CONSUME_ONLY_FORBIDDEN = ("tma.runtime.manifests", "tma.core.identity")
+CONSUME_ONLY_FORBIDDEN = ("tma.runtime.manifests", "tma.core.identity", "tma.runtime.procs")
 # A status line passes no selector flag: their parser stays unimported.
 STATUS_FORBIDDEN = ("tma.runtime.selectors", "tma.cli.spec")
 

@@ -13,6 +13,8 @@ captured, folded and stamped.
 
 from __future__ import annotations
 
+import os
+
 from tma.core import codec, options, states
 from tma.core.record import Record
 from tma.tmux import read
@@ -84,12 +86,17 @@ class Result:
 
 
 def _alive(pid: int) -> bool:
-    """A fresh stamp whose walked agent pid is gone is re-read at once (removal on exit)."""
+    """A fresh stamp whose walked agent pid is gone is re-read at once (removal on exit).
+    procs.alive's signal-0 probe, inline: consuming fresh stamps imports no procs."""
     if pid <= 0:
         return True
-    from tma.runtime.procs import alive
-
-    return alive(pid)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _muted(pane, now: int) -> bool:
