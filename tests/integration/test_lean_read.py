@@ -78,19 +78,40 @@ def test_status_counts_as_ls_does_with_lanes_set(srv):
         assert LANES.items() <= srv.options(p).items()
 
 
-def test_hook_read_has_lanes_on_its_own_pane_only(srv, server):
+def test_hook_read_is_its_pane_in_full_and_the_rollup_facts_of_the_others(srv, server):
     a = srv.agent_pane()
     b = srv.agent_pane()
+    c = srv.agent_pane()
+    d = srv.agent_pane()
     srv.shell_pane(session="other")
-    for p in (a, b):
+    for p in (a, b, c, d):
         srv.draw(p, "FAKE-IDLE\n")
     srv.ls()
-    _set(srv, a, LANES)
-    _set(srv, b, LANES)
-    panes = {p.pane_id: p for p in read.session_panes(server, a)}
-    assert panes.keys() == {a, b}  # the session's panes, not the other session's
-    full = {p.pane_id: p for p in read.list_panes(server).panes}
-    assert panes[a].options == full[a].options
-    assert panes[b].options == {k: v for k, v in full[b].options.items()
-                                if k in read.CYCLE_OPTIONS}
-    assert panes[a].title == full[a].title and panes[a].window_id == full[a].window_id
+    for p in (a, b, c, d):
+        _set(srv, p, LANES)
+    srv.tmux("set-option", "-p", "-t", c, "@agent_ignore", "1")
+    srv.tmux("set-option", "-p", "-t", d, "@agent_pid", "x12")  # an unreadable tuple
+    panes = {p.pane_id: p for p in read.hook_panes(server, a)}
+    assert panes.keys() == {a, b, c, d}  # the session's panes, not the other session's
+    full = {p.pane_id: p for p in read.session_panes(server, a)}
+    assert panes[a] == full[a]  # its own pane: every field and option
+    for p in (b, c, d):
+        assert panes[p].options == {k: v for k, v in full[p].options.items()
+                                    if k in read.ROLLUP_READ_OPTIONS}
+        assert (panes[p].window_id, panes[p].session_id) == (full[p].window_id,
+                                                             full[p].session_id)
+    # the rollups the hook writes are the same from either read
+    from tma.runtime.hook import _rollup_lines
+
+    for state in ("working", "blocked", None):
+        assert _rollup_lines(list(panes.values()), a, state) == \
+            _rollup_lines(list(full.values()), a, state)
+    assert _rollup_lines(list(panes.values()), a, "blocked")  # something to compare
+
+
+def test_hook_read_of_a_gone_pane_raises(srv, server):
+    from tma.tmux.adapter import TmuxError
+
+    srv.agent_pane()
+    with pytest.raises(TmuxError):
+        read.hook_panes(server, "%999")

@@ -57,3 +57,21 @@ def test_a_lean_line_parses_into_the_same_pane():
     a = read.parse_listing(full).panes[0]
     b = read.parse_listing(lean, lean=True).panes[0]
     assert a == b and a.options == opts and a.title == "a\x1ftitle"
+
+
+def test_the_hook_reads_every_option_that_can_make_a_tuple_unreadable():
+    # the hook's rollups count a neighbour only when its tuple decodes: every option
+    # whose bad value raises DecodeError must be in the neighbours' read
+    from tma.core import codec
+
+    raising = set()
+    for key in (f"@agent_{k}" for k in ("state", "detail", "source", "evidence_at", "since",
+                                        "stamped_at", "attention", "name", "pid", "hash",
+                                        "session", "notified_at", "turn_at", "subagents")):
+        opts = {"@agent_state": "idle", "@agent_stamped_at": "1", key: "x!"}
+        try:
+            codec.decode(opts)
+        except codec.DecodeError:
+            raising.add(key)
+    assert {"@agent_state", "@agent_pid", "@agent_stamped_at"} <= raising
+    assert raising | {"@agent_ignore"} <= set(read.ROLLUP_READ_OPTIONS)

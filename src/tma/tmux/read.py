@@ -50,11 +50,11 @@ _LEAN_LANES = tuple(o for o in OPTION_FIELDS if o not in CYCLE_OPTIONS)
 LEAN_OPTION_FIELDS = _LEAN_KEPT + _LEAN_LANES  # the lanes last, read under one condition
 
 
-def _lean_format(lanes_when: str, skipped: tuple[str, ...] = ("pane_current_path",)) -> str:
+def _lean_format(lanes_when: str) -> str:
     """The pane line with the same field count as PANE_FORMAT (options in
     LEAN_OPTION_FIELDS order): the lanes expand only where `lanes_when` is true,
-    elsewhere they are empty fields, as are the `skipped` pane fields."""
-    fixed = ["" if f in skipped else f"#{{{f}}}" for f in PANE_FIELDS]
+    elsewhere they are empty fields, as is the pane's path."""
+    fixed = ["" if f == "pane_current_path" else f"#{{{f}}}" for f in PANE_FIELDS]
     kept = [f"#{{{o}}}" for o in _LEAN_KEPT]
     lanes = US.join(f"#{{{o}}}" for o in _LEAN_LANES)
     cond = f"#{{?{lanes_when},{lanes},{US * (len(_LEAN_LANES) - 1)}}}"
@@ -249,16 +249,40 @@ def _lines_keepends(text: str) -> list[str]:
 
 
 def session_panes(server: Server, pane_id: str) -> list[Pane]:
-    """Every pane of PANE's session (the hook path's one read: the pane and its rollups).
-    Only PANE's own line carries the lanes; the others are read for their stamps (the
-    rollups). No pane's path or command: the hook reads neither."""
-    if not pane_id[1:].isdigit():
-        return parse_listing(server.run("list-panes", "-s", "-t", pane_id, "-F",
-                                        _PANE_FMT)).panes
-    fmt = _lean_format(f"#{{==:#{{pane_id}},{pane_id}}}",
-                       ("pane_current_path", "pane_current_command"))
-    return parse_listing(server.run("list-panes", "-s", "-t", pane_id, "-F", fmt),
-                         lean=True).panes
+    """Every pane of PANE's session, each in full."""
+    return parse_listing(server.run("list-panes", "-s", "-t", pane_id, "-F", _PANE_FMT)).panes
+
+
+# What the hook's rollups read of the session's other panes: the state, ignore, and the
+# options whose bad value makes a tuple unreadable (an unreadable tuple is not counted).
+ROLLUP_READ_OPTIONS = ("@agent_state", "@agent_source", "@agent_evidence_at", "@agent_since",
+                       "@agent_stamped_at", "@agent_pid", "@agent_notified_at",
+                       "@agent_turn_at", "@agent_ignore")
+_ROLLUP_FMT = "R" + US + US.join(["#{pane_id}", "#{window_id}", "#{session_id}"]
+                                 + [f"#{{{o}}}" for o in ROLLUP_READ_OPTIONS])
+
+
+def hook_panes(server: Server, pane_id: str) -> list[Pane]:
+    """The hook path's one read: PANE in full, and every other pane of its session with
+    only what the rollups read (pane, window and session ids and ROLLUP_READ_OPTIONS;
+    every other field empty). Raises TmuxError (PaneGone) when PANE is gone."""
+    out = server.run("display-message", "-p", "-t", pane_id, _PANE_FMT, ";",
+                     "list-panes", "-s", "-t", pane_id, "-F", _ROLLUP_FMT)
+    panes: list[Pane] = []
+    target = None
+    for line in out.split("\n"):
+        if line.startswith("%") and target is None:
+            target = _parse_pane(line)
+        elif line.startswith("R" + US):
+            p = line.split(US)
+            if len(p) != 4 + len(ROLLUP_READ_OPTIONS) or p[1] == pane_id:
+                continue
+            opts = {k: v for k, v in zip(ROLLUP_READ_OPTIONS, p[4:], strict=True) if v}
+            panes.append(Pane(p[1], 0, "", "", "", "", 0, False, 0, 0, "", p[3], p[2], 0,
+                              False, False, "", "", opts))
+    if target is None or target.pane_id != pane_id:
+        return panes
+    return [target] + panes
 
 
 def display(server: Server, pane_id: str, fmt: str) -> str:
