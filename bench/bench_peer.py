@@ -277,7 +277,8 @@ class Spy(Server):
     def run(self, *args):
         calls.append(args)
         return Server.run(self, *args)
-read.session_panes(Spy(socket_name=sys.argv[1]), sys.argv[2])
+hook_read = getattr(read, "hook_panes", None) or read.session_panes  # as tma event reads
+hook_read(Spy(socket_name=sys.argv[1]), sys.argv[2])
 print("\\x1e".join(calls[0]))
 """
 
