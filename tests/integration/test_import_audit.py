@@ -2,7 +2,9 @@
 
 The status line runs `tma status` every few seconds on every client and every agent hook
 runs `tma event`; each of these modules costs milliseconds of interpreter start
-(measured in bench/RESULTS.md, `bench/bench_peer.py`).
+(measured in bench/RESULTS.md, `bench/bench_peer.py`). A steady-state status line over a
+quiet pane whose process is a shared name (node) loads no manifest schema or `re`
+either: tests/integration/test_title_cache.py pins that.
 """
 
 from __future__ import annotations
