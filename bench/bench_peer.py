@@ -242,9 +242,10 @@ def med(xs: list[float]) -> float:
     return statistics.median(xs)
 
 
-# Where the fresh status run's time goes: the interpreter with the path's imports only,
-# one tmux client round trip, the cycle's pane read as tma sends it, and the same read
-# with only the options a stamp decodes from (what a leaner read could cost).
+# Where the fresh status run's time goes: the interpreter with the path's imports only
+# (leaving as tma's hot commands leave, without the interpreter's teardown), one tmux
+# client round trip, the cycle's pane read as `tma status` sends it, and the same read
+# with only the options a stamp decodes from.
 STAMP_OPTIONS = ("@agent_state", "@agent_detail", "@agent_source", "@agent_evidence_at",
                  "@agent_since", "@agent_stamped_at", "@agent_attention", "@agent_name",
                  "@agent_pid", "@agent_hash", "@agent_session", "@agent_notified_at",
@@ -258,12 +259,35 @@ sys.stdout.write("\\n@@" + " ".join(sorted(sys.modules)))
 BASELINE = "import sys; print(\"\\n@@\" + \" \".join(sorted(sys.modules)))"
 READ_ARGS = """
 from tma.tmux import read
-print("\\x1e".join(read.listing_args()))
+try:
+    args = read.listing_args(lean=True)  # what `tma status` sends
+    kept = len(read.CYCLE_OPTIONS)
+except TypeError:
+    args, kept = read.listing_args(), len(read.OPTION_FIELDS)
+print("\\x1e".join(args))
 print("\\x1e".join(read.PANE_FIELDS))
+print(kept)
+"""
+HOOK_READ = """
+import sys
+from tma.tmux import read
+from tma.tmux.adapter import Server
+calls = []
+class Spy(Server):
+    def run(self, *args):
+        calls.append(args)
+        return Server.run(self, *args)
+hook_read = getattr(read, "hook_panes", None) or read.session_panes  # as tma event reads
+hook_read(Spy(socket_name=sys.argv[1]), sys.argv[2])
+print("\\x1e".join(calls[0]))
 """
 
 
-def breakdown(runs: int, py: Path, tmux: Tmux, env: dict, refresh) -> dict | None:
+def _imports_only(mods: list[str]) -> str:
+    return f"for m in {mods!r}: __import__(m)\nimport os; os._exit(0)"
+
+
+def breakdown(runs: int, py: Path, tmux: Tmux, env: dict, refresh, event) -> dict | None:
     base = ["--socket-name", tmux.name]
     refresh()
     out = run([str(py), "-c", PROBE, *base, "status"], env=env).stdout
@@ -271,8 +295,13 @@ def breakdown(runs: int, py: Path, tmux: Tmux, env: dict, refresh) -> dict | Non
     assert "tma.runtime.cycle" in after, "the breakdown probe ran no cycle"
     before = set(run([str(py), "-c", BASELINE], env=env).stdout.rpartition("\n@@")[2].split())
     imports = sorted(after - before - {"__main__"})
+    ev_argv, payload, pane = event
+    ev_out = run([str(py), "-c", PROBE, *ev_argv[1:]], env=env, input=payload.decode()).stdout
+    ev_imports = sorted(set(ev_out.rpartition("\n@@")[2].split()) - before - {"__main__"})
+    assert "tma.runtime.hook" in ev_imports, "the breakdown's event probe handled nothing"
     try:
         lines = run([str(py), "-c", READ_ARGS], env=env).stdout.split("\n")  # not splitlines: \x1e
+        hook_read = run([str(py), "-c", HOOK_READ, tmux.name, pane], env=env).stdout
     except subprocess.CalledProcessError:
         return None  # the read moved: no breakdown for this checkout
     full = lines[0].split("\x1e")
@@ -284,14 +313,17 @@ def breakdown(runs: int, py: Path, tmux: Tmux, env: dict, refresh) -> dict | Non
     tm = ["tmux", "-u", "-L", tmux.name]
     cases = {
         "bare": ([str(py), "-c", "pass"], env, None, None),
-        "imports": ([str(py), "-c", f"for m in {imports!r}: __import__(m)"], env, None, None),
+        "imports": ([str(py), "-c", _imports_only(imports)], env, None, None),
+        "ev_imports": ([str(py), "-c", _imports_only(ev_imports)], env, None, None),
         "tmux_noop": (tm + ["display-message", "-p", "x"], env, None, None),
         "tmux_read": (tm + full, env, None, None),
         "tmux_read_lean": (tm + lean, env, None, None),
+        "hook_read": (tm + hook_read.rstrip("\n").split("\x1e"), env, None, None),
     }
     res = interleaved(runs, cases)
     res["n_imports"] = len(imports)
-    res["n_options"] = full[full.index("-F") + 1].count("#{@")
+    res["n_ev_imports"] = len(ev_imports)
+    res["n_options"] = int(lines[2])
     return res
 
 
@@ -429,7 +461,7 @@ def main() -> int:
         timing = run(base + ["--debug-timing", "status", "--format", "plain"], env=env)
         assert timing.stdout.strip(), "tma status printed nothing over 38 agent panes"
         assert "38 consumed, 0 captures" in timing.stderr, timing.stderr  # the fresh path
-        res["parts"] = breakdown(args.runs, py, tmux, env, refresh)
+        res["parts"] = breakdown(args.runs, py, tmux, env, refresh, (ev, payload, pane))
         # the steady state of a status line over idle agents: stamps older than the
         # freshness window, screens quiet since, so every pane is identified again and
         # reused without a capture (working panes are re-read whenever they go stale)
@@ -526,14 +558,24 @@ def report(res: dict) -> None:
             print(f"| {label} | {med(xs):.1f} ms | {min(xs):.1f} ms |")
 
         row("bare `python -c pass`", parts["bare"])
-        row(f"interpreter + the path's {parts['n_imports']} modules, imported only",
-            parts["imports"])
+        row(f"interpreter + the path's {parts['n_imports']} modules, imported only "
+            "(no teardown)", parts["imports"])
         row("one tmux client round trip (`display-message`)", parts["tmux_noop"])
-        row(f"the cycle's read as sent ({parts['n_options']} options per pane)",
-            parts["tmux_read"])
-        row(f"the same read, the {len(STAMP_OPTIONS)} stamp options only",
+        row(f"the cycle's read as `tma status` sends it ({parts['n_options']} options per "
+            "pane)", parts["tmux_read"])
+        row(f"the same read, the {len(STAMP_OPTIONS)} stamp options only (all pane fields)",
             parts["tmux_read_lean"])
         row("`tma status` (the fresh-stamp rounds above)", res["status"]["tma"])
+        print()
+        print("Where the `tma event` time goes (same run):\n")
+        print("| part | median | min |")
+        print("|---|---|---|")
+        row("bare `python -c pass`", parts["bare"])
+        row(f"interpreter + the hook path's {parts['n_ev_imports']} modules, imported only "
+            "(no teardown)", parts["ev_imports"])
+        row("one tmux client round trip (`display-message`)", parts["tmux_noop"])
+        row("the hook's read of the session as sent", parts["hook_read"])
+        row("`tma event` (the rounds above)", res["event"]["tma"])
         print()
     print("| screen | expected | tma | claude-tmux-status |")
     print("|---|---|---|---|")

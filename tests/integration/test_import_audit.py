@@ -2,7 +2,9 @@
 
 The status line runs `tma status` every few seconds on every client and every agent hook
 runs `tma event`; each of these modules costs milliseconds of interpreter start
-(measured in bench/RESULTS.md, `bench/bench_peer.py`).
+(measured in bench/RESULTS.md, `bench/bench_peer.py`). A steady-state status line over a
+quiet pane whose process is a shared name (node) loads no manifest schema or `re`
+either: tests/integration/test_title_cache.py pins that.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ FORBIDDEN = (
 )
 
 # Consuming fresh stamps needs no identification at all.
-CONSUME_ONLY_FORBIDDEN = ("tma.runtime.manifests", "tma.core.identity")
+CONSUME_ONLY_FORBIDDEN = ("tma.runtime.manifests", "tma.core.identity", "tma.runtime.procs")
+# A status line passes no selector flag: their parser stays unimported.
+STATUS_FORBIDDEN = ("tma.runtime.selectors", "tma.cli.spec")
 
 PROBE = """
 import sys
@@ -58,7 +62,7 @@ def test_status_over_fresh_stamps_imports_nothing_heavy(srv):
     out, err, mods = _modules(srv, "--debug-timing", "status")
     assert out.startswith("#[range=user|tma:blocked]")
     assert "2 consumed, 0 captures" in err and "stampede" not in err, err
-    heavy = sorted(m for m in FORBIDDEN if m in mods)
+    heavy = sorted(m for m in FORBIDDEN + STATUS_FORBIDDEN if m in mods)
     assert heavy == [], f"tma status imported {heavy}"
 
 
@@ -71,7 +75,7 @@ def test_status_consuming_every_pane_loads_no_manifest_index(srv):
     srv.next_second()
     out, err, mods = _modules(srv, "--debug-timing", "status")
     assert "1 consumed, 0 captures" in err and "stampede" not in err, err
-    extra = sorted(m for m in FORBIDDEN + CONSUME_ONLY_FORBIDDEN if m in mods)
+    extra = sorted(m for m in FORBIDDEN + CONSUME_ONLY_FORBIDDEN + STATUS_FORBIDDEN if m in mods)
     assert extra == [], f"tma status imported {extra}"
 
 

@@ -7,14 +7,16 @@ import sys
 from tma.cli import common
 
 
-def run(g: common.Globals, cfg, *, produce: bool = True, report: bool = True):
+def run(g: common.Globals, cfg, *, produce: bool = True, report: bool = True,
+        lean: bool = False):
     """One cycle. NoServer, TmuxError and BundledManifestError reach cli/main.py's
     error boundary (exit 1). `report`: name broken user manifests on stderr even when
-    the cycle did not need the full set."""
+    the cycle did not need the full set. `lean`: the rows carry no telemetry or request
+    lane and no pane path (see tma.tmux.read.CYCLE_OPTIONS)."""
     from tma.runtime.cycle import Cycle
 
     server = common.server(g, cfg)
-    cycle = Cycle(server, cfg, g.manifest_dir, warn=sys.stderr.write)
+    cycle = Cycle(server, cfg, g.manifest_dir, warn=sys.stderr.write, lean=lean)
     result = cycle.run(produce=produce)
     if report:
         common.report_manifests(g, cfg)

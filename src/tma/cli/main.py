@@ -192,4 +192,25 @@ def _quiet_stdout() -> None:
 
 
 def entry() -> None:
-    sys.exit(main())
+    rc = main()
+    if find_command(sys.argv[1:])[0] in HOT:
+        _leave(rc)
+    sys.exit(rc)
+
+
+def _leave(rc: int) -> None:
+    """The hot commands leave without the interpreter's teardown: freeing every module
+    and object costs ~2 ms, a tenth of a status line's run. Nothing on these paths
+    registers exit handlers or starts threads (children they start are already
+    detached), and every file they write is closed: only the standard streams are
+    flushed here, as the interpreter would."""
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BrokenPipeError:
+            pass  # the reader left (status under a closed pipe): as main() treats it
+        except (OSError, ValueError):
+            rc = rc or FAIL
+    os._exit(rc if isinstance(rc, int) else FAIL)

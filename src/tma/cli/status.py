@@ -12,7 +12,9 @@ FORMATS = ("tmux", "plain", "json", "prom")
 def main(argv: list[str]) -> int:
 
     g, rest = common.split_globals(argv)
-    sel, rest = common.take_selectors(rest)
+    sel = None  # a status line passes no selector: their parser is not even imported
+    if any(a.startswith("--") and a.partition("=")[0] != "--format" for a in rest):
+        sel, rest = common.take_selectors(rest)
     fmt = "tmux"
     i = 0
     while i < len(rest):
@@ -37,19 +39,16 @@ def main(argv: list[str]) -> int:
         else:
             raise common.UsageError(f"unexpected argument {rest[i]!r}")
         i += 1
-    if sel.agent is not None:
+    if sel is not None and sel.agent is not None:
         common.check_agent(g, sel.agent)
     cfg = common.load_config(g, surface=True)
     from tma.cli import cycle_run
 
     # under #() nobody reads stderr and the hot path must not validate manifests
-    _server, result = cycle_run.run(g, cfg, report=common.on_terminal(2))
-    git = None
-    if sel.needs_git:
-        from tma.runtime.git import GitInfo
-
-        git = GitInfo()
-    rows = cycle_run.select(result.rows, sel, git)
+    # counts need no telemetry lane and, unless --repo/--branch, no pane path: a lean read
+    lean = sel is None or not sel.needs_git
+    _server, result = cycle_run.run(g, cfg, report=common.on_terminal(2), lean=lean)
+    rows = result.rows if sel is None else _select(result.rows, sel)
     from tma.ui import status as render
 
     counts = render.counts(rows)
@@ -65,3 +64,14 @@ def main(argv: list[str]) -> int:
     else:
         sys.stdout.write(render.prom(counts, rows, common.now_ms()))
     return 0
+
+
+def _select(rows, sel):
+    from tma.cli import cycle_run
+
+    git = None
+    if sel.needs_git:
+        from tma.runtime.git import GitInfo
+
+        git = GitInfo()
+    return cycle_run.select(rows, sel, git)

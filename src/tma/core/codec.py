@@ -85,21 +85,21 @@ def decode(options: Mapping[str, str]) -> Stamp | None:
         raise DecodeError("@agent_source", source, "not one of " + ", ".join(states.SOURCES))
     if source == states.SOURCE_ACTIVITY:
         source = states.SOURCE_CAPTURE
-    return Stamp(
-        state=state,
-        detail=options.get("@agent_detail") or "",
-        source=source,
-        evidence_at=_int(options, "@agent_evidence_at", clock=True),
-        since=_int(options, "@agent_since", clock=True),
-        stamped_at=_int(options, "@agent_stamped_at", clock=True),
-        attention=options.get("@agent_attention") == "1",
-        name=options.get("@agent_name") or "",
-        pid=_int(options, "@agent_pid", clock=False),
-        hash=options.get("@agent_hash") or "",
-        session=options.get("@agent_session") or "",
-        notified_at=_int(options, "@agent_notified_at", clock=True),
-        turn_at=_int(options, "@agent_turn_at", clock=True),
-        subagents=tuple((options.get("@agent_subagents") or "").split()),
+    return Stamp(  # positional, in field order: one per pane per run
+        state,
+        options.get("@agent_detail") or "",
+        source,
+        _int(options, "@agent_evidence_at", clock=True),
+        _int(options, "@agent_since", clock=True),
+        _int(options, "@agent_stamped_at", clock=True),
+        options.get("@agent_attention") == "1",
+        options.get("@agent_name") or "",
+        _int(options, "@agent_pid", clock=False),
+        options.get("@agent_hash") or "",
+        options.get("@agent_session") or "",
+        _int(options, "@agent_notified_at", clock=True),
+        _int(options, "@agent_turn_at", clock=True),
+        tuple((options.get("@agent_subagents") or "").split()),
     )
 
 

@@ -88,6 +88,13 @@ class Record(metaclass=RecordType):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         fields = self._fields
+        if not kwargs and len(args) == len(fields):
+            # every field given in order (the readers build panes and stamps this way,
+            # one per pane per run): no defaults to look up, nothing to check
+            set_ = object.__setattr__
+            for (name, _default), value in zip(fields, args, strict=True):
+                set_(self, name, value)
+            return
         required = _REQUIRED  # a local: this loop runs per field of every record built
         if len(args) > len(fields):
             raise TypeError(f"{type(self).__name__} takes at most {len(fields)} arguments")

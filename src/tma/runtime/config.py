@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import os
 
-from tma.runtime import cache
-
 CLASSES = ("blocked", "working", "idle", "done", "unknown")
 
 STATUS_DEFAULTS = {
@@ -280,6 +278,8 @@ def load(explicit: str | None = None) -> Config:
         return Config(path=None)
     except OSError as exc:
         raise ConfigError(f"tma: config {path}: {exc.strerror}") from None
+    from tma.runtime import cache  # only with a file (the default config reads none)
+
     key = ("config", path, st.st_mtime_ns, st.st_size)
     settings = cache.get("config", key)
     if settings is None:

@@ -13,6 +13,8 @@ captured, folded and stamped.
 
 from __future__ import annotations
 
+import os
+
 from tma.core import codec, options, states
 from tma.core.record import Record
 from tma.tmux import read
@@ -84,12 +86,17 @@ class Result:
 
 
 def _alive(pid: int) -> bool:
-    """A fresh stamp whose walked agent pid is gone is re-read at once (removal on exit)."""
+    """A fresh stamp whose walked agent pid is gone is re-read at once (removal on exit).
+    procs.alive's signal-0 probe, inline: consuming fresh stamps imports no procs."""
     if pid <= 0:
         return True
-    from tma.runtime.procs import alive
-
-    return alive(pid)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _muted(pane, now: int) -> bool:
@@ -142,6 +149,38 @@ class _LightManifest:
         self.identity = _LightIdentity(names)
 
 
+class _TitledIdentity:
+    __slots__ = ("process_names", "title_patterns", "_title", "_matches")
+
+    def __init__(self, names: tuple[str, ...], titled: bool, title: str, matches: bool):
+        self.process_names = names
+        self.title_patterns = (True,) if titled else ()
+        self._title, self._matches = title, matches
+
+    def title_matches(self, title: str) -> bool:
+        if title != self._title:  # built for one pane's title only
+            raise ValueError("title view asked about another title")
+        return self._matches
+
+
+class _TitledManifest:
+    """One manifest as identity sees it for one title, from the title cache: its name,
+    process names, whether it narrows by title and whether this title matches it."""
+
+    __slots__ = ("name", "identity")
+
+    def __init__(self, name: str, names: tuple[str, ...], titled: bool, title: str,
+                 matches: bool):
+        self.name = name
+        self.identity = _TitledIdentity(names, titled, title, matches)
+
+
+def titled_view(order: list, matching: list[str], title: str) -> list[_TitledManifest]:
+    """The title cache's answer for one title as the manifest list identify() reads."""
+    return [_TitledManifest(name, tuple(names), titled, title, name in matching)
+            for name, names, titled in order]
+
+
 class _Pass:
     """One cycle's working set: what the read sorted out and what the write will carry."""
 
@@ -162,6 +201,7 @@ class _Pass:
         self.pending: list[tuple] = []  # (pane, stamp, ident, captured-or-None)
         self.touched: set[str] = set()
         self.demoted: frozenset = frozenset()
+        self.decoded: dict[str, str | None] = {}  # pane id -> its stamp's state (None: none)
 
     def add_row(self, pane, stamp: codec.Stamp, agent: str, *, foreign: bool = False) -> None:
         self.rows[pane.pane_id] = Row(pane, stamp, agent, foreign, _muted(pane, self.now))
@@ -176,8 +216,11 @@ class Cycle:
     """One server's poll cycle. `clock` returns epoch ms (tests pass their own)."""
 
     def __init__(self, server, cfg, manifest_dir: str | None = None, clock=None,
-                 warn=None) -> None:
+                 warn=None, lean: bool = False) -> None:
         self.server = server
+        # lean: read only what the cycle itself needs (read.CYCLE_OPTIONS, no pane path):
+        # for a caller that shows no telemetry lane and no path (`tma status`)
+        self.lean = lean
         self.cfg = cfg
         self.manifest_dir = manifest_dir
         if clock is None:
@@ -193,11 +236,14 @@ class Cycle:
         self._subtrees: bool | None = None
         self._guarded: bool | None = None
         self.skipped_manifests: list[tuple[str, str]] = []
+        self._titles: dict | None = None  # the title cache's view (see _by_title)
+        self._titles_key: tuple = ()
+        self._titles_dirty = False
 
     def fresh(self) -> Cycle:
         """The next pass for a resident caller (the daemon): the loaded manifests, the
         identity index and the -F answer carry over; the process table is re-read."""
-        nxt = Cycle(self.server, self.cfg, self.manifest_dir, self.clock, self.warn)
+        nxt = Cycle(self.server, self.cfg, self.manifest_dir, self.clock, self.warn, self.lean)
         nxt._mset, nxt._index, nxt._guarded = self._mset, self._index, self._guarded
         if hasattr(self, "_titled_names"):
             nxt._titled_names = self._titled_names
@@ -268,8 +314,41 @@ class Cycle:
                 comms = {ident_mod.normalize_comm(p.comm)
                          for p in table.subtree(pane.pane_pid)}
                 if any(comms & set(index[n]) for n in titled):
-                    result = ident_mod.identify(facts, table, self.manifests().ordered())
+                    result = ident_mod.identify(facts, table, self._by_title(pane.title))
         return result
+
+    def _by_title(self, title: str) -> list:
+        """The manifests in identity order, as far as identity reads them, for a pane
+        with this title. Loaded already (a capture, the daemon): the set itself. Else
+        from the title cache, which says which manifests' title_patterns match a title
+        seen before under the same manifest files: a quiet node pane is then identified
+        without loading and validating every manifest (re, the schema, 64 regexes).
+        A title not seen before is matched by the full set, and remembered. The answer
+        is the one the full set gives (identify reads only names, process names, whether
+        a manifest narrows by title, and whether this title matches it)."""
+        from tma.runtime import manifests
+
+        if self._titles is None:
+            if self._mset is not None:
+                return self._mset.ordered()  # a resident caller's set: no cache file
+            self._titles_key, view = manifests.title_cache(self.manifest_dir, self.cfg.agents)
+            self._titles = view if view is not None else {"order": None, "titles": {}}
+        view = self._titles
+        if view["order"] is None or title not in view["titles"]:
+            mset = self.manifests()
+            if view["order"] is None:
+                view["order"] = manifests.identity_order(mset)
+            view["titles"][title] = manifests.title_matches(mset, title)
+            self._titles_dirty = True
+            return mset.ordered()
+        return titled_view(view["order"], view["titles"][title], title)
+
+    def _store_titles(self) -> None:
+        if self._titles_dirty and self._titles is not None:
+            from tma.runtime import manifests
+
+            manifests.store_titles(self._titles_key, self._titles)
+            self._titles_dirty = False
 
     def _titled_from_index(self, index) -> list[str]:
         # Which manifests narrow by title is known only from the full set; cache per cycle.
@@ -293,7 +372,7 @@ class Cycle:
         spawns0 = self.server.spawns
         now = self.clock()
         poll_ms = now if produce and focus is None else None
-        snap = read.list_panes(self.server, stamp_poll_ms=poll_ms)
+        snap = read.list_panes(self.server, stamp_poll_ms=poll_ms, lean=self.lean)
         work = self._begin(snap, now, produce)
         work.demoted = frozenset(demoted)
         if focus is not None:
@@ -308,8 +387,10 @@ class Cycle:
             work.lines.extend(self._seen_clear(snap, work.rows, work.touched))
             work.lines.extend(self._rollout(snap, now))
         final = self._commit(work, snap)
+        self._store_titles()
         if work.producing:
-            self._write_rollups(final)
+            # nothing written: the rollups count the states this read already decoded
+            self._write_rollups(final, work.decoded if final is snap else None)
         rows = sorted(work.rows.values(), key=Row.sort_key)
         stats = work.stats
         stats.agents = len(rows)
@@ -336,6 +417,7 @@ class Cycle:
                 work.remove(pane)
             return
         stamp, problem = _stamp_problem(pane)
+        work.decoded[pane.pane_id] = stamp.state if stamp is not None else None
         if problem is not None:
             work.issues.append((pane, problem))
             if stamp is None:
@@ -436,8 +518,8 @@ class Cycle:
         """Send every line with a re-read behind it; rows then show what stuck."""
         if not work.lines:
             return snap
-        out, _err = self.server.source(work.lines + [read.listing_line()])
-        final = read.parse_listing(out)
+        out, _err = self.server.source(work.lines + [read.listing_line(self.lean)])
+        final = read.parse_listing(out, self.lean)
         final_by_id = {p.pane_id: p for p in final.panes}
         # every row reads from the re-read: the writes (stamps, telemetry lanes,
         # cleared marks) are what the surfaces must show
@@ -566,8 +648,8 @@ class Cycle:
         formats = manifests.context_formats(self.manifest_dir, self.cfg.agents)
         return rollout.lines_for(snap.panes, formats, now)
 
-    def _write_rollups(self, snap) -> None:
-        lines = rollup_lines(snap)
+    def _write_rollups(self, snap, decoded=None) -> None:
+        lines = rollup_lines(snap, decoded)
         if lines:
             self.server.source(lines)
 
@@ -580,8 +662,10 @@ def claim_window_ms(cfg, stamp) -> int:
     return secs * 1000
 
 
-def rollup_lines(snap) -> list[str]:
-    """Recompute both rollups from every decodable pane; write only where they changed."""
+def rollup_lines(snap, decoded: dict[str, str | None] | None = None) -> list[str]:
+    """Recompute both rollups from every decodable pane; write only where they changed.
+    `decoded`: pane id -> the state of its stamp (None: no stamp, or unreadable) as
+    decoded from these same options (the cycle's sort), so no pane is decoded twice."""
     from tma.core.rollup import summary
 
     windows: dict[str, list[str]] = {}
@@ -595,13 +679,17 @@ def rollup_lines(snap) -> list[str]:
         stored_s[pane.session_id] = pane.options.get(options.ROLLUP_SESSION, "")
         if pane.options.get("@agent_ignore"):
             continue
-        try:
-            stamp = codec.decode(pane.options)
-        except codec.DecodeError:
-            continue
-        if stamp is not None:
-            windows[pane.window_id].append(stamp.state)
-            sessions[pane.session_id].append(stamp.state)
+        if decoded is not None and pane.pane_id in decoded:
+            state = decoded[pane.pane_id]
+        else:
+            try:
+                stamp = codec.decode(pane.options)
+            except codec.DecodeError:
+                continue
+            state = stamp.state if stamp is not None else None
+        if state is not None:
+            windows[pane.window_id].append(state)
+            sessions[pane.session_id].append(state)
     lines = []
     for wid, sts in windows.items():
         value = summary(sts)

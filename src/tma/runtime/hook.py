@@ -145,7 +145,7 @@ def handle(server, cfg, table, kind: str, pane_id: str, payload: str, now: int) 
 
 def _read(server, cfg, table, kind: str, pane_id: str, payload: str, now: int) -> _Event | None:
     """The pane and its session's panes in one spawn; None for a gone or ignored pane."""
-    panes = read.session_panes(server, pane_id)
+    panes = read.hook_panes(server, pane_id)
     pane = next((p for p in panes if p.pane_id == pane_id), None)
     if pane is None or pane.options.get("@agent_ignore"):
         return None

@@ -244,6 +244,40 @@ def context_formats(manifest_dir: str | None = None,
     return out
 
 
+TITLE_CACHE_MAX = 256  # titles remembered per manifest set (oldest forgotten first)
+
+
+def title_cache(manifest_dir: str | None = None,
+                agents_cfg: list[dict[str, Any]] | None = None) -> tuple[tuple, dict | None]:
+    """(key, cached title view or None). The view holds the full set's identity order,
+    `order`: [name, process names, narrows by title?] per manifest, and `titles`:
+    title -> the names whose title_patterns match it. Keyed like the hook tables (every
+    manifest file's mtime and size and the [[agent]] config): what a title matches is a
+    function of the manifests alone, so an entry stands until one of them changes."""
+    key = (listing(manifest_dir), repr(agents_cfg or []))
+    view = cache.get("titles", key)
+    ok = isinstance(view, dict) and isinstance(view.get("order"), list) \
+        and isinstance(view.get("titles"), dict)
+    return key, view if ok else None
+
+
+def identity_order(mset: ManifestSet) -> list:
+    return [[m.name, list(m.identity.process_names), bool(m.identity.title_patterns)]
+            for m in mset.ordered()]
+
+
+def title_matches(mset: ManifestSet, title: str) -> list[str]:
+    return [m.name for m in mset.ordered()
+            if m.identity.title_patterns and m.identity.title_matches(title)]
+
+
+def store_titles(key: tuple, view: dict) -> None:
+    titles = view["titles"]
+    if len(titles) > TITLE_CACHE_MAX:
+        titles = dict(list(titles.items())[-TITLE_CACHE_MAX:])
+    cache.put("titles", key, {"order": view["order"], "titles": titles})
+
+
 _REPORTED: set[str] = set()  # a process says each skip once, whichever path found it
 
 

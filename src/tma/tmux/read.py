@@ -32,6 +32,36 @@ CLIENT_FIELDS = ("client_name", "pane_id", "client_activity", "client_control_mo
 
 PANE_FORMAT = _PANE_FMT = US.join([f"#{{{f}}}" for f in PANE_FIELDS] + [f"#{{{o}}}" for o in OPTION_FIELDS]
                     + ["#{pane_title}"])
+
+# What the cycle itself reads of a pane: the stamp and its identity, the cycle's own
+# anchors, the rollout tail's two, mute, ignore and the rollups. A read for a caller
+# that needs no more (`tma status`: counts) leaves out the telemetry and request lanes
+# and the pane's path (tmux resolves it through /proc for every pane): less work for
+# the server on every status line (0.5 ms on 38 panes, bench/RESULTS.md). The lanes
+# are still read on an ignored pane, whose episode options the cycle clears.
+CYCLE_OPTIONS = frozenset((
+    "@agent_state", "@agent_detail", "@agent_source", "@agent_evidence_at", "@agent_since",
+    "@agent_stamped_at", "@agent_attention", "@agent_notified_at", "@agent_turn_at",
+    "@agent_hash", "@agent_pid", "@agent_name", "@agent_session", "@agent_subagents",
+    "@agent_context_at", "@agent_transcript", "@tma_title_match_pid", "@tma_reg_dead_since",
+    "@agent_mute_until", "@agent_ignore", options.ROLLUP_WINDOW, options.ROLLUP_SESSION))
+_LEAN_KEPT = tuple(o for o in OPTION_FIELDS if o in CYCLE_OPTIONS)
+_LEAN_LANES = tuple(o for o in OPTION_FIELDS if o not in CYCLE_OPTIONS)
+LEAN_OPTION_FIELDS = _LEAN_KEPT + _LEAN_LANES  # the lanes last, read under one condition
+
+
+def _lean_format(lanes_when: str) -> str:
+    """The pane line with the same field count as PANE_FORMAT (options in
+    LEAN_OPTION_FIELDS order): the lanes expand only where `lanes_when` is true,
+    elsewhere they are empty fields, as is the pane's path."""
+    fixed = ["" if f == "pane_current_path" else f"#{{{f}}}" for f in PANE_FIELDS]
+    kept = [f"#{{{o}}}" for o in _LEAN_KEPT]
+    lanes = US.join(f"#{{{o}}}" for o in _LEAN_LANES)
+    cond = f"#{{?{lanes_when},{lanes},{US * (len(_LEAN_LANES) - 1)}}}"
+    return US.join(fixed + kept + [cond, "#{pane_title}"])
+
+
+_LEAN_FMT = _lean_format("#{!=:#{@agent_ignore},}")
 _SERVER_FMT = "S" + US + US.join(f"#{{{f}}}" for f in SERVER_FIELDS)
 _CLIENT_FMT = "C" + US + US.join(f"#{{{f}}}" for f in CLIENT_FIELDS)
 
@@ -94,44 +124,35 @@ class Snapshot(Record):
     server_pid: str = ""
 
 
-def _parse_pane(line: str) -> Pane | None:
-    n_fixed = len(PANE_FIELDS) + len(OPTION_FIELDS)
-    parts = line.split(US, n_fixed)
-    if len(parts) != n_fixed + 1 or not parts[0].startswith("%"):
+_N_PANE = len(PANE_FIELDS)
+_N_FIXED = _N_PANE + len(OPTION_FIELDS)
+
+
+def _parse_pane(line: str, option_fields: tuple[str, ...] = OPTION_FIELDS) -> Pane | None:
+    parts = line.split(US, _N_FIXED)
+    if len(parts) != _N_FIXED + 1 or not parts[0].startswith("%"):
         return None
-    fixed = dict(zip(PANE_FIELDS, parts[: len(PANE_FIELDS)], strict=True))
-    opts = {k: v for k, v in zip(OPTION_FIELDS, parts[len(PANE_FIELDS):n_fixed], strict=True)
-            if v != ""}
-    return Pane(
-        pane_id=fixed["pane_id"],
-        pane_pid=_int(fixed["pane_pid"]),
-        session_name=fixed["session_name"],
-        window_index=fixed["window_index"],
-        pane_index=fixed["pane_index"],
-        current_command=fixed["pane_current_command"],
-        window_activity=_int(fixed["window_activity"]),
-        alternate_on=fixed["alternate_on"] == "1",
-        scroll_position=_int(fixed["scroll_position"]),
-        height=_int(fixed["pane_height"]),
-        current_path=fixed["pane_current_path"],
-        session_id=fixed["session_id"],
-        window_id=fixed["window_id"],
-        width=_int(fixed["pane_width"]),
-        window_active=fixed["window_active"] == "1",
-        pane_active=fixed["pane_active"] == "1",
-        tty=fixed["pane_tty"],
-        title=parts[-1],
-        options=opts,
-    )
+    # PANE_FIELDS order; the title is last (it may hold the separator)
+    (pane_id, pane_pid, session_name, window_index, pane_index, command, activity,
+     alternate_on, scroll_position, height, path, session_id, window_id, width,
+     window_active, pane_active, tty) = parts[:_N_PANE]
+    opts = {k: v for k, v in zip(option_fields, parts[_N_PANE:_N_FIXED], strict=True)
+            if v}
+    return Pane(pane_id, _int(pane_pid), session_name, window_index, pane_index, command,
+                _int(activity), alternate_on == "1", _int(scroll_position), _int(height),
+                path, session_id, window_id, _int(width), window_active == "1",
+                pane_active == "1", tty, parts[-1], opts)
 
 
-def parse_listing(out: str) -> Snapshot:
+def parse_listing(out: str, lean: bool = False) -> Snapshot:
+    """`lean`: the output of a lean listing (its options in LEAN_OPTION_FIELDS order)."""
+    fields = LEAN_OPTION_FIELDS if lean else OPTION_FIELDS
     panes: list[Pane] = []
     clients: list[Client] = []
     server = dict.fromkeys(SERVER_FIELDS, "")
     for line in out.split("\n"):
         if line.startswith("%"):
-            pane = _parse_pane(line)
+            pane = _parse_pane(line, fields)
             if pane is not None:
                 panes.append(pane)
         elif line.startswith("S" + US):
@@ -145,23 +166,24 @@ def parse_listing(out: str) -> Snapshot:
                     server.get("socket_path", ""), server.get("pid", ""))
 
 
-def listing_args(stamp_poll_ms: int | None = None) -> list[str]:
-    """list-panes + server facts + clients (+ the @tma_last_poll stamp), one invocation."""
-    args = ["list-panes", "-a", "-F", _PANE_FMT, ";", "display-message", "-p", _SERVER_FMT,
-            ";", "list-clients", "-F", _CLIENT_FMT]
+def listing_args(stamp_poll_ms: int | None = None, lean: bool = False) -> list[str]:
+    """list-panes + server facts + clients (+ the @tma_last_poll stamp), one invocation.
+    `lean`: the pane lines hold only what the cycle reads (see CYCLE_OPTIONS)."""
+    args = ["list-panes", "-a", "-F", _LEAN_FMT if lean else _PANE_FMT, ";", "display-message",
+            "-p", _SERVER_FMT, ";", "list-clients", "-F", _CLIENT_FMT]
     if stamp_poll_ms is not None:
         args += [";", "set-option", "-s", "@tma_last_poll", str(int(stamp_poll_ms))]
     return args
 
 
-def list_panes(server: Server, stamp_poll_ms: int | None = None) -> Snapshot:
-    return parse_listing(server.run(*listing_args(stamp_poll_ms)))
+def list_panes(server: Server, stamp_poll_ms: int | None = None, lean: bool = False) -> Snapshot:
+    return parse_listing(server.run(*listing_args(stamp_poll_ms, lean)), lean)
 
 
-def listing_line() -> str:
+def listing_line(lean: bool = False) -> str:
     """The same read as a `source-file` line (to re-read after a write batch)."""
     return " ; ".join([
-        f"list-panes -a -F {quote(_PANE_FMT)}",
+        f"list-panes -a -F {quote(_LEAN_FMT if lean else _PANE_FMT)}",
         f"display-message -p {quote(_SERVER_FMT)}",
     ])
 
@@ -227,8 +249,40 @@ def _lines_keepends(text: str) -> list[str]:
 
 
 def session_panes(server: Server, pane_id: str) -> list[Pane]:
-    """Every pane of PANE's session (the hook path's one read: the pane and its rollups)."""
+    """Every pane of PANE's session, each in full."""
     return parse_listing(server.run("list-panes", "-s", "-t", pane_id, "-F", _PANE_FMT)).panes
+
+
+# What the hook's rollups read of the session's other panes: the state, ignore, and the
+# options whose bad value makes a tuple unreadable (an unreadable tuple is not counted).
+ROLLUP_READ_OPTIONS = ("@agent_state", "@agent_source", "@agent_evidence_at", "@agent_since",
+                       "@agent_stamped_at", "@agent_pid", "@agent_notified_at",
+                       "@agent_turn_at", "@agent_ignore")
+_ROLLUP_FMT = "R" + US + US.join(["#{pane_id}", "#{window_id}", "#{session_id}"]
+                                 + [f"#{{{o}}}" for o in ROLLUP_READ_OPTIONS])
+
+
+def hook_panes(server: Server, pane_id: str) -> list[Pane]:
+    """The hook path's one read: PANE in full, and every other pane of its session with
+    only what the rollups read (pane, window and session ids and ROLLUP_READ_OPTIONS;
+    every other field empty). Raises TmuxError (PaneGone) when PANE is gone."""
+    out = server.run("display-message", "-p", "-t", pane_id, _PANE_FMT, ";",
+                     "list-panes", "-s", "-t", pane_id, "-F", _ROLLUP_FMT)
+    panes: list[Pane] = []
+    target = None
+    for line in out.split("\n"):
+        if line.startswith("%") and target is None:
+            target = _parse_pane(line)
+        elif line.startswith("R" + US):
+            p = line.split(US)
+            if len(p) != 4 + len(ROLLUP_READ_OPTIONS) or p[1] == pane_id:
+                continue
+            opts = {k: v for k, v in zip(ROLLUP_READ_OPTIONS, p[4:], strict=True) if v}
+            panes.append(Pane(p[1], 0, "", "", "", "", 0, False, 0, 0, "", p[3], p[2], 0,
+                              False, False, "", "", opts))
+    if target is None or target.pane_id != pane_id:
+        return panes
+    return [target] + panes
 
 
 def display(server: Server, pane_id: str, fmt: str) -> str:
