@@ -365,3 +365,33 @@ def test_the_daemon_and_the_hook_path_together_ring_once(srv, daemon, tmp_path):
     srv.wait_for(lambda: log.exists(), timeout=5)
     _sweeps_past(daemon, 3)
     assert log.read_text().splitlines() == [f"blocked {pane}"]
+
+
+def test_a_held_permission_request_reaches_the_daemon_before_its_hold_ends(
+        srv, daemon, tmp_path):
+    """Claude's PermissionRequest is never handed off (its reply lane holds in the hook
+    process); the hook wakes the daemon before it starts holding, so the daemon's
+    notifier rings while the hook still holds, with no pane output and no sweep."""
+    log = tmp_path / "notify.jsonl"
+    srv.config.write_text(f'[daemon]\nsweep_secs = 600\n[notify]\nlog = "{log}"\n')
+    pane, _pid = _claude(srv)
+    _draw(srv, pane, "idle")
+    daemon.start()
+    _until(srv, pane, "@agent_state", "idle", timeout=10)
+    time.sleep(1.0)  # past the startup read and the idle screen's quiet edge
+    payload = json.dumps({"session_id": "s1", "tool_name": "Bash",
+                          "tool_input": {"command": "ls"}})
+    hook = subprocess.Popen(
+        [sys.executable, "-m", "tma", "--socket-name", srv.name, "event", "--agent", "claude",
+         "--kind", "PermissionRequest", "--pane", pane],
+        env=daemon.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True)
+    try:
+        hook.stdin.write(payload)
+        hook.stdin.close()
+        got = _wait_lines(srv, log, 1, timeout=4)
+        assert [(x["state"], x["pane"]) for x in got] == [("blocked", pane)]
+        assert hook.poll() is None, "the hook was expected to be holding still"
+    finally:
+        hook.kill()
+        hook.wait(timeout=5)

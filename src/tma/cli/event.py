@@ -107,16 +107,15 @@ def _config(path: str | None):
         return Config()
 
 
-def _handed_off(a: dict[str, str], agent: str, kind: str, pane: str, payload: str) -> bool:
+def _handed_off(a: dict[str, str], agent: str, kind: str, pane: str, payload: str,
+                now: int) -> bool:
     """The daemon took the event (ACK); False on any doubt. Claude's PermissionRequest
     stays here: its reply lane holds in this process."""
     if agent == "claude" and kind == "PermissionRequest":
         return False
-    import time
-
     from tma.runtime import handoff
 
-    return handoff.offer(a, agent, kind, pane, payload, time.time_ns() // 1_000_000)
+    return handoff.offer(a, agent, kind, pane, payload, now)
 
 
 def run(argv: list[str]) -> int:
@@ -126,7 +125,10 @@ def run(argv: list[str]) -> int:
     payload = _payload(a.get("payload"))
     if not agent or not kind or not pane.startswith("%"):
         return 0
-    if _handed_off(a, agent, kind, pane, payload):
+    import time
+
+    now = time.time_ns() // 1_000_000  # one time: offered, or stamped here on any doubt
+    if _handed_off(a, agent, kind, pane, payload, now):
         return 0  # the daemon stamps it (tma.daemon.server), with this event's time
     cfg = _config(a.get("config"))
     from tma.runtime import manifests
@@ -138,24 +140,31 @@ def run(argv: list[str]) -> int:
     table = tables.get(agent)
     if table is None:
         return 0  # an unknown agent is a silent success
-    import time
-
     from tma.runtime import hook
     from tma.tmux.adapter import TmuxError
 
     server = _server(a, cfg)
+    woke: list[bool] = []
+
+    def wake() -> None:
+        """A running daemon hears of a stamp made here (its subscribers, notifier,
+        status segment); once, and before the reply lane starts holding."""
+        if not woke:
+            woke.append(True)
+            from tma.runtime import handoff
+
+            handoff.woken(a)
+
     try:
-        outcome = hook.handle(server, cfg, table, kind, pane, payload,
-                              time.time_ns() // 1_000_000)
+        outcome = hook.handle(server, cfg, table, kind, pane, payload, now,
+                              before_hold=wake)
     except TmuxError:
         return 0  # no server, a vanished pane, a slow server: the agent must not notice
     if outcome.reply:
         sys.stdout.write(outcome.reply + "\n")
         sys.stdout.flush()
     if outcome.wrote:
-        from tma.runtime import handoff
-
-        handoff.woken(a)  # a running daemon's subscribers hear of a stamp made here
+        wake()
     return 0
 
 

@@ -109,10 +109,11 @@ class _Event:
     """One event's inputs once the pane is read: what every step below works from."""
 
     __slots__ = ("server", "cfg", "table", "kind", "payload", "now", "panes", "pane", "prev",
-                 "fields", "session")
+                 "fields", "session", "before_hold")
 
     def __init__(self, server, cfg, table, kind: str, payload: str, now: int, panes, pane,
                  prev: codec.Stamp | None) -> None:
+        self.before_hold = None
         self.server, self.cfg, self.table = server, cfg, table
         self.kind, self.payload, self.now = kind, payload, now
         self.panes, self.pane, self.prev = panes, pane, prev
@@ -125,11 +126,15 @@ class _Event:
         return self.pane.pane_id
 
 
-def handle(server, cfg, table, kind: str, pane_id: str, payload: str, now: int) -> Outcome:
+def handle(server, cfg, table, kind: str, pane_id: str, payload: str, now: int,
+           before_hold=None) -> Outcome:
+    """`before_hold`: called once the stamp is written and before Claude's reply lane
+    holds (up to hold_ms), so a running daemon hears of the blocked stamp at once."""
     out = Outcome()
     ev = _read(server, cfg, table, kind, pane_id, payload, now)
     if ev is None:
         return out
+    ev.before_hold = before_hold
     if kind == "context":
         out.kind = "context"
         _context(server, table, ev.pane, ev.prev, payload, ev.session, now, out)
@@ -217,6 +222,8 @@ def _state_event(ev: _Event, out: Outcome) -> None:
     _stamp(ev, decision, plan, pid, out)
     if (ev.table.name == "claude" and ev.kind == "PermissionRequest"
             and plan.state == states.BLOCKED and ev.cfg.claude_reply_lane):
+        if ev.before_hold is not None:
+            ev.before_hold()
         out.reply = hold_for_verdict(ev.server, ev.pane_id, ev.cfg.hold_ms)
 
 
