@@ -70,6 +70,8 @@ def main() -> int:
                     str(Path(__file__).resolve().parents[1] / "src" / "tma")], check=True)
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=40)
+    ap.add_argument("--panes", type=int, default=38,
+                    help="agent panes per server for the `tma status` measures")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="tma-bench-dev-"))
     runtime = work / "rt"
@@ -90,6 +92,8 @@ def main() -> int:
                  f"exec {fake} 100000", env=env)
             panes[name] = tmux(name, "display-message", "-p", "-t", "b", "#{pane_id}",
                                env=env).strip()
+            for _ in range(args.panes - 1):
+                tmux(name, "new-window", "-d", "-t", "b:", f"exec {fake} 100000", env=env)
         daemon = subprocess.Popen([tma, "--socket-name", a, "daemon"], env=env,
                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL)
@@ -102,6 +106,11 @@ def main() -> int:
                      "PostToolUse", "--pane", panes[name]] for name in (a, b)}
         for name in (a, b):  # warm the caches (hook tables, bytecode)
             subprocess.run(ev[name], input=PAYLOAD, env=env, check=True)
+        st = {name: [tma, "--socket-name", name, "status"] for name in (a, b)}
+        for _ in range(3):  # the first ask starts the daemon computing the segment
+            subprocess.run(st[a], env=env, capture_output=True, check=True)
+            time.sleep(0.3)
+        answered = status(a, env)["segment_answers"]
         before = {name: option(name, panes[name], "@agent_stamped_at", env) for name in (a, b)}
         taken = status(a, env)["handoffs"]
         res = interleaved(args.runs, {
@@ -109,6 +118,8 @@ def main() -> int:
             "imports": ([sys.executable, "-c", IMPORTS], env, None, None),
             "daemon": (ev[a], env, PAYLOAD, None),
             "direct": (ev[b], env, PAYLOAD, None),
+            "status_daemon": (st[a], env, None, None),
+            "status_direct": (st[b], env, None, None),
         })
         time.sleep(0.3)  # the daemon stamps right after its ACK
         handed = status(a, env)["handoffs"] - taken
@@ -116,7 +127,10 @@ def main() -> int:
         for name in (a, b):
             assert option(name, panes[name], "@agent_stamped_at", env) != before[name], name
             assert option(name, panes[name], "@agent_state", env) == "working", name
+        served = status(a, env)["segment_answers"] - answered
+        assert served == args.runs, f"the daemon answered {served} of {args.runs} statuses"
         bare, dae, direct = med(res["bare"]), med(res["daemon"]), med(res["direct"])
+        sd, sp = med(res["status_daemon"]), med(res["status_direct"])
         imp = med(res["imports"])
         print(f"## `tma event` with the daemon up, median of {args.runs} interleaved rounds\n")
         print("| measure | median ms | p90 ms | / bare |")
@@ -128,6 +142,15 @@ def main() -> int:
               f"{p90(res['daemon']):.1f} | {dae / bare:.2f}× |")
         print(f"| `tma event` PostToolUse, no daemon (stamps itself) | {direct:.1f} | "
               f"{p90(res['direct']):.1f} | {direct / bare:.2f}× |")
+        print(f"| `tma status`, {args.panes} agent panes, daemon up (answered by it) | "
+              f"{sd:.1f} | {p90(res['status_daemon']):.1f} | {sd / bare:.2f}× |")
+        print(f"| `tma status`, {args.panes} agent panes, no daemon (its own cycle) | "
+              f"{sp:.1f} | {p90(res['status_direct']):.1f} | {sp / bare:.2f}× |")
+        print("\nminima: bare {:.1f}, event handed off {:.1f} ({:.2f}×), status answered "
+              "{:.1f} ({:.2f}×)".format(min(res["bare"]), min(res["daemon"]),
+                                       min(res["daemon"]) / min(res["bare"]),
+                                       min(res["status_daemon"]),
+                                       min(res["status_daemon"]) / min(res["bare"])))
         load = os.getloadavg()[0]
         print(f"\nevents the daemon took: {handed}/{args.runs}; load average {load:.1f}; "
               "goal: daemon-up ratio <= 1.3")

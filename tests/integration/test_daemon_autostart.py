@@ -71,6 +71,6 @@ def test_the_cheap_probe_finds_the_socket_tmux_uses(srv, monkeypatch):
     real = srv.tmux("display-message", "-p", "#{socket_path}").strip()
     monkeypatch.delenv("TMUX_TMPDIR", raising=False)
     monkeypatch.delenv("TMA_SOCKET_PATH", raising=False)
-    assert common._known_socket(common.Globals(socket_name=srv.name)) == real
+    assert common.known_socket(common.Globals(socket_name=srv.name)) == real
     monkeypatch.setenv("TMUX", f"{real},123,0")
-    assert common._known_socket(common.Globals()) == real
+    assert common.known_socket(common.Globals()) == real

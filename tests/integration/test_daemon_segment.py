@@ -163,3 +163,88 @@ def test_no_segment_is_written_while_no_status_line_reads_it(srv, daemon):
                      timeout=segment.NOT_READ_MS / 1000 + 3)
     finally:
         client.close()
+
+
+def _status_counts(daemon) -> tuple[int, int]:
+    st = daemon.status()
+    return st["segment_answers"], st["segment_naks"]
+
+
+def test_tma_status_is_answered_by_the_daemon_with_the_same_bytes(srv, daemon):
+    """With a daemon, `tma status` (tmux format, no selectors, same config) asks the
+    daemon for the segment it keeps instead of running its own cycle; what it prints is
+    what the daemonless cycle prints, state changes included."""
+    pane, _pid = _claude(srv)
+    _draw(srv, pane, "idle")
+    daemon.start()
+    _until(srv, pane, "@agent_state", "idle", timeout=10)
+    no_daemon = {"XDG_RUNTIME_DIR": str(srv.root / "elsewhere")}
+    (srv.root / "elsewhere").mkdir(mode=0o700)
+
+    def via_daemon() -> str:
+        return srv.tma("status", manifests=False, env=daemon.env, check=True).stdout
+
+    via_daemon()  # the first ask finds nothing computed: it polls, and the daemon starts
+    srv.wait_for(lambda: (via_daemon(), _status_counts(daemon)[0])[1] >= 1, timeout=6)
+    answered = _status_counts(daemon)[0]
+    assert via_daemon() == srv.tma("status", manifests=False, env=no_daemon,
+                                   check=True).stdout != ""
+    assert _status_counts(daemon)[0] == answered + 1
+    _draw(srv, pane, "blocked")
+    _until(srv, pane, "@agent_state", "blocked", timeout=10)
+    srv.wait_for(lambda: "⚑1" in via_daemon(), timeout=4)
+    assert via_daemon() == srv.tma("status", manifests=False, env=no_daemon,
+                                   check=True).stdout
+
+
+def test_tma_status_polls_when_the_config_changed_or_selectors_are_given(srv, daemon):
+    pane, _pid = _claude(srv)
+    _draw(srv, pane, "idle")
+    srv.config.write_text("[status]\n")
+    daemon.start()
+    _until(srv, pane, "@agent_state", "idle", timeout=10)
+    srv.tma("status", manifests=False, env=daemon.env, check=True)
+    srv.wait_for(lambda: (srv.tma("status", manifests=False, env=daemon.env),
+                          _status_counts(daemon)[0])[1] >= 1, timeout=6)
+    answers, naks = _status_counts(daemon)
+    srv.config.write_text("[status]\n\n")  # edited since the daemon loaded it
+    srv.tma("status", manifests=False, env=daemon.env, check=True)
+    assert _status_counts(daemon) == (answers, naks + 1)
+    srv.tma("status", "--agent", "claude", manifests=False, env=daemon.env, check=True)
+    srv.tma("status", "--format", "plain", manifests=False, env=daemon.env, check=True)
+    assert _status_counts(daemon) == (answers, naks + 1)  # never asked
+
+
+def test_tma_status_after_a_kill_9_of_the_daemon_still_answers(srv, daemon):
+    pane, _pid = _claude(srv)
+    _draw(srv, pane, "idle")
+    daemon.start()
+    _until(srv, pane, "@agent_state", "idle", timeout=10)
+    os.kill(daemon.status()["pid"], signal.SIGKILL)
+    daemon.proc.wait(timeout=5)
+    res = srv.tma("status", manifests=False, env=daemon.env, check=True, timeout=10)
+    assert "○1" in res.stdout
+
+
+def test_a_daemon_answered_status_imports_only_the_client(srv, daemon):
+    import subprocess
+
+    from test_import_audit import FORBIDDEN, PROBE
+
+    pane, _pid = _claude(srv)
+    _draw(srv, pane, "idle")
+    daemon.start()
+    _until(srv, pane, "@agent_state", "idle", timeout=10)
+    srv.wait_for(lambda: (srv.tma("status", manifests=False, env=daemon.env),
+                          _status_counts(daemon)[0])[1] >= 1, timeout=6)
+    answers = _status_counts(daemon)[0]
+    res = subprocess.run([sys.executable, "-c", PROBE % ["--socket-name", srv.name, "status"]],
+                         capture_output=True, text=True, env=daemon.env, timeout=30)
+    assert res.returncode == 0, res.stderr
+    mods = set(eval(res.stdout.rpartition("\n@@")[2]))  # noqa: S307 - our own repr
+    assert _status_counts(daemon)[0] == answers + 1  # the daemon answered it
+    heavy = sorted(m for m in FORBIDDEN + ("socket", "tma.runtime.cycle", "tma.runtime.config",
+                                           "tma.runtime.manifests", "tma.tmux.adapter",
+                                           "tma.tmux.read", "tma.ui.status")
+                   if m in mods)
+    assert heavy == [], f"a daemon-answered tma status imported {heavy}"

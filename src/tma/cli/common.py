@@ -99,7 +99,7 @@ def _load_config(g: Globals):
     return load(g.config)
 
 
-def _known_socket(g: Globals) -> str | None:
+def known_socket(g: Globals) -> str | None:
     """The server's socket path when it is known without asking tmux: --socket-path,
     TMA_SOCKET_PATH, $TMUX inside tmux, or where tmux puts a --socket-name socket."""
     if g.socket_path:
@@ -122,7 +122,7 @@ def autostart(g: Globals, cfg) -> None:
     this every few seconds), and says nothing: the surface's answer is what counts."""
     from tma.runtime import daemon_files
 
-    known = _known_socket(g)
+    known = known_socket(g)
     files = daemon_files.Files(known) if known else None
     if files is not None and daemon_files.held(files.lock):
         return

@@ -15,30 +15,14 @@ def main(argv: list[str]) -> int:
     sel = None  # a status line passes no selector: their parser is not even imported
     if any(a.startswith("--") and a.partition("=")[0] != "--format" for a in rest):
         sel, rest = common.take_selectors(rest)
-    fmt = "tmux"
-    i = 0
-    while i < len(rest):
-        name, eq, value = rest[i].partition("=")
-        if name == "--format":
-            if not eq:
-                if i + 1 >= len(rest):
-                    raise common.UsageError("--format needs a value")
-                value = rest[i + 1]
-                i += 1
-            if value not in FORMATS:
-                raise common.UsageError(
-                    f"invalid format {value!r} (expected one of: {', '.join(FORMATS)})")
-            fmt = value
-        elif rest[i] in ("-h", "--help"):
-            from tma.cli import spec  # declared there; parsed here by hand (the hot path)
-
-            sys.stdout.write(spec.help_text("status"))
+    fmt = _format(rest)
+    if fmt is None:
+        return 0  # --help
+    if sel is None and fmt == "tmux" and not common.on_terminal():
+        shown = _from_daemon(g)
+        if shown is not None:
+            sys.stdout.write(shown)
             return 0
-        elif rest[i].startswith("-"):
-            raise common.UsageError(f"unknown option {rest[i]} (see its --help)")
-        else:
-            raise common.UsageError(f"unexpected argument {rest[i]!r}")
-        i += 1
     if sel is not None and sel.agent is not None:
         common.check_agent(g, sel.agent)
     cfg = common.load_config(g, surface=True)
@@ -64,6 +48,47 @@ def main(argv: list[str]) -> int:
     else:
         sys.stdout.write(render.prom(counts, rows, common.now_ms()))
     return 0
+
+
+def _format(rest: list[str]) -> str | None:
+    """--format's value (default tmux); None after printing --help."""
+    fmt = "tmux"
+    i = 0
+    while i < len(rest):
+        name, eq, value = rest[i].partition("=")
+        if name == "--format":
+            if not eq:
+                if i + 1 >= len(rest):
+                    raise common.UsageError("--format needs a value")
+                value = rest[i + 1]
+                i += 1
+            if value not in FORMATS:
+                raise common.UsageError(
+                    f"invalid format {value!r} (expected one of: {', '.join(FORMATS)})")
+            fmt = value
+        elif rest[i] in ("-h", "--help"):
+            from tma.cli import spec  # declared there; parsed here by hand (the hot path)
+
+            sys.stdout.write(spec.help_text("status"))
+            return None
+        elif rest[i].startswith("-"):
+            raise common.UsageError(f"unknown option {rest[i]} (see its --help)")
+        else:
+            raise common.UsageError(f"unexpected argument {rest[i]!r}")
+        i += 1
+    return fmt
+
+
+def _from_daemon(g) -> str | None:
+    """A running daemon keeps the segment this would print (tma.daemon.segment): ask it
+    over its socket, with no tmux spawn and no cycle. None on any doubt."""
+    socket_path = common.known_socket(g)
+    if not socket_path:
+        return None
+    from tma.runtime import handoff
+
+    args = {k: v for k, v in (("config", g.config), ("manifest-dir", g.manifest_dir)) if v}
+    return handoff.ask_segment(args, socket_path)
 
 
 def _select(rows, sel):

@@ -50,6 +50,8 @@ SEGMENT = tmux_status.SEGMENT
 UNTIL = tmux_status.SEGMENT_UNTIL
 REFRESH_MS = 1000  # while panes print: a hook or another writer may have stamped
 IDLE_REFRESH_MS = 2000  # while none does: only the deadline needs pushing
+SERVE_FRESH_MS = IDLE_REFRESH_MS + 500  # an answer to `tma status` is at most this old
+SERVE_WANTED_MS = 60_000  # after a `tma status` asked, keep the segment computed this long
 NOT_READ_MS = 5000  # no status line reads the segment: just look again now and then
 TTL_S = 5
 SESSIONS_LINE = "list-sessions -F " + read.quote("R" + read.US + "#{status-left}" + read.US
@@ -77,6 +79,10 @@ class Segment(Part):
         self.writes = 0
         self._last = 0  # monotonic ms of the last refresh
         self.reading = False  # did the last refresh see a status line that reads it?
+        self.latest: str | None = None  # the segment as last computed
+        self.latest_at = 0  # monotonic ms it was computed at
+        self.wanted_until = 0  # `tma status` asked over the socket: keep computing it
+        self._config_seen = self._config_stat()
 
     def on_read(self, rows: list, transitions: list, now: int) -> None:
         if transitions:
@@ -87,6 +93,8 @@ class Segment(Part):
 
     def reloaded(self) -> None:
         self._due = 0  # the palette may have changed
+        self.latest = None
+        self._config_seen = self._config_stat()
 
     def _printed_since(self, since: int) -> bool:
         """Has any pane printed since then? (the activity gauge is ordered by recency)"""
@@ -115,11 +123,16 @@ class Segment(Part):
         self.refreshes += 1
         self.reading = reads_segment(out)
         if not self.reading:
-            self._due = now_mono + NOT_READ_MS
             self._withdraw()
-            return
+            if now_mono >= self.wanted_until:
+                self._due = now_mono + NOT_READ_MS
+                self.latest = None
+                return
         rows = cycle_mod.standing_rows(read.parse_listing(out), wall)
         segment = render.tmux(render.counts(rows), self.daemon.cfg.status)
+        self.latest, self.latest_at = segment, now_mono
+        if not self.reading:
+            return
         if segment != self.shown:
             # the segment before the deadline: a fresh deadline never vouches for old counts
             server.source([write.server_option(SEGMENT, segment),
@@ -127,6 +140,29 @@ class Segment(Part):
             self.shown = segment
             self.writes += 1
         self.until = until
+
+    def serve(self, now_mono: int) -> str | None:
+        """What `tma status` would print for the tmux format, if the daemon has it fresh
+        (computed within SERVE_FRESH_MS, under the config it runs with); None: the caller
+        runs its own cycle. Asking keeps the segment computed for SERVE_WANTED_MS."""
+        self.wanted_until = now_mono + SERVE_WANTED_MS
+        if self._config_stat() != self._config_seen:
+            return None  # the config file changed: a reload is due, polling says what
+        if self.latest is None or now_mono - self.latest_at > SERVE_FRESH_MS:
+            self._due = 0  # compute it now, for the next caller
+            return None
+        return self.latest
+
+    def _config_stat(self) -> tuple[int, int] | None:
+        import os
+
+        from tma.core.paths import Paths
+
+        try:
+            st = os.stat(Paths(os.environ).config_file(self.daemon.config_path or None))
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size)
 
     def _withdraw(self) -> None:
         """No status line reads the segment: leave no option behind to redraw for."""

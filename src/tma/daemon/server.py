@@ -30,8 +30,8 @@ from collections import deque
 
 from tma.daemon.parts import Part, Transition
 
-MAGIC_EVENT, MAGIC_STATUS, MAGIC_SUB, MAGIC_HISTORY, MAGIC_WAKE = (
-    b"TMA1", b"TMAQ", b"TMAS", b"TMAH", b"TMAW")
+MAGIC_EVENT, MAGIC_STATUS, MAGIC_SUB, MAGIC_HISTORY, MAGIC_WAKE, MAGIC_SEGMENT = (
+    b"TMA1", b"TMAQ", b"TMAS", b"TMAH", b"TMAW", b"TMAT")
 ACK, NAK, SUBSCRIBED, WAKE, HISTORY = b"\x06", b"\x15", b"\x11", b"\x12", b"\x13"
 FIELDS = ("pane", "agent", "kind", "payload", "at", "scope")
 SMALL_CAP = 4096
@@ -45,6 +45,24 @@ REFRESH_MS = 250  # handed-off stamps are listed together (no capture), at most 
 # kinds intake handles without a [[hooks.map]] entry (tma.runtime.hook.handle)
 _OWN_KINDS = frozenset({"context", "permission-replied", "question-replied", "SubagentStart",
                         "SubagentStop"})
+
+
+def parse_scope(buf: bytes) -> str | None:
+    """A TMAT request's body: one length-prefixed field (the caller's scope). None while
+    incomplete; Refused when malformed."""
+    if len(buf) < 4:
+        return None
+    n = int.from_bytes(buf[:4], "little")
+    if n > 2 * SMALL_CAP:
+        raise Refused("scope too long")
+    if len(buf) < 4 + n:
+        return None
+    if len(buf) > 4 + n:
+        raise Refused("bytes after the request")
+    try:
+        return buf[4:4 + n].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Refused("scope is not UTF-8") from exc
 
 
 def _mono() -> int:
@@ -105,6 +123,7 @@ class Server(Part):
         self.wake_due = False
         self.refresh_at: int | None = None
         self.counts = {"handoffs": 0, "handoff_naks": 0, "handoffs_abandoned": 0,
+                       "segment_answers": 0, "segment_naks": 0,
                        "refused": 0, "wakes": 0}
         from tma.runtime import handoff
 
@@ -250,7 +269,8 @@ class Server(Part):
         magic = conn.buf[:4]
         if len(magic) < 4:
             if not any(m.startswith(magic) for m in (MAGIC_EVENT, MAGIC_STATUS, MAGIC_SUB,
-                                                     MAGIC_HISTORY, MAGIC_WAKE)):
+                                                     MAGIC_HISTORY, MAGIC_WAKE,
+                                                     MAGIC_SEGMENT)):
                 raise Refused("unknown request")
             return False
         if magic == MAGIC_EVENT:
@@ -259,6 +279,13 @@ class Server(Part):
                 return False
             self.partial.pop(conn.fd, None)
             self._event(conn.sock, fields)
+            return True
+        if magic == MAGIC_SEGMENT:
+            scope_ = parse_scope(conn.buf[4:])
+            if scope_ is None:
+                return False
+            self.partial.pop(conn.fd, None)
+            self._reply(conn.sock, self._segment(scope_))
             return True
         if len(conn.buf) > 4:
             raise Refused("bytes after the request")
@@ -293,6 +320,19 @@ class Server(Part):
             pass
         finally:
             sock.close()
+
+    def _segment(self, scope_: str) -> bytes:
+        """`tma status`'s answer from the status segment the daemon keeps, when it is
+        fresh and rendered for the caller's config; NAK otherwise (the caller runs its
+        own cycle)."""
+        part = next((p for p in self.daemon.parts if p.name == "segment"), None)
+        text = part.serve(_mono()) if part is not None and scope_ == self.scope else None
+        if text is None:
+            self.counts["segment_naks"] += 1
+            return NAK
+        self.counts["segment_answers"] += 1
+        raw = text.encode("utf-8")
+        return ACK + len(raw).to_bytes(4, "little") + raw
 
     def transitions_doc(self) -> dict:
         return {"schema": 1, "cap": HISTORY_CAP, "recorded": self.recorded,

@@ -132,3 +132,57 @@ def woken(a: dict[str, str]) -> None:
     path = _found or daemon_socket(tmux_socket(a))
     if os.path.exists(path):
         _exchange(path, b"TMAW", WAKE_DEADLINE_S)
+
+
+SEGMENT_DEADLINE_S = 0.3
+
+
+def ask_segment(g_args: dict[str, str], socket_path: str) -> str | None:
+    """`tma status`'s shortcut: the status segment the daemon keeps for this server,
+    rendered with the same config (the daemon NAKs another scope, a stale segment or a
+    config file edited since it loaded). None on any doubt: the caller runs its cycle."""
+    from tma.core.paths import Paths
+
+    places = Paths(os.environ)
+    path = daemon_socket(socket_path, places)
+    if not os.path.exists(path):
+        return None
+    raw = scope(g_args, places).encode("utf-8", "replace")
+    answer = _ask(path, b"TMAT" + len(raw).to_bytes(4, "little") + raw, SEGMENT_DEADLINE_S)
+    if len(answer) < 5 or answer[:1] != ACK:
+        return None
+    n = int.from_bytes(answer[1:5], "little")
+    body = answer[5:]
+    if len(body) != n:
+        return None
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _ask(path: str, data: bytes, limit: float) -> bytes:
+    """One request, the whole answer (the daemon closes after it)."""
+    import _socket
+    import time
+
+    deadline = time.monotonic() + limit
+    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    chunks: list[bytes] = []
+    try:
+        s.settimeout(limit)
+        s.connect(path)
+        s.sendall(data)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return b""
+            s.settimeout(left)
+            chunk = s.recv(65536)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    except OSError:
+        return b""
+    finally:
+        s.close()
