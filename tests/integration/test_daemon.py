@@ -9,6 +9,7 @@ screen is on the pane to the moment the stamp is; the figures are printed (`-s`)
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -105,16 +106,24 @@ class Daemon:
                 self.proc.stderr.close()
 
 
-@pytest.fixture
-def daemon(srv, tmp_path):
+@contextlib.contextmanager
+def watched(srv, tmp_path, cls=None):
+    """A Daemon (or subclass) with a private runtime dir; stopped afterwards, and the
+    test fails if one outlived it. Every daemon test module's fixture is this."""
     runtime = tmp_path / "rt"
     runtime.mkdir(mode=0o700)
-    d = Daemon(srv, runtime)
+    d = (cls or Daemon)(srv, runtime)
     try:
         yield d
     finally:
         d.stop()
         assert not d.pids(), "a daemon outlived its test"
+
+
+@pytest.fixture
+def daemon(srv, tmp_path):
+    with watched(srv, tmp_path) as d:
+        yield d
 
 
 def _claude(srv, session: str = "s") -> tuple[str, int]:

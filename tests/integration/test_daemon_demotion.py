@@ -7,19 +7,13 @@ import json
 import time
 
 import pytest
-from test_daemon import Daemon, _claude, _draw, _until
+from test_daemon import _claude, _draw, _until, watched
 
 
 @pytest.fixture
 def daemon(srv, tmp_path):
-    runtime = tmp_path / "rt"
-    runtime.mkdir(mode=0o700)
-    d = Daemon(srv, runtime)
-    try:
+    with watched(srv, tmp_path) as d:
         yield d
-    finally:
-        d.stop()
-        assert not d.pids(), "a daemon outlived its test"
 
 
 def _hook_blocked(srv, pane: str) -> None:

@@ -18,20 +18,14 @@ import time
 from pathlib import Path
 
 import pytest
-from test_daemon import Daemon, _claude, _draw, _until  # noqa: F401  (fixture helpers)
+from test_daemon import _claude, _draw, _until, watched
 
 
 @pytest.fixture
 def daemon(srv, tmp_path):
-    runtime = tmp_path / "rt"
-    runtime.mkdir(mode=0o700)
-    d = Daemon(srv, runtime)
-    d.env.pop("DBUS_SESSION_BUS_ADDRESS", None)  # no desktop unless a test asks for one
-    try:
+    with watched(srv, tmp_path) as d:
+        d.env.pop("DBUS_SESSION_BUS_ADDRESS", None)  # no desktop unless a test asks for one
         yield d
-    finally:
-        d.stop()
-        assert not d.pids(), "a daemon outlived its test"
 
 
 def _config(srv, log: Path, extra: str = "") -> None:

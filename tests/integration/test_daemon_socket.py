@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_daemon import Daemon
+from test_daemon import Daemon, watched
 
 from tma.runtime import daemon_files
 
@@ -38,14 +38,8 @@ class SockDaemon(Daemon):
 
 @pytest.fixture
 def daemon(srv, tmp_path):
-    runtime = tmp_path / "rt"
-    runtime.mkdir(mode=0o700)
-    d = SockDaemon(srv, runtime)
-    try:
+    with watched(srv, tmp_path, SockDaemon) as d:
         yield d
-    finally:
-        d.stop()
-        assert not d.pids(), "a daemon outlived its test"
 
 
 def hook(srv, env: dict, kind: str, pane: str, payload: str = '{"session_id":"s1"}',

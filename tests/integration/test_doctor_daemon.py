@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import pytest
-from test_daemon import Daemon
+from test_daemon import watched
 from test_doctor import doctor, install, isolate_installers, pane_block, row
 
 from tma.install import tmux_status
@@ -12,15 +12,9 @@ from tma.install import tmux_status
 
 @pytest.fixture
 def daemon(srv, tmp_path):
-    runtime = tmp_path / "rt"
-    runtime.mkdir(mode=0o700)
-    srv.env["XDG_RUNTIME_DIR"] = str(runtime)  # doctor and the daemon share it
-    d = Daemon(srv, runtime)
-    try:
+    srv.env["XDG_RUNTIME_DIR"] = str(tmp_path / "rt")  # doctor and the daemon share it
+    with watched(srv, tmp_path) as d:
         yield d
-    finally:
-        d.stop()
-        assert not d.pids(), "a daemon outlived its test"
 
 
 def test_a_wired_pane_the_daemon_watches_is_tier_3(srv, daemon):
