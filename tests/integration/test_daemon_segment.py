@@ -204,6 +204,14 @@ def test_tma_status_polls_when_the_config_changed_or_selectors_are_given(srv, da
     srv.config.write_text("[status]\n\n")  # edited since the daemon loaded it
     srv.tma("status", manifests=False, env=daemon.env, check=True)
     assert _status_counts(daemon) == (answers, naks + 1)
+    # a user manifest added since the daemon loaded its set: refused too (the daemon
+    # would identify with the old set until `tma reload`)
+    agents = srv.root / "config" / "tma" / "agents"
+    agents.mkdir(parents=True, exist_ok=True)
+    (agents / "snooze.toml").write_text("# a new agent\n")
+    srv.tma("status", manifests=False, env=daemon.env)
+    assert _status_counts(daemon) == (answers, naks + 2)
+    naks += 1
     srv.tma("status", "--agent", "claude", manifests=False, env=daemon.env, check=True)
     srv.tma("status", "--format", "plain", manifests=False, env=daemon.env, check=True)
     assert _status_counts(daemon) == (answers, naks + 1)  # never asked

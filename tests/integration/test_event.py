@@ -207,3 +207,18 @@ def test_a_repeated_event_moves_only_evidence_and_stamped_at(srv):
     assert moved == {"@agent_evidence_at", "@agent_stamped_at"}
     assert int(after["@agent_stamped_at"]) > int(before["@agent_stamped_at"])
     assert after["@agent_evidence_at"] == after["@agent_stamped_at"]
+
+
+@pytest.mark.parametrize("closed", [">&-", "2>&-", ">&- 2>&-"])
+def test_a_hook_with_its_standard_streams_closed_still_exits_0(srv, closed):
+    """An agent may start its hook with stdout or stderr closed: the hot commands'
+    early exit must not trip over the missing stream."""
+    import shlex
+
+    pane = srv.agent_pane()
+    argv = [sys.executable, "-m", "tma", "--socket-name", srv.name, "--manifest-dir",
+            str(srv.manifests), "event", "--agent", "fake", "--kind", "Work", "--pane", pane]
+    res = subprocess.run(["sh", "-c", f"{shlex.join(argv)} </dev/null {closed}; echo rc=$?"],
+                         env=srv.env, capture_output=True, text=True, timeout=30)
+    assert res.stdout.strip().endswith("rc=0"), (res.stdout, res.stderr)
+    assert "Traceback" not in res.stderr

@@ -53,13 +53,18 @@ def test_the_tmux_socket_follows_the_hooks_server_choice(tmp_path):
 
 
 def test_the_scope_names_the_config_and_manifests_the_hook_would_read():
+    from tma import __version__
     from tma.core.paths import Paths
 
     env = {"HOME": "/home/u", "XDG_CONFIG_HOME": "/cfg"}
-    assert handoff.scope({}, Paths(env)) == "/cfg/tma/config.toml\n/cfg/tma/agents"
+    assert handoff.scope({}, Paths(env)) == \
+        f"/cfg/tma/config.toml\nbundled+/cfg/tma/agents\n{__version__}"
     assert handoff.scope({"config": "/x.toml", "manifest-dir": "/m"}, Paths(env)) \
-        == "/x.toml\n/m"
+        == f"/x.toml\ndir:/m\n{__version__}"
     assert handoff.scope({}, Paths(dict(env, TMA_CONFIG="/t.toml"))).startswith("/t.toml\n")
+    # the user's directory named explicitly is that directory alone: another set
+    assert handoff.scope({"manifest-dir": "/cfg/tma/agents"}, Paths(env)) \
+        != handoff.scope({}, Paths(env))
 
 
 def test_no_daemon_is_no_handoff(tmp_path, monkeypatch):

@@ -207,6 +207,8 @@ def _leave(rc: int) -> None:
     import os
 
     for stream in (sys.stdout, sys.stderr):
+        if stream is None:
+            continue  # started with that fd closed (a hook run as `>&-`): nothing to flush
         try:
             stream.flush()
         except BrokenPipeError:

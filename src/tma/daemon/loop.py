@@ -282,13 +282,16 @@ class Daemon:
         self.cycle = self.cycle.fresh()
         return self.cycle
 
-    def _wants_read(self, pane: str, now: int) -> bool:
+    def _wants_read(self, pane: str, now: int, now_mono: int) -> bool:
         """Hookless, demoted or contradicted panes are read; a fresh hook claim of
         idle or blocked already says what the screen would (the hook tier has it)."""
         stamp = self.stamps.get(pane)
         decay = self.cfg.hook_decay_secs * 1000
-        # a blocked claim stands against the screen for its own, longer window
-        self.demotion.edge(pane, stamp, now, cycle_mod.claim_window_ms(self.cfg, stamp))
+        if self.edges.quiet(pane, now_mono):
+            # only a quiet edge counts toward demotion (not an onset or a burst
+            # re-read: one burst is one edge); a blocked claim stands for its own,
+            # longer window
+            self.demotion.edge(pane, stamp, now, cycle_mod.claim_window_ms(self.cfg, stamp))
         if stamp is None or stamp.source != states.SOURCE_HOOK:
             return True
         if stamp.state not in (states.IDLE, states.BLOCKED):
@@ -297,7 +300,8 @@ class Daemon:
 
     def _read(self, panes: list[str]) -> None:
         wall = _wall()
-        panes = [p for p in panes if self._wants_read(p, wall)]
+        mono = _mono()
+        panes = [p for p in panes if self._wants_read(p, wall, mono)]
         if not panes:
             self.refresh()  # nothing to capture, but a hook may have stamped: parts hear it
             return

@@ -147,22 +147,26 @@ class Segment(Part):
         runs its own cycle. Asking keeps the segment computed for SERVE_WANTED_MS."""
         self.wanted_until = now_mono + SERVE_WANTED_MS
         if self._config_stat() != self._config_seen:
-            return None  # the config file changed: a reload is due, polling says what
+            return None  # the config or a manifest changed: a reload is due, polling says what
         if self.latest is None or now_mono - self.latest_at > SERVE_FRESH_MS:
             self._due = 0  # compute it now, for the next caller
             return None
         return self.latest
 
-    def _config_stat(self) -> tuple[int, int] | None:
+    def _config_stat(self) -> tuple:
+        """The config file's and every manifest file's mtime and size: what the daemon
+        loaded its rendering and identification from (a change means a reload is due)."""
         import os
 
         from tma.core.paths import Paths
+        from tma.runtime import manifests
 
         try:
             st = os.stat(Paths(os.environ).config_file(self.daemon.config_path or None))
+            config: tuple = (st.st_mtime_ns, st.st_size)
         except OSError:
-            return None
-        return (st.st_mtime_ns, st.st_size)
+            config = ()
+        return config, manifests.listing(self.daemon.manifest_dir)
 
     def _withdraw(self) -> None:
         """No status line reads the segment: leave no option behind to redraw for."""

@@ -62,14 +62,20 @@ def daemon_socket(socket_path: str, places=None) -> str:
 
 
 def scope(a: dict[str, str], places=None) -> str:
-    """The config file and manifest directory this hook would read (the daemon NAKs a
-    frame whose scope is not its own)."""
+    """The config file and manifest set this caller would read, and the tma version
+    (the daemon NAKs a frame whose scope is not its own). An explicit --manifest-dir is
+    that directory alone; without one it is the bundled set plus the user's directory,
+    so the two are spelled apart even when they name the same directory."""
     if places is None:
         from tma.core.paths import Paths
 
         places = Paths(os.environ)
+    from tma import __version__
+
+    manifests = ("dir:" + os.path.abspath(a["manifest-dir"])) if a.get("manifest-dir") \
+        else ("bundled+" + os.path.abspath(places.manifest_dir))
     return (os.path.abspath(places.config_file(a.get("config") or None)) + "\n"
-            + os.path.abspath(a.get("manifest-dir") or places.manifest_dir))
+            + manifests + "\n" + __version__)
 
 
 def frame(fields: tuple[str, ...]) -> bytes:
