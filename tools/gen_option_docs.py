@@ -42,6 +42,7 @@ WRITERS = (
           "the hook intake when `[notify] from_event` is on"),
     ("B", "the action broker (`tma act`): the single-flight lock `@agent_action`, a "
           "verdict handed to a holding hook"),
+    ("D", "the daemon's own parts (`tma daemon`: the status-line segment)"),
     ("W", "`tma watch` (its own pane, while it runs)"),
     ("J", "`tma jump`"),
     ("U", "the user (by hand with `tmux set-option -p`)"),

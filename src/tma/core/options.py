@@ -17,7 +17,8 @@ USER = "user"  # written by the user only; tma never touches it
 
 
 class Option(Record):
-    # writer: F fold, E event intake, C context lane, N notifier, B broker, U user, W watch, J jump
+    # writer: F fold, E event intake, C context lane, N notifier, B broker, D daemon, U user,
+    # W watch, J jump
     name: str = ""
     scope: str = "pane"
     writer: str = ""
@@ -54,7 +55,7 @@ OPTIONS: tuple[Option, ...] = (
     _pane("@agent_tokens", "C", "int", "tokens in the context window"),
     _pane("@agent_tokens_at", "C", "epoch ms", "evidence time of the token count"),
     _pane("@agent_context_notified_at", "N", "epoch ms",
-          "context_high already fired (reserved: nothing fires context_high yet)"),
+          "context_high already fired (absent = armed; unset again below threshold - 10)"),
     _pane("@agent_quota_pct", "C", "int 0-100", "account quota used, window closest to exhausted"),
     _pane("@agent_quota_window", "C", "token", "which quota window the percent is for"),
     _pane("@agent_quota_resets_at", "C", "epoch ms", "when that quota window resets"),
@@ -76,7 +77,7 @@ OPTIONS: tuple[Option, ...] = (
     _pane("@tma_reg_dead_since", "F", "epoch ms", "first seen a shell-only subtree on a pid-less registration"),
     # -- survivors
     _pane("@agent_action", "B", "<expiry_ms>:<nonce>:<pid>:<name>",
-          "single-flight action lock (reserved for the action broker; nothing writes it yet)",
+          "single-flight action lock (`tma act`: expiry, nonce and holder pid; a dead holder's is reclaimed)",
           SURVIVOR),
     _pane("@agent_mute_until", "U", "epoch ms", "notifications muted until", SURVIVOR),
     _pane("@tma_watch_pid", "W", "pid", "a tma watch on this pane wants SIGUSR1 nudges", SURVIVOR),
@@ -90,6 +91,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("@tma_last_poll", "server", "F", "epoch ms", SERVER, "last producing poll cycle"),
     Option("@tma_setpf_ok", "server", "F", "1|0", SERVER, "cached set-option -F expansion probe"),
     Option("@tma_origin_*", "server", "J", "pane ids", SERVER, "per-client jump trail"),
+    Option("@tma_status_segment", "server", "D", "tmux status markup", SERVER,
+           "the `tma status` segment the daemon keeps while a status line reads it"),
+    Option("@tma_status_until", "server", "D", "epoch s", SERVER,
+           "until when the segment may be believed (the daemon form of status-right)"),
     Option("@tma_keep_attention", "session", "J", "pane id", SERVER,
            "a cross-session jump's departed pane the window hook must not clear"),
 )
