@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 
 import pytest
@@ -68,3 +69,8 @@ def test_the_cheap_probe_finds_the_socket_tmux_uses(srv, monkeypatch):
     assert common.known_socket(common.Globals(socket_name=srv.name)) == real
     monkeypatch.setenv("TMUX", f"{real},123,0")
     assert common.known_socket(common.Globals()) == real
+    # outside tmux with no name: the default server's socket, where tmux puts it (so an
+    # autostart that failed there backs off too)
+    monkeypatch.delenv("TMUX")
+    assert common.known_socket(common.Globals()) == os.path.join(
+        os.path.dirname(real), "default")

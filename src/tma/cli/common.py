@@ -101,14 +101,17 @@ def _load_config(g: Globals):
 
 def known_socket(g: Globals) -> str | None:
     """The server's socket path when it is known without asking tmux: --socket-path,
-    TMA_SOCKET_PATH, $TMUX inside tmux, or where tmux puts a --socket-name socket."""
+    TMA_SOCKET_PATH, $TMUX inside tmux, else where tmux puts a --socket-name socket (the
+    `default` one when none is named, as a tmux client outside tmux would)."""
     if g.socket_path:
         return g.socket_path
-    if g.socket_name:
-        base = os.environ.get("TMUX_TMPDIR") or "/tmp"
-        return os.path.join(os.path.realpath(f"{base}/tmux-{os.getuid()}"), g.socket_name)
-    named = os.environ.get("TMA_SOCKET_PATH") or (os.environ.get("TMUX") or "").split(",")[0]
-    return named or None
+    if not g.socket_name:
+        named = os.environ.get("TMA_SOCKET_PATH") or (os.environ.get("TMUX") or "").split(",")[0]
+        if named:
+            return named
+    base = os.environ.get("TMUX_TMPDIR") or "/tmp"
+    return os.path.join(os.path.realpath(f"{base}/tmux-{os.getuid()}"),
+                        g.socket_name or "default")
 
 
 AUTOSTART_BACKOFF_S = 60
