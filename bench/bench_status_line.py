@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import pty
-import select
 import signal
 import socket
 import subprocess
@@ -32,6 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_cockpit import drain
 from bench_tmux_tier import MANIFEST, precompile, setup, tmux
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,17 +49,6 @@ def attach(name: str, env: dict) -> tuple[int, int]:
         finally:
             os._exit(127)
     return pid, fd
-
-
-def drain(fd: int, secs: float) -> None:
-    end = time.monotonic() + secs
-    while (left := end - time.monotonic()) > 0:
-        ready, _, _ = select.select([fd], [], [], left)
-        if ready:
-            try:
-                os.read(fd, 65536)
-            except OSError:
-                return
 
 
 def daemon_status(runtime: Path) -> dict | None:

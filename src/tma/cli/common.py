@@ -114,6 +114,16 @@ def known_socket(g: Globals) -> str | None:
                         g.socket_name or "default")
 
 
+def quiet_stdout() -> None:
+    """After EPIPE: point stdout at /dev/null so the interpreter's final flush is silent."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
 AUTOSTART_BACKOFF_S = 60
 
 
@@ -129,7 +139,7 @@ def autostart(g: Globals, cfg) -> None:
     files = daemon_files.Files(known) if known else None
     if files is not None and daemon_files.held(files.lock):
         return
-    failed = files.lock[:-len(".lock")] + ".failed" if files is not None else None
+    failed = files.failed if files is not None else None
     if failed is not None:
         import time
 

@@ -154,7 +154,9 @@ def main(argv: list[str] | None = None) -> int:
         cmd = find_command(argv)[0]
         return dispatch(argv)
     except BrokenPipeError:
-        _quiet_stdout()
+        from tma.cli.common import quiet_stdout
+
+        quiet_stdout()
         return OK
     except KeyboardInterrupt:
         _say("tma: interrupted")
@@ -177,18 +179,6 @@ def _known(cmd: str | None) -> str | None:
     from tma.cli import spec  # only on the error path
 
     return cmd if cmd in spec.COMMANDS else None
-
-
-def _quiet_stdout() -> None:
-    """After EPIPE: point stdout at /dev/null so the interpreter's final flush is silent."""
-    import os
-
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):
-        pass
 
 
 def entry() -> None:

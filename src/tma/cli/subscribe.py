@@ -58,19 +58,10 @@ def main(argv: list[str]) -> int:
     try:
         feed.run()
     except (_Stop, BrokenPipeError):
-        _quiet_stdout()
+        common.quiet_stdout()
     finally:
         feed.close()
     return 0
-
-
-def _quiet_stdout() -> None:
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):
-        pass
 
 
 class Feed:

@@ -36,6 +36,7 @@ class Files:
         self.lock = os.path.join(self.dir, f"{self.key}.lock")
         self.sock = os.path.join(self.dir, f"{self.key}.sock")
         self.log = os.path.join(self.dir, f"{self.key}.log")
+        self.failed = os.path.join(self.dir, f"{self.key}.failed")
 
 
 def held(path: str) -> bool:

@@ -110,24 +110,8 @@ def offer(a: dict[str, str], agent: str, kind: str, pane: str, payload: str,
 
 
 def _exchange(path: str, data: bytes, limit: float) -> bytes:
-    import _socket
-    import time
-
-    deadline = time.monotonic() + limit
-    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    try:
-        s.settimeout(limit)
-        s.connect(path)
-        s.sendall(data)
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return b""
-        s.settimeout(left)
-        return s.recv(1)
-    except OSError:  # refused, reset, timed out: stamp here
-        return b""
-    finally:
-        s.close()
+    """One request, the first byte of the answer (an ACK or a NAK); b"" on any failure."""
+    return _ask(path, data, limit)[:1]
 
 
 def woken(a: dict[str, str]) -> None:
