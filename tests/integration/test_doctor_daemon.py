@@ -35,6 +35,8 @@ def test_a_wired_pane_the_daemon_watches_is_tier_3(srv, daemon):
     assert section.startswith(f"daemon:  running, pid {status['pid']}, version ")
     assert f"socket: {d['socket']}" in section
     assert r.doc["below_expected_tier"] == 0
+    # its control clients draw no status line: they are not "attached" clients
+    assert r.doc["clients"] == {"attached": 0}
     # a session the daemon does not watch yet is tier 2, and says why
     daemon.stop()
     r = doctor(srv, bundled=True)

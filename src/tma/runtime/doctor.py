@@ -323,7 +323,8 @@ def status_command(server, program: str | None) -> dict:
 
 
 def section_clients(ctx: Context) -> dict:
-    return {"clients": {"attached": len(ctx.snapshot.clients)}}
+    # control-mode clients (the daemon's, an editor's -CC) draw no status line
+    return {"clients": {"attached": sum(not c.control_mode for c in ctx.snapshot.clients)}}
 
 
 def section_manifests(ctx: Context) -> dict:
