@@ -71,6 +71,10 @@ class PtyClient:
         with self._lock:
             return self._buf.decode("utf-8", "replace")
 
+    def clear_output(self) -> None:
+        with self._lock:
+            self._buf.clear()
+
     def type(self, keys: bytes) -> None:
         os.write(self.fd, keys)
 

@@ -577,29 +577,6 @@ def test_json_results_match_the_schema(srv):
         jsonschema.validate(dict(docs[0], reason="gated"), schema)  # sent carries no reason
 
 
-@pytest.fixture
-def attach(srv):
-    from ptyclient import PtyClient
-
-    class Client(PtyClient):
-        def clear_output(self) -> None:
-            with self._lock:
-                self._buf.clear()
-
-    clients = []
-
-    def make(session: str = "s"):
-        c = Client(srv, session)
-        clients.append(c)
-        return c
-
-    try:
-        yield make
-    finally:
-        for c in clients:
-            c.close()
-
-
 def _menu(srv, pane: str, client):
     argv = [sys.executable, "-m", "tma", "--socket-name", srv.name, "act", "--menu",
             "--pane", pane, "--client", client.name]

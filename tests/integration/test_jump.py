@@ -7,19 +7,12 @@ below); the menu is driven by typing into that terminal.
 
 from __future__ import annotations
 
-import fcntl
-import os
-import pty
 import re
-import signal
-import struct
 import subprocess
 import sys
-import termios
-import threading
 import time
 
-import pytest
+from ptyclient import PtyClient
 
 NO_ORIGIN = ("tma: nowhere to go back to: no earlier jump from this client is recorded "
              "(or the panes it left have closed)\n")
@@ -27,97 +20,8 @@ NO_ORIGIN = ("tma: nowhere to go back to: no earlier jump from this client is re
 FRESH_FOREVER = "[fold]\nfreshness_secs = 600\n"
 
 
-# ---------------------------------------------------------------- an attached client
-
-
-class PtyClient:
-    """`tmux attach` on a pty: output drained in a thread, keys typed into the master."""
-
-    def __init__(self, srv, session: str = "s", cols: int = 120, rows: int = 40) -> None:
-        env = dict(srv.env, TERM="xterm-256color")
-        argv = [srv.tmux_bin, "-u", "-L", srv.name, "-f", "/dev/null", "attach", "-t", session]
-        before = set(self._names(srv))
-        pid, fd = pty.fork()
-        if pid == 0:  # pragma: no cover - the child
-            try:
-                fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-                os.execvpe(argv[0], argv, env)
-            finally:
-                os._exit(127)
-        self.pid, self.fd = pid, fd
-        self._buf = bytearray()
-        self._lock = threading.Lock()
-        self._thread = threading.Thread(target=self._drain, daemon=True)
-        self._thread.start()
-        self.srv = srv
-        self.name = srv.wait_for(lambda: next(iter(set(self._names(srv)) - before), None))
-
-    @staticmethod
-    def _names(srv) -> list[str]:
-        return srv.tmux("list-clients", "-F", "#{client_name}").split()
-
-    def _drain(self) -> None:
-        while True:
-            try:
-                data = os.read(self.fd, 65536)
-            except OSError:
-                return
-            if not data:
-                return
-            with self._lock:
-                self._buf += data
-
-    def output(self) -> str:
-        with self._lock:
-            return self._buf.decode("utf-8", "replace")
-
-    def clear_output(self) -> None:
-        with self._lock:
-            self._buf.clear()
-
-    def type(self, keys: bytes) -> None:
-        os.write(self.fd, keys)
-
-    def pane(self) -> str:
-        """The pane this client shows."""
-        for line in self.srv.tmux("list-clients", "-F", "#{client_name} #{pane_id}").splitlines():
-            name, _, pane = line.partition(" ")
-            if name == self.name:
-                return pane
-        raise AssertionError(f"client {self.name} is gone")
-
-    def close(self) -> None:
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        try:
-            os.waitpid(self.pid, 0)
-        except ChildProcessError:
-            pass
-        try:
-            os.close(self.fd)
-        except OSError:
-            pass
-
-
-@pytest.fixture
-def attach(srv):
-    clients: list[PtyClient] = []
-
-    def make(session: str = "s", **kw) -> PtyClient:
-        c = PtyClient(srv, session, **kw)
-        clients.append(c)
-        return c
-
-    try:
-        yield make
-    finally:
-        for c in clients:
-            c.close()
-
-
 # ---------------------------------------------------------------- helpers
+# (an attached client: the `attach` fixture of tests/integration/conftest.py)
 
 
 def now_ms() -> int:
