@@ -259,10 +259,13 @@ sys.stdout.write("\\n@@" + " ".join(sorted(sys.modules)))
 BASELINE = "import sys; print(\"\\n@@\" + \" \".join(sorted(sys.modules)))"
 READ_ARGS = """
 from tma.tmux import read
-try:
+if hasattr(read, "Listing"):  # the framed read (every tmux release prints it alike)
+    args, kept = read.Listing(lean=True).args(), len(read.CYCLE_OPTIONS)
+else:
+  try:
     args = read.listing_args(lean=True)  # what `tma status` sends
     kept = len(read.CYCLE_OPTIONS)
-except TypeError:
+  except TypeError:
     args, kept = read.listing_args(), len(read.OPTION_FIELDS)
 print("\\x1e".join(args))
 print("\\x1e".join(read.PANE_FIELDS))

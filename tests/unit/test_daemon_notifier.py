@@ -57,9 +57,12 @@ def test_context_high_only_with_its_table():
 
 
 def test_the_read_back_is_parsed_per_pane_and_control_clients_are_left_out():
-    us = "\x1f"
-    out = "\n".join([f"N{us}%1{us}{NOW}{us}", f"X{us}%2{us}5{us}99999999999999",
-                     f"C{us}/dev/pts/3{us}0", f"C{us}client-9{us}1", ""])
+    fr = tnotify.FRAME
+    # what tmux prints for the batch: one line per record, other commands' output between
+    out = "\n".join([fr.record("N", ["%1", str(NOW), ""]), "stray output",
+                     fr.record("X", ["%2", "5", "99999999999999"]),
+                     fr.record("C", ["/dev/pts/3", "0"]), fr.record("C", ["client-9", "1"]),
+                     fr.record("N", ["%4", "too", "many", "fields"]), ""])
     clients, marks = tnotify.parse_batch(out)
     assert clients == ["/dev/pts/3"]
     assert marks == {("N", "%1"): (str(NOW), ""), ("X", "%2"): ("5", "99999999999999")}

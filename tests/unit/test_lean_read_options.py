@@ -39,24 +39,32 @@ def test_lean_format_keeps_the_field_count_and_order():
     assert set(read.LEAN_OPTION_FIELDS) == set(read.OPTION_FIELDS)
     kept = [o for o in read.LEAN_OPTION_FIELDS if o in read.CYCLE_OPTIONS]
     assert read.LEAN_OPTION_FIELDS[:len(kept)] == tuple(kept)  # the lanes come last
-    fmt = read.listing_args(lean=True)[3]
-    # one separator between every two fields, also where the lanes are not expanded
+    listing = read.Listing(lean=True)
+    fmt = listing.args()[3]
+    assert fmt == listing.pane_format()
+    # a separator before every field and one closing the record, also where the lanes
+    # are not expanded (they are written twice: expanded, and as empty fields)
     lanes = len(read.OPTION_FIELDS) - len(kept)
-    assert fmt.count(read.US) == len(read.PANE_FIELDS) + len(read.OPTION_FIELDS) + lanes - 1
-    assert "#{pane_current_path}" not in fmt and "#{pane_current_command}" in fmt
+    fs = listing.frame.fs
+    assert fmt.count(fs) == len(read.PANE_FIELDS) + len(read.OPTION_FIELDS) + lanes + 1
+    assert "pane_current_path" not in fmt and "pane_current_command" in fmt
 
 
 def test_a_lean_line_parses_into_the_same_pane():
     values = {f: str(i) for i, f in enumerate(read.PANE_FIELDS)}
     values["pane_id"] = "%7"
     opts = {"@agent_state": "idle", "@agent_context_pct": "41", "@agent_ignore": "1"}
-    full = read.US.join([values[f] for f in read.PANE_FIELDS]
-                        + [opts.get(o, "") for o in read.OPTION_FIELDS] + ["a\x1ftitle"])
-    lean = read.US.join([values[f] for f in read.PANE_FIELDS]
-                        + [opts.get(o, "") for o in read.LEAN_OPTION_FIELDS] + ["a\x1ftitle"])
-    a = read.parse_listing(full).panes[0]
-    b = read.parse_listing(lean, lean=True).panes[0]
-    assert a == b and a.options == opts and a.title == "a\x1ftitle"
+    full, lean = read.Listing(), read.Listing(lean=True)
+    title = "a\x1ftitle \\\\ |"  # as printed through frame.text: the backslash doubled
+    a = full.parse(full.frame.record("P", [values[f] for f in read.PANE_FIELDS]
+                                     + [opts.get(o, "") for o in read.OPTION_FIELDS]
+                                     + [title]) + "\n")
+    b = lean.parse(lean.frame.record("P", [values[f] for f in read.PANE_FIELDS]
+                                     + [opts.get(o, "") for o in read.LEAN_OPTION_FIELDS]
+                                     + [title]) + "\n")
+    assert a.panes == b.panes
+    a, b = a.panes[0], b.panes[0]
+    assert a.options == opts and a.title == "a\x1ftitle \\ |"
 
 
 def test_the_hook_reads_every_option_that_can_make_a_tuple_unreadable():

@@ -267,8 +267,12 @@ def test_display_lines_quote_for_source_file():
 
 
 def test_parse_targets():
-    out = "C\x1f/dev/pts/1\nC\x1f/dev/pts/2\nT\x1f/dev/pts/7\n"
+    fr = tnotify.FRAME
+    out = "\n".join([fr.record("A", ["/dev/pts/1"]), fr.record("A", ["/dev/pts/2"]),
+                     fr.record("T", ["%3", "/dev/pts/7"]), ""])
     assert tnotify.parse_targets(out) == (["/dev/pts/1", "/dev/pts/2"], "/dev/pts/7")
+    assert tnotify.parse_targets(out, "%3") == (["/dev/pts/1", "/dev/pts/2"], "/dev/pts/7")
+    assert tnotify.parse_targets(out, "%4") == (["/dev/pts/1", "/dev/pts/2"], "")
     assert tnotify.parse_targets("") == ([], "")
     lines = tnotify.targets_lines("%3", True)
     assert lines[0].startswith("list-clients -F ") and "pane_tty" in lines[1]

@@ -42,7 +42,7 @@ import time
 from tma.daemon.parts import Part
 from tma.install import tmux_status
 from tma.runtime import cycle as cycle_mod
-from tma.tmux import read, write
+from tma.tmux import frame, read, write
 from tma.tmux.adapter import TmuxError
 from tma.ui import status as render
 
@@ -54,14 +54,19 @@ SERVE_FRESH_MS = IDLE_REFRESH_MS + 500  # an answer to `tma status` is at most t
 SERVE_WANTED_MS = 60_000  # after a `tma status` asked, keep the segment computed this long
 NOT_READ_MS = 5000  # no status line reads the segment: just look again now and then
 TTL_S = 5
-SESSIONS_LINE = "list-sessions -F " + read.quote("R" + read.US + "#{status-left}" + read.US
-                                                 + "#{status-right}")
+_STATUS_OPTIONS = ("status-left", "status-right")
 
 
-def reads_segment(out: str) -> bool:
+def sessions_line(fr: frame.Frame) -> str:
+    """Every session's status-left and status-right, one record each."""
+    return "list-sessions -F " + read.quote(
+        fr.record("L", [frame.text(o) for o in _STATUS_OPTIONS]))
+
+
+def reads_segment(out: str, fr: frame.Frame) -> bool:
     """Does any session's status-left or status-right read the daemon's segment?"""
-    return any(tmux_status.reads_daemon_segment(line)
-               for line in out.split("\n") if line.startswith("R" + read.US))
+    return any(tmux_status.reads_daemon_segment(frame.untext(value))
+               for rec in fr.records(out, "L", len(_STATUS_OPTIONS)) for value in rec)
 
 
 status_right = tmux_status.daemon_status_right
@@ -116,19 +121,20 @@ class Segment(Part):
         until = wall // 1000 + TTL_S
         # one spawn: the listing, who reads the segment, and (while one does and the
         # segment is up) the refreshed deadline
-        lines = [read.listing_line(), SESSIONS_LINE]
+        listing = read.Listing()
+        lines = [listing.line(), sessions_line(listing.frame)]
         if self.reading and self.shown is not None:
             lines.append(write.server_option(UNTIL, str(until)))
         out, _err = server.source(lines)
         self.refreshes += 1
-        self.reading = reads_segment(out)
+        self.reading = reads_segment(out, listing.frame)
         if not self.reading:
             self._withdraw()
             if now_mono >= self.wanted_until:
                 self._due = now_mono + NOT_READ_MS
                 self.latest = None
                 return
-        rows = cycle_mod.standing_rows(read.parse_listing(out), wall)
+        rows = cycle_mod.standing_rows(listing.parse(out), wall)
         segment = render.tmux(render.counts(rows), self.daemon.cfg.status)
         self.latest, self.latest_at = segment, now_mono
         if not self.reading:

@@ -518,8 +518,9 @@ class Cycle:
         """Send every line with a re-read behind it; rows then show what stuck."""
         if not work.lines:
             return snap
-        out, _err = self.server.source(work.lines + [read.listing_line(self.lean)])
-        final = read.parse_listing(out, self.lean)
+        listing = read.Listing(self.lean)
+        out, _err = self.server.source(work.lines + [listing.line()])
+        final = listing.parse(out)
         final_by_id = {p.pane_id: p for p in final.panes}
         # every row reads from the re-read: the writes (stamps, telemetry lanes,
         # cleared marks) are what the surfaces must show

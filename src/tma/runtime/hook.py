@@ -239,16 +239,15 @@ def _stamp(ev: _Event, decision, plan: P.Plan, pid: int, out: Outcome) -> None:
                           hash=prev.hash if prev is not None else "", extras=tuple(extras),
                           stored=ev.pane.options,
                           then=tuple(_rollup_lines(ev.panes, ev.pane_id, plan.state)))]
-    readback = "#{@agent_notified_at}\x1f#{@agent_mute_until}\x1f#{@agent_state}"
+    readback = read.Values(ev.pane_id, ("@agent_notified_at", "@agent_mute_until"))
     if notify:
-        lines.append(read.display_line(ev.pane_id, readback))
+        lines.append(readback.line())
     res, _err = ev.server.source(lines)
     out.wrote = True
     if notify:
-        got = res.strip().split("\x1f")
-        mute = got[1] if len(got) > 1 else ""
+        marker, mute = readback.parse(res) or ("", "")
         muted = mute.isdigit() and codec.to_ms(int(mute)) > now
-        if got and got[0] == str(now) and not muted:
+        if marker == str(now) and not muted:
             _dispatch(ev.server, ev.cfg, ev.table, ev.pane, plan, decision, prev, ev.session,
                       now)
             out.notified = True
@@ -376,14 +375,13 @@ def hold_for_verdict(server, pane_id: str, hold_ms: int) -> str | None:
     rid = "tma-" + os.urandom(6).hex()
     server.source([write.set_plain(pane_id, "@agent_permission_request", rid) + " ; "
                    + write.set_plain(pane_id, "@tma_reply_holder", str(os.getpid()))])
-    fmt = "#{@agent_permission_request}\x1f#{@tma_reply_verdict}\x1f#{@agent_state}"
+    values = read.Values(pane_id, ("@agent_permission_request", "@tma_reply_verdict",
+                                   "@agent_state"))
     deadline = time.monotonic() + hold_ms / 1000
     verdict = None
     try:
         while time.monotonic() < deadline:
-            got = read.display(server, pane_id, fmt)
-            request, _, rest = got.partition("\x1f")
-            answer, _, state = rest.partition("\x1f")
+            request, answer, state = values.read(server) or ("", "", "")
             if request != rid or state != states.BLOCKED:
                 return None  # answered at the keyboard (the next hook cleared it)
             vid, _, word = answer.partition(" ")

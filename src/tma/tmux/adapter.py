@@ -1,8 +1,9 @@
 """The tmux adapter: binary and socket resolution, one spawn helper, typed errors.
 
 Every tmux process tma starts goes through `Server.run` or `Server.source`, always
-with `-u` (without a UTF-8 locale tmux 3.3a rewrites non-ASCII and the 0x1f field
-separator in format output to `_`) and a 3 s deadline.
+with `-u` (without a UTF-8 locale tmux rewrites non-ASCII in format output to `_`) and
+a 3 s deadline. What a format prints differs between releases; tma.tmux.frame reads it
+back alike on all of them.
 """
 
 from __future__ import annotations
@@ -79,6 +80,9 @@ class Server:
         self.socket_path = socket_path
         self.timeout = timeout
         self.spawns = 0
+        #: answers this process learned by trying a form on this server (a release that
+        #: refuses it), so it asks once: form -> works
+        self.behaves: dict[str, bool] = {}
 
     def argv(self, *args: str) -> list[str]:
         base = [self.bin, "-u"]
@@ -119,9 +123,10 @@ class Server:
     def source(self, lines: list[str]) -> tuple[str, str]:
         """Run many command lines in one spawn via `source-file -`.
 
-        A failing line does not stop later lines (within one line, `;` still stops
-        at the first failure). Returns (stdout, stderr); raises only when the
-        server itself is unreachable.
+        A line that fails when it runs (a pane gone) does not stop later lines (within
+        one line, `;` still stops at the first failure). A line that does not parse
+        (a usage error) stops the whole file on 3.2a, so none may be sent. Returns
+        (stdout, stderr); raises only when the server itself is unreachable.
         """
         if not lines:
             return "", ""
@@ -138,7 +143,7 @@ def quote(value: str) -> str:
     """Quote one argument for a tmux command line read by `source-file`.
 
     Double quotes with `\\`, `"` and `$` escaped; line breaks and NUL (which would end
-    or cut the command line) are dropped. The 0x1f field separator passes through.
+    or cut the command line) are dropped.
     """
     clean = value.replace("\n", "").replace("\r", "").replace("\0", "")
     return '"' + clean.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$") + '"'

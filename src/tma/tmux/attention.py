@@ -198,7 +198,10 @@ def forget_keep(server: Server) -> None:
 
 
 def socket_path(server: Server) -> str:
-    return server.run("display-message", "-p", "#{socket_path}").strip()
+    from tma.tmux import frame
+
+    return frame.untext(server.run("display-message", "-p",
+                                   frame.text("socket_path")).rstrip("\n"))
 
 
 def env_kind() -> str | None:

@@ -201,6 +201,7 @@ def session_ids(server: Server) -> tuple[str, list[str]]:
 
 def server_facts(server: Server) -> tuple[str, str]:
     """(socket path, server pid): what keys a daemon to its server. Raises NoServer."""
-    out = server.run("display-message", "-p", "#{socket_path}\x1f#{pid}")
-    path, _, pid = out.rstrip("\n").partition("\x1f")
+    from tma.tmux import read
+
+    path, pid = read.server_values(server, ("socket_path", "pid"))
     return path, pid

@@ -10,14 +10,15 @@ import os
 import stat
 import time
 
+from tma.tmux import frame
 from tma.tmux.adapter import NoServer, Server, TmuxError, quote
 
 NO_CONFIG = ("-f", "/dev/null")
-_PANE_FMT = "#{pane_id}\x1f#{pane_pid}"
+_PANE_FMT = "#{pane_id} #{pane_pid}"  # an id and a number: printed alike by every release
 
 
 def _pane(out: str) -> tuple[str, int]:
-    pane_id, _, pid = out.strip().partition("\x1f")
+    pane_id, _, pid = out.strip().partition(" ")
     return pane_id, int(pid or 0)
 
 
@@ -68,7 +69,8 @@ def alive(server: Server) -> bool:
 def socket_path(server: Server) -> str:
     """The server's socket file ("" when it does not answer)."""
     try:
-        return server.run("display-message", "-p", "#{socket_path}").strip()
+        return frame.untext(server.run("display-message", "-p",
+                                       frame.text("socket_path")).rstrip("\n"))
     except TmuxError:
         return ""
 

@@ -15,9 +15,13 @@ the line goes through `source-file` inside double quotes, which also keeps a tra
 
 from __future__ import annotations
 
+from tma.tmux import frame
 from tma.tmux.adapter import Server, quote
 
-US = "\x1f"
+#: The records this module reads back (clients, a tty, the daemon's markers) are framed
+#: by this process's frame: the daemon decides its lines in one place and parses the
+#: batch's output in another.
+FRAME = frame.Frame()
 MESSAGE_MAX = 512  # characters; tmux truncates to the client width anyway
 
 
@@ -33,30 +37,26 @@ def escape(text: str) -> str:
 
 
 def targets_lines(pane: str, want_tty: bool) -> list[str]:
-    lines = [f"list-clients -F {quote('C' + US + '#{client_name}')}"]
+    lines = [f"list-clients -F {quote(FRAME.record('A', [frame.text('client_name')]))}"]
     if want_tty and pane:
-        lines.append(f"display-message -p -t {quote(pane)} {quote('T' + US + '#{pane_tty}')}")
+        lines.append(f"display-message -p -t {quote(pane)} "
+                     f"{quote(FRAME.record('T', ['#{pane_id}', '#{pane_tty}']))}")
     return lines
 
 
-def parse_targets(out: str) -> tuple[list[str], str]:
-    clients: list[str] = []
-    tty = ""
-    for line in out.split("\n"):
-        if line.startswith("C" + US):
-            name = line[2:]
-            if name:
-                clients.append(name)
-        elif line.startswith("T" + US):
-            tty = line[2:]
-    return clients, tty
+def parse_targets(out: str, pane: str = "") -> tuple[list[str], str]:
+    """(client names, PANE's tty). A tty read in another pane (tmux falls back to one
+    when the target is gone) is not PANE's."""
+    clients = [frame.untext(c[0]) for c in FRAME.records(out, "A", 1) if c[0]]
+    ttys = [t[1] for t in FRAME.records(out, "T", 2) if not pane or t[0] == pane]
+    return clients, ttys[0] if ttys else ""
 
 
 def targets(server: Server, pane: str, want_tty: bool = False) -> tuple[list[str], str]:
     """(attached client names, the pane's tty or "") in one spawn. Raises TmuxError only
     when the server is unreachable; a vanished pane just yields no tty."""
     out, _err = server.source(targets_lines(pane, want_tty))
-    return parse_targets(out)
+    return parse_targets(out, pane)
 
 
 def display_lines(clients: list[str], text: str) -> list[str]:
@@ -65,12 +65,29 @@ def display_lines(clients: list[str], text: str) -> list[str]:
     return [f"display-message -c {quote(c)} {msg}" for c in clients if c]
 
 
+#: tmux 3.2a declares display-message's -c without its argument: `-c CLIENT` is a usage
+#: error there (and a usage error stops the whole `source-file`), so no form names a
+#: client. The refusal is the probe (nothing parses a version): the message then goes to
+#: the client tmux picks itself, the one most recently used, and the answer is kept for
+#: the process's life (the daemon asks once).
+_REFUSED = "usage: display-message"
+NAMES_CLIENT = "display-message -c"
+
+
 def display(server: Server, clients: list[str], text: str) -> None:
     """Show text on every listed client's status line (one spawn). A client that left
-    in between fails only its own line."""
+    in between fails only its own line. On a tmux whose display-message cannot name a
+    client (3.2a), the most recently used client shows it instead (two spawns the first
+    time)."""
     lines = display_lines(clients, text)
-    if lines:
-        server.source(lines)
+    if not lines:
+        return
+    if server.behaves.get(NAMES_CLIENT, True):
+        out, err = server.source(lines)
+        if _REFUSED not in err and _REFUSED not in out:  # source-file reports on stdout
+            return
+        server.behaves[NAMES_CLIENT] = False
+    server.source([f"display-message {quote(escape(text))}"])
 
 
 # ------------------------------------------------------------------ the daemon's batch
@@ -122,25 +139,23 @@ def context_rearm_line(pane: str) -> str:
 
 
 def _readback(tag: str, pane: str, key: str) -> str:
-    fmt = US.join((tag, "#{pane_id}", "#{" + key + "}", "#{@agent_mute_until}"))
+    fmt = FRAME.record(tag, ["#{pane_id}", "#{" + key + "}", "#{@agent_mute_until}"])
     return f"display-message -p -t {pane} {quote(fmt)}"
 
 
 def clients_line() -> str:
-    return f"list-clients -F {quote('C' + US + '#{client_name}' + US + '#{client_control_mode}')}"
+    fmt = FRAME.record("C", [frame.text("client_name"), "#{client_control_mode}"])
+    return f"list-clients -F {quote(fmt)}"
 
 
 def parse_batch(out: str) -> tuple[list[str], dict[tuple[str, str], tuple[str, str]]]:
     """(attached non-control clients, {(tag, pane): (marker read back, mute_until)})."""
-    clients: list[str] = []
+    clients = [frame.untext(name) for name, control in FRAME.records(out, "C", 2)
+               if name and control != "1"]
     marks: dict[tuple[str, str], tuple[str, str]] = {}
-    for line in out.split("\n"):
-        parts = line.split(US)
-        if parts[0] == "C" and len(parts) == 3:
-            if parts[1] and parts[2] != "1":
-                clients.append(parts[1])
-        elif parts[0] in ("N", "X") and len(parts) == 4:
-            marks[(parts[0], parts[1])] = (parts[2], parts[3])
+    for tag in ("N", "X"):
+        for pane, marker, mute in FRAME.records(out, tag, 3):
+            marks[(tag, pane)] = (marker, mute)
     return clients, marks
 
 

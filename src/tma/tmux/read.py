@@ -12,13 +12,13 @@ import os
 
 from tma.core import options
 from tma.core.record import Record
+from tma.tmux import frame
 from tma.tmux.adapter import Server, quote
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-US = "\x1f"
 PANE_FIELDS = (
     "pane_id", "pane_pid", "session_name", "window_index", "pane_index",
     "pane_current_command", "window_activity", "alternate_on", "scroll_position",
@@ -30,8 +30,28 @@ SERVER_FIELDS = ("@tma_last_poll", "@tma_setpf_ok", "version", "socket_path", "p
 CLIENT_FIELDS = ("client_name", "pane_id", "client_activity", "client_control_mode",
                  "session_name", "window_id")
 
-PANE_FORMAT = _PANE_FMT = US.join([f"#{{{f}}}" for f in PANE_FIELDS] + [f"#{{{o}}}" for o in OPTION_FIELDS]
-                    + ["#{pane_title}"])
+#: Registry formats whose values tma validates into a closed alphabet (digits, tokens):
+#: read as printed. Every other option may hold free text (an agent's summary, a path,
+#: another writer's value) and is read through frame.text, as are these fields:
+CLOSED_FORMATS = frozenset((
+    "idle|working|blocked|unknown", "[a-z0-9_-] token or empty", "hook|capture|process",
+    "epoch ms", "epoch s", "1 or absent", "pid", "pid or 0", "int 0-100", "int", "decimal",
+    "1|0", "token", "blocked:N working:N idle:N unknown:N",
+))
+TEXT_FIELDS = frozenset((
+    "session_name", "pane_current_command", "pane_current_path", "pane_title", "client_name",
+    "socket_path", "version",
+)) | frozenset(o.name for o in options.OPTIONS if o.fmt not in CLOSED_FORMATS)
+
+
+def _expr(name: str) -> str:
+    """The format of one field: free text through frame.text, the rest as is."""
+    return frame.text(name) if name in TEXT_FIELDS else f"#{{{name}}}"
+
+
+def _unescape(names: Sequence[str], values: list[str]) -> list[str]:
+    return [frame.untext(v) if n in TEXT_FIELDS else v for n, v in zip(names, values, strict=True)]
+
 
 # What the cycle itself reads of a pane: the stamp and its identity, the cycle's own
 # anchors, the rollout tail's two, mute, ignore and the rollups. A read for a caller
@@ -49,21 +69,23 @@ _LEAN_KEPT = tuple(o for o in OPTION_FIELDS if o in CYCLE_OPTIONS)
 _LEAN_LANES = tuple(o for o in OPTION_FIELDS if o not in CYCLE_OPTIONS)
 LEAN_OPTION_FIELDS = _LEAN_KEPT + _LEAN_LANES  # the lanes last, read under one condition
 
-
-def _lean_format(lanes_when: str) -> str:
-    """The pane line with the same field count as PANE_FORMAT (options in
-    LEAN_OPTION_FIELDS order): the lanes expand only where `lanes_when` is true,
-    elsewhere they are empty fields, as is the pane's path."""
-    fixed = ["" if f == "pane_current_path" else f"#{{{f}}}" for f in PANE_FIELDS]
-    kept = [f"#{{{o}}}" for o in _LEAN_KEPT]
-    lanes = US.join(f"#{{{o}}}" for o in _LEAN_LANES)
-    cond = f"#{{?{lanes_when},{lanes},{US * (len(_LEAN_LANES) - 1)}}}"
-    return US.join(fixed + kept + [cond, "#{pane_title}"])
+#: Every field of a pane record, in order (the title last).
+PANE_RECORD = PANE_FIELDS + OPTION_FIELDS + ("pane_title",)
+LEAN_RECORD = PANE_FIELDS + LEAN_OPTION_FIELDS + ("pane_title",)
+_FULL_EXPRS = tuple(_expr(f) for f in PANE_RECORD)
+_LEAN_FIXED = tuple("" if f == "pane_current_path" else _expr(f) for f in PANE_FIELDS) \
+    + tuple(_expr(o) for o in _LEAN_KEPT)
+_LEAN_LANE_EXPRS = tuple(_expr(o) for o in _LEAN_LANES)
+_LEAN_WHEN = "#{!=:#{@agent_ignore},}"
 
 
-_LEAN_FMT = _lean_format("#{!=:#{@agent_ignore},}")
-_SERVER_FMT = "S" + US + US.join(f"#{{{f}}}" for f in SERVER_FIELDS)
-_CLIENT_FMT = "C" + US + US.join(f"#{{{f}}}" for f in CLIENT_FIELDS)
+def _lean_fields(fr: frame.Frame) -> list[str]:
+    """The lean record's fields (as many as the full one, options in LEAN_OPTION_FIELDS
+    order): the lanes expand only on an ignored pane, elsewhere they are empty fields,
+    as is the pane's path."""
+    lanes = fr.fs.join(_LEAN_LANE_EXPRS)
+    empty = fr.fs * (len(_LEAN_LANES) - 1)
+    return list(_LEAN_FIXED) + [f"#{{?{_LEAN_WHEN},{lanes},{empty}}}", _expr("pane_title")]
 
 
 def _int(value: str, default: int = 0) -> int:
@@ -128,64 +150,77 @@ _N_PANE = len(PANE_FIELDS)
 _N_FIXED = _N_PANE + len(OPTION_FIELDS)
 
 
-def _parse_pane(line: str, option_fields: tuple[str, ...] = OPTION_FIELDS) -> Pane | None:
-    parts = line.split(US, _N_FIXED)
-    if len(parts) != _N_FIXED + 1 or not parts[0].startswith("%"):
+def _pane(values: list[str], names: tuple[str, ...]) -> Pane | None:
+    """A pane from one record's raw fields (NAMES: the record's field names in order)."""
+    if len(values) != len(names) or not values[0].startswith("%"):
         return None
-    # PANE_FIELDS order; the title is last (it may hold the separator)
+    values = _unescape(names, values)
     (pane_id, pane_pid, session_name, window_index, pane_index, command, activity,
      alternate_on, scroll_position, height, path, session_id, window_id, width,
-     window_active, pane_active, tty) = parts[:_N_PANE]
-    opts = {k: v for k, v in zip(option_fields, parts[_N_PANE:_N_FIXED], strict=True)
-            if v}
+     window_active, pane_active, tty) = values[:_N_PANE]
+    opts = {k: v for k, v in zip(names[_N_PANE:_N_FIXED], values[_N_PANE:_N_FIXED],
+                                 strict=True) if v}
     return Pane(pane_id, _int(pane_pid), session_name, window_index, pane_index, command,
                 _int(activity), alternate_on == "1", _int(scroll_position), _int(height),
                 path, session_id, window_id, _int(width), window_active == "1",
-                pane_active == "1", tty, parts[-1], opts)
+                pane_active == "1", tty, values[-1], opts)
 
 
-def parse_listing(out: str, lean: bool = False) -> Snapshot:
-    """`lean`: the output of a lean listing (its options in LEAN_OPTION_FIELDS order)."""
-    fields = LEAN_OPTION_FIELDS if lean else OPTION_FIELDS
-    panes: list[Pane] = []
-    clients: list[Client] = []
-    server = dict.fromkeys(SERVER_FIELDS, "")
-    for line in out.split("\n"):
-        if line.startswith("%"):
-            pane = _parse_pane(line, fields)
-            if pane is not None:
-                panes.append(pane)
-        elif line.startswith("S" + US):
-            server = dict(zip(SERVER_FIELDS, line.split(US)[1:], strict=False))
-        elif line.startswith("C" + US):
-            p = line.split(US)
-            if len(p) == len(CLIENT_FIELDS) + 1:
-                clients.append(Client(p[1], p[2], _int(p[3]), p[4] == "1", p[5], p[6]))
-    return Snapshot(panes, clients, _int(server.get("@tma_last_poll", "")),
-                    server.get("@tma_setpf_ok", ""), server.get("version", ""),
-                    server.get("socket_path", ""), server.get("pid", ""))
+class Listing:
+    """One read of every pane, the server's facts and the clients: the formats to send
+    and the parser of what came back, sharing one frame. `lean`: the pane records
+    hold only what the cycle reads (see CYCLE_OPTIONS)."""
 
+    __slots__ = ("lean", "frame")
 
-def listing_args(stamp_poll_ms: int | None = None, lean: bool = False) -> list[str]:
-    """list-panes + server facts + clients (+ the @tma_last_poll stamp), one invocation.
-    `lean`: the pane lines hold only what the cycle reads (see CYCLE_OPTIONS)."""
-    args = ["list-panes", "-a", "-F", _LEAN_FMT if lean else _PANE_FMT, ";", "display-message",
-            "-p", _SERVER_FMT, ";", "list-clients", "-F", _CLIENT_FMT]
-    if stamp_poll_ms is not None:
-        args += [";", "set-option", "-s", "@tma_last_poll", str(int(stamp_poll_ms))]
-    return args
+    def __init__(self, lean: bool = False, fr: frame.Frame | None = None) -> None:
+        self.lean = lean
+        self.frame = fr or frame.Frame()
+
+    def pane_format(self) -> str:
+        fields = _lean_fields(self.frame) if self.lean else list(_FULL_EXPRS)
+        return self.frame.record("P", fields)
+
+    def server_format(self) -> str:
+        return self.frame.record("S", [_expr(f) for f in SERVER_FIELDS])
+
+    def client_format(self) -> str:
+        return self.frame.record("C", [_expr(f) for f in CLIENT_FIELDS])
+
+    def args(self, stamp_poll_ms: int | None = None) -> list[str]:
+        """list-panes + server facts + clients (+ the @tma_last_poll stamp), one
+        invocation."""
+        args = ["list-panes", "-a", "-F", self.pane_format(), ";", "display-message", "-p",
+                self.server_format(), ";", "list-clients", "-F", self.client_format()]
+        if stamp_poll_ms is not None:
+            args += [";", "set-option", "-s", "@tma_last_poll", str(int(stamp_poll_ms))]
+        return args
+
+    def line(self) -> str:
+        """The panes and the server facts as a `source-file` line (to re-read after a
+        write batch)."""
+        return (f"list-panes -a -F {quote(self.pane_format())} ; "
+                f"display-message -p {quote(self.server_format())}")
+
+    def parse(self, out: str) -> Snapshot:
+        fr = self.frame
+        names = LEAN_RECORD if self.lean else PANE_RECORD
+        panes = [p for p in (_pane(v, names) for v in fr.records(out, "P", len(names)))
+                 if p is not None]
+        clients = [Client(c[0], c[1], _int(c[2]), c[3] == "1", c[4], c[5])
+                   for c in (_unescape(CLIENT_FIELDS, v)
+                             for v in fr.records(out, "C", len(CLIENT_FIELDS)))]
+        raw = fr.first(out, "S", len(SERVER_FIELDS))
+        server = dict(zip(SERVER_FIELDS, _unescape(SERVER_FIELDS, raw), strict=True)) \
+            if raw is not None else dict.fromkeys(SERVER_FIELDS, "")
+        return Snapshot(panes, clients, _int(server["@tma_last_poll"]),
+                        server["@tma_setpf_ok"], server["version"], server["socket_path"],
+                        server["pid"])
 
 
 def list_panes(server: Server, stamp_poll_ms: int | None = None, lean: bool = False) -> Snapshot:
-    return parse_listing(server.run(*listing_args(stamp_poll_ms, lean)), lean)
-
-
-def listing_line(lean: bool = False) -> str:
-    """The same read as a `source-file` line (to re-read after a write batch)."""
-    return " ; ".join([
-        f"list-panes -a -F {quote(_LEAN_FMT if lean else _PANE_FMT)}",
-        f"display-message -p {quote(_SERVER_FMT)}",
-    ])
+    listing = Listing(lean)
+    return listing.parse(server.run(*listing.args(stamp_poll_ms)))
 
 
 # ---------------------------------------------------------------- captures
@@ -250,7 +285,9 @@ def _lines_keepends(text: str) -> list[str]:
 
 def session_panes(server: Server, pane_id: str) -> list[Pane]:
     """Every pane of PANE's session, each in full."""
-    return parse_listing(server.run("list-panes", "-s", "-t", pane_id, "-F", _PANE_FMT)).panes
+    listing = Listing()
+    return listing.parse(server.run("list-panes", "-s", "-t", pane_id, "-F",
+                                    listing.pane_format())).panes
 
 
 # What the hook's rollups read of the session's other panes: the state, ignore, and the
@@ -258,38 +295,69 @@ def session_panes(server: Server, pane_id: str) -> list[Pane]:
 ROLLUP_READ_OPTIONS = ("@agent_state", "@agent_source", "@agent_evidence_at", "@agent_since",
                        "@agent_stamped_at", "@agent_pid", "@agent_notified_at",
                        "@agent_turn_at", "@agent_ignore")
-_ROLLUP_FMT = "R" + US + US.join(["#{pane_id}", "#{window_id}", "#{session_id}"]
-                                 + [f"#{{{o}}}" for o in ROLLUP_READ_OPTIONS])
+_ROLLUP_RECORD = ("pane_id", "window_id", "session_id") + ROLLUP_READ_OPTIONS
 
 
 def hook_panes(server: Server, pane_id: str) -> list[Pane]:
     """The hook path's one read: PANE in full, and every other pane of its session with
     only what the rollups read (pane, window and session ids and ROLLUP_READ_OPTIONS;
     every other field empty). Raises TmuxError (PaneGone) when PANE is gone."""
-    out = server.run("display-message", "-p", "-t", pane_id, _PANE_FMT, ";",
-                     "list-panes", "-s", "-t", pane_id, "-F", _ROLLUP_FMT)
+    listing = Listing()
+    fr = listing.frame
+    out = server.run("display-message", "-p", "-t", pane_id, listing.pane_format(), ";",
+                     "list-panes", "-s", "-t", pane_id, "-F",
+                     fr.record("R", [_expr(f) for f in _ROLLUP_RECORD]))
     panes: list[Pane] = []
-    target = None
-    for line in out.split("\n"):
-        if line.startswith("%") and target is None:
-            target = _parse_pane(line)
-        elif line.startswith("R" + US):
-            p = line.split(US)
-            if len(p) != 4 + len(ROLLUP_READ_OPTIONS) or p[1] == pane_id:
-                continue
-            opts = {k: v for k, v in zip(ROLLUP_READ_OPTIONS, p[4:], strict=True) if v}
-            panes.append(Pane(p[1], 0, "", "", "", "", 0, False, 0, 0, "", p[3], p[2], 0,
-                              False, False, "", "", opts))
+    for p in fr.records(out, "R", len(_ROLLUP_RECORD)):
+        if p[0] == pane_id:
+            continue
+        opts = {k: v for k, v in zip(ROLLUP_READ_OPTIONS, p[3:], strict=True) if v}
+        panes.append(Pane(p[0], 0, "", "", "", "", 0, False, 0, 0, "", p[2], p[1], 0,
+                          False, False, "", "", opts))
+    found = fr.records(out, "P", len(PANE_RECORD))
+    target = _pane(found[0], PANE_RECORD) if found else None
     if target is None or target.pane_id != pane_id:
         return panes
     return [target] + panes
 
 
-def display(server: Server, pane_id: str, fmt: str) -> str:
-    """One format expanded in a pane's context (trailing newline removed)."""
-    return server.run("display-message", "-p", "-t", pane_id, fmt).rstrip("\n")
+# ---------------------------------------------------------------- a few values
 
 
-def display_line(pane_id: str, fmt: str) -> str:
-    """The same as a `source-file` line, to read back at the end of a write batch."""
-    return f"display-message -p -t {pane_id} {quote(fmt)}"
+class Values:
+    """Some values expanded in one pane's context (variables or option names, free text
+    read through frame.text): a `source-file` line to append to a batch, or one spawn.
+    The record carries #{pane_id}: tmux expands a gone target in another pane."""
+
+    __slots__ = ("pane_id", "names", "frame")
+
+    def __init__(self, pane_id: str, names: Sequence[str], fr: frame.Frame | None = None):
+        self.pane_id = pane_id
+        self.names = ("pane_id",) + tuple(names)
+        self.frame = fr or frame.Frame()
+
+    def format(self) -> str:
+        return self.frame.record("V", [_expr(n) for n in self.names])
+
+    def line(self) -> str:
+        return f"display-message -p -t {self.pane_id} {quote(self.format())}"
+
+    def parse(self, out: str) -> list[str] | None:
+        """The values in the order named, or None when the pane did not answer."""
+        for got in self.frame.records(out, "V", len(self.names)):
+            if got[0] == self.pane_id:
+                return _unescape(self.names, got)[1:]
+        return None
+
+    def read(self, server: Server) -> list[str] | None:
+        return self.parse(server.run("display-message", "-p", "-t", self.pane_id,
+                                     self.format()))
+
+
+def server_values(server: Server, names: Sequence[str]) -> list[str]:
+    """Server-wide values (#{pid}, #{socket_path}, ...) in one spawn."""
+    fr = frame.Frame()
+    names = tuple(names)
+    got = fr.first(server.run("display-message", "-p", fr.record("V", [_expr(n) for n in names])),
+                   "V", len(names))
+    return _unescape(names, got) if got is not None else [""] * len(names)
