@@ -13,6 +13,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+import tmux_matrix
+
 REPO = Path(__file__).resolve().parents[2]
 SLEEP = shutil.which("sleep") or "/bin/sleep"
 
@@ -95,6 +97,7 @@ def fake_elsewhere(srv, name: str) -> Path:
     return link
 
 
+@pytest.mark.tmux_contract
 def test_ambient_not_polling_then_polling(srv):
     srv.shell_pane()
     r = doctor(srv)
@@ -328,10 +331,14 @@ def test_bad_config_exits_1(srv):
     assert res.stderr.startswith(f"tma: config {srv.config}")
 
 
+@pytest.mark.tmux_contract
 def test_clean_server_is_quiet(srv):
     srv.shell_pane()
     r = doctor(srv)
-    assert r.section("tmux").startswith("tmux:    ")
+    version = tmux_matrix.version_of(srv.tmux_bin)
+    # every build of the matrix is one tma is tested on, named as such
+    assert r.section("tmux").startswith(f"tmux:    {version} (tested: 3.2a to 3.7c and ")
+    assert r.doc["tmux"]["version"] == version and r.doc["tmux"]["standing"] == "tested"
     assert r.doc["tmux"]["setpf_ok"] is True  # probed (nothing had cached it) ...
     assert srv.tmux("show-options", "-sqv", "@tma_setpf_ok").strip() == "1"  # ... and cached
     assert r.section("clients").startswith("clients: none attached")
@@ -365,10 +372,19 @@ def test_failed_process_walk_counts(srv, monkeypatch):
     assert "only hook-registered panes can be identified" in text
 
 
-@pytest.mark.parametrize("version,setpf,counted", [
-    ("3.1c", False, 1), ("3.2", True, 0), ("3.3a", True, 0), ("next-3.6", True, 0),
-    ("openbsd-7.4", True, 0), ("", None, 0), ("3.4", False, 1)])
-def test_old_tmux_counts(version, setpf, counted):
+@pytest.mark.parametrize("version,setpf,counted,says", [
+    ("3.1c", False, 1, "3.1c (older than 3.2a; tested: 3.2a to 3.7c"),
+    ("3.2", True, 0, "3.2 (older than 3.2a; tested:"),
+    ("3.3a", True, 0, "3.3a (tested: 3.2a to 3.7c and tmux's main branch)"),
+    ("3.5a", True, 0, "3.5a (tested: 3.2a to 3.7c and tmux's main branch)"),
+    ("3.6a", True, 0, "3.6a (inside the range tested: 3.2a to 3.7c"),
+    ("next-3.6", True, 0, "next-3.6 (inside the range tested:"),
+    ("next-3.8", True, 0, "next-3.8 (tested: 3.2a to 3.7c and tmux's main branch)"),
+    ("3.9", True, 0, "3.9 (newer than 3.7c; tested:"),
+    ("openbsd-7.4", True, 0, "openbsd-7.4 (names no tmux release; tested:"),
+    ("", None, 0, "the server reports no version (tested:"),
+    ("3.4", False, 1, "3.4 (tested: 3.2a to 3.7c")])
+def test_the_tmux_line_places_the_version_in_the_tested_range(version, setpf, counted, says):
     from tma.cli import doctor as cli
     from tma.runtime import doctor
 
@@ -377,8 +393,9 @@ def test_old_tmux_counts(version, setpf, counted):
            "stamp_issues": [], "process_walk": {"ok": True, "error": None}}
     assert len(doctor.warning_items(doc)) == counted
     text = "".join(cli._tmux(doc))
+    assert says in text and "unknown" not in text
     if version == "3.1c":
-        assert "older than 3.2" in text
+        assert "older than 3.2:" in text
 
 
 def test_schema_file_is_valid():
@@ -534,6 +551,7 @@ def test_incomplete_wiring_names_the_reason(srv):
     assert r.doc["warnings"] == 0 and r.doc["below_expected_tier"] == 1 and r.rc == 1
 
 
+@pytest.mark.tmux_contract
 def test_drifted_and_wiped_tmux_hooks_count(srv):
     isolate_installers(srv)
     srv.shell_pane()

@@ -36,22 +36,36 @@ def _item(text: str) -> str:
 
 def _tmux(doc: dict) -> list[str]:
     from tma.runtime import doctor
+    from tma.tmux import releases
 
     tmux = doc["tmux"]
-    version = tmux["version"] or "unknown version"
+    version = tmux["version"] or ""
     setpf = {True: "guarded writes (set-option -F expands)",
              False: "UNGUARDED writes (set-option -F does not expand)",
              None: "guarded writes untested (set-option -F probe failed)"}[tmux["setpf_ok"]]
-    out = [_line("tmux", f"{version}, {setpf}")]
-    parsed = doctor.parse_tmux_version(tmux["version"] or "")
-    if parsed is not None and parsed < doctor.MIN_TMUX:
+    standing = releases.standing(version).standing
+    tested = f"tested: {releases.RANGE}"
+    where = {
+        releases.TESTED_ON: f"{version} ({tested})",
+        releases.INSIDE: f"{version} (inside the range {tested})",
+        releases.OLDER: f"{version} (older than {releases.OLDEST}; {tested})",
+        releases.NEWER: f"{version} (newer than {releases.NEWEST}; {tested})",
+        releases.UNPLACED: f"{version} (names no tmux release; {tested})",
+        releases.UNREPORTED: f"the server reports no version ({tested})",
+    }[standing]
+    out = [_line("tmux", f"{where}, {setpf}")]
+    if doctor.tmux_too_old(version):
         out.append(_item(f"tmux {version} is older than 3.2: guarded writes do not work and "
                          "another writer's stamp can be clobbered; upgrade tmux"))
     elif tmux["setpf_ok"] is False:
         out.append(_item("this tmux stores set-option -F formats literally: tma's writes are "
                          "unguarded; upgrade tmux"))
-    elif parsed is not None and parsed < doctor.TESTED_TMUX:
-        out.append(_item(f"note: tma is tested against tmux 3.6; {version} should work"))
+    elif standing == releases.OLDER:
+        out.append(_item(f"tma is not tested on tmux {version}; upgrade to "
+                         f"{releases.OLDEST} or newer if anything below misbehaves"))
+    elif standing == releases.NEWER:
+        out.append(_item(f"note: tma is not yet tested on tmux {version}; it should work "
+                         "(this line never counts as a warning)"))
     return out
 
 

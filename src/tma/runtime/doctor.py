@@ -17,7 +17,6 @@ renderer.
 from __future__ import annotations
 
 import os
-import re
 
 from tma.core import codec, identity, manifest, states
 
@@ -26,8 +25,6 @@ COMM_MAX = manifest.COMM_WIDTH
 
 #: The tmux below which `set-option -F` stores its format literally (guarded writes fail).
 MIN_TMUX = (3, 2)
-#: The tmux the project is tested against (older is mentioned, never counted).
-TESTED_TMUX = (3, 6)
 
 HOOK_WIRED = "wired"
 HOOK_INCOMPLETE = "incomplete"
@@ -122,13 +119,13 @@ def stamp_problem(opts: dict) -> tuple[codec.Stamp | None, str | None]:
     return stamp, None
 
 
-def parse_tmux_version(text: str) -> tuple[int, int] | None:
-    """`3.3a`, `next-3.6`, `openbsd-7.4` ... -> (major, minor); None when unparseable."""
-    m = re.search(r"(\d+)\.(\d+)", text or "")
-    # OpenBSD's base tmux reports the OS release, which says nothing about tmux.
-    if m is None or text.startswith("openbsd-"):
-        return None
-    return int(m.group(1)), int(m.group(2))
+def tmux_too_old(version: str) -> bool:
+    """A tmux before 3.2: `set-option -F` stores its format literally. (A version text
+    that names no release says nothing; the -F probe still does.)"""
+    from tma.tmux import releases
+
+    key = releases.parse(version)
+    return key is not None and key[:2] < MIN_TMUX
 
 
 def process_started_at(pid: int, proc: str = "/proc") -> float | None:
@@ -252,7 +249,11 @@ def section_tmux(ctx: Context) -> dict:
         from tma.runtime.cycle import probe
 
         setpf = probe(ctx.server)  # caches its answer in @tma_setpf_ok
-    return {"tmux": {"version": snap.version or None, "setpf_ok": setpf}}
+    from tma.tmux import releases
+
+    return {"tmux": {"version": snap.version or None, "setpf_ok": setpf,
+                     "standing": releases.standing(snap.version).standing,
+                     "tested": list(releases.TESTED)}}
 
 
 def section_ambient(ctx: Context) -> dict:
@@ -591,8 +592,7 @@ def warning_items(doc: dict) -> list[str]:
     """
     out: list[str] = []
     tmux = doc["tmux"]
-    version = parse_tmux_version(tmux["version"] or "")
-    if (version is not None and version < MIN_TMUX) or tmux["setpf_ok"] is False:
+    if tmux_too_old(tmux["version"] or "") or tmux["setpf_ok"] is False:
         out.append("tmux")
     command = (doc.get("ambient_driver") or {}).get("status_command")
     if command is not None and not command["runs"]:
