@@ -144,3 +144,38 @@ def _no_tmux_socket_left_behind():
     if left:
         pytest.fail(f"{len(left)} tmux socket file(s) left in {tmux_sockets.socket_dir()}: "
                     + ", ".join(left), pytrace=False)
+
+
+# ---------------------------------------------------------------- what the tmux matrix costs
+_BUILD_OF: dict[str, str] = {}  # nodeid -> tmux release of a test run per matrix build
+_COST: dict[str, list[float]] = {}  # release -> [tests, seconds]
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        build = params.get("tmux_build") or params.get("build")
+        version = getattr(build, "version", None)
+        if isinstance(version, str):
+            _BUILD_OF[item.nodeid] = version
+
+
+def pytest_runtest_logreport(report):
+    version = _BUILD_OF.get(report.nodeid)
+    if version is None:
+        return
+    cost = _COST.setdefault(version, [0, 0.0])
+    cost[0] += report.when == "call"
+    cost[1] += report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The matrix's cost, per release (setup, call and teardown of its tests)."""
+    if not _COST:
+        return
+    tr = terminalreporter
+    tr.section("tmux matrix: tests run per build, and their time")
+    for version, (tests, seconds) in _COST.items():
+        tr.write_line(f"tmux {version:8} {int(tests):4} tests {seconds:8.1f} s")
+    tr.write_line(f"{'all builds':13} {int(sum(c[0] for c in _COST.values())):4} tests "
+                  f"{sum(c[1] for c in _COST.values()):8.1f} s")

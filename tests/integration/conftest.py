@@ -5,6 +5,10 @@ XDG dirs and config, and a bin dir of fake agents: symlinks named like an agent
 that point at `sleep`, so the process tree and `pane_current_command` are real. A
 test draws any screen into a pane by writing to its tty. The server is killed, every
 process it started is reaped and its socket file removed afterwards.
+
+The server's tmux is the fixture `tmux_build` (tests/tmux_matrix.py): the tmux on PATH,
+or, for a test of the tmux contract suite (marker `tmux_contract`) while
+TMA_TMUX_MATRIX names builds, each build in turn.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+import tmux_matrix
 import tmux_sockets
 from tmux_sockets import require_tmux
 
@@ -79,8 +84,9 @@ match = { contains = "FAKE-HISTORY" }
 
 
 class Server:
-    def __init__(self, root: Path) -> None:
-        self.tmux_bin = require_tmux()
+    def __init__(self, root: Path, build: tmux_matrix.Build | None = None) -> None:
+        self.build = build or tmux_matrix.Build("system", require_tmux())
+        self.tmux_bin = self.build.path
         self.name = tmux_sockets.server_name("test")
         self.root = root
         self.home = root / "home"
@@ -96,6 +102,10 @@ class Server:
                         XDG_CACHE_HOME=str(root / "cache"), TMA_CONFIG=str(self.config),
                         LANG="C.UTF-8")
         self.env.pop("TMA_SOCKET_PATH", None)
+        # every tmux this test's processes run is the build's: tma through TMA_TMUX_BIN,
+        # a bare `tmux` (a hook's, a test helper's) through PATH
+        self.env["TMA_TMUX_BIN"] = self.tmux_bin
+        self.env["PATH"] = self.build.bin_dir + os.pathsep + self.env.get("PATH", "")
         self.started = False
 
     # -- tmux
@@ -115,14 +125,24 @@ class Server:
 
     def new_pane(self, command: str, *, session: str = "s", width: int = 100,
                  height: int = 30) -> str:
-        """A new pane (a new session the first time, then new windows) running command."""
-        if not self.started:
+        """A new pane (a new session the first time, then new windows) running command.
+
+        Every window has the size asked for on every release. 3.2a sizes a detached
+        session's windows by default-size (80x24), whatever new-session's -x/-y say (3.3a
+        and later make them the session's default-size): there the session's
+        default-size is set for its later windows, and its first window resized (with
+        its window-size left to the global `latest`, so a client still sizes it)."""
+        if not self.started or session not in self.tmux("list-sessions", "-F",
+                                                        "#{session_name}").split():
             out = self.tmux("new-session", "-d", "-s", session, "-x", str(width), "-y",
                             str(height), "-P", "-F", "#{pane_id}", command)
             self.started = True
-        elif session not in self.tmux("list-sessions", "-F", "#{session_name}").split():
-            out = self.tmux("new-session", "-d", "-s", session, "-x", str(width), "-y",
-                            str(height), "-P", "-F", "#{pane_id}", command)
+            size = self.display(out.strip(), "#{window_width}x#{window_height}")
+            if size != f"{width}x{height}":
+                self.tmux("set-option", "-t", session, "default-size", f"{width}x{height}",
+                          ";", "resize-window", "-t", out.strip(), "-x", str(width), "-y",
+                          str(height), ";", "set-option", "-w", "-u", "-t", out.strip(),
+                          "window-size")
         else:
             out = self.tmux("new-window", "-d", "-t", f"{session}:", "-P", "-F",
                             "#{pane_id}", command)
@@ -140,7 +160,13 @@ class Server:
         return self.tmux("display-message", "-p", "-t", pane, fmt).rstrip("\n")
 
     def option(self, pane: str, key: str) -> str:
-        return self.tmux("show-options", "-p", "-qv", "-t", pane, key).rstrip("\n")
+        """A pane option's value exactly as stored ("" when unset), on every release:
+        show-options prints through vis(3) on 3.4 and 3.5a (`$HOME` as `\\$HOME`), so
+        the value is read as tma reads free text (tma.tmux.frame). (A user option tma
+        writes on panes is never set at window or global scope, where #{} would look.)"""
+        from tma.tmux import frame
+
+        return frame.untext(self.display(pane, frame.text(key)))
 
     def options(self, pane: str) -> dict[str, str]:
         out = self.tmux("show-options", "-p", "-t", pane)
@@ -215,9 +241,28 @@ class Server:
         tmux_sockets.remove(self.name)  # tmux leaves its socket file behind
 
 
+def pytest_generate_tests(metafunc):
+    """A contract test runs once per build of the matrix (when one is set)."""
+    if "tmux_build" not in metafunc.fixturenames:
+        return
+    builds = tmux_matrix.matrix()
+    if builds and metafunc.definition.get_closest_marker(tmux_matrix.MARK) is not None:
+        tmux_matrix.parametrize(metafunc, builds)
+
+
 @pytest.fixture
-def srv(tmp_path):
-    server = Server(tmp_path)
+def tmux_build(request) -> tmux_matrix.Build:
+    """This test's tmux: the matrix build it was parametrized with, else the one on PATH."""
+    build = getattr(request, "param", None)
+    return build if build is not None else tmux_matrix.Build("system", require_tmux())
+
+
+@pytest.fixture
+def srv(tmp_path, tmux_build, monkeypatch):
+    # this process too: tma code a test calls in-process resolves the same build
+    monkeypatch.setenv("TMA_TMUX_BIN", tmux_build.path)
+    monkeypatch.setenv("PATH", tmux_build.bin_dir + os.pathsep + os.environ.get("PATH", ""))
+    server = Server(tmp_path, tmux_build)
     try:
         yield server
     finally:

@@ -153,6 +153,7 @@ def test_a_hook_claim_does_not_outvote_the_screen(srv):
     assert rec.settle() == b""
 
 
+@pytest.mark.tmux_contract
 def test_a_stale_stamp_is_re_verified(srv):
     """A stamp claiming blocked/permission, written long ago: fresh detection decides."""
     rec = _agent(srv, "codex", "idle")
@@ -252,6 +253,7 @@ exec "$REAL_TMUX" "$@"
 """
 
 
+@pytest.mark.tmux_contract
 def test_two_concurrent_acts_exactly_one_sends(srv):
     rec = _agent(srv, "codex", "working")
     assert _verdict(srv, rec.pane)[1] == "working"
@@ -317,6 +319,7 @@ def test_the_lock_is_released_only_by_its_holder(srv):
     assert srv.option(pane, "@agent_action") == ""
 
 
+@pytest.mark.tmux_contract
 def test_steer_text_is_typed_literally_and_needs_text(srv):
     rec = _agent(srv, "claude", "idle")
     res = _act(srv, "steer", "--pane", rec.pane)
@@ -584,6 +587,7 @@ def _menu(srv, pane: str, client):
                             text=True)
 
 
+@pytest.mark.tmux_contract
 def test_menu_lists_what_is_fireable_and_an_entry_fires(srv, attach):
     rec = _agent(srv, "codex", "blocked")
     _verdict(srv, rec.pane)

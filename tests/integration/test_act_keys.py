@@ -17,6 +17,8 @@ from keyrecorder import KeyRecorder, key_bytes
 from tma.core import bundled, fixture
 from tma.runtime import actions
 
+pytestmark = pytest.mark.tmux_contract  # every test runs on each tmux build
+
 HERE = Path(__file__).resolve().parent
 CAPTURES = HERE.parent / "fixtures" / "captures"
 REFERENCE = HERE.parents[2] / "shared" / "reference" / "captures"

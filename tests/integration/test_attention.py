@@ -130,6 +130,7 @@ def wait_cleared(srv, *panes: str) -> None:
 # ---------------------------------------------------------------- navigation
 
 
+@pytest.mark.tmux_contract
 def test_select_pane_clears_the_pane_arrived_at_and_the_pane_left(srv, attach):
     srv.config.write_text(FRESH_FOREVER)
     here = srv.agent_pane()
@@ -156,6 +157,7 @@ def test_select_pane_clears_the_pane_arrived_at_and_the_pane_left(srv, attach):
     assert marks(srv, untouched, away) == ["1", "1"]
 
 
+@pytest.mark.tmux_contract
 def test_window_change_clears_both_active_panes_and_nothing_else(srv, attach):
     srv.config.write_text(FRESH_FOREVER)
     one = srv.agent_pane()
@@ -194,6 +196,7 @@ def test_walking_away_clears_nothing(srv, attach):
     assert c.pane() == pane and mark(srv, pane) == "1"
 
 
+@pytest.mark.tmux_contract
 def test_selecting_what_is_already_shown_clears_nothing(srv, attach):
     srv.config.write_text(FRESH_FOREVER)
     here = srv.agent_pane()
@@ -222,6 +225,7 @@ def test_selecting_what_is_already_shown_clears_nothing(srv, attach):
     assert marks(srv, here, beside, other) == ["1", "1", "1"]
 
 
+@pytest.mark.tmux_contract
 def test_session_switch_clears_nothing_until_the_first_keystroke(srv, attach):
     srv.config.write_text(FRESH_FOREVER)
     mine = srv.agent_pane()
@@ -249,6 +253,7 @@ def test_session_switch_clears_nothing_until_the_first_keystroke(srv, attach):
     assert marks(srv, mine, other) == ["", "1"]
 
 
+@pytest.mark.tmux_contract
 def test_a_keystroke_before_the_raise_clears_nothing(srv, attach):
     srv.config.write_text(FRESH_FOREVER)
     pane = srv.agent_pane()
@@ -266,6 +271,7 @@ def test_a_keystroke_before_the_raise_clears_nothing(srv, attach):
     assert srv.row(pane)["attention"] is True
 
 
+@pytest.mark.tmux_contract
 def test_a_control_mode_clients_frozen_activity_is_ignored(srv, attach):
     srv.config.write_text(FRESH_FOREVER)
     pane = srv.agent_pane()
@@ -295,6 +301,7 @@ def jump(srv, client, *args: str):
     return res
 
 
+@pytest.mark.tmux_contract
 def test_a_jump_to_another_window_clears_only_the_destination_and_the_pane_left(srv, attach):
     srv.config.write_text(FRESH_FOREVER)
     origin = srv.agent_pane()  # s:0, shown
@@ -316,6 +323,7 @@ def test_a_jump_to_another_window_clears_only_the_destination_and_the_pane_left(
     assert srv.tmux("show-options", "-s", "-q", "-v", att.KEEP).strip() == ""
 
 
+@pytest.mark.tmux_contract
 def test_a_jump_within_the_window_clears_the_destination_and_the_pane_left(srv, attach):
     srv.config.write_text(FRESH_FOREVER)
     origin = srv.agent_pane()
@@ -331,6 +339,7 @@ def test_a_jump_within_the_window_clears_the_destination_and_the_pane_left(srv, 
     assert mark(srv, bystander) == "1"
 
 
+@pytest.mark.tmux_contract
 def test_a_jump_into_another_session_clears_only_the_destination(srv, attach):
     srv.config.write_text(FRESH_FOREVER)
     origin = srv.agent_pane()  # s, shown
@@ -359,6 +368,7 @@ def test_a_jump_into_another_session_clears_only_the_destination(srv, attach):
     assert marks(srv, origin, current, old_active) == ["1", "1", "1"]
 
 
+@pytest.mark.tmux_contract
 def test_the_hooks_fire_exactly_the_clears_a_hand_navigation_would(srv, attach):
     """A jump to a pane in another window of the same session, compared with the
     window hook's view: the arrival is the destination, never the window's old pane."""
@@ -386,6 +396,7 @@ def probe_panes(srv) -> tuple[str, ...]:
 # ---------------------------------------------------------------- clear-attention itself
 
 
+@pytest.mark.tmux_contract
 def test_clear_attention_is_silent_and_always_exits_0(srv):
     srv.config.write_text(FRESH_FOREVER)
     a = srv.agent_pane()
@@ -422,6 +433,7 @@ def test_clear_attention_is_silent_and_always_exits_0(srv):
     assert (res.returncode, res.stdout, res.stderr) == (0, "", "")
 
 
+@pytest.mark.tmux_contract
 def test_watchers_get_sigusr1(srv, tmp_path):
     pane = srv.agent_pane()
     other = srv.shell_pane()
@@ -455,6 +467,7 @@ def test_watchers_get_sigusr1(srv, tmp_path):
         watcher.wait(timeout=5)
 
 
+@pytest.mark.tmux_contract
 def test_the_departure_resolution_and_its_lines():
     assert att.departure_format("after-select-pane") == "#{P:#{?pane_last,#{pane_id},}}"
     assert att.departure_format("session-window-changed") == (
@@ -470,6 +483,7 @@ def test_the_departure_resolution_and_its_lines():
 # ---------------------------------------------------------------- ensure: states and edits
 
 
+@pytest.mark.tmux_contract
 def test_install_is_present_and_a_reinstall_changes_nothing(srv):
     srv.shell_pane()
     assert states(srv)["after-select-pane"] == tmux_hooks.MISSING
@@ -497,6 +511,7 @@ def test_install_is_present_and_a_reinstall_changes_nothing(srv):
     assert len(ours(srv, "after-select-pane")) == len(ours(srv, "session-window-changed")) == 1
 
 
+@pytest.mark.tmux_contract
 def test_a_users_unindexed_set_hook_wipes_and_a_reinstall_appends_after_it(srv):
     srv.shell_pane()
     install(srv)
@@ -516,6 +531,7 @@ def test_a_users_unindexed_set_hook_wipes_and_a_reinstall_appends_after_it(srv):
     assert check(srv) == []
 
 
+@pytest.mark.tmux_contract
 def test_a_drifted_entry_is_rewritten_at_its_own_index(srv):
     srv.shell_pane()
     srv.tmux("set-hook", "-g", "session-window-changed[0]", "display user")
@@ -532,6 +548,7 @@ def test_a_drifted_entry_is_rewritten_at_its_own_index(srv):
     assert hooks(srv, "session-window-changed")[0] == "display-message user"
 
 
+@pytest.mark.tmux_contract
 def test_duplicates_collapse_and_a_retired_hook_is_removed(srv):
     srv.shell_pane()
     install(srv)
@@ -551,6 +568,7 @@ def test_duplicates_collapse_and_a_retired_hook_is_removed(srv):
     assert check(srv) == []
 
 
+@pytest.mark.tmux_contract
 def test_focus_events_add_an_arrival_only_pane_focus_in(srv):
     srv.shell_pane()
     install(srv, focus_events=True)
@@ -562,6 +580,7 @@ def test_focus_events_add_an_arrival_only_pane_focus_in(srv):
     assert ours(srv, "pane-focus-in") == {}
 
 
+@pytest.mark.tmux_contract
 def test_uninstall_removes_ours_and_leaves_foreign_hooks(srv):
     srv.shell_pane()
     srv.tmux("set-hook", "-g", "after-select-pane", "display before")
@@ -590,6 +609,7 @@ def test_uninstall_removes_ours_and_leaves_foreign_hooks(srv):
                              tma_bin=TMA_BIN, out=io.StringIO()) == []
 
 
+@pytest.mark.tmux_contract
 def test_uninstall_without_a_record_removes_by_content(srv):
     srv.shell_pane()
     install(srv)
@@ -601,6 +621,7 @@ def test_uninstall_without_a_record_removes_by_content(srv):
     assert ours(srv, "after-select-pane") == ours(srv, "session-window-changed") == {}
 
 
+@pytest.mark.tmux_contract
 def test_no_server_fails_a_check_and_skips_an_install(tmp_path):
     none = Server(socket_name=f"tma-none-{os.getpid()}")
     problems = tmux_hooks.ensure(none, check=True, config_dir=str(tmp_path), tma_bin=TMA_BIN)
@@ -613,6 +634,7 @@ def test_no_server_fails_a_check_and_skips_an_install(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.tmux_contract
 def test_keys_and_places(monkeypatch, tmp_path):
     assert tmux_hooks.socket_key("") == "cbf29ce484222325"  # the FNV-1a-64 offset basis
     assert len(tmux_hooks.socket_key("/tmp/tmux-1000/default")) == 16

@@ -87,6 +87,7 @@ def row_of(text: str, needle: str) -> str:
 # ---------------------------------------------------------------- the picker
 
 
+@pytest.mark.tmux_contract
 @pytest.mark.parametrize("size", [(80, 24), (200, 50), (40, 12)])
 def test_picker_rows_order_filter_and_moves(srv, size):
     blocked, working, idle = agents(srv)
@@ -150,6 +151,7 @@ def test_picker_scope_toggle(srv):
     assert mine and other
 
 
+@pytest.mark.tmux_contract
 def test_picker_enter_jumps_the_attached_client_and_clears_attention(srv, attach):
     home = srv.shell_pane()  # s:0, what the client shows
     srv.config.write_text(FRESH)
@@ -339,6 +341,7 @@ def test_watch_selectors_narrow_what_is_shown(srv):
     assert res.returncode == 2 and "needs a terminal" in res.stderr
 
 
+@pytest.mark.tmux_contract
 def test_picker_in_a_popup_jumps_its_client(srv, attach):
     """The binding's way: `display-popup -E tma` on a real client (no $TMUX_PANE there);
     the pane under the popup is left out, keys typed on the client reach the picker."""
@@ -381,6 +384,7 @@ def test_picker_mouse_click_selects_and_a_second_click_jumps(srv, attach):
     srv.wait_for(lambda: c.pane() == panes[2])
 
 
+@pytest.mark.tmux_contract
 def test_picker_tab_opens_the_action_menu_and_an_entry_fires(srv, attach):
     """Tab in the popup: the picker closes and the pane's action menu opens on the client;
     its first entry (Approve, on a blocked codex) types exactly the manifest's key."""

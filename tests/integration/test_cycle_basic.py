@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
+pytestmark = pytest.mark.tmux_contract  # every test runs on each tmux build
+
 
 def test_idle_agent_is_stamped_and_listed(srv):
     pane = srv.agent_pane()

@@ -167,6 +167,7 @@ def _report(what: str, value: float, unit: str = "s") -> None:
     print(f"\nMEASURED {what} {value:.3f}{unit}")
 
 
+@pytest.mark.tmux_contract
 def test_blocked_working_idle_and_exit_are_stamped_from_edges(srv, daemon):
     pane, pid = _claude(srv)
     _draw(srv, pane, "idle")
@@ -204,6 +205,7 @@ def test_blocked_working_idle_and_exit_are_stamped_from_edges(srv, daemon):
     srv.wait_for(lambda: rollups() == ("", ""), timeout=0.3)  # the same pass as the removal
 
 
+@pytest.mark.tmux_contract
 def test_a_new_session_is_watched_within_a_second(srv, daemon):
     srv.shell_pane()
     daemon.start()
@@ -307,6 +309,7 @@ def test_the_runtime_files_are_private(srv, daemon):
     assert lock[0] == str(daemon.status()["pid"]) and lock[1].startswith("version=")
 
 
+@pytest.mark.tmux_contract
 def test_a_control_client_never_resizes_a_users_window(srv, daemon):
     pane = srv.shell_pane()
     user = PtyClient(srv, cols=132, rows=41)
@@ -326,6 +329,7 @@ def test_a_control_client_never_resizes_a_users_window(srv, daemon):
     assert srv.display(pane, "#{window_width}x#{window_height}") == "132x40"
 
 
+@pytest.mark.tmux_contract
 def test_a_sized_control_client_never_resizes_a_users_window(srv, daemon):
     """A control client without a size has no say on tmux 3.3 whatever its flags, so the
     test above cannot tell whether ignore-size is there. Give the daemon's client a size
@@ -348,6 +352,7 @@ def test_a_sized_control_client_never_resizes_a_users_window(srv, daemon):
         user.close()
 
 
+@pytest.mark.tmux_contract
 def test_a_control_client_never_clears_attention(srv, daemon):
     """The seen clear retires a done mark once a client showing the pane has been active
     since the mark was raised. A control client attaching is such activity (tmux sets
@@ -409,6 +414,7 @@ def test_a_flood_of_output_from_twenty_panes_is_no_capture_storm(srv, daemon):
     assert daemon.status()["edges"] - after["edges"] <= len(panes)  # dwell follow-ups only
 
 
+@pytest.mark.tmux_contract
 def test_one_burst_is_read_once_at_its_onset_and_once_at_its_quiet_edge(srv, daemon):
     pane, _pid = _claude(srv)
     _draw(srv, pane, "idle")
@@ -525,6 +531,7 @@ def test_doctor_says_whether_the_daemon_runs_and_what_a_dead_one_left(srv, daemo
     assert "daemon:  not running" in text and "left by a daemon that died" in text
 
 
+@pytest.mark.tmux_contract
 def test_the_sweep_finds_an_agent_that_never_printed_anything(srv, daemon):
     srv.config.write_text("[daemon]\nsweep_secs = 1\n")
     srv.shell_pane()

@@ -55,6 +55,7 @@ def _tma(srv, daemon, *args: str) -> subprocess.CompletedProcess:
                           env=daemon.env, capture_output=True, text=True, timeout=20)
 
 
+@pytest.mark.tmux_contract
 def test_blocked_rings_once_and_a_kill_9_restart_rerings_nothing(srv, daemon, tmp_path):
     log = tmp_path / "notify.jsonl"
     _config(srv, log)
@@ -304,6 +305,7 @@ def test_a_reload_that_turns_done_on_rings_the_standing_done_episode(srv, daemon
     assert daemon.status()["sweeps"] == 1
 
 
+@pytest.mark.tmux_contract
 def test_a_hook_stamped_blocked_rings_without_waiting_for_the_sweep(srv, daemon, tmp_path):
     """A hook agent stamps itself (here: the same guarded write `tma event` makes, via
     `tma debug stamp`); the daemon's view of the pane is a fresh hook claim, so its

@@ -58,6 +58,7 @@ def _tma_status(srv) -> str:
     return res.stdout
 
 
+@pytest.mark.tmux_contract
 def test_the_segment_follows_state_with_no_status_job(srv, daemon):
     pane, _pid = _claude(srv)
     _draw(srv, pane, "idle")
@@ -121,6 +122,7 @@ def test_a_daemon_killed_with_9_leaves_no_stale_count(srv, daemon):
         client.close()
 
 
+@pytest.mark.tmux_contract
 def test_a_daemon_that_stops_hands_the_status_line_back_at_once(srv, daemon):
     pane, _pid = _claude(srv)
     _draw(srv, pane, "idle")
@@ -169,6 +171,7 @@ def _status_counts(daemon) -> tuple[int, int]:
     return st["segment_answers"], st["segment_naks"]
 
 
+@pytest.mark.tmux_contract
 def test_tma_status_is_answered_by_the_daemon_with_the_same_bytes(srv, daemon):
     """With a daemon, `tma status` (tmux format, no selectors, same config) asks the
     daemon for the segment it keeps instead of running its own cycle; what it prints is

@@ -66,6 +66,7 @@ def _normal(options: dict[str, str], pid: str) -> dict[str, str]:
     return out
 
 
+@pytest.mark.tmux_contract
 def test_a_handed_off_event_is_stamped_by_the_daemon_and_the_hook_prints_nothing(srv, daemon):
     pane = srv.agent_pane()
     daemon.start()
@@ -80,6 +81,7 @@ def test_a_handed_off_event_is_stamped_by_the_daemon_and_the_hook_prints_nothing
                  timeout=5)
 
 
+@pytest.mark.tmux_contract
 def test_handed_off_and_direct_events_write_the_same_tuple(srv, daemon):
     a, b = srv.agent_pane(), srv.agent_pane()
     daemon.start()
@@ -441,6 +443,7 @@ def test_concurrent_handed_off_events_notify_once(srv, daemon):
     assert _logged(log) == [("blocked", pane)]
 
 
+@pytest.mark.tmux_contract
 def test_the_reply_lane_holds_in_the_hook_with_a_daemon_up(srv, tmp_path):
     log = _notify_log(srv)
     runtime = tmp_path / "rt-plain"

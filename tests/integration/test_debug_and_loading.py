@@ -166,6 +166,7 @@ def test_a_broken_bundled_manifest_is_fatal(srv, monkeypatch, tmp_path):
         manifests.load(None)
 
 
+@pytest.mark.tmux_contract
 def test_live_explain_and_capture(srv):
     jsonschema = pytest.importorskip("jsonschema")
     pane = srv.agent_pane()

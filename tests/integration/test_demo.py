@@ -14,6 +14,8 @@ import subprocess
 import sys
 import threading
 
+import pytest
+
 from tmux_sockets import require_tmux
 
 # pane, agent, then the state after its glyph ("⚑ blocked")
@@ -38,9 +40,12 @@ def _leftovers(name: str) -> list[str]:
             if re.search(re.escape(name) + r"(?![0-9])", line)]
 
 
-def test_demo_shows_every_state_and_cleans_up(tmp_path):
-    tmux = require_tmux()
+@pytest.mark.tmux_contract
+def test_demo_shows_every_state_and_cleans_up(tmp_path, tmux_build):
+    tmux = tmux_build.path
     env = _env(tmp_path)
+    # the demo finds tmux on PATH, as a user's shell does: this build
+    env["PATH"] = tmux_build.bin_dir + os.pathsep + env.get("PATH", "")
     proc = subprocess.Popen([sys.executable, "-m", "tma", "demo", "--seconds", "12"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                             cwd=tmp_path / "tmp")

@@ -18,6 +18,7 @@ def event(srv, kind, pane, payload="{}", agent="fake", manifests=True, env=None,
                    input=payload, manifests=manifests, env=extra, timeout=timeout, **kw)
 
 
+@pytest.mark.tmux_contract
 def test_a_hook_claim_stamps_the_pane(srv):
     pane = srv.agent_pane()
     res = event(srv, "Work", pane, '{"session_id":"s-1","model":"m-1"}')
@@ -34,6 +35,7 @@ def test_a_hook_claim_stamps_the_pane(srv):
     assert row["state"] == "working" and row["session"] == "s-1"
 
 
+@pytest.mark.tmux_contract
 def test_lifecycle_start_registers_idle_and_end_removes(srv):
     pane = srv.agent_pane()
     event(srv, "Work", pane, '{"session_id":"old"}')
@@ -43,6 +45,7 @@ def test_lifecycle_start_registers_idle_and_end_removes(srv):
     assert o.get("@agent_attention", "") == ""
 
 
+@pytest.mark.tmux_contract
 def test_turn_end_attention_and_second_completion(srv):
     pane = srv.agent_pane()
     event(srv, "Work", pane)
@@ -59,6 +62,7 @@ def test_turn_end_attention_and_second_completion(srv):
     assert o["@agent_attention"] == "1" and int(o["@agent_turn_at"]) > turn1
 
 
+@pytest.mark.tmux_contract
 def test_newer_stored_evidence_wins_and_nothing_commits(srv):
     pane = srv.agent_pane()
     future = str(int(time.time() * 1000) + 600_000)
@@ -114,6 +118,7 @@ def test_a_broken_config_falls_back_with_one_line(srv):
     assert srv.option(pane, "@agent_state") == "working"
 
 
+@pytest.mark.tmux_contract
 def test_pane_from_tmux_pane_and_server_from_tmux_env(srv):
     pane = srv.agent_pane()
     sock = srv.display(pane, "#{socket_path}")
@@ -126,6 +131,7 @@ def test_pane_from_tmux_pane_and_server_from_tmux_env(srv):
     assert srv.option(pane, "@agent_detail") == "permission"
 
 
+@pytest.mark.tmux_contract
 def test_hostile_values_are_stored_inert(srv):
     pane = srv.agent_pane()
     marker = srv.root / "pwned"
@@ -193,6 +199,7 @@ def test_a_pid_less_registration_is_reaped_only_after_30_s_of_shell(srv):
     assert srv.option(pane, "@tma_reg_dead_since") != ""
 
 
+@pytest.mark.tmux_contract
 def test_a_repeated_event_moves_only_evidence_and_stamped_at(srv):
     """The short write: the same claim again (same state, detail, source, pid, name)
     refreshes evidence_at and stamped_at and leaves every other option as it was."""

@@ -20,6 +20,8 @@ from tma.core import plan as P
 from tma.tmux import write
 from tma.tmux.adapter import Server
 
+pytestmark = pytest.mark.tmux_contract  # every test runs on each tmux build
+
 TUPLE_KEYS = ("@agent_since", "@agent_state", "@agent_detail", "@agent_source",
               "@agent_evidence_at", "@agent_attention", "@agent_hash", "@agent_pid",
               "@agent_name", "@agent_stamped_at")
@@ -36,14 +38,14 @@ CAPTURE_CLAIM = dict(HOOK_CLAIM, **{"@agent_source": "capture", "@agent_state": 
 
 def seed(srv, pane: str, options: dict[str, str]) -> dict[str, str]:
     srv.tmux("set-option", "-p", "-t", pane, "@x", "1")  # a pane-level option block
-    Server(socket_name=srv.name).source([write.remove(pane)])
+    Server(srv.tmux_bin, socket_name=srv.name).source([write.remove(pane)])
     for key, value in options.items():
         srv.tmux("set-option", "-p", "-t", pane, key, value)
     return srv.options(pane)
 
 
 def apply(srv, line: str) -> None:
-    _out, err = Server(socket_name=srv.name).source([line])
+    _out, err = Server(srv.tmux_bin, socket_name=srv.name).source([line])
     assert err == "", err
 
 

@@ -19,6 +19,8 @@ from tma.runtime import cycle
 from tma.tmux import write
 from tma.tmux.adapter import Server
 
+pytestmark = pytest.mark.tmux_contract  # every test runs on each tmux build
+
 TUPLE = ("@agent_state", "@agent_detail", "@agent_source", "@agent_since",
          "@agent_evidence_at", "@agent_stamped_at", "@agent_attention", "@agent_name",
          "@agent_pid")
@@ -75,7 +77,7 @@ def pane(srv):
 
 
 def test_probe_expands_and_caches(srv, pane):
-    server = Server(socket_name=srv.name)
+    server = Server(srv.tmux_bin, socket_name=srv.name)
     assert cycle.probe(server) is True
     assert srv.tmux("show-options", "-sv", "@tma_setpf_ok").strip() == "1"
     # and the guarded form really is expanded, not stored literally
@@ -364,7 +366,7 @@ def test_property_since_is_write_once_and_a_held_write_changes_nothing(srv, step
     if not srv.started:
         srv.shell_pane()
     pane = srv.tmux("list-panes", "-a", "-F", "#{pane_id}").split()[0]
-    server = Server(socket_name=srv.name)
+    server = Server(srv.tmux_bin, socket_name=srv.name)
     server.source([write.remove(pane)])
     t = 1_700_000_000_000
     model: dict = {}

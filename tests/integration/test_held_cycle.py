@@ -13,8 +13,12 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from tma.core import plan as P
 from tma.tmux import write
+
+pytestmark = pytest.mark.tmux_contract  # every test runs on each tmux build
 
 
 def real_ms() -> int:
@@ -38,7 +42,7 @@ def make_cycle(srv, monkeypatch, clock):
     from tma.runtime.cycle import Cycle
     from tma.tmux.adapter import Server
 
-    return lambda: Cycle(Server(socket_name=srv.name), Config(),
+    return lambda: Cycle(Server(srv.tmux_bin, socket_name=srv.name), Config(),
                          manifest_dir=str(srv.manifests), clock=clock).run()
 
 
@@ -63,7 +67,7 @@ def test_a_write_that_loses_the_race_leaves_the_hook_tuple_and_is_not_recaptured
         plan = P.Plan(P.PUBLISH, state="idle", source="hook", evidence_at=at,
                       guard=P.Guard(P.HOOK_ARBITRATE, at=at))
         stored = srv.options(pane)
-        Server(socket_name=srv.name).source([write.render(
+        Server(srv.tmux_bin, socket_name=srv.name).source([write.render(
             pane, plan, at, name="fake", pid=int(stored["@agent_pid"]),
             hash=stored["@agent_hash"])])
         hook_tuple.update(srv.options(pane))

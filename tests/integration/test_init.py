@@ -8,6 +8,10 @@ import shutil
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.tmux_contract  # every test runs on each tmux build
+
 INSTALL_ENV = {
     "TMA_CLAUDE_SETTINGS": "claude/settings.json",
     "TMA_GEMINI_SETTINGS": "gemini/settings.json",

@@ -25,6 +25,8 @@ from tma.install import tmux_hooks
 from tma.tmux import attention as att
 from tma.tmux.adapter import Server
 
+pytestmark = pytest.mark.tmux_contract  # every test runs on each tmux build
+
 USER_CONF = ("# my own tmux.conf\n"
              "set -g prefix C-a\n"
              "bind h select-pane -L   # vim keys stay mine\n"

@@ -14,6 +14,8 @@ from test_install_common import Inst, dump, write
 
 from tma.install import statusline
 
+pytestmark = pytest.mark.tmux_contract  # every test runs on each tmux build
+
 
 @pytest.fixture
 def inst(tmp_path, monkeypatch, capsys) -> Inst:

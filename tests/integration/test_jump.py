@@ -12,7 +12,10 @@ import subprocess
 import sys
 import time
 
+import pytest
 from ptyclient import PtyClient
+
+pytestmark = pytest.mark.tmux_contract  # every test runs on each tmux build
 
 NO_ORIGIN = ("tma: nowhere to go back to: no earlier jump from this client is recorded "
              "(or the panes it left have closed)\n")

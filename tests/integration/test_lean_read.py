@@ -9,6 +9,8 @@ import pytest
 from tma.tmux import read
 from tma.tmux.adapter import Server
 
+pytestmark = pytest.mark.tmux_contract  # every test runs on each tmux build
+
 LANES = {"@agent_context_pct": "41", "@agent_model": "opus", "@agent_cost_usd": "0.12",
          "@agent_permission_request": "req-1", "@agent_pending_summary": "Bash: ls"}
 

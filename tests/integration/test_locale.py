@@ -16,6 +16,8 @@ import pytest
 
 from tmux_sockets import require_tmux
 
+pytestmark = pytest.mark.tmux_contract  # every test runs on each tmux build
+
 LOCALE = "en_US.ISO-8859-1"
 TITLE = "✳ fix — the parser 日本"  # nothing here but the spaces and letters is latin-1
 

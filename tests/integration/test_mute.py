@@ -6,6 +6,8 @@ import time
 
 import pytest
 
+pytestmark = pytest.mark.tmux_contract  # every test runs on each tmux build
+
 
 def _until(srv, pane: str) -> str:
     return srv.option(pane, "@agent_mute_until")

@@ -147,6 +147,7 @@ def test_eight_writers_never_tear_a_tuple(srv):
     assert final["state"] == "working" and final["detail"] == f"d{final['name'][1:]}b"
 
 
+@pytest.mark.tmux_contract
 def test_capture_and_hook_writers_never_mix(srv):
     """Upstream's cross-chain tear: 400 capture chains against 400 hook chains."""
     pane = srv.shell_pane()
@@ -252,6 +253,7 @@ def _tuple(srv, pane: str) -> tuple[str, str, str, str]:
             o.get("@agent_source", ""), o.get("@agent_evidence_at", ""))
 
 
+@pytest.mark.tmux_contract
 def test_answered_prompt_race_ends_hook_working_in_both_orders(srv):
     pane = srv.shell_pane()
     t0 = 1_800_000_000_000  # the blocker chrome was on screen at T0 ...
@@ -305,7 +307,7 @@ def _in_process_cycle(srv, monkeypatch):
     from tma.runtime.cycle import Cycle
     from tma.tmux.adapter import Server
 
-    return Cycle(Server(socket_name=srv.name), Config(), manifest_dir=str(srv.manifests))
+    return Cycle(Server(srv.tmux_bin, socket_name=srv.name), Config(), manifest_dir=str(srv.manifests))
 
 
 def _agents(srv, n: int) -> list[str]:
@@ -315,6 +317,7 @@ def _agents(srv, n: int) -> list[str]:
     return panes
 
 
+@pytest.mark.tmux_contract
 def test_pane_killed_between_read_and_capture(srv, monkeypatch):
     a, victim, c = _agents(srv, 3)
     cycle = _in_process_cycle(srv, monkeypatch)
@@ -395,6 +398,7 @@ def test_server_dying_under_a_running_ls_ends_cleanly(srv):
     assert 1 in outcomes
 
 
+@pytest.mark.tmux_contract
 def test_dead_pane_in_a_batched_write_costs_only_its_line(srv):
     from tma.tmux.adapter import Server
 
@@ -403,7 +407,7 @@ def test_dead_pane_in_a_batched_write_costs_only_its_line(srv):
     now = now_ms()
     plan = P.Plan(P.PUBLISH, state="blocked", detail="permission", source="capture",
                   evidence_at=now, guard=P.Guard(P.CARVE_OUT, at=now), set_attention=True)
-    server = Server(socket_name=srv.name)
+    server = Server(srv.tmux_bin, socket_name=srv.name)
     _out, err = server.source([write.render(p, plan, now, name="fake", pid=7, hash="ab")
                                for p in panes])
     assert panes[1] in err

@@ -7,6 +7,10 @@ import subprocess
 import sys
 import time
 
+import pytest
+
+pytestmark = pytest.mark.tmux_contract  # every test runs on each tmux build
+
 PAYLOAD = json.dumps({"session_id": "s1", "tool_name": "Bash", "prompt_id": "p-1",
                       "tool_input": {"command": "echo hi > f.txt", "description": "write"}})
 

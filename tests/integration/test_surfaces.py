@@ -24,6 +24,7 @@ def _timing(res) -> dict[str, int]:
     return out
 
 
+@pytest.mark.tmux_contract
 def test_ls_json_contract(srv):
     jsonschema = pytest.importorskip("jsonschema")
     a = srv.agent_pane()
@@ -76,6 +77,7 @@ def test_selectors_are_display_only_and_done_semantics(srv):
     assert srv.tma("status", "--format", "plain", "--state", "done", check=True).stdout == "✓1"
 
 
+@pytest.mark.tmux_contract
 def test_rollups_per_window_and_session(srv):
     a = srv.agent_pane()
     srv.draw(a, "FAKE-BLOCKED\n")
@@ -94,6 +96,7 @@ def test_rollups_per_window_and_session(srv):
     assert srv.tmux("show-options", "-qv", "-t", "s", "@agent_session_summary").strip() == ""
 
 
+@pytest.mark.tmux_contract
 def test_removal_on_exit_spares_the_survivors_and_ignore(srv):
     a = srv.agent_pane()
     srv.draw(a, "FAKE-IDLE\n")
@@ -111,6 +114,7 @@ def test_removal_on_exit_spares_the_survivors_and_ignore(srv):
     assert opts["@agent_mute_until"] == "99999999999999" and opts["@tma_watch_pid"] == "123"
 
 
+@pytest.mark.tmux_contract
 def test_ignore_removes_the_pane_from_every_surface(srv):
     a = srv.agent_pane()
     srv.draw(a, "FAKE-BLOCKED\n")
@@ -167,6 +171,7 @@ def test_foreign_stamps_are_read_never_captured_never_removed(srv):
     assert "@agent_hash" not in opts
 
 
+@pytest.mark.tmux_contract
 def test_fresh_stamps_are_consumed_and_quiet_panes_skip_the_capture(srv):
     a = srv.agent_pane()
     srv.draw(a, "FAKE-IDLE\n")
@@ -211,6 +216,7 @@ def test_stampede_guard_consumes_only(srv):
     assert t["stampede"] and t["captures"] == 0 and t["produced"] == 0
 
 
+@pytest.mark.tmux_contract
 def test_spawns_do_not_grow_with_agents(srv):
     def cold(n: int) -> int:
         panes = [srv.agent_pane(session=f"n{n}") for _ in range(n)]

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tma.core import options
 
 INSTALL_ENV = {
@@ -84,6 +86,7 @@ def stamp_everything(srv, pane: str, *, ignore: str | None = None) -> None:
         srv.tmux("set-option", "-p", "-t", pane, "@agent_ignore", ignore)
 
 
+@pytest.mark.tmux_contract
 def test_uninstall_restores_configs_and_sweeps_every_option(srv):
     paths = isolate_installers(srv)
     files = originals(paths)
@@ -252,6 +255,7 @@ def test_check_without_a_server_says_start_tmux_first(srv):
     assert "to repair" not in res.stderr and "incomplete" not in res.stderr
 
 
+@pytest.mark.tmux_contract
 def test_uninstall_takes_the_keys_back_too(srv):
     """`tma uninstall` removes every wiring, the key file and its tmux.conf line included:
     the user's tmux.conf comes back byte for byte."""

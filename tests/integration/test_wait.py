@@ -115,6 +115,7 @@ def test_pane_json_is_one_row_object_with_schema(srv):
     assert row["episode_ms"] == max(row["since"], row["since_ms"]) > 0
 
 
+@pytest.mark.tmux_contract
 def test_pane_waits_for_the_transition(srv):
     fast(srv)
     pane = srv.agent_pane()

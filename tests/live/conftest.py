@@ -53,6 +53,8 @@ from harness import (  # noqa: E402
     port_listening,
 )
 
+import tmux_matrix  # noqa: E402
+
 
 def requested(config) -> bool:
     """The live suite runs when asked for: TMA_REQUIRE_LIVE (CI), TMA_LIVE=1, or a `-m`
@@ -107,16 +109,34 @@ def fake_llm():
 
 
 @pytest.fixture(scope="session")
-def live_server(live_cache, tmp_path_factory):
-    server = LiveServer(tmp_path_factory.mktemp("live"))
-    server.start()
+def live_servers(live_cache, tmp_path_factory):
+    """One private server per tmux build the suite runs on, started when first asked for."""
+    servers: dict[str, LiveServer] = {}
+
+    def get(build: tmux_matrix.Build | None = None) -> LiveServer:
+        path = build.path if build is not None else (shutil.which("tmux") or "tmux")
+        if path not in servers:
+            server = LiveServer(tmp_path_factory.mktemp("live"), path,
+                                f"@{build.version}" if build is not None else "")
+            server.start()
+            servers[path] = server
+        return servers[path]
+
     try:
-        yield server
+        yield get
     finally:
-        leftovers = server.kill()  # removes the socket file too
+        leftovers = []
+        for server in servers.values():
+            leftovers += server.kill()  # removes the socket file too
         if leftovers:
             pytest.fail(f"processes outlived the tmux server and were killed: {leftovers}",
                         pytrace=False)
+
+
+@pytest.fixture
+def live_server(live_servers):
+    """The server on the tmux found on PATH."""
+    return live_servers()
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
@@ -135,10 +155,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 
 @pytest.fixture
-def scenario_factory(live_cache, live_server, fake_llm, tmp_path):
+def scenario_factory(live_cache, live_servers, fake_llm, tmp_path):
     made: list[Scenario] = []
 
-    def make(agent: agents_mod.Agent, mode: str) -> Scenario:
+    def make(agent: agents_mod.Agent, mode: str,
+             build: tmux_matrix.Build | None = None) -> Scenario:
         if not agent.installed(live_cache):
             unavailable(f"{agent.key} is not installed in {live_cache} "
                         f"(run tests/live/install_agents.sh)")
@@ -146,7 +167,7 @@ def scenario_factory(live_cache, live_server, fake_llm, tmp_path):
             why = hook_tier_missing()
             if why:
                 pytest.skip(why)
-        sc = Scenario(agent, mode, live_server, fake_llm, tmp_path, live_cache)
+        sc = Scenario(agent, mode, live_servers(build), fake_llm, tmp_path, live_cache)
         made.append(sc)
         return sc
 

@@ -32,6 +32,7 @@ import agents as agents_mod  # noqa: E402
 from fakellm import FakeLLM  # noqa: E402
 
 import tmux_sockets  # noqa: E402
+from tma.tmux import frame  # noqa: E402
 
 LIVE_CACHE = Path(os.environ.get("TMA_LIVE_CACHE") or Path.home() / ".cache" / "tma-live")
 REQUIRE = bool(os.environ.get("TMA_REQUIRE_LIVE"))
@@ -43,7 +44,6 @@ DWELL = 3.0
 FRESHNESS = 3.0
 POLL = 1.0
 SAMPLE = 0.1  # monitor period
-SEP = "\x1f|"
 
 HOOKLESS_DEADLINE = FRESHNESS + POLL + 1.0
 HOOKLESS_TURN_DEADLINE = DWELL + FRESHNESS + POLL + 1.0
@@ -96,11 +96,12 @@ def port_listening(port: int) -> bool:
 
 # ---------------------------------------------------------------- the tmux server
 class LiveServer:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, tmux_bin: str | None = None, label: str = "") -> None:
         self.root = root
+        self.label = label  # "" on the tmux on PATH, else "@<version>" (the results' mode)
         self.name = tmux_sockets.server_name("live")
         self.token = self.name
-        self.tmux_bin = shutil.which("tmux") or "tmux"
+        self.tmux_bin = tmux_bin or shutil.which("tmux") or "tmux"
         home = root / "tma-home"
         for d in (home, root / "tma-config", root / "tma-cache"):
             d.mkdir(parents=True, exist_ok=True)
@@ -114,6 +115,9 @@ class LiveServer:
         self.env.update(HOME=str(home), XDG_CONFIG_HOME=str(root / "tma-config"),
                         XDG_CACHE_HOME=str(root / "tma-cache"), XDG_RUNTIME_DIR=str(runtime),
                         LANG="C.UTF-8")
+        # tma, and any bare `tmux` a hook runs, talk to this server's build
+        self.env["TMA_TMUX_BIN"] = self.tmux_bin
+        self.env["PATH"] = os.path.dirname(self.tmux_bin) + os.pathsep + self.env.get("PATH", "")
         self.tma_prefix = tma_argv() + ["--socket-name", self.name]
 
     def tmux(self, *args: str, check: bool = True, timeout: float = 10) -> str:
@@ -272,8 +276,12 @@ class Sample:
 class Monitor(threading.Thread):
     """Reads the pane every 100 ms: screen class and tma's stamp, from one tmux call."""
 
-    FMT = SEP.join(["#{pane_current_command}", "#{pane_title}", "#{@agent_state}",
-                    "#{@agent_detail}", "#{@agent_source}", "#{pane_dead}"])
+    # framed as tma frames its own reads (a control-byte separator reads as octal text on
+    # tmux 3.4 and 3.5a), the title as free text
+    FRAME = frame.Frame()
+    FMT = FRAME.record("M", [frame.text("pane_current_command"), frame.text("pane_title"),
+                             "#{@agent_state}", "#{@agent_detail}", "#{@agent_source}",
+                             "#{pane_dead}"])
 
     def __init__(self, server: LiveServer, pane: str, agent: agents_mod.Agent) -> None:
         super().__init__(daemon=True, name=f"monitor-{pane}")
@@ -293,12 +301,12 @@ class Monitor(threading.Thread):
             self.error = str(exc)
             return None
         t = time.time()
-        head, _, screen = out.partition("\n")
-        parts = head.split(SEP)
-        if len(parts) != 6:
+        head, _, screen = out.partition(self.FRAME.fs + "\n")
+        parts = self.FRAME.first(head + self.FRAME.fs, "M", 6)
+        if parts is None:
             return None
         command, title, state, detail, source, _dead = parts
-        title = title.rstrip()
+        command, title = frame.untext(command), frame.untext(title).rstrip()
         prev = self.samples[-1] if self.samples else None
         if prev is not None and prev.screen == screen:
             screen = prev.screen  # share the string
@@ -686,7 +694,8 @@ class Scenario:
              since: float, screen_timeout: float = 60, hook_step: bool = False,
              detail: str | None = None) -> StepResult:
         assert self.monitor is not None
-        res = StepResult(self.agent.key, self.mode, name, expected, deadline)
+        res = StepResult(self.agent.key, self.mode + self.server.label, name, expected,
+                         deadline)
         self.steps.append(res)
         try:
             first = self.wait_screen(lambda s: s.cls == cls, screen_timeout,

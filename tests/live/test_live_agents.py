@@ -40,10 +40,17 @@ from harness import (
     record_scenario,
 )
 
+import tmux_matrix
+
 pytestmark = pytest.mark.live
 
 MODES = ("hookless", "hooked", "daemon")
-CASES = [(mode, a.key) for mode in MODES for a in agents_mod.AGENTS]
+#: The modes that also run on a second tmux (tests/tmux_matrix.live_extra: 3.4 in CI).
+TMUX_MODES = ("hookless", "daemon")
+_EXTRA = tmux_matrix.live_extra()
+CASES = [(mode, a.key, None) for mode in MODES for a in agents_mod.AGENTS] + [
+    (mode, a.key, _EXTRA) for mode in TMUX_MODES for a in agents_mod.AGENTS
+    if _EXTRA is not None]
 
 # Steps a hook drives in hooked mode, per agent, from the bundled manifests' [[hooks.map]]:
 # the prompt submit claims working, the permission request blocked (pi: its tool events keep
@@ -112,10 +119,11 @@ def quit_agent(sc: Scenario) -> float:
     return t0
 
 
-@pytest.mark.parametrize("mode,key", CASES, ids=[f"{m}-{k}" for m, k in CASES])
-def test_agent_states(scenario_factory, fake_llm, mode, key):
+@pytest.mark.parametrize("mode,key,build", CASES,
+                         ids=[f"{m}-{k}" + (f"-{b.id}" if b else "") for m, k, b in CASES])
+def test_agent_states(scenario_factory, fake_llm, mode, key, build):
     agent = agents_mod.BY_KEY[key]
-    sc: Scenario = scenario_factory(agent, mode)
+    sc: Scenario = scenario_factory(agent, mode, build)
     hooked = mode == "hooked"
     hook_steps = HOOK_STEPS[agent.agent] if hooked else frozenset()
 
@@ -168,6 +176,7 @@ def test_agent_states(scenario_factory, fake_llm, mode, key):
                 and not sc.failures:
             sc.dump()
         record_scenario({"agent": agent.key, "mode": mode, "ok": ok,
+                         "tmux": build.version if build else "system",
                          "seconds": round(time.time() - t_start, 1),
                          "never_seen": sc.never_seen() if sc.monitor else [],
                          "failures": sc.failures,
