@@ -168,6 +168,15 @@ class Server:
 
         return frame.untext(self.display(pane, frame.text(key)))
 
+    def binding(self, table: str, key: str) -> str:
+        """The command KEY runs in TABLE ("" when unbound). The whole table is read:
+        `list-keys -T TABLE KEY` prints nothing on 3.7c when one binding matches."""
+        from tma.tmux import keyfile
+        from tma.tmux.adapter import Server as TmuxServer
+
+        return keyfile.bindings(TmuxServer(self.tmux_bin, socket_name=self.name),
+                                table).get(key, "")
+
     def options(self, pane: str) -> dict[str, str]:
         out = self.tmux("show-options", "-p", "-t", pane)
         result = {}

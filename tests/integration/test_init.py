@@ -85,7 +85,7 @@ def test_init_wires_detected_agents_and_ends_with_doctor(srv):
     assert "tma: init: keys (tma install-keys)" in out
     assert (srv.home / ".tmux.conf").read_text() == \
         f'source-file -q "{managed}" # tma keys\n'
-    assert "jump --attention" in srv.tmux("list-keys", "-T", "prefix", "j")  # loaded
+    assert "jump --attention" in srv.binding("prefix", "j")  # loaded
     # the daemon, started before doctor, which sees it
     assert "tma: init: daemon running\n" in out
     # and doctor last

@@ -116,9 +116,9 @@ def test_a_new_server_from_the_conf_has_the_keys_and_the_hooks_and_they_clear(sr
     start_with(srv, link)
     kill_server(srv)  # what a reboot does to install-hooks' hooks
     start_with(srv, link)
-    assert "jump --attention" in srv.tmux("list-keys", "-T", "prefix", "j")
-    assert "jump --blocked" in srv.tmux("list-keys", "-T", "prefix", "g")
-    assert "select-pane -L" in srv.tmux("list-keys", "-T", "prefix", "h")  # the user's wins
+    assert "jump --attention" in srv.binding("prefix", "j")
+    assert "jump --blocked" in srv.binding("prefix", "g")
+    assert "select-pane -L" in srv.binding("prefix", "h")  # the user's wins
     for hook in att.DEPARTURE_HOOKS:
         assert list(ours(srv, hook)) == [INDEX]
     states = tmux_hooks.inspect(server_of(srv), cdir=str(srv.root / "config" / "tma"))
@@ -244,7 +244,7 @@ def test_loading_into_a_running_server_leaves_one_copy_of_each_hook(srv, home):
     assert "loaded into the running tmux server" in r.stdout
     for hook in att.DEPARTURE_HOOKS:
         assert list(ours(srv, hook)) == [INDEX], hook
-    assert "jump --attention" in srv.tmux("list-keys", "-T", "prefix", "j")
+    assert "jump --attention" in srv.binding("prefix", "j")
     assert keys(srv, "--check").returncode == 0
     # install-hooks agrees, and its uninstall leaves the managed file's hooks alone
     assert tmux_hooks.ensure(server_of(srv), check=True, config_dir=cdir) == []
@@ -255,8 +255,8 @@ def test_loading_into_a_running_server_leaves_one_copy_of_each_hook(srv, home):
     # install-keys' uninstall unbinds its keys; the hooks go back to install-hooks
     r = keys(srv, "--uninstall", "--yes")
     assert r.returncode == 0, r.stderr
-    assert srv.tmux("list-keys", "-T", "prefix", "j", check=False).strip() == ""
-    assert "select-pane -L" not in srv.tmux("list-keys", "-T", "prefix", "g", check=False)
+    assert srv.binding("prefix", "j").strip() == ""
+    assert "select-pane -L" not in srv.binding("prefix", "g")
     out = io.StringIO()
     assert tmux_hooks.ensure(server_of(srv), uninstall=True, config_dir=cdir, out=out) == []
     assert ours(srv, "after-select-pane") == {}
@@ -278,9 +278,9 @@ def test_the_mouse_group_loads_and_keeps_tmux_s_window_click(srv, home):
     assert keys(srv, "--yes", "--mouse").returncode == 0
     srv.shell_pane()
     srv.tmux("source-file", str(managed(srv)))  # raises on any line tmux refuses
-    left = srv.tmux("list-keys", "-T", "root", "MouseDown1Status")
+    left = srv.binding("root", "MouseDown1Status")
     assert "tma:blocked" in left and "jump --blocked" in left and "switch-client" in left
-    assert "jump --menu" in srv.tmux("list-keys", "-T", "root", "MouseDown3StatusRight")
+    assert "jump --menu" in srv.binding("root", "MouseDown3StatusRight")
     assert keys(srv, "--check", "--mouse").returncode == 0
     r = keys(srv, "--check")
     assert r.returncode == 1 and "is not what `tma install-keys` writes" in r.stderr

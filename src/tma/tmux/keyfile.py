@@ -118,15 +118,44 @@ def load(server: Server, path: str) -> None:
     server.run("source-file", path)
 
 
+def bindings(server: Server, table: str) -> dict[str, str]:
+    """Every binding of a key table: key -> the command it runs ({} when the table does
+    not exist). The whole table is listed and read here: `list-keys -T TABLE KEY`
+    prints nothing on tmux 3.7c when exactly one binding matches (it goes to a status
+    message instead), so no form with a key argument reads alike on every release."""
+    try:
+        out = server.run("list-keys", "-T", table)
+    except TmuxError as exc:
+        if "doesn't exist" in str(exc):
+            return {}
+        raise
+    found = {}
+    for line in out.splitlines():  # bind-key [-r] -T TABLE KEY COMMAND...
+        head = line.split(None, 3)
+        at = 1 if head[1:2] == ["-T"] else 2 if head[2:3] == ["-T"] else 0
+        if head[:1] != ["bind-key"] or not at:
+            continue
+        parts = line.split(None, at + 3)
+        if len(parts) > at + 3:
+            found[parts[at + 2]] = parts[at + 3]
+    return found
+
+
 def unbind_ours(server: Server, lines: list[str]) -> None:
     """Take the file's bindings off a server: each key whose binding still runs tma."""
+    tables: dict[str, dict[str, str]] = {}
+    unbind = []
     for line in lines:
         words = line.split()
         if len(words) < 4 or words[0] != "bind-key":
             continue
         table, key = ("root", words[2]) if words[1] == "-n" else (words[2], words[3])
         try:
-            if "tma" in server.run("list-keys", "-T", table, key):
-                server.run("unbind-key", "-T", table, key)
+            if table not in tables:
+                tables[table] = bindings(server, table)
         except TmuxError:
             continue
+        if "tma" in tables[table].get(key, ""):
+            unbind.append(f"unbind-key -T {quote(table)} {quote(key)}")
+    if unbind:
+        server.source(unbind)
