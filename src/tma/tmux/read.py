@@ -53,6 +53,10 @@ def _unescape(names: Sequence[str], values: list[str]) -> list[str]:
     return [frame.untext(v) if n in TEXT_FIELDS else v for n, v in zip(names, values, strict=True)]
 
 
+def _text_at(names: Sequence[str]) -> tuple[int, ...]:
+    return tuple(i for i, n in enumerate(names) if n in TEXT_FIELDS)
+
+
 # What the cycle itself reads of a pane: the stamp and its identity, the cycle's own
 # anchors, the rollout tail's two, mute, ignore and the rollups. A read for a caller
 # that needs no more (`tma status`: counts) leaves out the telemetry and request lanes
@@ -72,6 +76,7 @@ LEAN_OPTION_FIELDS = _LEAN_KEPT + _LEAN_LANES  # the lanes last, read under one 
 #: Every field of a pane record, in order (the title last).
 PANE_RECORD = PANE_FIELDS + OPTION_FIELDS + ("pane_title",)
 LEAN_RECORD = PANE_FIELDS + LEAN_OPTION_FIELDS + ("pane_title",)
+_TEXT_AT = {PANE_RECORD: _text_at(PANE_RECORD), LEAN_RECORD: _text_at(LEAN_RECORD)}
 _FULL_EXPRS = tuple(_expr(f) for f in PANE_RECORD)
 _LEAN_FIXED = tuple("" if f == "pane_current_path" else _expr(f) for f in PANE_FIELDS) \
     + tuple(_expr(o) for o in _LEAN_KEPT)
@@ -154,7 +159,8 @@ def _pane(values: list[str], names: tuple[str, ...]) -> Pane | None:
     """A pane from one record's raw fields (NAMES: the record's field names in order)."""
     if len(values) != len(names) or not values[0].startswith("%"):
         return None
-    values = _unescape(names, values)
+    for i in _TEXT_AT[names]:  # a pane line is parsed for every pane on every status line
+        values[i] = frame.untext(values[i])
     (pane_id, pane_pid, session_name, window_index, pane_index, command, activity,
      alternate_on, scroll_position, height, path, session_id, window_id, width,
      window_active, pane_active, tty) = values[:_N_PANE]
