@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -268,3 +269,43 @@ def test_every_format_construct_tma_uses_expands_alike(srv, server):
     srv.tmux("set-option", "-p", "-F", "-t", pane, "@g",
              "#{?#{e|<:1700000000000,#{@t}},old,new}")
     assert srv.option(pane, "@g") == "new"
+
+
+# ---------------------------------------------------------------- keys into a real pane
+
+
+def test_act_approve_types_into_a_blocked_claude_and_nothing_once_answered_by_hand(srv):
+    from keyrecorder import KeyRecorder, key_bytes
+
+    from tma.runtime import actions
+
+    captures = Path(__file__).resolve().parents[1] / "fixtures" / "captures"
+    blocked = fixture.parse((captures / "claude-2.1.332_blocked.txt").read_text("utf-8"))
+    idle = fixture.parse((captures / "claude-2.1.332_idle.txt").read_text("utf-8"))
+    keys = key_bytes(actions.load("/nonexistent").get("approve").keys["claude"])
+
+    # the prompt is up: approve types exactly the manifest's keys
+    rec = KeyRecorder.start(srv, "claude", blocked)
+    row = srv.row(rec.pane, manifests=False)
+    assert row is not None and (row["state"], row["detail"]) == ("blocked", "permission")
+    res = srv.tma("act", "approve", "--pane", rec.pane, manifests=False)
+    assert res.returncode == 0, res.stderr
+    assert rec.settle(expect=len(keys)) == keys
+
+    # another prompt, stamped blocked; the person answers it at the keyboard (the agent
+    # redraws its composer) and an approve fired a moment later, on the still-fresh
+    # blocked stamp, reads the screen again and types nothing
+    rec = KeyRecorder.start(srv, "claude", blocked)
+    srv.next_second()  # past the stampede guard: this ls reads the new pane's screen
+    row = srv.row(rec.pane, manifests=False)
+    assert row is not None and row["state"] == "blocked"
+    lines = idle.body.rstrip("\n").split("\n")[-30:]
+    _draw_raw(srv, rec.pane, "\n".join(lines))
+    plain = [ln for ln in re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", "\n".join(lines)).split("\n")
+             if ln.strip()]
+    srv.wait_for(lambda: plain[-1].strip()[:20] in srv.tmux("capture-pane", "-p", "-t",
+                                                            rec.pane))
+    assert srv.option(rec.pane, "@agent_state") == "blocked"  # tma has not looked since
+    res = srv.tma("act", "approve", "--pane", rec.pane, manifests=False)
+    assert res.returncode == 4, res.stderr
+    assert rec.settle() == b""
