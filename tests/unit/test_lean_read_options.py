@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from tma.core import options
 from tma.tmux import read
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "tma"
@@ -34,37 +35,41 @@ def test_the_scan_sees_the_modules():
     assert "@tma_title_match_pid" in text and "@tma_title_match_pid" in read.CYCLE_OPTIONS
 
 
-def test_lean_format_keeps_the_field_count_and_order():
-    assert len(read.LEAN_OPTION_FIELDS) == len(read.OPTION_FIELDS)
-    assert set(read.LEAN_OPTION_FIELDS) == set(read.OPTION_FIELDS)
-    kept = [o for o in read.LEAN_OPTION_FIELDS if o in read.CYCLE_OPTIONS]
-    assert read.LEAN_OPTION_FIELDS[:len(kept)] == tuple(kept)  # the lanes come last
+def test_lean_format_reads_the_kept_options_and_whether_an_ignored_pane_holds_a_lane():
+    assert read.LEAN_OPTION_FIELDS == tuple(o for o in read.OPTION_FIELDS
+                                            if o in read.CYCLE_OPTIONS)
+    assert read.LEAN_RECORD == (read.PANE_FIELDS + read.LEAN_OPTION_FIELDS
+                                + (read.LANES_HELD, "pane_title"))
     listing = read.Listing(lean=True)
     fmt = listing.args()[3]
     assert fmt == listing.pane_format()
-    # a separator before every field and one closing the record, also where the lanes
-    # are not expanded (they are written twice: expanded, and as empty fields)
-    lanes = len(read.OPTION_FIELDS) - len(kept)
-    fs = listing.frame.fs
-    assert fmt.count(fs) == len(read.PANE_FIELDS) + len(read.OPTION_FIELDS) + lanes + 1
+    fr = listing.frame
+    assert fmt.startswith(fr.rs + "L" + fr.fs) and fmt.count(fr.fs) == len(read.LEAN_RECORD) + 1
+    # every episode option the record leaves out is in the marker's condition
+    lanes = [o for o in options.EPISODE_OPTIONS if o not in read.CYCLE_OPTIONS]
+    assert lanes and all("#{" + o + "}" in fmt for o in lanes)
     assert "pane_current_path" not in fmt and "pane_current_command" in fmt
 
 
 def test_a_lean_line_parses_into_the_same_pane():
     values = {f: str(i) for i, f in enumerate(read.PANE_FIELDS)}
     values["pane_id"] = "%7"
-    opts = {"@agent_state": "idle", "@agent_context_pct": "41", "@agent_ignore": "1"}
+    opts = {"@agent_state": "idle", "@agent_session": "s-1"}
     full, lean = read.Listing(), read.Listing(lean=True)
     title = "a\x1ftitle \\\\ |"  # as printed through frame.text: the backslash doubled
     a = full.parse(full.frame.record("P", [values[f] for f in read.PANE_FIELDS]
                                      + [opts.get(o, "") for o in read.OPTION_FIELDS]
                                      + [title]) + "\n")
-    b = lean.parse(lean.frame.record("P", [values[f] for f in read.PANE_FIELDS]
+    b = lean.parse(lean.frame.record("L", [values[f] for f in read.PANE_FIELDS]
                                      + [opts.get(o, "") for o in read.LEAN_OPTION_FIELDS]
-                                     + [title]) + "\n")
+                                     + ["", title]) + "\n")
     assert a.panes == b.panes
-    a, b = a.panes[0], b.panes[0]
+    a = a.panes[0]
     assert a.options == opts and a.title == "a\x1ftitle \\ |"
+    held = lean.parse(lean.frame.record("L", [values[f] for f in read.PANE_FIELDS]
+                                        + [opts.get(o, "") for o in read.LEAN_OPTION_FIELDS]
+                                        + ["41", title]) + "\n")
+    assert held.panes[0].options[read.LANES_HELD] == "41"
 
 
 def test_the_hook_reads_every_option_that_can_make_a_tuple_unreadable():

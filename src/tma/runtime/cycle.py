@@ -413,7 +413,9 @@ class Cycle:
         opts = pane.options
         if opts.get("@agent_ignore"):
             work.ignored.append(pane)
-            if work.producing and any(k in opts for k in options.EPISODE_OPTIONS):
+            # (a lean read tells only that some lane is held: read.LANES_HELD)
+            if work.producing and (read.LANES_HELD in opts
+                                   or any(k in opts for k in options.EPISODE_OPTIONS)):
                 work.remove(pane)
             return
         stamp, problem = _stamp_problem(pane)

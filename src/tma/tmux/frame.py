@@ -50,7 +50,7 @@ class Frame:
     __slots__ = ("rs", "fs")
 
     def __init__(self, nonce: str | None = None) -> None:
-        n = nonce if nonce is not None else os.urandom(4).hex()
+        n = nonce if nonce is not None else os.urandom(3).hex()
         self.rs = _RECORD_MARK + n
         self.fs = _FIELD_MARK + n
 

@@ -61,36 +61,43 @@ def _text_at(names: Sequence[str]) -> tuple[int, ...]:
 # anchors, the rollout tail's two, mute, ignore and the rollups. A read for a caller
 # that needs no more (`tma status`: counts) leaves out the telemetry and request lanes
 # and the pane's path (tmux resolves it through /proc for every pane): less work for
-# the server on every status line (0.5 ms on 38 panes, bench/RESULTS.md). The lanes
-# are still read on an ignored pane, whose episode options the cycle clears.
+# the server on every status line (bench/RESULTS.md).
 CYCLE_OPTIONS = frozenset((
     "@agent_state", "@agent_detail", "@agent_source", "@agent_evidence_at", "@agent_since",
     "@agent_stamped_at", "@agent_attention", "@agent_notified_at", "@agent_turn_at",
     "@agent_hash", "@agent_pid", "@agent_name", "@agent_session", "@agent_subagents",
     "@agent_context_at", "@agent_transcript", "@tma_title_match_pid", "@tma_reg_dead_since",
     "@agent_mute_until", "@agent_ignore", options.ROLLUP_WINDOW, options.ROLLUP_SESSION))
-_LEAN_KEPT = tuple(o for o in OPTION_FIELDS if o in CYCLE_OPTIONS)
-_LEAN_LANES = tuple(o for o in OPTION_FIELDS if o not in CYCLE_OPTIONS)
-LEAN_OPTION_FIELDS = _LEAN_KEPT + _LEAN_LANES  # the lanes last, read under one condition
+#: The options a lean pane record holds.
+LEAN_OPTION_FIELDS = tuple(o for o in OPTION_FIELDS if o in CYCLE_OPTIONS)
+#: The key a lean read puts in an ignored pane's options when it still holds some lane
+#: (the cycle clears every episode option of such a pane; it need not know which).
+#: Not an option name: no tmux option can be spelled with a space.
+LANES_HELD = "lanes held"
+_LANES = tuple(o.name for o in options.OPTIONS if o.scope == "pane"
+               and o.name in options.EPISODE_OPTIONS and o.name not in CYCLE_OPTIONS)
+#: The free text a lean read decodes: the title (title_patterns match it exactly) and the
+#: rollout's path (it is opened). The rest is compared for emptiness or against tma's own
+#: tokens and never shown: each decode is a regex in tmux for every pane holding a value.
+_LEAN_TEXT = frozenset(("pane_title", "@agent_transcript"))
 
 #: Every field of a pane record, in order (the title last).
 PANE_RECORD = PANE_FIELDS + OPTION_FIELDS + ("pane_title",)
-LEAN_RECORD = PANE_FIELDS + LEAN_OPTION_FIELDS + ("pane_title",)
-_TEXT_AT = {PANE_RECORD: _text_at(PANE_RECORD), LEAN_RECORD: _text_at(LEAN_RECORD)}
+LEAN_RECORD = PANE_FIELDS + LEAN_OPTION_FIELDS + (LANES_HELD, "pane_title")
+_TEXT_AT = {PANE_RECORD: _text_at(PANE_RECORD),
+            LEAN_RECORD: tuple(i for i, n in enumerate(LEAN_RECORD) if n in _LEAN_TEXT)}
 _FULL_EXPRS = tuple(_expr(f) for f in PANE_RECORD)
-_LEAN_FIXED = tuple("" if f == "pane_current_path" else _expr(f) for f in PANE_FIELDS) \
-    + tuple(_expr(o) for o in _LEAN_KEPT)
-_LEAN_LANE_EXPRS = tuple(_expr(o) for o in _LEAN_LANES)
-_LEAN_WHEN = "#{!=:#{@agent_ignore},}"
 
 
-def _lean_fields(fr: frame.Frame) -> list[str]:
-    """The lean record's fields (as many as the full one, options in LEAN_OPTION_FIELDS
-    order): the lanes expand only on an ignored pane, elsewhere they are empty fields,
-    as is the pane's path."""
-    lanes = fr.fs.join(_LEAN_LANE_EXPRS)
-    empty = fr.fs * (len(_LEAN_LANES) - 1)
-    return list(_LEAN_FIXED) + [f"#{{?{_LEAN_WHEN},{lanes},{empty}}}", _expr("pane_title")]
+def _lean_expr(name: str) -> str:
+    if name == "pane_current_path":
+        return ""  # never asked for
+    if name == LANES_HELD:  # on an ignored pane: every lane's value, run together
+        return ("#{?#{!=:#{@agent_ignore},}," + "".join(f"#{{{o}}}" for o in _LANES) + ",}")
+    return frame.text(name) if name in _LEAN_TEXT else f"#{{{name}}}"
+
+
+_LEAN_EXPRS = tuple(_lean_expr(f) for f in LEAN_RECORD)
 
 
 def _int(value: str, default: int = 0) -> int:
@@ -152,7 +159,6 @@ class Snapshot(Record):
 
 
 _N_PANE = len(PANE_FIELDS)
-_N_FIXED = _N_PANE + len(OPTION_FIELDS)
 
 
 def _pane(values: list[str], names: tuple[str, ...]) -> Pane | None:
@@ -164,8 +170,7 @@ def _pane(values: list[str], names: tuple[str, ...]) -> Pane | None:
     (pane_id, pane_pid, session_name, window_index, pane_index, command, activity,
      alternate_on, scroll_position, height, path, session_id, window_id, width,
      window_active, pane_active, tty) = values[:_N_PANE]
-    opts = {k: v for k, v in zip(names[_N_PANE:_N_FIXED], values[_N_PANE:_N_FIXED],
-                                 strict=True) if v}
+    opts = {k: v for k, v in zip(names[_N_PANE:-1], values[_N_PANE:-1], strict=True) if v}
     return Pane(pane_id, _int(pane_pid), session_name, window_index, pane_index, command,
                 _int(activity), alternate_on == "1", _int(scroll_position), _int(height),
                 path, session_id, window_id, _int(width), window_active == "1",
@@ -184,8 +189,8 @@ class Listing:
         self.frame = fr or frame.Frame()
 
     def pane_format(self) -> str:
-        fields = _lean_fields(self.frame) if self.lean else list(_FULL_EXPRS)
-        return self.frame.record("P", fields)
+        return self.frame.record("L" if self.lean else "P",
+                                 _LEAN_EXPRS if self.lean else _FULL_EXPRS)
 
     def server_format(self) -> str:
         return self.frame.record("S", [_expr(f) for f in SERVER_FIELDS])
@@ -210,8 +215,8 @@ class Listing:
 
     def parse(self, out: str) -> Snapshot:
         fr = self.frame
-        names = LEAN_RECORD if self.lean else PANE_RECORD
-        panes = [p for p in (_pane(v, names) for v in fr.records(out, "P", len(names)))
+        kind, names = ("L", LEAN_RECORD) if self.lean else ("P", PANE_RECORD)
+        panes = [p for p in (_pane(v, names) for v in fr.records(out, kind, len(names)))
                  if p is not None]
         clients = [Client(c[0], c[1], _int(c[2]), c[3] == "1", c[4], c[5])
                    for c in (_unescape(CLIENT_FIELDS, v)
