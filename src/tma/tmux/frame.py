@@ -15,8 +15,9 @@ docs/reference/tmux-compatibility.md):
 So nothing tma reads back relies on a control byte or on the line structure:
 
 - Records and fields are delimited by printable markers that carry a random nonce
-  (`Frame`), chosen per read: no title, path or option value can contain them, and
-  every release prints them unchanged. A record ends with one more field separator,
+  (`Frame`, 24 bits drawn per read, per process for the daemon's batches): a title,
+  path or option value holds one only by guessing it, and a wrong guess costs one
+  misread pane for one read; every release prints the markers unchanged. A record ends with one more field separator,
   so whatever tmux prints after it (a newline, another command's output) is never
   taken for part of the last field.
 - A free-text value (a title, a path, a session name, an agent-supplied option) is
