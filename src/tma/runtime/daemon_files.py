@@ -9,6 +9,9 @@ key of the server's socket path: 16 hex digits of FNV-1a-64.
                  line, TMAH the transitions document, TMA1 a hook event, TMAS subscribe)
     <key>.log    what a daemon started by `tma daemon --ensure` writes
     <key>.failed an autostart whose `--ensure` failed (no retry for a minute)
+
+Nothing here talks to a socket in a runtime dir that is not the user's alone, or to a
+listener that is not the user's (tma.runtime.rundir).
 """
 
 from __future__ import annotations
@@ -67,13 +70,21 @@ def read_record(path: str) -> tuple[int, str]:
 
 
 def _ask(path: str, request: bytes, timeout: float):
-    """A connected socket that has sent `request`, or None (no daemon answers)."""
+    """A connected socket that has sent `request`, or None (no daemon answers, or the
+    dir, the socket or its listener is not the user's)."""
     import socket
 
+    from tma.runtime import rundir
+
+    if not rundir.socket_ok(path):
+        return None
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         s.settimeout(timeout)
         s.connect(path)
+        if not rundir.peer_ok(s):
+            s.close()
+            return None
         s.sendall(request)
     except OSError:
         s.close()
@@ -128,8 +139,10 @@ def describe(socket_path: str, now_ms: int) -> dict:
     """What doctor reports: running (pid, version, uptime, counters) or not, and a
     lock or socket a dead daemon left (harmless: the next daemon takes them)."""
     from tma import __version__
+    from tma.runtime import rundir
 
     files = Files(socket_path)
+    refused = rundir.refused(files.dir)
     running = held(files.lock)
     pid, version = read_record(files.lock)
     status = read_status(files.sock) if running else None
@@ -148,4 +161,5 @@ def describe(socket_path: str, now_ms: int) -> dict:
         "last_error": (status.get("last_error") or None) if status else None,
         "stale": stale,
         "log": files.log,
+        "refused": refused,
     }

@@ -7,6 +7,8 @@ talk to (tma.runtime.daemon_files keys it the same way), the event goes over as 
 frame (tma.daemon.server), and the answer is one byte. Anything but an ACK within
 the deadline (no daemon, a stale socket, a refusal, a hung or stopped daemon, a NAK)
 returns False, and the hook stamps the event itself: the daemon is never required.
+Nothing is sent unless the runtime dir and the socket are ours and the process that
+accepted the connection runs as us (tma.runtime.rundir): a payload is the user's prompt.
 """
 
 from __future__ import annotations
@@ -96,11 +98,12 @@ def offer(a: dict[str, str], agent: str, kind: str, pane: str, payload: str,
             or len(payload) > PAYLOAD_CAP // 4 and len(payload.encode()) > PAYLOAD_CAP:
         return False
     from tma.core.paths import Paths
+    from tma.runtime.rundir import socket_ok
 
     places = Paths(os.environ)
     global _found
     path = daemon_socket(tmux_socket(a), places)
-    if not os.path.exists(path):
+    if not socket_ok(path):
         _found = ""
         return False
     answer = _exchange(path, frame((pane, agent, kind, payload, str(now_ms), scope(a, places))),
@@ -119,8 +122,10 @@ def woken(a: dict[str, str]) -> None:
     event or, for an event never offered (the reply lane), of the one there is."""
     if _found == "":
         return
+    from tma.runtime.rundir import socket_ok
+
     path = _found or daemon_socket(tmux_socket(a))
-    if os.path.exists(path):
+    if socket_ok(path):
         _exchange(path, b"TMAW", WAKE_DEADLINE_S)
 
 
@@ -132,10 +137,11 @@ def ask_segment(g_args: dict[str, str], socket_path: str) -> str | None:
     rendered with the same config (the daemon NAKs another scope, a stale segment or a
     config file edited since it loaded). None on any doubt: the caller runs its cycle."""
     from tma.core.paths import Paths
+    from tma.runtime.rundir import socket_ok
 
     places = Paths(os.environ)
     path = daemon_socket(socket_path, places)
-    if not os.path.exists(path):
+    if not socket_ok(path):
         return None
     raw = scope(g_args, places).encode("utf-8", "replace")
     answer = _ask(path, b"TMAT" + len(raw).to_bytes(4, "little") + raw, SEGMENT_DEADLINE_S)
@@ -152,9 +158,12 @@ def ask_segment(g_args: dict[str, str], socket_path: str) -> str | None:
 
 
 def _ask(path: str, data: bytes, limit: float) -> bytes:
-    """One request, the whole answer (the daemon closes after it)."""
+    """One request, the whole answer (the daemon closes after it); nothing is sent to a
+    listener that is not us (rundir.peer_ok)."""
     import _socket
     import time
+
+    from tma.runtime.rundir import peer_ok
 
     deadline = time.monotonic() + limit
     s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
@@ -162,6 +171,8 @@ def _ask(path: str, data: bytes, limit: float) -> bytes:
     try:
         s.settimeout(limit)
         s.connect(path)
+        if not peer_ok(s):
+            return b""
         s.sendall(data)
         while True:
             left = deadline - time.monotonic()
