@@ -15,72 +15,24 @@ any other, and never chmods an existing path. A hook or the status line that fin
 dir or socket it does not trust says nothing and does the work itself (`tma event`
 stamps, `tma status` reads); the daemon refuses to start with one line.
 
-Lean on purpose: `os` and `sys` only (the hot paths of `tma event` and `tma status`).
+`problem`, `socket_ok` and `peer_ok` are defined in tma.runtime.handoff (lean: `os` and
+`sys` only), which the hot paths of `tma event` and `tma status` load anyway.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 
-S_IFMT = 0o170000
-S_IFDIR = 0o040000
-S_IFLNK = 0o120000
-S_IFSOCK = 0o140000
+# the checks every client makes live in handoff, which the hot paths load anyway (one
+# more module costs `tma event` and `tma status` a few hundred microseconds)
+from tma.runtime.handoff import peer_ok, problem, socket_ok
+
+__all__ = ["RuntimeDirError", "make", "peer_ok", "problem", "refused", "socket_ok"]
 
 
 class RuntimeDirError(Exception):
     """The runtime dir is not the user's alone (or cannot be made): the one-line reason,
     without a `tma ...:` prefix (the caller knows which command it is)."""
-
-
-def problem(path: str) -> str | None:
-    """Why `path` is not a runtime dir to use; None when it is ours alone. One lstat."""
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return "it does not exist"
-    except OSError as exc:
-        return exc.strerror or str(exc)
-    kind = st.st_mode & S_IFMT
-    if kind == S_IFLNK:
-        return "it is a symlink"
-    if kind != S_IFDIR:
-        return "it is not a directory"
-    uid = os.getuid()
-    if st.st_uid != uid:
-        return f"it belongs to uid {st.st_uid}, not to you (uid {uid})"
-    if st.st_mode & 0o077:
-        return f"it is open to other users (mode {st.st_mode & 0o7777:04o}, want 0700)"
-    return None
-
-
-def socket_ok(path: str) -> bool:
-    """A daemon socket to connect to: in a runtime dir we trust, a socket, ours. Two
-    lstats (the dir, the socket); False when either is absent."""
-    if problem(os.path.dirname(path)) is not None:
-        return False
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return False
-    return st.st_mode & S_IFMT == S_IFSOCK and st.st_uid == os.getuid()
-
-
-def peer_ok(sock) -> bool:
-    """The process at the other end of a connected unix socket runs as us (Linux's
-    SO_PEERCRED: struct ucred {pid, uid, gid}). Where the kernel does not say, True:
-    the lstat checks of `socket_ok` stand alone."""
-    import _socket
-
-    opt = getattr(_socket, "SO_PEERCRED", None)
-    if opt is None:
-        return True
-    try:
-        cred = sock.getsockopt(_socket.SOL_SOCKET, opt, 12)
-    except OSError:
-        return False
-    return len(cred) >= 8 and int.from_bytes(cred[4:8], sys.byteorder) == os.getuid()
 
 
 def make(path: str) -> str:
