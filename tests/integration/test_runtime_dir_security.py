@@ -105,7 +105,7 @@ class Listener:
         return len(path.read_bytes()) if path.exists() else 0
 
     def start(self, user: User | None, sock: Path, make_dir: Path | None = None,
-              dir_mode: int = 0o700) -> Listener:
+              dir_mode: int = 0o700, fifo: Path | None = None) -> Listener:
         r, w = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child: never returns into pytest
@@ -120,6 +120,8 @@ class Listener:
                 if make_dir is not None:
                     make_dir.mkdir(mode=dir_mode)
                     os.chmod(make_dir, dir_mode)
+                if fifo is not None:
+                    os.mkfifo(fifo)  # an open for reading blocks until a writer comes
                 self._serve(sock, w)
             except BaseException:  # noqa: BLE001 - report, then leave the forked child
                 traceback.print_exc()
@@ -267,12 +269,22 @@ def _ensure_refuses(scene: Scene, srv, tmp_path, why: str) -> None:
 def test_a_dir_another_user_made_first_gets_no_payload_and_no_status_text(
         srv, shared, other, listeners, tmp_path):
     scene = Scene(srv, shared)
-    lst = listeners(shared / "atk").start(other, scene.sock, make_dir=scene.rundir)
+    lock = scene.sock.with_suffix(".lock")
+    lst = listeners(shared / "atk").start(other, scene.sock, make_dir=scene.rundir, fifo=lock)
     assert scene.rundir.stat().st_uid == other.uid
     scene.check_clients(lst)
-    before = _tree(scene.rundir)
+    before = {p.name for p in scene.rundir.iterdir()}
     _ensure_refuses(scene, srv, tmp_path, f"belongs to uid {other.uid}")
-    assert _tree(scene.rundir) == before
+    assert {p.name for p in scene.rundir.iterdir()} == before
+    # a surface that autostarts the daemon, and doctor, neither hang on the planted
+    # FIFO nor report anything read from that dir
+    srv.config.write_text("[daemon]\nautostart = true\n")
+    assert "PWNED" not in scene.status()
+    res = scene.tma("doctor", "--json")
+    daemon = json.loads(res.stdout)["daemon"]
+    assert daemon["running"] is False and daemon["stale"] == []
+    assert daemon["refused"].endswith(f"it belongs to uid {other.uid}, not to you (uid {os.getuid()})")
+    assert lst.received == b""
 
 
 @pytest.mark.parametrize("owner", ["theirs", "ours"])

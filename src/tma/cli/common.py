@@ -139,6 +139,10 @@ def autostart(g: Globals, cfg) -> None:
     files = daemon_files.Files(known) if known else None
     if files is not None and daemon_files.held(files.lock):
         return
+    from tma.runtime import rundir
+
+    if files is not None and rundir.refused(files.dir):
+        return  # no daemon can start there (it would refuse): not worth an ensure a run
     failed = files.failed if files is not None else None
     if failed is not None:
         import time

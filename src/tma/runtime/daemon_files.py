@@ -43,10 +43,11 @@ class Files:
 
 
 def held(path: str) -> bool:
-    """Whether a live process holds the lock (a shared probe: it never blocks one)."""
+    """Whether a live process holds the lock (a shared probe: it never blocks one, and
+    a FIFO or symlink planted in its place neither blocks nor is followed)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except FileNotFoundError:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError:
         return False
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
@@ -60,8 +61,9 @@ def held(path: str) -> bool:
 def read_record(path: str) -> tuple[int, str]:
     """(pid, version) from a lock file; (0, "") when absent or unreadable."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            lines = fh.read().splitlines()
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOFOLLOW)
+        with open(fd, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read(4096).splitlines()
     except OSError:
         return 0, ""
     pid = int(lines[0]) if lines and lines[0].isdigit() else 0
@@ -143,10 +145,11 @@ def describe(socket_path: str, now_ms: int) -> dict:
 
     files = Files(socket_path)
     refused = rundir.refused(files.dir)
-    running = held(files.lock)
-    pid, version = read_record(files.lock)
+    running = not refused and held(files.lock)  # nothing read from a dir not ours alone
+    pid, version = read_record(files.lock) if not refused else (0, "")
     status = read_status(files.sock) if running else None
-    stale = [p for p in (files.lock, files.sock) if not running and os.path.exists(p)]
+    stale = [p for p in (files.lock, files.sock)
+             if not running and not refused and os.path.exists(p)]
     started = status.get("started_at") if status else None
     return {
         "running": running,
