@@ -36,7 +36,7 @@ def _private() -> bool:
     try:
         lock.private_dir()
     except (lock.RuntimeDirError, OSError) as exc:
-        _log(f"tma daemon: {exc}")  # one line, on stderr: the log when --ensure started it
+        sys.stderr.write(f"tma daemon: {exc}\n")  # one line; the log when --ensure started it
         return False
     return True
 
