@@ -139,6 +139,10 @@ def autostart(g: Globals, cfg) -> None:
     files = daemon_files.Files(known) if known else None
     if files is not None and daemon_files.held(files.lock):
         return
+    from tma.runtime import rundir
+
+    if files is not None and rundir.refused(files.dir):
+        return  # no daemon can start there (it would refuse): not worth an ensure a run
     failed = files.failed if files is not None else None
     if failed is not None:
         import time
@@ -159,11 +163,17 @@ def autostart(g: Globals, cfg) -> None:
     except Exception:  # noqa: BLE001 - autostart must never cost the surface its answer
         rc = 1
     if rc != 0 and failed is not None:
-        try:
-            os.makedirs(os.path.dirname(failed), mode=0o700, exist_ok=True)
-            with open(failed, "w", encoding="utf-8") as fh:
-                fh.write("tma daemon --ensure failed; see the .log beside this file\n")
-        except OSError:
+        from tma.runtime import rundir
+
+        try:  # only into a runtime dir of the user's alone, never through a symlink
+            rundir.make(os.path.dirname(failed))
+            fd = os.open(failed, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+                         | os.O_CLOEXEC, 0o600)
+            try:
+                os.write(fd, b"tma daemon --ensure failed; see the .log beside this file\n")
+            finally:
+                os.close(fd)
+        except (OSError, rundir.RuntimeDirError):
             pass
 
 

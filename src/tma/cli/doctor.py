@@ -120,6 +120,9 @@ def _daemon(doc: dict) -> list[str]:
     d = doc.get("daemon")
     if d is None:
         return []
+    if d.get("refused"):
+        return [_line("daemon", f"✗ {d['refused']}: no daemon, hooks and the status line "
+                                "work without one")]
     if not d["running"]:
         out = [_line("daemon", "not running (tier 3 off: start it with tma daemon --ensure)")]
         if d["stale"]:

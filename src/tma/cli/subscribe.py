@@ -133,12 +133,16 @@ class Feed:
     def _probe(self) -> None:
         import socket
 
-        if not os.path.exists(self.sock_path):
-            return
+        from tma.runtime import rundir
+
+        if not rundir.socket_ok(self.sock_path):
+            return  # none, or not the user's: poll (the documents are read here anyway)
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             s.settimeout(CONNECT_S)
             s.connect(self.sock_path)
+            if not rundir.peer_ok(s):
+                raise OSError("the listener is not the user's")
             s.sendall(b"TMAS")
             if s.recv(1) != b"\x11":
                 raise OSError("not subscribed")

@@ -14,7 +14,8 @@ counts as unset, as everywhere in tma.
     cache_dir     <cache_home>/tma
     state_dir     <state_home>/tma
     runtime_dir   $XDG_RUNTIME_DIR/tma, else <$TMPDIR or /tmp>/tma-<uid> (whoever creates
-                  it makes it 0700 and checks it is the user's: see `private_dir_ok`)
+                  it makes it 0700, and every user of it checks it is a directory of
+                  the user's alone, never a symlink: tma.runtime.rundir)
 """
 
 from __future__ import annotations

@@ -14,10 +14,7 @@ import os
 
 from tma import __version__
 from tma.runtime import daemon_files
-
-
-class RuntimeDirError(Exception):
-    """The runtime dir exists but is not private to this user."""
+from tma.runtime.rundir import RuntimeDirError  # noqa: F401 - raised by private_dir
 
 
 def runtime_dir() -> str:
@@ -25,18 +22,12 @@ def runtime_dir() -> str:
 
 
 def private_dir() -> str:
-    """The runtime dir, created 0700; refused when another user owns it or it is open
-    to others (a socket there would accept their connections)."""
-    from tma.core.paths import private_dir_ok
+    """The runtime dir, created 0700; RuntimeDirError when it is a symlink, another
+    user's, or open to others (a socket there would accept their connections, and the
+    lock, log and socket would land where they point): tma.runtime.rundir.make."""
+    from tma.runtime import rundir
 
-    d = runtime_dir()
-    os.makedirs(d, mode=0o700, exist_ok=True)
-    st = os.stat(d)
-    if st.st_uid != os.getuid():
-        raise RuntimeDirError(f"tma: runtime dir {d} belongs to another user")
-    if not private_dir_ok(st.st_mode, st.st_uid, os.getuid()):
-        os.chmod(d, 0o700)
-    return d
+    return rundir.make(runtime_dir())
 
 
 def try_lock(path: str, patience: float = 0.0) -> int | None:

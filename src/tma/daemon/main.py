@@ -36,7 +36,7 @@ def _private() -> bool:
     try:
         lock.private_dir()
     except (lock.RuntimeDirError, OSError) as exc:
-        sys.stderr.write(f"{exc}\n" if str(exc).startswith("tma") else f"tma daemon: {exc}\n")
+        sys.stderr.write(f"tma daemon: {exc}\n")  # one line; the log when --ensure started it
         return False
     return True
 
@@ -83,7 +83,8 @@ def ensure(server, child_argv: list[str]) -> int:
     paths = daemon_files.Files(socket_path)
     if daemon_files.held(paths.lock):
         return 0
-    log_fd = os.open(paths.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    log_fd = os.open(paths.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW
+                     | os.O_CLOEXEC, 0o600)
     try:
         child, _ = spawn.start(child_argv, stdout_fd=log_fd, stderr_fd=log_fd,
                                new_session=True)

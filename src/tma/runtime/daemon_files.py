@@ -9,6 +9,9 @@ key of the server's socket path: 16 hex digits of FNV-1a-64.
                  line, TMAH the transitions document, TMA1 a hook event, TMAS subscribe)
     <key>.log    what a daemon started by `tma daemon --ensure` writes
     <key>.failed an autostart whose `--ensure` failed (no retry for a minute)
+
+Nothing here talks to a socket in a runtime dir that is not the user's alone, or to a
+listener that is not the user's (tma.runtime.rundir).
 """
 
 from __future__ import annotations
@@ -40,10 +43,11 @@ class Files:
 
 
 def held(path: str) -> bool:
-    """Whether a live process holds the lock (a shared probe: it never blocks one)."""
+    """Whether a live process holds the lock (a shared probe: it never blocks one, and
+    a FIFO or symlink planted in its place neither blocks nor is followed)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except FileNotFoundError:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError:
         return False
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
@@ -57,8 +61,9 @@ def held(path: str) -> bool:
 def read_record(path: str) -> tuple[int, str]:
     """(pid, version) from a lock file; (0, "") when absent or unreadable."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            lines = fh.read().splitlines()
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOFOLLOW)
+        with open(fd, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read(4096).splitlines()
     except OSError:
         return 0, ""
     pid = int(lines[0]) if lines and lines[0].isdigit() else 0
@@ -67,13 +72,21 @@ def read_record(path: str) -> tuple[int, str]:
 
 
 def _ask(path: str, request: bytes, timeout: float):
-    """A connected socket that has sent `request`, or None (no daemon answers)."""
+    """A connected socket that has sent `request`, or None (no daemon answers, or the
+    dir, the socket or its listener is not the user's)."""
     import socket
 
+    from tma.runtime import rundir
+
+    if not rundir.socket_ok(path):
+        return None
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         s.settimeout(timeout)
         s.connect(path)
+        if not rundir.peer_ok(s):
+            s.close()
+            return None
         s.sendall(request)
     except OSError:
         s.close()
@@ -128,12 +141,15 @@ def describe(socket_path: str, now_ms: int) -> dict:
     """What doctor reports: running (pid, version, uptime, counters) or not, and a
     lock or socket a dead daemon left (harmless: the next daemon takes them)."""
     from tma import __version__
+    from tma.runtime import rundir
 
     files = Files(socket_path)
-    running = held(files.lock)
-    pid, version = read_record(files.lock)
+    refused = rundir.refused(files.dir)
+    running = not refused and held(files.lock)  # nothing read from a dir not ours alone
+    pid, version = read_record(files.lock) if not refused else (0, "")
     status = read_status(files.sock) if running else None
-    stale = [p for p in (files.lock, files.sock) if not running and os.path.exists(p)]
+    stale = [p for p in (files.lock, files.sock)
+             if not running and not refused and os.path.exists(p)]
     started = status.get("started_at") if status else None
     return {
         "running": running,
@@ -148,4 +164,5 @@ def describe(socket_path: str, now_ms: int) -> dict:
         "last_error": (status.get("last_error") or None) if status else None,
         "stale": stale,
         "log": files.log,
+        "refused": refused,
     }

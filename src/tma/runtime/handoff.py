@@ -1,17 +1,20 @@
 """`tma event`'s handoff: give the event to this server's daemon, if one answers.
 
-The hot path of every agent hook, so it is lean on purpose: `os` and `_socket` only
+The hot path of every agent hook, so it is lean on purpose: `os`, `sys` and `_socket` only
 (no `socket`, whose enum import costs more than the whole exchange), no json, no
 tmux spawn. The daemon's socket is found from the tmux socket path the hook would
 talk to (tma.runtime.daemon_files keys it the same way), the event goes over as one
 frame (tma.daemon.server), and the answer is one byte. Anything but an ACK within
 the deadline (no daemon, a stale socket, a refusal, a hung or stopped daemon, a NAK)
 returns False, and the hook stamps the event itself: the daemon is never required.
+Nothing is sent unless the runtime dir and the socket are ours and the process that
+accepted the connection runs as us (tma.runtime.rundir): a payload is the user's prompt.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
 DEADLINE_S = 0.5  # connect + send + the daemon's answer; then the hook stamps itself
 PAYLOAD_CAP = 1 << 20
@@ -21,6 +24,62 @@ WAKE_DEADLINE_S = 0.1
 _found: str | None = None  # what offer() learnt: None never asked, "" no daemon to wake
 _FNV_OFFSET = 0xCBF29CE484222325
 _FNV_PRIME = 0x100000001B3
+
+
+# ---------------------------------------------------------------- trust (tma.runtime.rundir)
+_S_IFMT = 0o170000
+_S_IFDIR = 0o040000
+_S_IFLNK = 0o120000
+_S_IFSOCK = 0o140000
+
+
+def problem(path: str) -> str | None:
+    """Why `path` is not a runtime dir to use; None when it is ours alone. One lstat."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return "it does not exist"
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    kind = st.st_mode & _S_IFMT
+    if kind == _S_IFLNK:
+        return "it is a symlink"
+    if kind != _S_IFDIR:
+        return "it is not a directory"
+    uid = os.getuid()
+    if st.st_uid != uid:
+        return f"it belongs to uid {st.st_uid}, not to you (uid {uid})"
+    if st.st_mode & 0o077:
+        return f"it is open to other users (mode {st.st_mode & 0o7777:04o}, want 0700)"
+    return None
+
+
+def socket_ok(path: str) -> bool:
+    """A daemon socket to connect to: in a runtime dir we trust, a socket, ours. Two
+    lstats (the dir, the socket); False when either is absent."""
+    if problem(os.path.dirname(path)) is not None:
+        return False
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return st.st_mode & _S_IFMT == _S_IFSOCK and st.st_uid == os.getuid()
+
+
+def peer_ok(sock) -> bool:
+    """The process at the other end of a connected unix socket runs as us (Linux's
+    SO_PEERCRED: struct ucred {pid, uid, gid}). Where the kernel does not say, True:
+    the lstat checks of `socket_ok` stand alone."""
+    import _socket
+
+    opt = getattr(_socket, "SO_PEERCRED", None)
+    if opt is None:
+        return True
+    try:
+        cred = sock.getsockopt(_socket.SOL_SOCKET, opt, 12)
+    except OSError:
+        return False
+    return len(cred) >= 8 and int.from_bytes(cred[4:8], sys.byteorder) == os.getuid()
 
 
 def tmux_socket(a: dict[str, str], env=os.environ) -> str:
@@ -100,7 +159,7 @@ def offer(a: dict[str, str], agent: str, kind: str, pane: str, payload: str,
     places = Paths(os.environ)
     global _found
     path = daemon_socket(tmux_socket(a), places)
-    if not os.path.exists(path):
+    if not socket_ok(path):
         _found = ""
         return False
     answer = _exchange(path, frame((pane, agent, kind, payload, str(now_ms), scope(a, places))),
@@ -120,7 +179,7 @@ def woken(a: dict[str, str]) -> None:
     if _found == "":
         return
     path = _found or daemon_socket(tmux_socket(a))
-    if os.path.exists(path):
+    if socket_ok(path):
         _exchange(path, b"TMAW", WAKE_DEADLINE_S)
 
 
@@ -135,7 +194,7 @@ def ask_segment(g_args: dict[str, str], socket_path: str) -> str | None:
 
     places = Paths(os.environ)
     path = daemon_socket(socket_path, places)
-    if not os.path.exists(path):
+    if not socket_ok(path):
         return None
     raw = scope(g_args, places).encode("utf-8", "replace")
     answer = _ask(path, b"TMAT" + len(raw).to_bytes(4, "little") + raw, SEGMENT_DEADLINE_S)
@@ -152,7 +211,8 @@ def ask_segment(g_args: dict[str, str], socket_path: str) -> str | None:
 
 
 def _ask(path: str, data: bytes, limit: float) -> bytes:
-    """One request, the whole answer (the daemon closes after it)."""
+    """One request, the whole answer (the daemon closes after it); nothing is sent to a
+    listener that is not us (peer_ok)."""
     import _socket
     import time
 
@@ -162,6 +222,8 @@ def _ask(path: str, data: bytes, limit: float) -> bytes:
     try:
         s.settimeout(limit)
         s.connect(path)
+        if not peer_ok(s):
+            return b""
         s.sendall(data)
         while True:
             left = deadline - time.monotonic()

@@ -206,13 +206,14 @@ def runtime_dir() -> str:
 
 def _private_dir() -> str | None:
     """The runtime directory, created 0700; None when it is not the user's alone
-    (a shared temp dir where someone else made tma-<uid> first)."""
-    from tma.core.paths import private_dir_ok
+    (a symlink, or a shared temp dir where someone else made tma-<uid> first):
+    tma.runtime.rundir."""
+    from tma.runtime import rundir
 
-    d = runtime_dir()
-    os.makedirs(d, mode=0o700, exist_ok=True)
-    st = os.stat(d)
-    return d if private_dir_ok(st.st_mode, st.st_uid, os.getuid()) else None
+    try:
+        return rundir.make(runtime_dir())
+    except rundir.RuntimeDirError:
+        return None
 
 
 def failure_path() -> str:
@@ -228,7 +229,7 @@ def record_failure(command: str, reason: str, at: int | None = None) -> None:
         path = os.path.join(d, FAILURE_FILE)
         tmp = f"{path}.{os.getpid()}.tmp"
         doc = {"at": int(_now_ms() if at is None else at), "reason": reason, "command": command}
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         try:
             os.write(fd, _bytes(dumps(doc) + "\n"))
         finally:
@@ -246,7 +247,12 @@ def clear_failure() -> None:
 
 
 def last_failure() -> dict | None:
-    """The standing failure record {at, reason, command}, or None (for tma doctor)."""
+    """The standing failure record {at, reason, command}, or None (for tma doctor); never
+    one from a runtime dir that is not the user's alone (its text would be anybody's)."""
+    from tma.runtime import rundir
+
+    if rundir.problem(runtime_dir()) is not None:
+        return None
     try:
         with open(failure_path(), encoding="utf-8") as fh:
             text = fh.read()
