@@ -42,6 +42,7 @@ MAX_SUBSCRIBERS = 16
 HISTORY_CAP = 256
 ACCEPT_BURST = 64
 REFRESH_MS = 250  # handed-off stamps are listed together (no capture), at most this often
+BATCH_MS = 25  # stamping rounds per loop turn before the sockets are polled again
 # kinds intake handles without a [[hooks.map]] entry (tma.runtime.hook.handle)
 _OWN_KINDS = frozenset({"context", "permission-replied", "question-replied", "SubagentStart",
                         "SubagentStop"})
@@ -117,6 +118,7 @@ class Server(Part):
         super().__init__(daemon)
         self.listener: socket.socket | None = None
         self.partial: dict[int, _Conn] = {}
+        self.parked: set[int] = set()  # read during a spawn, answered by the loop
         self.subscribers: dict[int, socket.socket] = {}
         self.history: deque[Transition] = deque(maxlen=HISTORY_CAP)
         self.recorded = 0
@@ -131,7 +133,14 @@ class Server(Part):
                                     "manifest-dir": daemon.manifest_dir or ""})
         self.tables: dict | None = None
         self.blocking_sink = False
+        from tma.daemon.stamper import Stamper
+
+        self.stamper = Stamper(daemon)
         self._bind()  # first: `daemon --ensure` returns once the lock is held and this exists
+        from tma.tmux import spawn
+
+        # while the loop waits on tmux, hooks are still answered (and queued)
+        spawn.set_side(self.listener.fileno(), self._side_accept)
         self.reloaded()
 
     # ------------------------------------------------------------ the part
@@ -165,7 +174,7 @@ class Server(Part):
             self._subscriber_readable(fd)
 
     def deadline(self) -> int | None:
-        if self.wake_due:
+        if self.wake_due or self.stamper.queue or self.parked:
             return 0
         times = [c.deadline for c in self.partial.values()]
         if self.refresh_at is not None:
@@ -173,6 +182,15 @@ class Server(Part):
         return min(times, default=None)
 
     def tick(self, now_mono: int) -> None:
+        for fd in list(self.parked):
+            self.parked.discard(fd)
+            conn = self.partial.get(fd)
+            if conn is not None:
+                self._resume(conn)
+        if self.stamper.queue and self.stamper.stamp(now_mono + BATCH_MS, _mono):
+            self.wake_due = True
+            if self.refresh_at is None:
+                self.refresh_at = _mono() + REFRESH_MS
         for conn in [c for c in self.partial.values() if c.deadline <= now_mono]:
             self.counts["refused"] += 1
             self._drop(conn)
@@ -190,7 +208,8 @@ class Server(Part):
             self.wake_due = True
 
     def status(self) -> dict:
-        return {**self.counts, "subscribers": len(self.subscribers)}
+        return {**self.counts, "subscribers": len(self.subscribers),
+                "queued": self.stamper.pending()}
 
     def reloaded(self) -> None:
         from tma.runtime import manifests, notify, notify_gate
@@ -208,6 +227,13 @@ class Server(Part):
             notify.command_for(cfg, t) for t in notify.TRIGGERS))
 
     def close(self) -> None:
+        from tma.tmux import spawn
+
+        spawn.set_side(None)
+        try:
+            self.stamper.stamp(None, _mono)  # what was ACKed is stamped first
+        except Exception as exc:  # the server is gone: nothing left to stamp on
+            self.daemon.log(f"tma daemon: queued events not stamped: {exc}")
         for conn in list(self.partial.values()):
             self._drop(conn)
         for fd in list(self.subscribers):
@@ -221,7 +247,12 @@ class Server(Part):
             pass
 
     # ------------------------------------------------------------ connections
-    def _accept(self) -> None:
+    def _side_accept(self) -> None:
+        """Called inside one of the loop's tmux spawns: take hook events now; any other
+        request waits, parked, for the loop."""
+        self._accept(events_only=True)
+
+    def _accept(self, events_only: bool = False) -> None:
         for _ in range(ACCEPT_BURST):
             try:
                 sock, _addr = self.listener.accept()
@@ -237,13 +268,28 @@ class Server(Part):
                 self._drop(oldest)
             conn = _Conn(sock, _mono() + DEADLINE_MS)
             self.partial[conn.fd] = conn
-            self._receive(conn)  # a client writes right after connecting: often here
+            self._receive(conn, events_only)  # a client writes right after connecting
+
+    def _resume(self, conn: _Conn) -> None:
+        """A request parked during a spawn: answer what is whole, read the rest."""
+        try:
+            if self._complete(conn):
+                return
+        except Refused:
+            self.counts["refused"] += 1
+            self._drop(conn)
+            return
+        except OSError:
+            self._drop(conn)
+            return
+        self._receive(conn)
 
     def _drop(self, conn: _Conn) -> None:
+        self.parked.discard(conn.fd)
         self.partial.pop(conn.fd, None)
         conn.sock.close()
 
-    def _receive(self, conn: _Conn) -> None:
+    def _receive(self, conn: _Conn, events_only: bool = False) -> None:
         try:
             while True:
                 chunk = conn.sock.recv(65536)
@@ -252,6 +298,9 @@ class Server(Part):
                 conn.buf += chunk
                 if len(conn.buf) > PAYLOAD_CAP + 6 * 4 + 5 * SMALL_CAP + 4:
                     raise Refused("request too long")
+                if events_only and conn.buf[:4] != MAGIC_EVENT[:len(conn.buf[:4])]:
+                    self.parked.add(conn.fd)  # the loop reads the rest and answers
+                    return
                 if self._complete(conn):
                     return
             self.counts["refused"] += 1
@@ -370,10 +419,11 @@ class Server(Part):
 
     # ------------------------------------------------------------ events
     def _event(self, sock: socket.socket, fields: list[str]) -> None:
-        """ACK and stamp, or NAK; the stamp is the hook's own intake (runtime.hook)."""
+        """ACK and queue the stamp (tma.daemon.stamper), or NAK; the stamp is the hook's
+        own intake (runtime.hook), run off the loop in the pane's order."""
         pane, agent, kind, payload, at, scope_ = fields
         table = self._table(pane, agent, kind, payload, at, scope_)
-        if table is None:
+        if table is None or not self.stamper.has_room(len(payload)):
             self.counts["handoff_naks"] += 1
             self._reply(sock, NAK)
             return
@@ -393,20 +443,8 @@ class Server(Part):
             self.counts["handoffs_abandoned"] += 1
             return
         self.counts["handoffs"] += 1
-        from tma.runtime import hook
-        from tma.tmux.adapter import NoServer, TmuxError
-
-        try:
-            outcome = hook.handle(self.daemon.server, self.daemon.cfg, table, kind, pane,
-                                  payload, int(at))
-        except NoServer:
-            raise
-        except TmuxError:
-            return  # a pane that vanished meanwhile: what the hook itself would shrug off
-        if outcome.wrote:
-            self.wake_due = True
-            if self.refresh_at is None:
-                self.refresh_at = _mono() + REFRESH_MS
+        # room was checked before the ACK and only this thread adds: put cannot refuse
+        self.stamper.put(fields, table)
 
     def _table(self, pane: str, agent: str, kind: str, payload: str, at: str, scope_: str):
         """The agent's hook table when the daemon takes the event on, else None."""

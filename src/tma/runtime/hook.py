@@ -126,12 +126,39 @@ class _Event:
         return self.pane.pane_id
 
 
+class Batch:
+    """A server whose writes wait for `flush()`: the daemon stamps a round of handed-off
+    events (one per pane) with one read and one `source-file` spawn. A write whose answer
+    is needed (the notification marker read back) goes at once, with what waits before it."""
+
+    def __init__(self, server) -> None:
+        self.server = server
+        self.lines: list[str] = []
+
+    def __getattr__(self, name: str):
+        return getattr(self.server, name)
+
+    def source(self, lines: list[str]) -> tuple[str, str]:
+        self.lines.extend(lines)
+        return "", ""
+
+    def answer(self, lines: list[str]) -> tuple[str, str]:
+        waiting, self.lines = self.lines, []
+        return self.server.source(waiting + lines)
+
+    def flush(self) -> None:
+        waiting, self.lines = self.lines, []
+        self.server.source(waiting)
+
+
 def handle(server, cfg, table, kind: str, pane_id: str, payload: str, now: int,
-           before_hold=None) -> Outcome:
+           before_hold=None, panes=None) -> Outcome:
     """`before_hold`: called once the stamp is written and before Claude's reply lane
-    holds (up to hold_ms), so a running daemon hears of the blocked stamp at once."""
+    holds (up to hold_ms), so a running daemon hears of the blocked stamp at once.
+    `panes`: the pane and its session's panes already read (tma.tmux.read.session_of),
+    for a round of events read together; None reads them here."""
     out = Outcome()
-    ev = _read(server, cfg, table, kind, pane_id, payload, now)
+    ev = _read(server, cfg, table, kind, pane_id, payload, now, panes)
     if ev is None:
         return out
     ev.before_hold = before_hold
@@ -148,9 +175,11 @@ def handle(server, cfg, table, kind: str, pane_id: str, payload: str, now: int,
     return out
 
 
-def _read(server, cfg, table, kind: str, pane_id: str, payload: str, now: int) -> _Event | None:
+def _read(server, cfg, table, kind: str, pane_id: str, payload: str, now: int,
+          panes=None) -> _Event | None:
     """The pane and its session's panes in one spawn; None for a gone or ignored pane."""
-    panes = read.hook_panes(server, pane_id)
+    if panes is None:
+        panes = read.hook_panes(server, pane_id)
     pane = next((p for p in panes if p.pane_id == pane_id), None)
     if pane is None or pane.options.get("@agent_ignore"):
         return None
@@ -242,7 +271,8 @@ def _stamp(ev: _Event, decision, plan: P.Plan, pid: int, out: Outcome) -> None:
     readback = read.Values(ev.pane_id, ("@agent_notified_at", "@agent_mute_until"))
     if notify:
         lines.append(readback.line())
-    res, _err = ev.server.source(lines)
+    res, _err = (ev.server.answer(lines) if notify and isinstance(ev.server, Batch)
+                 else ev.server.source(lines))
     out.wrote = True
     if notify:
         marker, mute = readback.parse(res) or ("", "")

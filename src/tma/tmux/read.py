@@ -332,6 +332,25 @@ def hook_panes(server: Server, pane_id: str) -> list[Pane]:
     return [target] + panes
 
 
+def every_pane(server: Server) -> list[Pane]:
+    """Every pane of the server in full, in one spawn: the daemon's read for a round of
+    handed-off events on several panes (each event takes its pane and its session's)."""
+    listing = Listing()
+    out = server.run("list-panes", "-a", "-F", listing.pane_format())
+    found = (_pane(rec, PANE_RECORD) for rec in listing.frame.records(out, "P", len(PANE_RECORD)))
+    return [p for p in found if p is not None]
+
+
+def session_of(panes: list[Pane], pane_id: str) -> list[Pane]:
+    """PANE first, then the other panes of its session, as hook_panes answers; [] when
+    PANE is not among them."""
+    target = next((p for p in panes if p.pane_id == pane_id), None)
+    if target is None:
+        return []
+    return [target] + [p for p in panes
+                       if p.session_id == target.session_id and p.pane_id != pane_id]
+
+
 # ---------------------------------------------------------------- a few values
 
 

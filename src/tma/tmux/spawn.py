@@ -10,9 +10,45 @@ import os
 import select
 import time
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 
 class SpawnTimeout(Exception):
     pass
+
+
+# A long-lived caller (the daemon) keeps answering its own clients while a child runs:
+# one fd and a callback, polled with the child's pipes by spawns made on the thread that
+# set them (the daemon answers hooks during its tmux spawns instead of after them).
+_side: tuple[int, Callable[[], None], int] | None = None
+
+
+def set_side(fd: int | None, callback: Callable[[], None] | None = None) -> None:
+    """Poll FD during this thread's spawns and call CALLBACK() when it is readable;
+    None clears it. The callback must not spawn (it is not polled inside itself)."""
+    global _side
+    if fd is None:
+        _side = None
+        return
+    import _thread
+
+    assert callback is not None
+    _side = (fd, callback, _thread.get_ident())
+
+
+def _own_side(poller: select.poll) -> tuple[int, Callable[[], None], int] | None:
+    """The side channel, registered with POLLER, when this thread set it."""
+    side = _side
+    if side is None:
+        return None
+    import _thread
+
+    if side[2] != _thread.get_ident():
+        return None
+    poller.register(side[0], select.POLLIN)
+    return side
 
 
 def run(argv: list[str], stdin: bytes | None = None, timeout: float = 3.0,
@@ -55,6 +91,7 @@ def _communicate(pid: int, stdin: bytes | None, in_w: int | None, out_r: int, er
     open_fds = {out_r, err_r}
     poller.register(out_r, select.POLLIN)
     poller.register(err_r, select.POLLIN)
+    side = _own_side(poller)
     pending = memoryview(stdin or b"")  # empty (falsy) when there is nothing to send
     if in_w is not None:
         if pending:
@@ -69,6 +106,9 @@ def _communicate(pid: int, stdin: bytes | None, in_w: int | None, out_r: int, er
             if left <= 0:
                 raise SpawnTimeout()
             for fd, _event in poller.poll(left * 1000):
+                if side is not None and fd == side[0]:
+                    _call_side(side)
+                    continue
                 if fd == in_w:
                     try:
                         n = os.write(fd, pending[:65536])
@@ -98,6 +138,17 @@ def _communicate(pid: int, stdin: bytes | None, in_w: int | None, out_r: int, er
         raise
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status), b"".join(chunks[out_r]), b"".join(chunks[err_r])
+
+
+def _call_side(side: tuple[int, Callable[[], None], int]) -> None:
+    global _side
+    _side = None  # not polled inside itself
+    try:
+        side[1]()
+    except Exception:  # noqa: BLE001 - the caller's own failure must not fail this spawn
+        pass
+    finally:
+        _side = side
 
 
 def start(argv: list[str], *, stdin_pipe: bool = False, stdout_fd: int | None = None,

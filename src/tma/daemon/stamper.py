@@ -1,0 +1,114 @@
+"""The daemon's stamper: handed-off hook events, queued once ACKed, stamped in rounds.
+
+The socket part ACKs a whole, valid event frame as soon as it reads it and puts the
+event here; the loop stamps the queue between polls, and while any tmux spawn of the
+loop runs, the socket part keeps answering hooks (tma.tmux.spawn's side channel). A hook
+therefore waits for the exchange alone, never for the tmux spawns of the events queued
+before its own: in a storm of hooks (ten busy agents fire dozens a second) the loop used
+to stamp each event before it read the next connection, hooks waited past their 0.5 s
+deadline, and stamped their events themselves as well (bench/bench_hook_storm.py).
+
+A round takes the first queued event of each pane (a pane's next event waits for the
+next round, so each is stamped over the one before), reads every pane of the server in
+one spawn and writes every stamp in one `source-file` (tma.runtime.hook.Batch). The
+guarded writes make a late stamp harmless: tmux keeps the newer evidence. A full queue
+refuses the event (NAK): the hook stamps it itself, as with no daemon.
+
+Once a round wrote, the loop lists the stamps (the history, the notifier and the segment
+hear of them) as it did before.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+MAX_QUEUE = 1024
+QUEUE_BYTES = 32 << 20  # payload bytes held at once
+ROUND_MAX = 64  # events (on as many panes) read and written together
+
+
+def take_round(queue, limit: int) -> tuple[list, deque]:
+    """The first queued event of each pane (at most LIMIT panes), and the rest in their
+    order: a pane's second event waits for the round after its first. An item is
+    (fields, table) with the pane id first among the fields."""
+    taken: list = []
+    later: deque = deque()
+    seen: set[str] = set()
+    for item in queue:
+        pane = item[0][0]
+        if pane in seen or len(taken) >= limit:
+            later.append(item)
+        else:
+            taken.append(item)
+        seen.add(pane)  # nothing of this pane overtakes what waits
+    return taken, later
+
+
+class Stamper:
+    """The queue of ACKed events, stamped in rounds by the loop (`stamp`)."""
+
+    def __init__(self, daemon) -> None:
+        self.daemon = daemon
+        self.queue: deque = deque()
+        self.bytes = 0
+        self.rounds = 0
+
+    def has_room(self, size: int) -> bool:
+        return len(self.queue) < MAX_QUEUE and self.bytes + size <= QUEUE_BYTES
+
+    def put(self, fields: list[str], table) -> None:
+        self.queue.append((fields, table))
+        self.bytes += len(fields[3])
+
+    def pending(self) -> int:
+        return len(self.queue)
+
+    def stamp(self, until: int | None, mono) -> bool:
+        """Stamp rounds until the monotonic time `until` (None: the whole queue); True
+        when a round wrote. NoServer ends the daemon (raised)."""
+        from tma.tmux.adapter import NoServer
+
+        wrote = False
+        while self.queue:
+            taken, self.queue = take_round(self.queue, ROUND_MAX)
+            self.bytes = sum(len(f[3]) for f, _t in self.queue)
+            try:
+                wrote = self._round(taken) or wrote
+            except NoServer:
+                self.queue.clear()
+                self.bytes = 0
+                raise
+            self.rounds += 1
+            if until is not None and mono() >= until:
+                break
+        return wrote
+
+    def _round(self, taken: list) -> bool:
+        from tma.runtime import hook
+        from tma.tmux import read
+        from tma.tmux.adapter import NoServer, TmuxError
+
+        server = self.daemon.server
+        try:
+            every = read.every_pane(server)
+        except NoServer:
+            raise
+        except TmuxError:
+            return False  # a slow or refusing server: the loop's own listing reads them
+        batch = hook.Batch(server)
+        wrote = False
+        for fields, table in taken:
+            pane, _agent, kind, payload, at, _scope = fields
+            panes = read.session_of(every, pane)
+            if not panes:
+                continue  # a pane gone meanwhile: what the hook would shrug off
+            try:
+                outcome = hook.handle(batch, self.daemon.cfg, table, kind, pane, payload,
+                                      int(at), panes=panes)
+            except NoServer:
+                raise
+            except TmuxError:
+                continue
+            wrote = wrote or outcome.wrote
+        batch.flush()
+        return wrote

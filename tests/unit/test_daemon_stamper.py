@@ -1,0 +1,88 @@
+"""The daemon's stamping rounds (tma.daemon.stamper.take_round) and the spawn side
+channel that keeps the daemon answering hooks while tmux runs (tma.tmux.spawn)."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import deque
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tma.daemon.stamper import take_round
+from tma.runtime.hook import Batch
+from tma.tmux import spawn
+
+
+def _item(pane: str, n: int):
+    return ([pane, "fake", f"k{n}", "{}", str(n), "scope"], None)
+
+
+@given(st.lists(st.sampled_from(["%1", "%2", "%3", "%4"]), max_size=40),
+       st.integers(min_value=1, max_value=5))
+def test_a_round_takes_each_panes_first_event_and_keeps_every_panes_order(panes, limit):
+    queue = deque(_item(p, i) for i, p in enumerate(panes))
+    order = [(f[0], f[4]) for f, _t in queue]
+    stamped = []
+    while queue:
+        taken, queue = take_round(queue, limit)
+        assert taken, "a round always takes something"
+        assert len(taken) <= limit
+        ids = [f[0] for f, _t in taken]
+        assert len(ids) == len(set(ids))  # one event per pane
+        stamped.extend((f[0], f[4]) for f, _t in taken)
+    assert sorted(stamped) == sorted(order)
+    for pane in set(panes):  # each pane's events in their arrival order
+        assert [n for p, n in stamped if p == pane] == [n for p, n in order if p == pane]
+
+
+class _Recorder:
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def source(self, lines):
+        self.calls.append(list(lines))
+        return "answer", ""
+
+    def run(self, *args):
+        return "ran"
+
+
+def test_a_batch_sends_its_writes_in_one_spawn_and_an_answer_at_once():
+    rec = _Recorder()
+    batch = Batch(rec)
+    assert batch.source(["a"]) == ("", "") and batch.source(["b"]) == ("", "")
+    assert rec.calls == []
+    assert batch.answer(["c"]) == ("answer", "")  # what waited goes first, in one spawn
+    assert rec.calls == [["a", "b", "c"]]
+    batch.source(["d"])
+    batch.flush()
+    assert rec.calls == [["a", "b", "c"], ["d"]]
+    assert batch.run("x") == "ran"  # reads pass through
+
+
+def test_the_side_channel_is_served_during_a_spawn_of_its_own_thread_only():
+    r, w = os.pipe()
+    calls: list[str] = []
+
+    def callback() -> None:
+        calls.append(threading.current_thread().name)
+        os.read(r, 1)
+
+    spawn.set_side(r, callback)
+    try:
+        os.write(w, b"x")
+        rc, _out, _err = spawn.run(["sh", "-c", "sleep 0.2"])
+        assert rc == 0 and calls == [threading.current_thread().name]
+        os.write(w, b"y")  # another thread's spawn leaves it alone
+        other = threading.Thread(target=spawn.run, args=(["sh", "-c", "sleep 0.1"],))
+        other.start()
+        other.join()
+        assert len(calls) == 1
+    finally:
+        spawn.set_side(None)
+        os.close(r)
+        os.close(w)
+    rc, _out, _err = spawn.run(["true"])
+    assert rc == 0 and len(calls) == 1
