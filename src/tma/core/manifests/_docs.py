@@ -38,6 +38,14 @@ DOCS = {'claude': {'min_engine_version': '0.1',
                        'match': {'line_regex': '^\\s*(?:❯\\s*)?(?:\\d+\\.\\s+)?Yes, I trust this '
                                                'folder\\s*$'}},
                       {'state': 'blocked',
+                       'detail': 'trust',
+                       'priority': 118,
+                       'region': 'visible',
+                       'match': {'all': [{'regex': 'New\\s+MCP\\s+servers?\\s+found\\s+in\\s+(?:this\\s+project|\\.mcp\\.json)'},
+                                         {'line_regex': '^\\s*(?:❯\\s*)?(?:Use this MCP server|Use '
+                                                        'this and all future MCP|Continue without '
+                                                        'using this MCP)'}]}},
+                      {'state': 'blocked',
                        'detail': 'plan',
                        'priority': 115,
                        'region': 'visible',
