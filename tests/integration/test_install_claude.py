@@ -16,7 +16,7 @@ def inst(tmp_path, monkeypatch, capsys) -> Inst:
 
 
 EVENTS = ["SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse",
-          "PermissionRequest", "Notification", "Stop", "SubagentStart", "SubagentStop"]
+          "PermissionRequest", "PreCompact", "Notification", "Stop", "SubagentStart", "SubagentStop"]
 
 ORIG = {
     "$schema": "https://json.schemastore.org/claude-code-settings.json",

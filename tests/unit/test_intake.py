@@ -24,6 +24,10 @@ event = "Work"
 claim = { state = "working" }
 [[hooks.map]]
 event = "Ask"
+matcher = "ExitPlanMode"
+claim = { state = "blocked", detail = "plan" }
+[[hooks.map]]
+event = "Ask"
 matcher = "permission_prompt"
 claim = { state = "blocked", detail = "permission" }
 [[hooks.map]]
@@ -81,6 +85,21 @@ def test_matcher_gates_the_claim():
 def test_attention_on_entering_blocked_only_once():
     payload = '{"notification_type":"permission_prompt"}'
     assert not decide(st("blocked"), "Ask", payload=payload).plan.set_attention
+
+
+def test_a_generic_permission_claim_keeps_the_standing_dialogs_detail():
+    # claude: PermissionRequest for ExitPlanMode (plan), then ~6 s later the generic
+    # Notification permission_prompt for the same dialog
+    d = decide(None, "Ask", payload='{"tool_name":"ExitPlanMode"}')
+    assert (d.plan.state, d.plan.detail) == ("blocked", "plan")
+    payload = '{"notification_type":"permission_prompt"}'
+    d = decide(st("blocked", detail="plan"), "Ask", payload=payload)
+    assert (d.plan.state, d.plan.detail) == ("blocked", "plan")
+    d = decide(st("blocked", detail="question", source="capture"), "Ask", payload=payload)
+    assert d.plan.detail == "question"
+    # from any other state, or over a plain blocked, the claim says permission
+    for prev in (None, st("working"), st("idle"), st("blocked"), st("blocked", detail="permission")):
+        assert decide(prev, "Ask", payload=payload).plan.detail == "permission"
 
 
 def test_turn_end_raises_on_completion_and_on_an_idle_to_idle_second_completion():

@@ -192,6 +192,10 @@ HOOK_CASES = [
     ("claude", "Notification", {"notification_type": "elicitation_dialog"}, PERMISSION),
     ("claude", "Notification", {"notification_type": "idle_prompt",
                                 "message": "Claude is waiting for your input"}, None),
+    ("claude", "PreCompact", {"trigger": "manual", "custom_instructions": ""},
+     ("working", "compacting", False)),
+    ("claude", "PreCompact", {"trigger": "auto"}, ("working", "compacting", False)),
+    ("claude", "SessionStart", {"source": "compact"}, START),
     ("claude", "Stop", {"stop_hook_active": False}, IDLE_TURN),
     ("claude", "SubagentStop", {}, None),
     # codex

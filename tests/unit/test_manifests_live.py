@@ -196,6 +196,13 @@ SCREEN_CLASS_VERDICT = {
     "api-retry": {(states.WORKING, "")},
     "api-error": {(states.IDLE, "")},
     "shell-foreground": {(states.UNKNOWN, "")},
+    # dialogs the live suite's screen classes do not name (file writes and edits, questions,
+    # plans), compaction, and an extension's own prompt drawn under pi's working row
+    "permission-dialog": {(states.BLOCKED, "permission")},
+    "question-dialog": {(states.BLOCKED, "question")},
+    "plan-dialog": {(states.BLOCKED, "plan")},
+    "compaction": {(states.WORKING, "compacting")},
+    "extension-prompt": {(states.WORKING, "")},
 }
 
 
@@ -353,6 +360,7 @@ LIVE_HOOK_EXPECTATIONS = {
         "SessionStart": "start", "SessionEnd": "end", "UserPromptSubmit": "working/",
         "PreToolUse": "working/", "PostToolUse": "working/", "Stop": "idle/*",
         "PermissionRequest": _claude_permission, "Notification": _claude_notification,
+        "PreCompact": "working/compacting",
     },
     "codex": {
         "SessionStart": "start", "SessionEnd": "end", "UserPromptSubmit": "working/",

@@ -89,6 +89,13 @@ def decide(
         raise_mark = False
     record_turn = mapping.turn_end and mapping.state == states.IDLE and raise_mark
     detail = states.safe_detail(manifest.normalize_detail(mapping.detail)) if mapping.detail else ""
+    if (mapping.state == states.BLOCKED and detail == states.PERMISSION and prev is not None
+            and prev.state == states.BLOCKED and prev.detail not in ("", states.PERMISSION)):
+        # Blocked to blocked is the same pending dialog reported twice. Claude sends its
+        # generic Notification (permission_prompt) some seconds after the PermissionRequest
+        # that named a plan or a question, and that must not turn it into a permission
+        # that approve would answer.
+        detail = prev.detail
     plan = P.Plan(P.PUBLISH, state=mapping.state, detail=detail, source=states.SOURCE_HOOK,
                   evidence_at=now, guard=guard, set_attention=raise_mark,
                   reason=f"hook event {event}", label=event)
