@@ -206,7 +206,10 @@ def test_the_exit_ladder():
     assert [G.exit_code(o) for o in ("sent", "replied", "spawned", "vanished", "timeout",
                                      "error")] == [0, 0, 0, 3, 124, 1]
     assert G.exit_code("refused", "gated") == 4 and G.exit_code("refused", "locked") == 5
+    assert G.exit_code("refused", "answered") == 6
     assert G.exit_code("exited", child_code=7) == 7
+    assert G.worst_exit([("sent", None, 0), ("refused", "answered", 6)]) == 6
+    assert G.worst_exit([("refused", "answered", 6), ("refused", "locked", 5)]) == 5
     results = [("sent", None, 0), ("refused", "locked", 5), ("refused", "gated", 4)]
     assert G.worst_exit(results) == 4
     assert G.worst_exit(results + [("vanished", None, 3)]) == 3
