@@ -13,10 +13,12 @@ tma's, and shows a unified diff of every file it is about to change before it wr
   emptied, write only when the text changes, never create a file.
 * Reads: an absent file is empty; anything else that fails (permissions, a directory,
   non-UTF-8, malformed JSON/TOML, a dangling symlink) refuses, naming the file.
-* JSON is re-serialised in the file's own format (indent, separators, ASCII escaping,
-  line ending, trailing newline, minified or not), detected by re-rendering the
-  original until it reproduces byte for byte; key order is kept. So an uninstall after
-  an install gives back the original bytes whenever tma's entries were the only change.
+* JSON is edited by splicing (tma.install.jsonsplice): only the bytes of the entries tma
+  adds, drops or changes are written, in the container's own layout (indent, key
+  separator, line ending, inline or not); every other byte stays as it was (`2.50`, a
+  hand-made indent, key order, escapes). So an uninstall after an install gives back
+  the original bytes whenever tma's entries were the only change. A new file is written
+  in the usual 2-space style.
 * Writes are atomic (a temp file beside the target, then rename), keep the file's mode,
   go through a symlink to its target and create missing parent directories.
 """
@@ -225,7 +227,11 @@ class JsonDoc:
             return None
         if uninstall and self.text is None:
             return None
-        return Change(self.path, self.text, self.fmt.dump(new), label)
+        if self.text is None or not self.text.strip():
+            return Change(self.path, self.text, self.fmt.dump(new), label)
+        from tma.install.jsonsplice import splice
+
+        return Change(self.path, self.text, splice(self.text, new), label)
 
 
 def same(a, b) -> bool:
