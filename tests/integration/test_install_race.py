@@ -90,6 +90,8 @@ def test_concurrent_installs_lose_no_foreign_write(tmp_path):
         written += n
         if missing:
             lost.append((rnd, missing))
+        assert not list(settings.parent.glob("*.tma-lock")), "a lock file was left behind"
+        assert not list(settings.parent.glob("*.tma-tmp")), "a temp file was left behind"
     assert written > 30, "the foreign writer hardly ran: the test says nothing"
     assert not lost, f"foreign writes lost (round, which) of {written}: {lost}"
 

@@ -57,7 +57,7 @@ def _prefix_suffix_only(a: str, b: str) -> bool:
     return b.endswith(a[i:]) and len(b) >= len(a)
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(DOCS, LAYOUTS, st.data())
 def test_insert_then_remove_gives_back_the_bytes(doc, layout, data):
     text = _render(doc, layout)
@@ -76,14 +76,14 @@ def test_insert_then_remove_gives_back_the_bytes(doc, layout, data):
     assert splice(out, doc) == text
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(DOCS, DOCS, LAYOUTS)
 def test_any_edit_parses_to_the_value_asked_for(doc, new, layout):
     out = splice(_render(doc, layout), new)
     assert same(json.loads(out), new)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(VALUES, LAYOUTS)
 def test_the_scanner_finds_every_value(value, layout):
     text = _render(value, layout)
