@@ -21,6 +21,9 @@ tma's, and shows a unified diff of every file it is about to change before it wr
   in the usual 2-space style.
 * Writes are atomic (a temp file beside the target, then rename), keep the file's mode,
   go through a symlink to its target and create missing parent directories.
+* Concurrent writers: tma processes serialise on a lock file beside the target, and an
+  agent file is replaced only if it is still the one its change was planned from (else
+  the change is planned again from the newer file): see apply().
 """
 
 from __future__ import annotations
