@@ -193,8 +193,8 @@ class Broker:
                     self.server, pane.pane_id, episode_of(pane, stamp, detail),
                     os.urandom(8).hex()):
                 return refused(action.name, pane.pane_id, G.Refusal(
-                    G.ANSWERED, f"{pane.pane_id}'s prompt was already answered by another "
-                    f"tma act: `{action.name}` not fired, nothing typed"), agent)
+                    G.ANSWERED, ANSWERED_WORDS.format(pane=pane.pane_id, name=action.name)
+                    + ", nothing typed"), agent)
             keys_mod.send(self.server, pane.pane_id, action.keys[agent], req.text)
         except PaneGone:
             return gone(action.name, pane.pane_id)
@@ -349,6 +349,17 @@ def episode_of(pane, stamp: codec.Stamp | None, detail: str) -> str:
 
         return "r" + hashlib.sha256(request.encode()).hexdigest()[:24]
     return f"s{stamp.since if stamp is not None else 0}"
+
+
+def answered(pane, stamp: codec.Stamp | None) -> bool:
+    """Whether a `tma act` already typed the answer of the blocked episode the pane shows."""
+    if stamp is None or stamp.state != states.BLOCKED:
+        return False
+    claim = pane.options.get(action_lock.ANSWERED, "")
+    return claim.startswith(episode_of(pane, stamp, stamp.detail) + "_")
+
+
+ANSWERED_WORDS = "{pane}'s prompt was already answered by another tma act: `{name}` not fired"
 
 
 def _decode(pane) -> codec.Stamp | None:
