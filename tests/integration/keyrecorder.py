@@ -58,9 +58,12 @@ class KeyRecorder:
         self.srv, self.pane, self.record = srv, pane, record
 
     @classmethod
-    def start(cls, srv, agent: str, capture, *, title: str | None = None) -> KeyRecorder:
+    def start(cls, srv, agent: str, capture, *, title: str | None = None,
+              after=None, redraw_ms: int = 0) -> KeyRecorder:
         """A pane whose foreground process is `agent` (a real process of that name), in raw
-        mode, showing the capture's visible screen with its title (or `title`)."""
+        mode, showing the capture's visible screen with its title (or `title`). With
+        `after` (a capture), the agent redraws that screen `redraw_ms` after the first key
+        it receives, as an agent does once its prompt is answered."""
         bindir = srv.root / "recorder-bin"
         bindir.mkdir(exist_ok=True)
         link = bindir / agent
@@ -71,8 +74,14 @@ class KeyRecorder:
         height = capture.height or 30
         lines = capture.body.rstrip("\n").split("\n")[-height:]
         screen.write_text("\n".join(lines), encoding="utf-8")
+        tail = ""
+        if after is not None:
+            later = bindir / f"{agent}-{n}.after"
+            later.write_text("\n".join(after.body.rstrip("\n").split("\n")[-height:]),
+                             encoding="utf-8")
+            tail = f" {later} {int(redraw_ms)}"
         width = int(capture.headers.get("width") or 100)
-        pane = srv.new_pane(f"exec {link} {Path(__file__).resolve()} {record} {screen}",
+        pane = srv.new_pane(f"exec {link} {Path(__file__).resolve()} {record} {screen}{tail}",
                             width=width, height=height)
         ready = Path(f"{record}.ready")
         srv.wait_for(ready.exists)
@@ -96,22 +105,35 @@ class KeyRecorder:
                 return seen
 
 
-def _record(record: str, screen: str) -> None:
+def _draw(screen: str) -> None:
+    text = Path(screen).read_text(encoding="utf-8")
+    os.write(1, ("\x1b[2J\x1b[H" + text.replace("\n", "\r\n")).encode())
+
+
+def _record(record: str, screen: str, after: str = "", redraw_ms: str = "0") -> None:
+    import select
     import termios
     import tty
 
     tty.setraw(0, termios.TCSANOW)  # before the screen: no key can arrive cooked
+    redraw_at = None  # monotonic time the `after` screen is due, once a key came
     with open(record, "wb") as out:
-        text = Path(screen).read_text(encoding="utf-8")
-        os.write(1, ("\x1b[2J\x1b[H" + text.replace("\n", "\r\n")).encode())
+        _draw(screen)
         Path(record + ".ready").touch()
         while True:
+            wait = None if redraw_at is None else max(0.0, redraw_at - time.monotonic())
+            if not select.select([0], [], [], wait)[0]:
+                _draw(after)
+                after, redraw_at = "", None
+                continue
             data = os.read(0, 4096)
             if not data:
                 return
             out.write(data)
             out.flush()
+            if after and redraw_at is None:
+                redraw_at = time.monotonic() + int(redraw_ms) / 1000
 
 
 if __name__ == "__main__":
-    _record(sys.argv[1], sys.argv[2])
+    _record(*sys.argv[1:])

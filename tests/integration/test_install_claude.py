@@ -161,3 +161,31 @@ def test_diff_shown_before_writing(inst):
     assert f'+            "command": "{inst.cmd("claude", "SessionStart")}"' in res.out
     assert "@@ " in res.out
     assert res.out.index("+++") < res.out.index("claude: wired")
+
+
+HAND = ('{\r\n'
+        '    "model" :"opus",\r\n'
+        '    "cost":   2.50,\r\n'
+        '    "permissions": {"allow": ["Bash(git status:*)"],\r\n'
+        '                    "defaultMode": "default"},\r\n'
+        '    "env": {"FOO": "b\\u00e4r"},\r\n'
+        '    "hooks": {\r\n'
+        '        "Stop": [ {"hooks": [{"type": "command", "command": "say done"}]} ]\r\n'
+        '    }\r\n'
+        '}\r\n')
+
+
+@pytest.mark.parametrize("agent", ["claude", "gemini"])
+def test_a_hand_formatted_file_comes_back_byte_for_byte(inst, agent):
+    """Issue 18.5: uninstall after install restores the exact bytes of a file that is not
+    2-space JSON, and install touched nothing but the entries it added."""
+    path = inst.claude if agent == "claude" else inst.gemini
+    orig = write(path, HAND)
+    inst.ok(agent, "--yes", "--no-statusline") if agent == "claude" else inst.ok(agent, "--yes")
+    text = path.read_bytes().decode()
+    assert '    "model" :"opus",\r\n    "cost":   2.50,\r\n' in text  # untouched bytes
+    assert '"env": {"FOO": "b\\u00e4r"}' in text
+    assert '"Stop": [ {"hooks": [{"type": "command", "command": "say done"}]}' in text
+    assert "\n" not in text.replace("\r\n", "")  # the file's own line ending
+    inst.ok(agent, "--uninstall", "--yes")
+    assert path.read_bytes() == orig

@@ -206,7 +206,10 @@ def test_the_exit_ladder():
     assert [G.exit_code(o) for o in ("sent", "replied", "spawned", "vanished", "timeout",
                                      "error")] == [0, 0, 0, 3, 124, 1]
     assert G.exit_code("refused", "gated") == 4 and G.exit_code("refused", "locked") == 5
+    assert G.exit_code("refused", "answered") == 6
     assert G.exit_code("exited", child_code=7) == 7
+    assert G.worst_exit([("sent", None, 0), ("refused", "answered", 6)]) == 6
+    assert G.worst_exit([("refused", "answered", 6), ("refused", "locked", 5)]) == 5
     results = [("sent", None, 0), ("refused", "locked", 5), ("refused", "gated", 4)]
     assert G.worst_exit(results) == 4
     assert G.worst_exit(results + [("vanished", None, 3)]) == 3
@@ -238,3 +241,24 @@ def test_the_lock_lines():
     assert "#{||:#{==:#{@agent_action},},#{==:#{@agent_action},5:o:2:b}}" in line
     with pytest.raises(ValueError):
         L.acquire_line("%1", "9:n,x}:1:a")
+
+
+def test_an_answer_is_bound_to_its_episode():
+    from types import SimpleNamespace
+
+    from tma.core import codec
+    from tma.runtime.actions_fire import episode_of
+    from tma.tmux import action_lock
+
+    stamp = codec.Stamp(state="blocked", detail="permission", since=1767225600000)
+    bare = SimpleNamespace(options={})
+    asked = SimpleNamespace(options={"@agent_permission_request": "toolu_01:ab/c d"})
+    assert episode_of(bare, stamp, "permission") == "s1767225600000"
+    assert episode_of(bare, None, "permission") == "s0"
+    rid = episode_of(asked, stamp, "permission")
+    assert rid.startswith("r") and rid.isalnum() and rid == episode_of(asked, None, "permission")
+    assert episode_of(asked, stamp, "question") == "s1767225600000"  # another request lane
+    line = action_lock.claim_line("%3", rid, "00ff")
+    assert "#{m:" + rid + "_*,#{@agent_answered}}" in line and f"{rid}_00ff" in line
+    with pytest.raises(ValueError):
+        action_lock.claim_line("%3", "s1;x", "00ff")

@@ -388,6 +388,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                        "matches"),
                    (4, "refused: gated, requires-unmet, wrong-agent or no-coverage"),
                    (5, "refused: another tma act holds the pane's lock"),
+                   (6, "refused: another tma act already answered this prompt"),
                    (124, "a command action timed out and was killed")),
             notes="A command action's own exit status passes through (outcome `exited`)."),
     Command("mute", "Silence a pane's notifications (for a while, or until --clear).",

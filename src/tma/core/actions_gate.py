@@ -30,7 +30,8 @@ REQUIRES_UNMET = "requires-unmet"
 WRONG_AGENT = "wrong-agent"
 NO_COVERAGE = "no-coverage"
 LOCKED = "locked"
-REASONS = (GATED, REQUIRES_UNMET, WRONG_AGENT, NO_COVERAGE, LOCKED)
+ANSWERED = "answered"  # another act already typed this episode's answer
+REASONS = (GATED, REQUIRES_UNMET, WRONG_AGENT, NO_COVERAGE, LOCKED, ANSWERED)
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -38,6 +39,7 @@ EXIT_USAGE = 2
 EXIT_VANISHED = 3
 EXIT_REFUSED = 4
 EXIT_LOCKED = 5
+EXIT_ANSWERED = 6
 EXIT_TIMEOUT = 124
 
 
@@ -70,7 +72,7 @@ def exit_code(outcome: str, reason: str | None = None, child_code: int | None = 
     if outcome == EXITED:
         return child_code or 0
     if outcome == REFUSED:
-        return EXIT_LOCKED if reason == LOCKED else EXIT_REFUSED
+        return {LOCKED: EXIT_LOCKED, ANSWERED: EXIT_ANSWERED}.get(reason or "", EXIT_REFUSED)
     if outcome == VANISHED:
         return EXIT_VANISHED
     if outcome == TIMEOUT:
@@ -79,17 +81,17 @@ def exit_code(outcome: str, reason: str | None = None, child_code: int | None = 
 
 
 def _rank(outcome: str, reason: str | None, code: int) -> int:
-    """acted < locked < gated (4) < vanished < timeout < failed child < error."""
+    """acted < answered < locked < gated (4) < vanished < timeout < failed child < error."""
     if outcome == REFUSED:
-        return 1 if reason == LOCKED else 2
+        return {ANSWERED: 1, LOCKED: 2}.get(reason or "", 3)
     if outcome == VANISHED:
-        return 3
-    if outcome == TIMEOUT:
         return 4
-    if outcome == EXITED and code:
+    if outcome == TIMEOUT:
         return 5
-    if outcome == ERROR:
+    if outcome == EXITED and code:
         return 6
+    if outcome == ERROR:
+        return 7
     return 0
 
 

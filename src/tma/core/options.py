@@ -72,6 +72,8 @@ OPTIONS: tuple[Option, ...] = (
     _pane("@agent_question_request", "E", "id", "pending question id (OpenCode)"),
     _pane("@tma_reply_holder", "E", "pid", "a Claude PermissionRequest hook holding for a verdict"),
     _pane("@tma_reply_verdict", "B", "<id> allow|deny", "verdict handed to the holding hook"),
+    _pane("@agent_answered", "B", "<episode>_<nonce>",
+          "the blocked episode whose answer a `tma act` typed (no other act types into it)"),
     # -- internal anchors
     _pane("@tma_title_match_pid", "F", "pid", "anchor for a title-narrowed identity"),
     _pane("@tma_reg_dead_since", "F", "epoch ms", "first seen a shell-only subtree on a pid-less registration"),

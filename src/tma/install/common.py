@@ -13,16 +13,22 @@ tma's, and shows a unified diff of every file it is about to change before it wr
   emptied, write only when the text changes, never create a file.
 * Reads: an absent file is empty; anything else that fails (permissions, a directory,
   non-UTF-8, malformed JSON/TOML, a dangling symlink) refuses, naming the file.
-* JSON is re-serialised in the file's own format (indent, separators, ASCII escaping,
-  line ending, trailing newline, minified or not), detected by re-rendering the
-  original until it reproduces byte for byte; key order is kept. So an uninstall after
-  an install gives back the original bytes whenever tma's entries were the only change.
+* JSON is edited by splicing (tma.install.jsonsplice): only the bytes of the entries tma
+  adds, drops or changes are written, in the container's own layout (indent, key
+  separator, line ending, inline or not); every other byte stays as it was (`2.50`, a
+  hand-made indent, key order, escapes). So an uninstall after an install gives back
+  the original bytes whenever tma's entries were the only change. A new file is written
+  in the usual 2-space style.
 * Writes are atomic (a temp file beside the target, then rename), keep the file's mode,
   go through a symlink to its target and create missing parent directories.
+* Concurrent writers: tma processes serialise on a lock file beside the target, and an
+  agent file is replaced only if it is still the one its change was planned from (else
+  the change is planned again from the newer file): see apply().
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import os
@@ -32,6 +38,10 @@ import stat
 import sys
 import tempfile
 from dataclasses import dataclass, field
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 WRAPPER_NAME = "tma-hook"
 #: Wired for every hook-capable agent beside its manifest's events (ownership bookkeeping).
@@ -225,7 +235,11 @@ class JsonDoc:
             return None
         if uninstall and self.text is None:
             return None
-        return Change(self.path, self.text, self.fmt.dump(new), label)
+        if self.text is None or not self.text.strip():
+            return Change(self.path, self.text, self.fmt.dump(new), label)
+        from tma.install.jsonsplice import splice
+
+        return Change(self.path, self.text, splice(self.text, new), label)
 
 
 def same(a, b) -> bool:
@@ -498,8 +512,10 @@ def _umask() -> int:
     return old
 
 
-def write_atomic(path: str, data: bytes, mode: int = 0o666, force_mode: bool = False) -> None:
-    """Replace path's content atomically (through a symlink), keeping its mode."""
+def write_atomic(path: str, data: bytes, mode: int = 0o666, force_mode: bool = False,
+                 still: Callable[[], bool] | None = None) -> bool:
+    """Replace path's content atomically (through a symlink), keeping its mode. With
+    `still`, the rename happens only if still() holds just before it (else False)."""
     target = os.path.realpath(path) if os.path.islink(path) else path
     directory = os.path.dirname(os.path.abspath(target))
     os.makedirs(directory, exist_ok=True)
@@ -515,7 +531,11 @@ def write_atomic(path: str, data: bytes, mode: int = 0o666, force_mode: bool = F
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, keep)
+        if still is not None and not still():
+            os.unlink(tmp)
+            return False
         os.replace(tmp, target)
+        return True
     except BaseException:
         try:
             os.unlink(tmp)
@@ -524,16 +544,120 @@ def write_atomic(path: str, data: bytes, mode: int = 0o666, force_mode: bool = F
         raise
 
 
-def apply(change: Change) -> None:
+#: How often a write is redone because another program changed the file meanwhile.
+RETRIES = 25
+LOCK_SUFFIX = ".tma-lock"
+
+
+def _target(path: str) -> str:
+    return os.path.realpath(path) if os.path.islink(path) else path
+
+
+@contextlib.contextmanager
+def file_lock(path: str):
+    """An exclusive lock among tma processes on one file: flock(2) on a sibling
+    `.<name>.tma-lock`, removed again before it is released. A holder that finds the lock
+    file replaced under it (a previous holder removed it) takes the new one instead."""
+    import fcntl
+
+    target = _target(path)
+    directory = os.path.dirname(os.path.abspath(target))
+    os.makedirs(directory, exist_ok=True)
+    lock = os.path.join(directory, "." + os.path.basename(target) + LOCK_SUFFIX)
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+    while True:
+        fd = os.open(lock, flags, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            held = os.fstat(fd)
+            now = os.stat(lock, follow_symlinks=False)
+        except FileNotFoundError:
+            os.close(fd)
+            continue
+        except BaseException:
+            os.close(fd)
+            raise
+        if (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
+            break
+        os.close(fd)
     try:
-        if change.new is None:
-            if os.path.lexists(change.path):
-                os.unlink(change.path)
-            return
-        data = change.new.encode("utf-8") if isinstance(change.new, str) else change.new
-        write_atomic(change.path, data, change.mode, change.force_mode)
+        yield
+    finally:
+        try:
+            os.unlink(lock)
+        except OSError:
+            pass
+        os.close(fd)
+
+
+def _identity(path: str):
+    """What says the file is still the one read: device, inode, size, mtime (None: absent)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _snapshot(path: str) -> tuple[bytes | None, tuple | None]:
+    try:
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            data = fh.read()
+    except FileNotFoundError:
+        return None, None
+    return data, (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _bytes(value: str | bytes | None) -> bytes | None:
+    return value.encode("utf-8") if isinstance(value, str) else value
+
+
+def apply(change: Change, replan: Callable[[], Change | None] | None = None) -> None:
+    """Write one change without losing a concurrent writer's.
+
+    Under file_lock (tma against tma), the file is read again: when it is no longer the
+    text the change was planned from, `replan()` plans again from what is there now
+    (None: nothing left to do), and the loop starts over. The new text goes to a temp
+    file; just before the rename, the file must still be the one read (its bytes, then
+    its device, inode, size and mtime), else the temp file is dropped and the change
+    redone. A writer that takes no lock (the agent itself) can still land between that
+    last check and the rename: a window of one stat(2) and one rename(2).
+    Without `replan` (tma's own files: the wrapper, its records) the change is written
+    as planned, under the lock."""
+    try:
+        with file_lock(change.path):
+            _apply_locked(change, replan)
     except OSError as exc:
         raise InstallError(f"cannot write {change.path}: {exc.strerror or exc}") from None
+
+
+def _apply_locked(change: Change, replan) -> None:
+    for _ in range(RETRIES):
+        path = _target(change.path)
+        data, ident = _snapshot(path)
+        if replan is not None and data != _bytes(change.old):
+            fresh = replan()
+            if fresh is None:
+                return
+            change = fresh
+            continue
+
+        def still(path=path, data=data, ident=ident) -> bool:
+            return replan is None or (_snapshot(path)[0] == data and _identity(path) == ident)
+
+        if change.new is None:
+            if os.path.lexists(change.path) and still():
+                os.unlink(change.path)
+                return
+            if not os.path.lexists(change.path):
+                return
+            continue
+        if write_atomic(change.path, _bytes(change.new) or b"", change.mode,
+                        change.force_mode, still=still):
+            return
+    raise InstallError(f"{change.path} kept changing while tma wrote it ({RETRIES} tries); "
+                       "nothing written: run the command again")
 
 
 # ---------------------------------------------------------------- the wrapper

@@ -262,12 +262,26 @@ def _changes(name: str, plan: common.Plan, req: Request, pending: Pending,
     return shared, own
 
 
-def _write(name: str, changes: list[common.Change], setup: Setup, io: Output) -> bool:
-    """Apply the changes in order, recording what they create; False on the first failure."""
+def _replanner(name: str, manifest, setup: Setup, req: Request, path: str):
+    """Plan one agent's change to one file again, from the file as it is now."""
+    def replan() -> common.Change | None:
+        plan = registry.adapter(name).plan(setup.ctx, manifest, req.uninstall)
+        for ch in plan.changes:
+            if ch.path == path:
+                return setup.created.removal(ch) if req.uninstall else ch
+        return None
+    return replan
+
+
+def _write(name: str, changes: list[common.Change], setup: Setup, io: Output,
+           replan=None) -> bool:
+    """Apply the changes in order, recording what they create; False on the first failure.
+    replan(path): how to plan an agent file's change again when another program changed
+    the file since it was read (None for tma's own files)."""
     for ch in changes:
         made = setup.created.missing(ch)
         try:
-            common.apply(ch)
+            common.apply(ch, replan(ch.path) if replan is not None else None)
         except common.InstallError as exc:
             io.warn(f"tma: {name}: {exc}")
             return False
@@ -296,7 +310,10 @@ def run_agent(name: str, manifest, setup: Setup, req: Request, pending: Pending,
     if not common.confirm(req.yes, out=io.out):
         io.warn("tma: aborted; no changes written")
         return False, False
-    ok = _write(name, everything, setup, io)
+    own_paths = {c.path for c in own}
+    ok = _write(name, everything, setup, io,
+                lambda path: _replanner(name, manifest, setup, req, path)
+                if path in own_paths else None)
     if not ok:
         return False, True
     for kind, _ in shared:

@@ -7,12 +7,15 @@ just re-verified.
 from __future__ import annotations
 
 from tma.core import actions_gate as G
-from tma.runtime.actions_fire import api_endpoint, target_of
+from tma.runtime.actions_fire import ANSWERED_WORDS, answered, api_endpoint, target_of
 
 
 def refusal(broker, action, pane, stamp, agent: str, force: bool = False):
     manifest = broker.cycle.manifests().get(agent) if agent else None
-    return G.gate(action, target_of(pane, stamp, agent, manifest), force=force)
+    why = G.gate(action, target_of(pane, stamp, agent, manifest), force=force)
+    if why is None and broker.lane(action, agent, pane) == "keys" and answered(pane, stamp):
+        why = G.Refusal(G.ANSWERED, ANSWERED_WORDS.format(pane=pane.pane_id, name=action.name))
+    return why
 
 
 def effect_words(broker, action, pane, agent: str, text: str | None) -> str:

@@ -4,7 +4,9 @@ load -> resolve the target (a producing poll cycle: a stale stamp is re-verified
 fresh detection) -> gate (`when` unless --force, `requires`, applicability, coverage)
 -> the single-flight lock `@agent_action` -> re-check under the lock against a freshly
 read pane (keys: a capture folded with the manifest, and the agent in the foreground)
--> effect -> release. Keys never reach a screen that no longer asks for them.
+-> for keys answering a blocked screen, the episode's answer claim `@agent_answered`
+-> effect -> release. Keys never reach a screen that no longer asks for them, and a
+prompt's answer is typed at most once, however many acts race for it.
 """
 
 from __future__ import annotations
@@ -187,6 +189,12 @@ class Broker:
         from tma.tmux import keys as keys_mod
 
         try:
+            if state == states.BLOCKED and not action_lock.claim(
+                    self.server, pane.pane_id, episode_of(pane, stamp, detail),
+                    os.urandom(8).hex()):
+                return refused(action.name, pane.pane_id, G.Refusal(
+                    G.ANSWERED, ANSWERED_WORDS.format(pane=pane.pane_id, name=action.name)
+                    + ", nothing typed"), agent)
             keys_mod.send(self.server, pane.pane_id, action.keys[agent], req.text)
         except PaneGone:
             return gone(action.name, pane.pane_id)
@@ -327,6 +335,31 @@ def call_api(op, endpoint: str, request_id: str, timeout_s: float) -> tuple[str,
     else:  # pragma: no cover - the schema's closed vocabulary
         return G.ERROR, f"unknown API op {op.op!r}"
     return res.outcome, res.message
+
+
+def episode_of(pane, stamp: codec.Stamp | None, detail: str) -> str:
+    """The blocked episode an answer is bound to, as letters and digits: the agent's own
+    request id where a hook or plugin stamped one, else when the pane's blocked state began
+    (`since`). Two prompts in a row that no reader saw apart share a `since`: the second
+    is then refused `answered` rather than risk a doubled key."""
+    key = "@agent_question_request" if detail == states.QUESTION else "@agent_permission_request"
+    request = pane.options.get(key, "")
+    if request:
+        import hashlib
+
+        return "r" + hashlib.sha256(request.encode()).hexdigest()[:24]
+    return f"s{stamp.since if stamp is not None else 0}"
+
+
+def answered(pane, stamp: codec.Stamp | None) -> bool:
+    """Whether a `tma act` already typed the answer of the blocked episode the pane shows."""
+    if stamp is None or stamp.state != states.BLOCKED:
+        return False
+    claim = pane.options.get(action_lock.ANSWERED, "")
+    return claim.startswith(episode_of(pane, stamp, stamp.detail) + "_")
+
+
+ANSWERED_WORDS = "{pane}'s prompt was already answered by another tma act: `{name}` not fired"
 
 
 def _decode(pane) -> codec.Stamp | None:

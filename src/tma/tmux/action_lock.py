@@ -68,3 +68,33 @@ def release(server: Server, pane_id: str, mine: str) -> bool:
     """Clear the lock if it is still ours; False when the pane is gone or tmux refused."""
     _out, err = server.source([release_line(pane_id, mine)])
     return not err.strip()
+
+
+# -- the answer claim: `@agent_answered = <episode>_<nonce>`
+#
+# An answer (a key that replies to a prompt) is bound to its episode. Before typing, the
+# broker claims the episode with one guarded write: it is set only when the option does not
+# already name that episode, and read back in the same spawn; of two racing acts exactly
+# one reads its own nonce back. The claim is never released: once an episode was answered,
+# no other act types into it, whatever the screen shows meanwhile. A later episode's claim
+# simply overwrites it. `#{m:}` and `#{?}` are in every release 3.2a..next.
+
+ANSWERED = "@agent_answered"
+
+
+def claim_line(pane_id: str, episode: str, nonce: str) -> str:
+    if not (episode.isalnum() and nonce.isalnum()):
+        raise ValueError("an episode and a nonce are letters and digits")
+    mine = f"{episode}_{nonce}"
+    taken = "#{m:" + episode + "_*,#{" + ANSWERED + "}}"
+    fmt = "#{?" + taken + ",#{" + ANSWERED + "}," + mine + "}"
+    return (f"set-option -p -F -t {pane_id} {ANSWERED} {quote(fmt)} ; "
+            f"display-message -p -t {pane_id} {quote('#{' + ANSWERED + '}')}")
+
+
+def claim(server: Server, pane_id: str, episode: str, nonce: str) -> bool:
+    """Claim the episode's answer for this act: True when it is ours to type."""
+    out, err = server.source([claim_line(pane_id, episode, nonce)])
+    if err.strip():
+        raise classify(err)
+    return out.strip() == f"{episode}_{nonce}"
