@@ -199,6 +199,13 @@ HOOK_CASES = [
     ("codex", "SessionEnd", {"reason": "other"}, END),
     ("codex", "UserPromptSubmit", {"prompt": "hi"}, WORKING),
     ("codex", "PreToolUse", {"tool_name": "Bash"}, WORKING),
+    ("codex", "PreToolUse", {"tool_name": "request_user_input", "tool_input": {"questions": []}},
+     ("blocked", "question", False)),
+    # the tool name quoted inside a command string is escaped, so it is not a question
+    ("codex", "PreToolUse",
+     {"tool_name": "exec_command", "tool_input": {"cmd": 'echo \'"tool_name": "request_user_input"\''}},
+     WORKING),
+    ("codex", "PreCompact", {"trigger": "manual"}, ("working", "compacting", False)),
     ("codex", "PostToolUse", {"tool_name": "Bash"}, WORKING),
     ("codex", "PermissionRequest", {"tool_name": "Bash"}, PERMISSION),
     ("codex", "Stop", {"last_assistant_message": "done"}, IDLE_TURN),
