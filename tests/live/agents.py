@@ -107,7 +107,8 @@ def _claude(agent: Agent, screen: str, title: str) -> str | None:
 
 
 _CODEX_APPROVAL = re.compile(
-    r"Would you like to (?:run the following command|make the following edits)\?")
+    r"Would you like to (?:run the following command|make the following edits)\?"
+    r"|Allow the \S+ MCP server to run tool")
 
 
 def _codex(agent: Agent, screen: str, title: str) -> str | None:
