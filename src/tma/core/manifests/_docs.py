@@ -168,10 +168,9 @@ DOCS = {'claude': {'min_engine_version': '0.1',
                       'detail': 'trust',
                       'priority': 108,
                       'region': 'visible',
-                      'match': {'all': [{'line_regex': '\\d+ hooks? needs? review before '
-                                                       '(?:it|they) can run'},
-                                        {'line_regex': '^\\s*t trust(?: all · enter review · esc '
-                                                       'close| · esc back)\\s*$'}]}},
+                      'match': {'all': [{'regex': '\\d+\\s+hooks?\\s+needs?\\s+review\\s+before\\s+(?:it|they)\\s+can\\s+run'},
+                                        {'regex': '(?m)^\\s*t\\s+trust(?:\\s+all\\s+·\\s+enter\\s+review\\s+·\\s+esc\\s+close|\\s+·\\s+esc\\s+back)[ '
+                                                  '\\t]*$'}]}},
                      {'state': 'blocked',
                       'detail': 'permission',
                       'priority': 100,
