@@ -14,7 +14,7 @@ def inst(tmp_path, monkeypatch, capsys) -> Inst:
     return Inst(tmp_path, monkeypatch, capsys)
 
 
-EVENTS = ["SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse",
+EVENTS = ["SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact",
           "PermissionRequest", "Stop", "SubagentStart", "SubagentStop"]
 
 CONFIG = '''# My codex setup.
