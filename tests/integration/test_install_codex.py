@@ -15,7 +15,7 @@ def inst(tmp_path, monkeypatch, capsys) -> Inst:
 
 
 EVENTS = ["SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact",
-          "PermissionRequest", "Stop", "SubagentStart", "SubagentStop"]
+          "PostCompact", "PermissionRequest", "Stop", "SubagentStart", "SubagentStop"]
 
 CONFIG = '''# My codex setup.
 model = "gpt-5"   # the default model

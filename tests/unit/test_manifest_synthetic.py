@@ -206,6 +206,8 @@ HOOK_CASES = [
      {"tool_name": "exec_command", "tool_input": {"cmd": 'echo \'"tool_name": "request_user_input"\''}},
      WORKING),
     ("codex", "PreCompact", {"trigger": "manual"}, ("working", "compacting", False)),
+    ("codex", "PostCompact", {"trigger": "manual"}, IDLE_TURN),
+    ("codex", "PostCompact", {"trigger": "auto"}, WORKING),
     ("codex", "PostToolUse", {"tool_name": "Bash"}, WORKING),
     ("codex", "PermissionRequest", {"tool_name": "Bash"}, PERMISSION),
     ("codex", "Stop", {"last_assistant_message": "done"}, IDLE_TURN),

@@ -359,6 +359,7 @@ LIVE_HOOK_EXPECTATIONS = {
         "PreToolUse": lambda p: (
             "blocked/question" if p.get("tool_name") == "request_user_input" else "working/"),
         "PostToolUse": "working/", "Stop": "idle/*", "PreCompact": "working/compacting",
+        "PostCompact": lambda p: "idle/*" if p.get("trigger") == "manual" else "working/",
         "PermissionRequest": "blocked/permission", "notify": _codex_notify,
     },
     "gemini": {
