@@ -14,8 +14,8 @@ def inst(tmp_path, monkeypatch, capsys) -> Inst:
     return Inst(tmp_path, monkeypatch, capsys)
 
 
-EVENTS = ["SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse",
-          "PermissionRequest", "Stop", "SubagentStart", "SubagentStop"]
+EVENTS = ["SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact",
+          "PostCompact", "PermissionRequest", "Stop", "SubagentStart", "SubagentStop"]
 
 CONFIG = '''# My codex setup.
 model = "gpt-5"   # the default model

@@ -106,10 +106,17 @@ def _claude(agent: Agent, screen: str, title: str) -> str | None:
     return None
 
 
+_CODEX_APPROVAL = re.compile(
+    r"Would you like to (?:run the following command|make the following edits)\?"
+    r"|Allow the \S+ MCP server to run tool")
+
+
 def _codex(agent: Agent, screen: str, title: str) -> str | None:
     if "Hooks need review" in screen:
         return "dialog"
-    if "Would you like to run the following command?" in screen:
+    # the approval question wraps on narrow panes ("Would you like to run the following" /
+    # "command?" at 40 columns): read it over the joined rows
+    if _CODEX_APPROVAL.search(" ".join(screen.split())):
         return "prompt"
     if BRAILLE.match(title):
         return "working"

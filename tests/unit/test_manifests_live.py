@@ -364,7 +364,10 @@ LIVE_HOOK_EXPECTATIONS = {
     },
     "codex": {
         "SessionStart": "start", "SessionEnd": "end", "UserPromptSubmit": "working/",
-        "PreToolUse": "working/", "PostToolUse": "working/", "Stop": "idle/*",
+        "PreToolUse": lambda p: (
+            "blocked/question" if p.get("tool_name") == "request_user_input" else "working/"),
+        "PostToolUse": "working/", "Stop": "idle/*", "PreCompact": "working/compacting",
+        "PostCompact": lambda p: "idle/*" if p.get("trigger") == "manual" else "working/",
         "PermissionRequest": "blocked/permission", "notify": _codex_notify,
     },
     "gemini": {
