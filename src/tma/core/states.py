@@ -42,9 +42,9 @@ BACKGROUND = "background"
 COMPACTING = "compacting"
 
 #: Emitted by the bundled manifests.
-EMITTED_DETAILS: tuple[str, ...] = (PERMISSION, PLAN, TRUST, RATE_LIMIT, QUESTION)
+EMITTED_DETAILS: tuple[str, ...] = (PERMISSION, PLAN, TRUST, RATE_LIMIT, QUESTION, COMPACTING)
 #: Declared, not emitted by any bundled manifest yet.
-DECLARED_DETAILS: tuple[str, ...] = (ERROR, BACKGROUND, COMPACTING)
+DECLARED_DETAILS: tuple[str, ...] = (ERROR, BACKGROUND)
 KNOWN_DETAILS: tuple[str, ...] = EMITTED_DETAILS + DECLARED_DETAILS
 
 LIFECYCLE = "lifecycle"
