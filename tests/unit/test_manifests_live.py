@@ -196,6 +196,13 @@ SCREEN_CLASS_VERDICT = {
     "api-retry": {(states.WORKING, "")},
     "api-error": {(states.IDLE, "")},
     "shell-foreground": {(states.UNKNOWN, "")},
+    # a permission dialog for a tool other than the shell (file write, edit with a diff, web
+    # fetch, MCP): the live suite drives the shell prompt only
+    "tool-dialog": {(states.BLOCKED, states.PERMISSION)},
+    "compaction": {(states.WORKING, states.COMPACTING)},
+    # a screen at 40 columns or fewer whose chrome wraps into rows the suite's one-line
+    # screen classes do not read; tma reads it like the same screen at full width
+    "narrow": {(states.IDLE, ""), (states.WORKING, ""), (states.BLOCKED, states.PERMISSION)},
 }
 
 
