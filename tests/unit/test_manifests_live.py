@@ -353,6 +353,14 @@ def _codex_notify(p: dict) -> str | None:
     return None if first.startswith("Generate a concise, single-line task title") else "idle/*"
 
 
+def _gemini_notification(p: dict) -> str | None:
+    if p.get("notification_type") != "ToolPermission":
+        return None
+    kind = (p.get("details") or {}).get("type")
+    return {"ask_user": "blocked/question", "exit_plan_mode": "blocked/plan"}.get(
+        kind, "blocked/permission")
+
+
 # What each recorded event must map to: start/end, "<state>/<detail>" with * for turn_end,
 # or None for an event that stays unmapped. Unlisted events must stay unmapped.
 LIVE_HOOK_EXPECTATIONS = {
@@ -369,8 +377,7 @@ LIVE_HOOK_EXPECTATIONS = {
     "gemini": {
         "SessionStart": "start", "SessionEnd": "end", "BeforeAgent": "working/",
         "BeforeTool": "working/", "AfterTool": "working/", "AfterAgent": "idle/*",
-        "Notification": lambda p: (
-            "blocked/permission" if p.get("notification_type") == "ToolPermission" else None),
+        "Notification": _gemini_notification,
     },
     "pi": {
         "session_start": "start", "session_shutdown": "end", "before_agent_start": "working/",
