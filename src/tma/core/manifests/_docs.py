@@ -318,6 +318,9 @@ DOCS = {'claude': {'min_engine_version': '0.1',
                                 {'event': 'permission-required',
                                  'claim': {'state': 'blocked', 'detail': 'permission'}},
                                 {'event': 'question-required',
+                                 'matcher': '"header"\\s*:\\s*"Build Agent"',
+                                 'claim': {'state': 'blocked', 'detail': 'plan'}},
+                                {'event': 'question-required',
                                  'claim': {'state': 'blocked', 'detail': 'question'}}]},
               'capture': {'visible': ['blocked', 'working']},
               'rules': [{'state': 'blocked',
@@ -338,6 +341,18 @@ DOCS = {'claude': {'min_engine_version': '0.1',
                                                      '\\t┃]*select[ '
                                                      '\\t]+(?:submit|toggle|confirm)[ '
                                                      '\\t]+dismiss'}]}},
+                        {'state': 'blocked',
+                         'detail': 'plan',
+                         'priority': 105,
+                         'region': 'tail_lines(24)',
+                         'match': {'all': [{'regex': 'Would[\\s┃]+you[\\s┃]+like[\\s┃]+to[\\s┃]+switch[\\s┃]+to[\\s┃]+the[\\s┃]+build[\\s┃]+agent[\\s┃]+and[\\s┃]+start[\\s┃]+implementing\\?'},
+                                           {'any': [{'line_regex': '↑↓ select\\s+enter '
+                                                                   '(?:submit|toggle|confirm)\\s+esc '
+                                                                   'dismiss'},
+                                                    {'regex': '↑↓[ \\t]+enter[ \\t]+esc[ '
+                                                              '\\t┃]*\\n[ \\t┃]*select[ '
+                                                              '\\t]+(?:submit|toggle|confirm)[ '
+                                                              '\\t]+dismiss'}]}]}},
                         {'state': 'working',
                          'priority': 60,
                          'region': 'visible',
