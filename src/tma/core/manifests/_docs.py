@@ -297,6 +297,11 @@ DOCS = {'claude': {'min_engine_version': '0.1',
                                           '\\t][^\\n]*(?:\\n   '
                                           '[^\\n]*)*(?:\\n[^\\n]*){0,8}\\s*\\Z'}},
                       {'state': 'idle',
+                       'priority': 4,
+                       'region': 'visible',
+                       'match': {'line_regex': '^\\s*>\\s+Type your message or '
+                                               '@path/to/file\\s*$'}},
+                      {'state': 'idle',
                        'priority': 6,
                        'region': 'visible',
                        'match': {'any': [{'all': [{'line_regex': '^\\s*│ Select Model\\s*│\\s*$'},
