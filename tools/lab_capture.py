@@ -47,7 +47,8 @@ capture   read a live pane of a tmux server the way tma reads one:
               --title-re REGEX       the pane title must match
               --timeout SECS         give up (exit 3) after SECS (default 30)
           --screen-class CLASS writes `screen_class: CLASS` for a screen past the happy
-          path (trust-dialog, overlay, api-retry, api-error, shell-foreground).
+          path (trust-dialog, overlay, api-retry, api-error, shell-foreground, tool-dialog,
+          compaction, narrow).
           The condition is checked again on the very body that is written, so a
           fixture never shows a screen that failed its own condition.
 
@@ -310,7 +311,8 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument(
                 "--screen-class",
                 help="a screen past the happy path the live suite never drives: "
-                "trust-dialog, overlay, api-retry, api-error, shell-foreground",
+                "trust-dialog, overlay, api-retry, api-error, shell-foreground, tool-dialog, "
+                "compaction, narrow",
             )
             p.add_argument("-o", "--output", required=True)
         p.set_defaults(fn=fn)

@@ -472,6 +472,9 @@ def test_opencode_synonyms(tmp_path):
         oc_event("permission.asked", requestID="per_3", sessionID="ses_1", permission="edit"),
         oc_event("question.asked", id="que_3", sessionID="ses_1"),
         oc_event("question.rejected", sessionID="ses_1", requestID="que_3"),
+        oc_event("question.asked", id="que_4", sessionID="ses_1", questions=[
+            {"question": "Plan at p.md is complete. Would you like to switch to the build "
+             "agent and start implementing?", "header": "Build Agent", "options": []}]),
         oc_event("permission.replied", sessionID="ses_1", permissionID="per_3",
                  response="reject"),
     ]
@@ -485,6 +488,8 @@ def test_opencode_synonyms(tmp_path):
                                  "request_id": "per_3"}),
         ("question-required", {"session_id": "ses_1", "question_id": "que_3"}),
         ("question-replied", {"session_id": "ses_1", "question_id": "que_3"}),
+        ("question-required", {"session_id": "ses_1", "question_id": "que_4",
+                               "header": "Build Agent"}),
         ("permission-replied", {"session_id": "ses_1", "request_id": "per_3",
                                 "reply": "reject"}),
     ]

@@ -199,10 +199,16 @@ SCREEN_CLASS_VERDICT = {
     # dialogs the live suite's screen classes do not name (file writes and edits, questions,
     # plans), compaction, and an extension's own prompt drawn under pi's working row
     "permission-dialog": {(states.BLOCKED, "permission")},
+    # a permission dialog for a tool other than the shell (file write, edit with a diff, web
+    # fetch, MCP): the live suite drives the shell prompt only
+    "tool-dialog": {(states.BLOCKED, states.PERMISSION)},
     "question-dialog": {(states.BLOCKED, "question")},
     "plan-dialog": {(states.BLOCKED, "plan")},
     "compaction": {(states.WORKING, "compacting")},
     "extension-prompt": {(states.WORKING, "")},
+    # a screen at 40 columns or fewer whose chrome wraps into rows the suite's one-line
+    # screen classes do not read; tma reads it like the same screen at full width
+    "narrow": {(states.IDLE, ""), (states.WORKING, ""), (states.BLOCKED, states.PERMISSION)},
 }
 
 
@@ -353,6 +359,14 @@ def _codex_notify(p: dict) -> str | None:
     return None if first.startswith("Generate a concise, single-line task title") else "idle/*"
 
 
+def _gemini_notification(p: dict) -> str | None:
+    if p.get("notification_type") != "ToolPermission":
+        return None
+    kind = (p.get("details") or {}).get("type")
+    return {"ask_user": "blocked/question", "exit_plan_mode": "blocked/plan"}.get(
+        kind, "blocked/permission")
+
+
 # What each recorded event must map to: start/end, "<state>/<detail>" with * for turn_end,
 # or None for an event that stays unmapped. Unlisted events must stay unmapped.
 LIVE_HOOK_EXPECTATIONS = {
@@ -373,8 +387,7 @@ LIVE_HOOK_EXPECTATIONS = {
     "gemini": {
         "SessionStart": "start", "SessionEnd": "end", "BeforeAgent": "working/",
         "BeforeTool": "working/", "AfterTool": "working/", "AfterAgent": "idle/*",
-        "Notification": lambda p: (
-            "blocked/permission" if p.get("notification_type") == "ToolPermission" else None),
+        "Notification": _gemini_notification,
     },
     "pi": {
         "session_start": "start", "session_shutdown": "end", "before_agent_start": "working/",

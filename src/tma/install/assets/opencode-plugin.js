@@ -11,7 +11,7 @@
 //   session.idle                    -> stop                 {session_id}
 //   permission.asked / .updated     -> permission-required  {session_id, permission, request_id}
 //   permission.replied              -> permission-replied   {session_id, request_id, reply}
-//   question.asked / .updated       -> question-required    {session_id, question_id}
+//   question.asked / .updated       -> question-required    {session_id, question_id[, header]}
 //   question.replied / .answered /
 //   question.rejected               -> question-replied     {session_id, question_id}
 //   hooks chat.message and
@@ -173,12 +173,18 @@ function onEvent(event, apiEndpoint) {
       });
       return;
     case "question.asked":
-    case "question.updated":
-      send("question-required", {
+    case "question.updated": {
+      const asked = {
         session_id: rootOf(sid),
         question_id: text(props.id) || text(props.requestID),
-      });
+      };
+      // the first question's header: "Build Agent" is the plan agent's plan_exit approval
+      const first = Array.isArray(props.questions) ? props.questions[0] : undefined;
+      const header = text(first && first.header);
+      if (header) asked.header = header;
+      send("question-required", asked);
       return;
+    }
     case "question.replied":
     case "question.answered":
     case "question.rejected":
