@@ -121,6 +121,21 @@ def text_of(content) -> str:
     return "\n".join(out)
 
 
+def typed_text(content) -> str:
+    """The typed part of a user message: its last text part once Claude Code's
+    <system-reminder> blocks are dropped. Agents send a cancelled turn's text again in the
+    next turn's message (gemini: one entry, two text parts; claude: with the declined
+    tool's result): the last part is what was typed now."""
+    parts = [content] if isinstance(content, str) else [
+        p if isinstance(p, str) else p.get("text") for p in content or []
+        if isinstance(p, str) or (isinstance(p, dict) and isinstance(p.get("text"), str))]
+    for part in reversed(parts):
+        part = _REMINDER.sub("", part).strip()
+        if part:
+            return part
+    return ""
+
+
 def snip(text: str) -> str:
     """The tail of a user turn, for the decision log (the typed words come last)."""
     return text[-400:]
@@ -171,7 +186,7 @@ def gemini_prompt(contents: list) -> tuple[str, int]:
         if any("functionResponse" in q for q in parts):
             done += 1
             continue
-        return "\n".join(q.get("text", "") for q in parts), done
+        return typed_text(parts), done
     return "", done
 
 
@@ -458,7 +473,7 @@ class _Handler(BaseHTTPRequestHandler):
             blocks = msg.get("content")
             if msg.get("role") != "user":
                 continue
-            typed = _REMINDER.sub("", text_of(blocks)).strip()
+            typed = typed_text(blocks)
             if isinstance(blocks, list) and any(isinstance(b, dict) and
                                                  b.get("type") == "tool_result" for b in blocks):
                 if not typed:  # a tool's result (claude merges a declined one with the
