@@ -150,6 +150,9 @@ def _opencode(agent: Agent, screen: str, title: str) -> str | None:
     if "Permission required" in screen:
         return "prompt"
     if "enter submit" in screen and "esc dismiss" in screen:  # the question tool
+        # plan_exit asks through the same dialog (its first option's description)
+        if "Switch to build agent and start implementing the plan" in screen:
+            return "plan"
         return "question"
     if "esc interrupt" in screen:
         return "working"

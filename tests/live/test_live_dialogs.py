@@ -14,14 +14,14 @@ holds the summary request open (`FakeLLM.hold`) until the harness has measured:
             shift+tab)                       Plan mode: "Implement this plan?"
   gemini    ask_user                         exit_plan_mode after write_file
                                              in plan mode (shift+tab twice)
-  opencode  question
+  opencode  question                         plan_exit in the plan agent (tab),
+                                             behind OPENCODE_EXPERIMENTAL_PLAN_MODE=1
   pi                                                                         /compact
 
 A compaction must read working/compacting. Each dialog is dismissed with Esc, and the
 agent must be idle again. Codex has no compaction in the walk (the issue asks for claude
-and pi); gemini's and opencode's compactions, opencode's plan_exit (behind
-OPENCODE_EXPERIMENTAL_PLAN_MODE in 1.18.33) and pi's dialogs (pi has no question or plan
-tool) are not walked.
+and pi); gemini's and opencode's compactions are not walked either, and pi has no question
+or plan tool.
 
 Every step keeps the usual deadlines (hookless: freshness + poll + 1 s, a turn end
 dwell + freshness + poll + 1 s; daemon: 1.5 s, an idle screen dwell + 1.5 s) and the
@@ -33,6 +33,7 @@ tma misreads and what it read.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -131,9 +132,14 @@ WALKS: dict[str, tuple[Walk, ...]] = {
         Walk("question", "question",
              "ask1 " + call("question", {"questions": [dict(QUESTION, multiple=False)]}),
              "ask1"),
+        # the plan agent (tab); plan_exit asks "switch to the build agent?" (EXTRA_ENV)
+        Walk("plan", "plan", "plan1 " + call("plan_exit", {}), "plan1",
+             mode_keys=(("Tab", r"Plan · mock-model"),)),
     ),
     "pi": (COMPACT,),
 }
+# opencode 1.18.33 offers plan_exit only under its experimental plan mode
+EXTRA_ENV = {"opencode": {"OPENCODE_EXPERIMENTAL_PLAN_MODE": "1"}}
 CASES = [(mode, a.key) for mode in MODES for a in agents_mod.AGENTS
          if a.key != "claude-2.1.197" and a.agent in WALKS]
 
@@ -147,6 +153,8 @@ def deadline(mode: str, idle: bool, turn_end: bool) -> float:
 @pytest.mark.parametrize("mode,key", CASES, ids=[f"{m}-{k}" for m, k in CASES])
 def test_agent_dialogs(scenario_factory, fake_llm, mode, key):
     agent = agents_mod.BY_KEY[key]
+    if agent.agent in EXTRA_ENV:
+        agent = dataclasses.replace(agent, env=dict(agent.env, **EXTRA_ENV[agent.agent]))
     sc: Scenario = scenario_factory(agent, mode)
     failed: list[str] = []
 
