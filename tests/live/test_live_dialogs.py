@@ -187,11 +187,12 @@ def test_agent_dialogs(scenario_factory, fake_llm, mode, key):
             run_walk(sc, fake_llm, walk, step)
             durations[walk.name] = round(time.time() - t0, 1)
 
-        seen = sc.never_seen()
-        assert not seen, f"{agent.key} [{mode}]: " + "; ".join(seen)
-        ticker_failures = sc.ticker.failures if sc.ticker else []
-        assert not ticker_failures, f"tma status failed: {ticker_failures[:3]}"
-        assert not failed, f"{agent.key} [{mode}]: " + " | ".join(failed)
+        # every problem of the walk in one message: the steps tma missed (and what it
+        # read), what must never be seen, a failing status line
+        problems = failed + [f"never seen: {x}" for x in sc.never_seen()]
+        if sc.ticker is not None and sc.ticker.failures:
+            problems.append(f"tma status failed: {sc.ticker.failures[:3]}")
+        assert not problems, f"{agent.key} [{mode}]: " + " | ".join(problems)
         ok = True
     finally:
         if (not ok or os.environ.get("TMA_LIVE_DUMP")) and sc.monitor is not None \
