@@ -10,6 +10,9 @@ glyph), never tma's rules. Classes:
   working  the agent is busy (tma: working)
   idle     the composer is up and nothing runs (tma: idle)
   exited   the pane's shell is back in the foreground (tma: no row)
+  question the agent's own question tool waits for an answer (tma: blocked/question)
+  plan     a plan waits for approval (tma: blocked/plan)
+  compacting  the agent summarises its context (tma: working/compacting)
 
 pi has no permission prompt of its own; the suite's extension (assets/pi-ask-before-bash.ts)
 draws one while pi's `Working...` row stays up, so the verdict there must be working.
@@ -99,6 +102,12 @@ def _claude(agent: Agent, screen: str, title: str) -> str | None:
         return "dialog"
     if "Do you want to proceed?" in screen:
         return "prompt"
+    if "Enter to select · ↑/↓ to navigate · Esc to cancel" in screen:  # AskUserQuestion
+        return "question"
+    if "Would you like to proceed?" in screen or "Exit plan mode?" in screen:  # ExitPlanMode
+        return "plan"
+    if "Compacting conversation…" in screen:  # /compact
+        return "compacting"
     if "esc to interrupt" in screen or _CLAUDE_SPINNER.search(screen):
         return "working"
     if "? for shortcuts" in screen or _CLAUDE_COMPOSER.search(screen):
@@ -118,6 +127,11 @@ def _codex(agent: Agent, screen: str, title: str) -> str | None:
     # "command?" at 40 columns): read it over the joined rows
     if _CODEX_APPROVAL.search(" ".join(screen.split())):
         return "prompt"
+    # request_user_input (its footer also says "esc to interrupt")
+    if "enter to submit answer" in screen:
+        return "question"
+    if "Implement this plan?" in screen:  # a <proposed_plan> in Plan mode
+        return "plan"
     if BRAILLE.match(title):
         return "working"
     if "Ask Codex to do anything" in screen or "? for shortcuts" in screen:
@@ -128,6 +142,10 @@ def _codex(agent: Agent, screen: str, title: str) -> str | None:
 def _gemini(agent: Agent, screen: str, title: str) -> str | None:
     if "Allow execution of" in screen:
         return "prompt"
+    if "Answer Questions" in screen and "Esc to cancel" in screen:  # ask_user
+        return "question"
+    if "Ready to start implementation?" in screen:  # exit_plan_mode
+        return "plan"
     if title.startswith("✦  Working") or "esc to cancel" in screen:
         return "working"
     if title.startswith("◇  Ready") and "Type your message" in screen:
@@ -138,6 +156,11 @@ def _gemini(agent: Agent, screen: str, title: str) -> str | None:
 def _opencode(agent: Agent, screen: str, title: str) -> str | None:
     if "Permission required" in screen:
         return "prompt"
+    if "enter submit" in screen and "esc dismiss" in screen:  # the question tool
+        # plan_exit asks through the same dialog (its first option's description)
+        if "Switch to build agent and start implementing the plan" in screen:
+            return "plan"
+        return "question"
     if "esc interrupt" in screen:
         return "working"
     if "ctrl+p commands" in screen:
@@ -148,6 +171,8 @@ def _opencode(agent: Agent, screen: str, title: str) -> str | None:
 def _pi(agent: Agent, screen: str, title: str) -> str | None:
     if "Allow bash command?" in screen:
         return "prompt"
+    if "Compacting context..." in screen:  # /compact
+        return "compacting"
     if "Working..." in screen:
         return "working"
     if "mock-model" in screen:

@@ -22,7 +22,23 @@ Claude Code 2.1.332 appends one after the prompt.
                                         until the harness calls `release(ID)` (or
                                         `slow_max` seconds pass): the agent stays busy
                                         exactly as long as the test needs it to
+  * the prompt contains CALLTOOL:<name>{json} (one or more)
+                                     -> a call of the agent's OWN tool <name> with those
+                                        arguments (question tools, plan approval, file
+                                        writes...), when the request offers that tool; the
+                                        k-th token is the k-th call of the turn (a call is
+                                        made once the previous one's result is back), then
+                                        AFTER_TOOL text. `@PLANFILE@` in the arguments is
+                                        replaced by the plan file path the request names
+                                        (Claude Code's plan mode asks for one), `@PLANSDIR@`
+                                        by its plans directory (gemini's plan mode);
+                                        with FORCETOOL in the prompt, even a tool the
+                                        request does not list (claude's deferred tools)
+  * the prompt contains SAY{text}SAY -> that text as the quick reply (`\\n`: a new line)
   * anything else                    -> QUICK text
+
+`hold(ID)`: every text reply (not a tool call) streams slowly under ID until `release(ID)`,
+whatever the prompt: what an agent's own requests (a compaction's summary) need.
 
 Gemini's structured side calls (`responseMimeType: application/json`: model router,
 next-speaker check) get JSON built from the schema they send.
@@ -55,6 +71,40 @@ KEY_SLOW = "SLOWREPLY"
 SHELL_TOOLS = ("Bash", "bash", "shell_command", "exec_command", "shell", "run_shell_command",
                "local_shell")
 _SLOW_ID = re.compile(KEY_SLOW + r":([A-Za-z0-9_-]+)")
+KEY_CALL = "CALLTOOL:"
+KEY_FORCE = "FORCETOOL"  # call a CALLTOOL tool the request does not list (a deferred one)
+_CALL_NAME = re.compile(re.escape(KEY_CALL) + r"([A-Za-z0-9_.-]+)(?=\{)")
+_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
+_SAY = re.compile(r"SAY\{(.*?)\}SAY", re.S)
+_PLANS_DIR = re.compile(r"(/[^\s\"'\\`]*/plans)/")
+_PLAN_FILE = re.compile(r"(/[^\s\"'\\`]*/plans/[^\s\"'\\`]+\.md)")
+
+
+def scripted_calls(prompt: str) -> list[tuple[str, dict]]:
+    """The CALLTOOL:<name>{json} tokens of a prompt, in order (bad JSON: {})."""
+    out = []
+    dec = json.JSONDecoder()
+    for m in _CALL_NAME.finditer(prompt):
+        try:
+            args, _end = dec.raw_decode(prompt, m.end())
+        except ValueError:
+            args = {}
+        out.append((m.group(1), args if isinstance(args, dict) else {}))
+    return out
+
+
+def fill_placeholders(args, raw: str):
+    """`@PLANFILE@` -> the plan file path named anywhere in the request (claude);
+    `@PLANSDIR@` -> the plans directory it names (gemini)."""
+    text = json.dumps(args)
+    if "@PLANFILE@" in text:
+        m = _PLAN_FILE.search(raw)
+        text = text.replace("@PLANFILE@", m.group(1) if m else "/tmp/fakellm-plan.md")
+    if "@PLANSDIR@" in text:
+        # the longest: gemini's prompt names the real directory and a short `/home/…` form
+        dirs = sorted(set(_PLANS_DIR.findall(raw)), key=len)
+        text = text.replace("@PLANSDIR@", dirs[-1] if dirs else "/tmp/fakellm-plans")
+    return json.loads(text)
 
 
 def text_of(content) -> str:
@@ -69,6 +119,21 @@ def text_of(content) -> str:
         elif isinstance(part, str):
             out.append(part)
     return "\n".join(out)
+
+
+def typed_text(content) -> str:
+    """The typed part of a user message: its last text part once Claude Code's
+    <system-reminder> blocks are dropped. Agents send a cancelled turn's text again in the
+    next turn's message (gemini: one entry, two text parts; claude: with the declined
+    tool's result): the last part is what was typed now."""
+    parts = [content] if isinstance(content, str) else [
+        p if isinstance(p, str) else p.get("text") for p in content or []
+        if isinstance(p, str) or (isinstance(p, dict) and isinstance(p.get("text"), str))]
+    for part in reversed(parts):
+        part = _REMINDER.sub("", part).strip()
+        if part:
+            return part
+    return ""
 
 
 def snip(text: str) -> str:
@@ -110,6 +175,21 @@ def pick_shell(tools: list[tuple[str, dict | None]]) -> tuple[str | None, dict |
     return None, None
 
 
+def gemini_prompt(contents: list) -> tuple[str, int]:
+    """-> (the turn's typed text, the function responses sent since it)."""
+    done = 0
+    for entry in reversed(contents):
+        entry = entry if isinstance(entry, dict) else {}
+        parts = [q for q in entry.get("parts") or [] if isinstance(q, dict)]
+        if entry.get("role") == "model":
+            continue
+        if any("functionResponse" in q for q in parts):
+            done += 1
+            continue
+        return typed_text(parts), done
+    return "", done
+
+
 def json_for_schema(schema: dict | None) -> dict:
     out: dict = {}
     for key, spec in ((schema or {}).get("properties") or {}).items():
@@ -144,6 +224,7 @@ class FakeLLM:
         self._lock = threading.Lock()
         self._released: set[str] = set()
         self._streaming: set[str] = set()
+        self._hold: str = ""
         self._cond = threading.Condition(self._lock)
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -181,8 +262,15 @@ class FakeLLM:
             self._thread = None
 
     # -- the slow-stream gate
+    def hold(self, slow_id: str) -> None:
+        """Every text reply from now on streams slowly under `slow_id` until released."""
+        with self._cond:
+            self._hold = slow_id
+
     def release(self, slow_id: str) -> None:
         with self._cond:
+            if self._hold == slow_id:
+                self._hold = ""
             self._released.add(slow_id)
             self._cond.notify_all()
 
@@ -226,17 +314,50 @@ class FakeLLM:
             return "slow", m.group(1) if m else "default"
         return "quick", ""
 
-    def pieces(self, kind: str, slow_id: str = ""):
+    def choose(self, text: str, after_tool: bool, tools: list[tuple[str | None, dict | None]],
+               prompt: str, done: int, raw: str) -> tuple[str, str, str | None, dict | None]:
+        """-> (kind, slow_id, tool name, tool args). `text`: the last user turn's text ('' when
+        it is a tool result); `prompt`: the turn's typed text; `done`: the tool results since
+        it; `raw`: the whole request (for placeholders)."""
+        calls = scripted_calls(prompt)
+        offered = {n for n, _ in tools if n}
+        if calls:
+            if done < len(calls) and (calls[done][0] in offered or KEY_FORCE in prompt):
+                name, args = calls[done]
+                return "tool", "", name, fill_placeholders(args, raw)
+            if done or after_tool:
+                return self._held("after_tool", "")
+            return self._held("quick", "")
+        kind, slow_id = self.decide(text, after_tool, bool(tools))
+        if kind == "tool":
+            name, args = pick_shell([(n, sc) for n, sc in tools if n])
+            if name:
+                return kind, slow_id, name, args
+            kind = "quick"
+        return self._held(kind, slow_id)
+
+    def _held(self, kind: str, slow_id: str) -> tuple[str, str, None, None]:
+        with self._lock:
+            hold = self._hold
+        if hold and kind != "slow":
+            return "slow", hold, None, None
+        return kind, slow_id, None, None
+
+    def pieces(self, kind: str, slow_id: str = "", prompt: str = ""):
         if kind == "slow":
             yield from self._slow_pieces(slow_id)
             return
-        text = AFTER_TOOL if kind == "after_tool" else QUICK
+        text = self.full_text(kind, prompt)
         for i, word in enumerate(text.split(" ")):
             yield word if i == 0 else " " + word
 
-    def full_text(self, kind: str) -> str:
+    def full_text(self, kind: str, prompt: str = "") -> str:
         if kind == "slow":
             return " ".join(SLOW_WORDS) + SLOW_DONE
+        if kind == "quick":
+            m = _SAY.search(prompt)
+            if m:
+                return m.group(1).replace("\\n", "\n")
         return AFTER_TOOL if kind == "after_tool" else QUICK
 
     def record(self, rec: dict) -> None:
@@ -347,12 +468,24 @@ class _Handler(BaseHTTPRequestHandler):
         tools = [(t.get("name"), t.get("input_schema")) for t in body.get("tools") or []
                  if isinstance(t, dict) and t.get("name")]
         text = text_of(content) if last.get("role") == "user" else ""
-        kind, slow_id = self.llm.decide(text, after_tool, bool(tools))
-        tname, targs = pick_shell(tools) if kind == "tool" else (None, None)
-        if kind == "tool" and not tname:
-            kind = "quick"
+        prompt, done = "", 0
+        for msg in reversed(msgs):
+            blocks = msg.get("content")
+            if msg.get("role") != "user":
+                continue
+            typed = typed_text(blocks)
+            if isinstance(blocks, list) and any(isinstance(b, dict) and
+                                                 b.get("type") == "tool_result" for b in blocks):
+                if not typed:  # a tool's result (claude merges a declined one with the
+                    done += 1  # next prompt: that message is the prompt)
+                    continue
+            prompt = typed
+            break
+        kind, slow_id, tname, targs = self.llm.choose(text, after_tool, tools, prompt, done,
+                                                      json.dumps(body))
         self.llm.record({"path": "/v1/messages", "decision": kind, "tool": tname,
-                         "slow_id": slow_id, "prompt": snip(text)})
+                         "slow_id": slow_id, "prompt": snip(text),
+                         "tools": [n for n, _ in tools], "args": targs})
         model = body.get("model", "mock-model")
         mid = "msg_" + uuid.uuid4().hex[:20]
         usage = {"input_tokens": 100, "output_tokens": 20, "cache_creation_input_tokens": 0,
@@ -361,7 +494,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not body.get("stream"):
             blocks = ([{"type": "text", "text": "I will run a command."},
                        {"type": "tool_use", "id": tool_id, "name": tname, "input": targs}]
-                      if kind == "tool" else [{"type": "text", "text": self.llm.full_text(kind)}])
+                      if kind == "tool" else [{"type": "text",
+                                               "text": self.llm.full_text(kind, prompt)}])
             return self._json({"id": mid, "type": "message", "role": "assistant",
                                "model": model, "content": blocks,
                                "stop_reason": "tool_use" if kind == "tool" else "end_turn",
@@ -392,7 +526,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._event("content_block_stop", {"type": "content_block_stop", "index": 1})
             stop = "tool_use"
         else:
-            text_block(0, self.llm.pieces(kind, slow_id))
+            text_block(0, self.llm.pieces(kind, slow_id, prompt))
             stop = "end_turn"
         self._event("message_delta", {"type": "message_delta",
                                       "delta": {"stop_reason": stop, "stop_sequence": None},
@@ -408,24 +542,26 @@ class _Handler(BaseHTTPRequestHandler):
         items = [i for i in items if isinstance(i, dict) and i.get("role") != "system"]
         last = items[-1] if items else {}
         after_tool = str(last.get("type", "")).endswith("_output")
-        last_user = ""
+        last_user, done = "", 0
         for item in reversed(items):
             if item.get("role") == "user":
                 last_user = text_of(item.get("content"))
                 break
+            if str(item.get("type", "")).endswith("_output"):
+                done += 1
         tools = []
         for t in body.get("tools") or []:
             if isinstance(t, dict) and t.get("type") == "function":
                 tools.append((t.get("name"), t.get("parameters")))
             elif isinstance(t, dict) and t.get("type") == "local_shell":
                 tools.append(("local_shell", None))
-        kind, slow_id = self.llm.decide("" if after_tool else last_user, after_tool,
-                                        bool(tools))
-        tname, targs = pick_shell(tools) if kind == "tool" else (None, None)
-        if kind == "tool" and not tname:
-            kind = "quick"
+        kind, slow_id, tname, targs = self.llm.choose(
+            "" if after_tool else last_user, after_tool, tools, last_user, done,
+            json.dumps(body))
         self.llm.record({"path": "/v1/responses", "decision": kind, "tool": tname,
-                         "slow_id": slow_id, "prompt": snip(last_user)})
+                         "slow_id": slow_id, "prompt": snip(last_user),
+                         "tools": [n for n, _ in tools], "args": targs})
+        prompt = last_user
         rid = "resp_" + uuid.uuid4().hex[:20]
         model = body.get("model", "mock-model")
         usage = {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0},
@@ -433,7 +569,8 @@ class _Handler(BaseHTTPRequestHandler):
                  "total_tokens": 120}
         if not body.get("stream"):
             out = [{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
-                    "content": [{"type": "output_text", "text": self.llm.full_text(kind),
+                    "content": [{"type": "output_text",
+                                 "text": self.llm.full_text(kind, prompt),
                                  "annotations": []}]}]
             return self._json({"id": rid, "object": "response", "status": "completed",
                                "model": model, "output": out, "usage": usage})
@@ -470,7 +607,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "item_id": mid, "output_index": 0, "content_index": 0,
                 "part": {"type": "output_text", "text": "", "annotations": []}})
             acc = ""
-            for piece in self.llm.pieces(kind, slow_id):
+            for piece in self.llm.pieces(kind, slow_id, prompt):
                 acc += piece
                 ev("response.output_text.delta", {"item_id": mid, "output_index": 0,
                                                   "content_index": 0, "delta": piece})
@@ -497,12 +634,18 @@ class _Handler(BaseHTTPRequestHandler):
             if fn.get("name"):
                 tools.append((fn["name"], fn.get("parameters")))
         text = text_of(last.get("content")) if last.get("role") == "user" else ""
-        kind, slow_id = self.llm.decide(text, after_tool, bool(tools))
-        tname, targs = pick_shell(tools) if kind == "tool" else (None, None)
-        if kind == "tool" and not tname:
-            kind = "quick"
+        prompt, done = "", 0
+        for msg in reversed(msgs):
+            if msg.get("role") == "tool":
+                done += 1
+            elif msg.get("role") == "user":
+                prompt = text_of(msg.get("content"))
+                break
+        kind, slow_id, tname, targs = self.llm.choose(text, after_tool, tools, prompt, done,
+                                                      json.dumps(body))
         self.llm.record({"path": "/v1/chat/completions", "decision": kind, "tool": tname,
-                         "slow_id": slow_id, "prompt": snip(text)})
+                         "slow_id": slow_id, "prompt": snip(text),
+                         "tools": [n for n, _ in tools], "args": targs})
         cid = "chatcmpl-" + uuid.uuid4().hex[:20]
         model = body.get("model", "mock-model")
         usage = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
@@ -511,7 +654,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not body.get("stream"):
             msg = ({"role": "assistant", "content": None, "tool_calls": [call]}
                    if kind == "tool" else {"role": "assistant",
-                                           "content": self.llm.full_text(kind)})
+                                           "content": self.llm.full_text(kind, prompt)})
             return self._json({"id": cid, "object": "chat.completion",
                                "created": int(time.time()), "model": model,
                                "choices": [{"index": 0, "message": msg,
@@ -534,7 +677,7 @@ class _Handler(BaseHTTPRequestHandler):
                                    "function": {"arguments": json.dumps(targs)}}]})
             finish = "tool_calls"
         else:
-            for piece in self.llm.pieces(kind, slow_id):
+            for piece in self.llm.pieces(kind, slow_id, prompt):
                 chunk({"content": piece})
             finish = "stop"
         chunk({}, finish)
@@ -581,24 +724,23 @@ class _Handler(BaseHTTPRequestHandler):
             for fd in (t or {}).get("functionDeclarations") or []:
                 tools.append((fd.get("name"),
                               fd.get("parametersJsonSchema") or fd.get("parameters")))
-        kind, slow_id = self.llm.decide(text, after_tool, bool(tools))
-        tname, targs = pick_shell(tools) if kind == "tool" else (None, None)
-        if kind == "tool" and not tname:
-            kind = "quick"
+        prompt, done = gemini_prompt(contents)
+        kind, slow_id, tname, targs = self.llm.choose(text, after_tool, tools, prompt, done,
+                                                      json.dumps(body))
         self.llm.record({"path": method, "decision": kind, "tool": tname, "slow_id": slow_id,
-                         "prompt": snip(text)})
+                         "prompt": snip(text), "tools": [n for n, _ in tools], "args": targs})
         if method != "streamGenerateContent":
             if kind == "tool":
                 return self._json(cand([{"functionCall": {"name": tname, "args": targs}}],
                                        "STOP"))
-            return self._json(cand([{"text": self.llm.full_text(kind)}], "STOP"))
+            return self._json(cand([{"text": self.llm.full_text(kind, prompt)}], "STOP"))
         self._sse_start()
         if kind == "tool":
             self._event(None, cand([{"text": "I will run a command."}]))
             self._event(None, cand([{"functionCall": {"name": tname, "args": targs}}], "STOP"))
         else:
             pending = None
-            for piece in self.llm.pieces(kind, slow_id):
+            for piece in self.llm.pieces(kind, slow_id, prompt):
                 if pending is not None:
                     self._event(None, cand([{"text": pending}]))
                 pending = piece

@@ -784,8 +784,10 @@ class Scenario:
     # -- what must never be seen
     def never_seen(self) -> list[str]:
         """No idle while the screen is blocked; no blocked while it works (pi: never
-        blocked at all). A verdict carried over from before the screen changed is lag,
-        not a wrong verdict: only what tma says after it first moves counts."""
+        blocked at all); neither idle nor working while a question or a plan waits; neither
+        idle nor blocked while the agent compacts. A verdict carried over from before the
+        screen changed is lag, not a wrong verdict: only what tma says after it first moves
+        counts."""
         assert self.monitor is not None
         samples = self.monitor.snapshot()
         out: list[str] = []
@@ -805,10 +807,15 @@ class Scenario:
         # reaches within LEAD is ahead of the screen, not wrong. Hookless, tma reads the
         # screen, so only the skew between its capture and this sampler is allowed.
         lead = 1.0 if self.hooked else 0.3
-        shows = {"idle": ("idle",), "blocked": ("prompt", "dialog")}
+        shows = {"idle": ("idle",), "blocked": ("prompt", "dialog", "question", "plan"),
+                 "working": ("working", "compacting")}
+        # what each screen class must never read (once tma has moved)
+        never = {"blocked": ("idle",), "working": ("blocked",),
+                 "question": ("idle", "working"), "plan": ("idle", "working"),
+                 "compacting": ("idle", "blocked")}
 
         def ahead(s: Sample) -> bool:
-            return any(x.cls in shows[s.state] for x in samples
+            return any(x.cls in shows.get(s.state, ()) for x in samples
                        if s.t <= x.t <= s.t + lead)
 
         for key, run in runs:
@@ -818,11 +825,9 @@ class Scenario:
                 moved = moved or s.state != carried
                 if not moved:
                     continue
-                if key == "blocked" and s.state == "idle" and not ahead(s):
-                    out.append(f"idle at {s.t:.1f} while the screen shows {s.cls or 'a prompt'}")
-                    break
-                if key == "working" and s.state == "blocked" and not ahead(s):
-                    out.append(f"blocked at {s.t:.1f} while the screen shows working")
+                if s.state in never.get(key, ()) and not ahead(s):
+                    shown = s.cls or ("a prompt" if key == "blocked" else key)
+                    out.append(f"{s.state} at {s.t:.1f} while the screen shows {shown}")
                     break
         if self.agent.prompt_verdict != "blocked":
             bad = next((s for s in samples if s.state == "blocked"), None)

@@ -18,6 +18,12 @@ CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "captures"
 ANSI = re.compile(r"\x1b\[[0-9;:?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]")
 # the startup dialogs the suite answers
 DIALOGS = {"claude-2.1.332_blocked_automode.txt", "codex-0.171.0_blocked_hooks_trust.txt"}
+# the dialogs test_live_dialogs.py draws (its screen classes are named after tma's detail),
+# checked at the width the suite's panes have
+DRIVEN = {("claude", "question"), ("claude", "plan"), ("claude", "compacting"),
+          ("codex", "question"), ("codex", "plan"), ("gemini", "question"), ("gemini", "plan"),
+          ("opencode", "question"), ("opencode", "plan"), ("pi", "compacting")}
+SUITE_WIDTH = "100"
 
 
 def cases() -> list[tuple[str, str, str]]:
@@ -31,18 +37,24 @@ def cases() -> list[tuple[str, str, str]]:
             version = name.split("_", 1)[0]  # claude-2.1.332
             if version not in agents_mod.BY_KEY:
                 continue
-            if "\n# screen_class: " in (CAPTURES / name).read_text(encoding="utf-8"):
+            text = (CAPTURES / name).read_text(encoding="utf-8")
+            if "\n# screen_class: " in text:
                 continue  # a screen past the happy path (overlay, retry...): never driven
+            width = re.search(r"(?m)^# width: (\d+)$", text)
             if name in DIALOGS:
                 want = "dialog"
             elif state == "blocked" and detail == "permission":
                 want = "prompt"
             elif name == "pi-0.73.1_blocked.txt":
                 want = "prompt"  # the suite's extension prompt; tma must say working
+            elif (row["agent"], detail) in DRIVEN:
+                if width is not None and width.group(1) != SUITE_WIDTH:
+                    continue  # the suite's panes are 100 columns wide
+                want = detail
             elif state in ("idle", "working"):
                 want = state
             else:
-                continue  # plan, question and trust screens the suite never drives
+                continue  # trust screens, and dialogs the suite never drives
             out.append((name, version, want))
     return out
 
