@@ -107,7 +107,11 @@ def _communicate(pid: int, stdin: bytes | None, in_w: int | None, out_r: int, er
                 raise SpawnTimeout()
             for fd, _event in poller.poll(left * 1000):
                 if side is not None and fd == side[0]:
-                    _call_side(side)
+                    if _event & (select.POLLNVAL | select.POLLERR | select.POLLHUP):
+                        poller.unregister(fd)  # closed under us: not polled again
+                        side = None
+                    else:
+                        _call_side(side)
                     continue
                 if fd == in_w:
                     try:
