@@ -89,7 +89,7 @@ class Daemon:
         self._signals()
         try:
             self._pool()
-            self._sweep()
+            self._sweep(everything=True)  # a predecessor may have died mid-transition
             while not self.stop:
                 self._guarded_iteration()
         except NoServer:
@@ -373,12 +373,15 @@ class Daemon:
         """The last read's rows less the panes gone since (for a part told of a close)."""
         return [r for r in self._last_rows if r.pane.pane_id in self.stamps]
 
-    def _sweep(self) -> None:
+    def _sweep(self, everything: bool = False) -> None:
         """The full poll cycle: rediscovers agents that never announced themselves and
-        repairs drift. Its latency bounds an anomaly, never a normal transition."""
+        repairs drift. Its latency bounds an anomaly, never a normal transition. The
+        first one (`everything`) reads every agent pane whatever its stamp's age: the
+        stamps a killed daemon left may already be wrong, and a screen that stopped
+        moving before this daemon attached sends it no quiet edge."""
         self._next_sweep = _mono() + self.settings.sweep_ms
         try:
-            result = self._next_cycle().run()
+            result = self._next_cycle().run(everything=everything)
         except NoServer:
             raise
         except TmuxError as exc:

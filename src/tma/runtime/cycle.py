@@ -189,6 +189,7 @@ class _Pass:
         self.now = now
         self.producing = producing
         self.focus = focus  # only these panes are produced, each one read whatever its stamp
+        self.everything = False  # every pane produced and read whatever its stamp
         self.freshness_ms = freshness_ms
         self.stats = Stats()
         self.rows: dict[str, Row] = {}
@@ -359,13 +360,17 @@ class Cycle:
         return [n for n in self._titled_names if n in index]
 
     # -- the cycle
-    def run(self, produce: bool = True, focus=None, demoted=frozenset()) -> Result:
+    def run(self, produce: bool = True, focus=None, demoted=frozenset(),
+            everything: bool = False) -> Result:
         """One cycle. `focus` (pane ids): the daemon's one-pane read on a quiet edge —
         just those panes are produced and read even with a fresh stamp, every other
         pane is consumed as it stands, and nothing else (poll stamp, seen clear,
         rollout tail) is touched; the rollups are still reconciled. `demoted` (pane
         ids, the daemon's): their stored hook claim is folded as a screen read and
-        the write is unconditional (tma.daemon.demotion)."""
+        the write is unconditional (tma.daemon.demotion). `everything`: read every
+        agent pane whatever its stamp's age and whatever the stampede guard says (a
+        daemon's first look: a stamp a killed daemon left may be a second old and
+        already wrong, and no quiet edge will come for a screen that stopped moving)."""
         import time
 
         t0 = time.perf_counter()
@@ -375,6 +380,8 @@ class Cycle:
         snap = read.list_panes(self.server, stamp_poll_ms=poll_ms, lean=self.lean)
         work = self._begin(snap, now, produce)
         work.demoted = frozenset(demoted)
+        if everything and produce:
+            work.everything, work.producing, work.stats.stampede = True, True, False
         if focus is not None:
             work.focus = frozenset(focus)
             work.producing, work.stats.stampede = produce, False
@@ -431,7 +438,8 @@ class Cycle:
                 work.add_row(pane, stamp, stamp.name)
             return
         if stamp is not None and (not work.producing or (
-                codec.is_fresh(stamp, work.now, work.freshness_ms) and _alive(stamp.pid))):
+                not work.everything and codec.is_fresh(stamp, work.now, work.freshness_ms)
+                and _alive(stamp.pid))):
             work.add_row(pane, stamp, stamp.name)
             work.stats.consumed += 1
             return
@@ -454,8 +462,8 @@ class Cycle:
                                               str(ident.anchor_pid) if ident.anchor_pid else ""))
         if ident.pid == 0:
             self._registration(work, pane, stamp, ident)
-        elif stamp is not None and work.focus is None and self._quiet(pane, stamp, ident,
-                                                                      work.now):
+        elif stamp is not None and work.focus is None and not work.everything \
+                and self._quiet(pane, stamp, ident, work.now):
             work.add_row(pane, stamp, ident.agent)
             work.stats.skipped += 1
         elif not ident.foreground_is_agent or pane.scroll_position > 0:
