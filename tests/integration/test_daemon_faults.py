@@ -61,3 +61,47 @@ def test_a_daemon_killed_as_a_prompt_appears_is_replaced_by_one_that_looks_at_on
     time.sleep(1.5)
     got = [(x["state"], x["pane"]) for x in _lines(log)]
     assert got == [("blocked", pane)]
+
+
+def _frame(srv, env, pane: str, kind: str, at: str) -> bytes:
+    from test_daemon_socket import _field
+
+    from tma.core.paths import Paths
+    from tma.runtime import handoff
+
+    scope = handoff.scope({"manifest-dir": str(srv.manifests)}, Paths(env))
+    fields = (pane, "fake", kind, '{"session_id":"s1"}', at, scope)
+    return b"TMA1" + b"".join(_field(f.encode()) for f in fields)
+
+
+@pytest.mark.parametrize("at", ["²", "9" * 4000, "١٢٣"])
+def test_a_frame_with_a_malformed_time_is_refused_before_the_ack(srv, tmp_path, at):
+    """`at=²` or 4000 digits used to be ACKed (str.isdigit) and then dropped, so
+    nothing stamped the event: such a frame is NAKed, and the hook stamps it itself."""
+    from test_daemon_socket import SockDaemon, _raw
+
+    with watched(srv, tmp_path, SockDaemon) as d:
+        pane = srv.agent_pane()
+        d.start()
+        answer = _raw(str(d.sock()), _frame(srv, d.env, pane, "Work", at))
+        assert answer == b"\x15"
+        assert d.counts()["handoffs"] == 0
+        assert srv.option(pane, "@agent_state") != "working"  # nobody took the claim
+
+
+def test_a_frame_dated_in_the_future_is_stamped_at_the_daemons_now(srv, tmp_path):
+    """A hook whose clock runs a minute ahead: its claim is written at the daemon's
+    clock (clamped), so it never holds a later event."""
+    from test_daemon_socket import SockDaemon, _raw, hook
+
+    with watched(srv, tmp_path, SockDaemon) as d:
+        pane = srv.agent_pane()
+        d.start()
+        ahead = time.time_ns() // 1_000_000 + 60_000
+        t0 = time.time_ns() // 1_000_000
+        assert _raw(str(d.sock()), _frame(srv, d.env, pane, "Work", str(ahead))) == b"\x06"
+        srv.wait_for(lambda: srv.option(pane, "@agent_state") == "working", timeout=5)
+        assert int(srv.option(pane, "@agent_evidence_at")) <= time.time_ns() // 1_000_000
+        assert int(srv.option(pane, "@agent_evidence_at")) >= t0
+        assert hook(srv, d.env, "Stop", pane).returncode == 0
+        srv.wait_for(lambda: srv.option(pane, "@agent_state") == "idle", timeout=5)

@@ -65,6 +65,12 @@ def parse_scope(buf: bytes) -> str | None:
         raise Refused("scope is not UTF-8") from exc
 
 
+def _digits(text: str) -> bool:
+    """ASCII digits, at most 15 of them (an epoch ms, a pane number): str.isdigit
+    alone takes `²` and 4000-digit numbers, which fail only after the ACK."""
+    return 0 < len(text) <= 15 and text.isascii() and text.isdigit()
+
+
 def _mono() -> int:
     return time.monotonic_ns() // 1_000_000
 
@@ -393,12 +399,16 @@ class Server(Part):
             self.counts["handoffs_abandoned"] += 1
             return
         self.counts["handoffs"] += 1
+        from tma.core.codec import clamp_future
         from tma.runtime import hook
         from tma.tmux.adapter import NoServer, TmuxError
 
+        # the hook's clock may be ahead of this one (or forged): never write evidence
+        # from the future beyond the skew
+        event_at = clamp_future(int(at), time.time_ns() // 1_000_000)
         try:
             outcome = hook.handle(self.daemon.server, self.daemon.cfg, table, kind, pane,
-                                  payload, int(at))
+                                  payload, event_at)
         except NoServer:
             raise
         except TmuxError:
@@ -412,8 +422,8 @@ class Server(Part):
         """The agent's hook table when the daemon takes the event on, else None."""
         if scope_ != self.scope or self.tables is None or self.blocking_sink:
             return None
-        if not (pane[:1] == "%" and pane[1:].isdigit() and at.isdigit() and kind):
-            return None
+        if not (pane[:1] == "%" and _digits(pane[1:]) and _digits(at) and kind):
+            return None  # NAK before the ACK: the hook stamps it itself
         table = self.tables.get(agent)
         if table is None:
             return None
