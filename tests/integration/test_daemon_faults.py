@@ -105,3 +105,42 @@ def test_a_frame_dated_in_the_future_is_stamped_at_the_daemons_now(srv, tmp_path
         assert int(srv.option(pane, "@agent_evidence_at")) >= t0
         assert hook(srv, d.env, "Stop", pane).returncode == 0
         srv.wait_for(lambda: srv.option(pane, "@agent_state") == "idle", timeout=5)
+
+
+def _gone(srv) -> bool:
+    res = subprocess.run([srv.tmux_bin, "-L", srv.name, "list-sessions"],
+                         capture_output=True, env=srv.env, timeout=10)
+    return res.returncode != 0
+
+
+@pytest.mark.tmux_contract
+def test_ensure_right_after_the_server_was_replaced_starts_a_daemon_for_the_new_one(
+        srv, tmp_path):
+    """The last session killed, a new server started at the same socket, `--ensure` at
+    once: the old daemon (about to exit with its server) used to satisfy `--ensure`,
+    which then left no daemon at all. Every round, a daemon serving the new server
+    stamps its new fake agent within the deadline."""
+    from test_daemon_socket import SockDaemon
+
+    with watched(srv, tmp_path, SockDaemon) as d:
+        pane = srv.agent_pane()
+        srv.draw(pane, "FAKE-IDLE\n")
+        _ensure(d)
+        _until(srv, pane, "@agent_state", "idle", timeout=10)
+        for rnd in range(10):
+            old = d.status()["pid"]
+            srv.tmux("kill-session", "-t", "s")  # the last one: the server exits
+            # (a client connecting before it is gone would revive the same server)
+            srv.wait_for(lambda: _gone(srv), interval=0.005)
+            srv.started = False
+            pane = srv.agent_pane()
+            srv.draw(pane, "FAKE-IDLE\n")
+            _ensure(d)
+            t0 = time.monotonic()
+            _until(srv, pane, "@agent_state", "idle", timeout=6)
+            status = d.status()
+            assert status is not None and status["pid"] != old, f"round {rnd}"
+            print(f"\nMEASURED replaced-server-stamped round {rnd} "
+                  f"{time.monotonic() - t0:.3f}s")
+            srv.wait_for(lambda old=old: old not in d.pids(), timeout=5)
+            assert len(d.pids()) == 1

@@ -55,7 +55,7 @@ class Settings:
 
 class Daemon:
     def __init__(self, server, cfg, manifest_dir, paths, server_pid: str, log,
-                 config_path: str | None = None) -> None:
+                 config_path: str | None = None, instance: str = "") -> None:
         self.server = server
         self.cfg = cfg
         self.config_path = config_path  # as named at start (--config), re-read on SIGHUP
@@ -63,6 +63,7 @@ class Daemon:
         self.settings = Settings(cfg)
         self.paths = paths
         self.server_pid = server_pid
+        self.instance = instance  # "<pid>:<start_time>" of the server it serves
         self.log = log
         self.edges = Edges(self.settings.quiet_ms, ONSET_MS, MIN_GAP_MS)
         self.demotion = Demotion(self.settings.demote_edges)
@@ -395,7 +396,8 @@ class Daemon:
     # ------------------------------------------------------------ status (tma.daemon.server)
     def status(self) -> dict:
         return {"schema": 1, "pid": os.getpid(), "version": __version__,
-                "started_at": self.started, "sessions": sorted(self.clients),
+                "started_at": self.started, "server": self.instance,
+                "sessions": sorted(self.clients),
                 "quiet_ms": self.settings.quiet_ms, "sweep_ms": self.settings.sweep_ms,
                 "edges_fired": self.edges.fired, "last_error": self.last_error,
                 **self.counts, **self.demotion.status(),
