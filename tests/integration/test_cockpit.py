@@ -302,6 +302,9 @@ def test_watch_sigusr1_redraws_at_once(srv):
     other = srv.agent_pane()
     srv.draw(pane, "FAKE-IDLE ready\n")
     srv.draw(other, "FAKE-WORKING busy\n")
+    # stamped in a second after the screens' output: watch (a surface a person reads)
+    # consumes a fresh stamp only over a window that printed nothing since
+    srv.next_second()
     srv.ls()
     ui = screen_pane(srv, "watch", width=120, height=30)
     wait_screen(srv, ui, lambda s: "○" in s)

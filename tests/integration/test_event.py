@@ -65,7 +65,9 @@ def test_turn_end_attention_and_second_completion(srv):
 @pytest.mark.tmux_contract
 def test_newer_stored_evidence_wins_and_nothing_commits(srv):
     pane = srv.agent_pane()
-    future = str(int(time.time() * 1000) + 600_000)
+    # newer than the event by up to 4 s: inside the 5 s skew (evidence further ahead
+    # is a clock stepped back, and holds nothing: test_clock_step.py)
+    future = str(int(time.time() * 1000) + 4_000)
     for k, v in (("@agent_state", "blocked"), ("@agent_source", "hook"),
                  ("@agent_evidence_at", future), ("@agent_since", future),
                  ("@agent_stamped_at", future), ("@agent_name", "fake")):

@@ -272,9 +272,11 @@ def test_refresh_commits_only_over_the_stamp_it_read(srv):
     assert srv.options(pane) == before
 
 
-@pytest.mark.parametrize("evidence", ["1700000000", "", "1800000020000"])
+@pytest.mark.parametrize("evidence", ["1700000000", "", "1800000012000", "1800000020000"])
 def test_would_hold_reads_evidence_as_tmux_does(srv, evidence):
-    """Raw stored text, as the server compares it: legacy seconds are a small number."""
+    """Raw stored text, as the server compares it: legacy seconds are a small number;
+    evidence 2 s newer holds, evidence 10 s ahead (beyond the 5 s skew: a clock
+    stepped back since it was written) holds nothing."""
     pane = srv.shell_pane()
     stored = dict(HOOK_CLAIM, **{"@agent_evidence_at": evidence})
     if not evidence:
@@ -284,5 +286,5 @@ def test_would_hold_reads_evidence_as_tmux_does(srv, evidence):
     apply(srv, write.render(pane, plan("idle", guard, source="hook"), NOW, name="fake",
                             pid=11))
     held = srv.options(pane) == before
-    assert held is (evidence == "1800000020000")
+    assert held is (evidence == "1800000012000")
     assert write.would_hold(guard, before) is held

@@ -212,8 +212,12 @@ def test_stampede_guard_consumes_only(srv):
     for _ in range(4):
         srv.next_second()
     srv.tmux("set-option", "-s", "@tma_last_poll", str(int(time.time() * 1000)))
-    t = _timing(srv.tma("--debug-timing", "ls", check=True))
+    t = _timing(srv.tma("--debug-timing", "status", check=True))
     assert t["stampede"] and t["captures"] == 0 and t["produced"] == 0
+    # a surface a person reads is not stampede-skipped (issue 18: no stale verdict)
+    srv.tmux("set-option", "-s", "@tma_last_poll", str(int(time.time() * 1000)))
+    t = _timing(srv.tma("--debug-timing", "ls", check=True))
+    assert not t["stampede"]
 
 
 @pytest.mark.tmux_contract

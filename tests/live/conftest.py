@@ -22,8 +22,9 @@ agents.py) is the state's; "tma reported it" is the first sample whose @agent_st
 verdict. Both come from the same sampler, so the latency has a 100 ms resolution and
 includes no harness overhead. The public surfaces are then read to confirm: `tma ls
 --json` and `tma wait --until … --timeout 0.5`, run right after a status tick in the same
-second, when tma's stampede guard makes them consume stamps instead of producing them (a
-confirmation must never be what detects the state).
+second. Both are surfaces a person reads, so they re-read a screen that printed since its
+stamp (issue 18); the latency is timed from the sampler before they run, so a
+confirmation is never what detection is timed by.
 """
 
 from __future__ import annotations

@@ -357,7 +357,8 @@ class Monitor(threading.Thread):
 
 class Ticker(threading.Thread):
     """`tma status` at the top of every second, like `status-interval 1`; confirmation
-    reads run right after a tick, inside the same second (stampede guard: they consume)."""
+    reads run right after a tick, inside the same second (the status line's stampede
+    guard; `ls` and `wait` are not held by it and may read the screen themselves)."""
 
     def __init__(self, server: LiveServer) -> None:
         super().__init__(daemon=True, name="ticker")
@@ -770,11 +771,9 @@ class Scenario:
                 problems.append(f"ls --json says {row['state']!r}")
             if row["agent"] != self.agent.agent:
                 problems.append(f"ls --json names agent {row['agent']!r}")
-        if self.polled and "stampede-skipped" not in err:
-            problems.append("ls --json produced a cycle (it ran outside the tick's second)")
-        if not self.polled and not re.search(r"\b0 captures\b", err):
-            problems.append("ls --json read the screen itself (the daemon's stamp was not "
-                            f"fresh): {err.strip()[:160]}")
+        # (`ls` is a surface a person reads: it is never stampede-skipped and reads a
+        # screen that printed since its stamp (issue 18), so it may produce here; the
+        # verdict was already timed from the sampler, so the confirmation only agrees)
         w = self.wait_surface(expected)
         if w.returncode != 0:
             problems.append(f"tma wait --until {expected} -> exit {w.returncode} "

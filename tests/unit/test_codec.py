@@ -121,3 +121,12 @@ def test_decode_never_raises_anything_but_decode_error(opts):
     except DecodeError:
         return
     assert s is None or s.state in states.STATES
+
+
+@given(st.integers(0, 10**14), st.integers(0, 10**14))
+def test_clamp_future_never_writes_beyond_the_skew(at, now):
+    from tma.core.codec import FUTURE_SKEW_MS, clamp_future
+
+    got = clamp_future(at, now)
+    assert got <= now + FUTURE_SKEW_MS
+    assert got == (at if at <= now + FUTURE_SKEW_MS else now)

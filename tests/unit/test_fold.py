@@ -211,3 +211,27 @@ def test_plans_are_well_formed(prev, evidence, facts, now):
         assert states.safe_detail(plan.detail) == plan.detail
         if plan.state == "blocked" and plan.source == "capture" and not plan.episode_reset:
             assert plan.guard.kind in (P.CARVE_OUT, P.UNCONDITIONAL)
+
+
+# -- evidence from the future (a wall clock stepped back, issue 18)
+_far_ahead = st.integers(5_001, 10**9)
+
+
+@given(st.sampled_from(states.STATES), _sources, st.lists(_evidence, max_size=6), _facts,
+       st.integers(0, 2 * 10**6), _far_ahead)
+def test_evidence_dated_beyond_the_skew_orders_before_every_event(state, source, evidence,
+                                                                   facts, now, ahead):
+    """A stored claim dated further ahead of now than the skew folds exactly as the
+    oldest claim would: it never holds a later event."""
+    future = stamp(state, source=source, evidence_at=now + ahead, pid=facts.agent_pid)
+    oldest = future.replace(evidence_at=0)
+    assert fold(future, evidence, now, facts=facts) == fold(oldest, evidence, now, facts=facts)
+
+
+def test_a_working_hook_claim_from_the_future_yields_to_an_idle_screen():
+    prev = stamp("working", source="hook", evidence_at=100_000 + 10_000)
+    plan = fold(prev, [ev("idle", 100_000)], 100_000)
+    assert (plan.action, plan.state, plan.guard.kind) == (P.PUBLISH, "idle", P.UNCONDITIONAL)
+    inside = fold(stamp("working", source="hook", evidence_at=100_000 + 4_000),
+                  [ev("idle", 100_000)], 100_000)
+    assert inside.action == P.HOLD  # within the skew: still a fresh claim

@@ -83,7 +83,8 @@ class _Act:
         from tma.runtime.actions_fire import Broker
         from tma.runtime.cycle import Cycle
 
-        server, res = cycle_run.run(self.g, self.cfg)
+        # the broker re-reads the screen of the pane it acts on (its gate check)
+        server, res = cycle_run.run(self.g, self.cfg, current=False)
         self.server, self.res = server, res
         self.broker = Broker(server, self.cfg, Cycle(server, self.cfg, self.g.manifest_dir),
                              common.now_ms)

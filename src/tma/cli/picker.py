@@ -45,7 +45,7 @@ class Feed:
                 self.problem = str(exc)
         cycle = Cycle(self.server, self.cfg, self.g.manifest_dir, warn=None)
         try:
-            self.result = cycle.run(produce=not first)
+            self.result = cycle.run(produce=not first, current=True)
         except NoServer:
             raise
         except TmuxError as exc:

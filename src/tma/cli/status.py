@@ -31,7 +31,8 @@ def main(argv: list[str]) -> int:
     # under #() nobody reads stderr and the hot path must not validate manifests
     # counts need no telemetry lane and, unless --repo/--branch, no pane path: a lean read
     lean = sel is None or not sel.needs_git
-    _server, result = cycle_run.run(g, cfg, report=common.on_terminal(2), lean=lean)
+    _server, result = cycle_run.run(g, cfg, report=common.on_terminal(2), lean=lean,
+                                    current=False)
     rows = result.rows if sel is None else _select(result.rows, sel)
     from tma.ui import status as render
 

@@ -198,7 +198,8 @@ class Feed:
 
         self._reload()
         try:
-            result = Cycle(self.server, self.cfg, self.g.manifest_dir, warn=self._warn).run()
+            result = Cycle(self.server, self.cfg, self.g.manifest_dir,
+                           warn=self._warn).run(current=True)
         except Timeout:
             self._warn("tma: tmux slow to respond; still subscribed")
             return

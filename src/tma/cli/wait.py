@@ -114,7 +114,7 @@ def _loop(g, cfg, sel, waiter, timeout: float | None, as_json: bool) -> int:
         cycle = Cycle(server, cfg, g.manifest_dir, warn=warn)
         result = None
         try:  # no server, a tmux error, a broken bundled manifest: cli/main.py reports
-            result = cycle.run()
+            result = cycle.run(current=True)
             # each broken user manifest once, also when this tick needed no full set
             manifests.report_skipped(manifests.skipped(g.manifest_dir, cfg.agents), warn)
         except Timeout:

@@ -15,6 +15,11 @@ if TYPE_CHECKING:
 
 LEGACY_SECONDS_FLOOR = 10**12
 CLOCK_STEP_MS = 2000
+# Evidence dated further ahead of a reader's clock than this is not evidence of order:
+# the clock that wrote it has been stepped back since (or the date is forged). It is
+# clamped when written and never holds a later event. Wider than CLOCK_STEP_MS so
+# that an older hook event delayed behind a newer one under load still loses.
+FUTURE_SKEW_MS = 5000
 
 
 class DecodeError(ValueError):
@@ -130,6 +135,16 @@ def encode(stamp: Stamp) -> dict[str, str]:
     if stamp.turn_at:
         out["@agent_turn_at"] = str(stamp.turn_at)
     return out
+
+
+def ahead(at: int, now: int, skew: int = FUTURE_SKEW_MS) -> bool:
+    """`at` lies further in the future of `now` than the skew allows."""
+    return at > now + skew
+
+
+def clamp_future(at: int, now: int, skew: int = FUTURE_SKEW_MS) -> int:
+    """An evidence time as it may be written: `now` when it lies beyond the skew."""
+    return now if ahead(at, now, skew) else at
 
 
 def is_clock_step(stamp: Stamp) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from tma.core import plan as P
 from tma.core import states
+from tma.core.codec import ahead
 from tma.core.record import Record
 
 TYPE_CHECKING = False
@@ -191,7 +192,7 @@ def verdict(
         if (
             prev is not None
             and prev.state == states.WORKING
-            and now - prev.evidence_at <= cfg.dwell_ms
+            and _age(prev, now) <= cfg.dwell_ms
         ):
             return P.Plan(P.HOLD, reason="idle chrome inside the working->idle dwell")
         return _publish(prev, idle, states.SOURCE_CAPTURE, _capture_guard(idle, episode_reset),
@@ -199,6 +200,13 @@ def verdict(
 
     # 7. Nothing on screen: hold, or unknown.
     return _hold(prev, "no rule matched", now, episode_reset)
+
+
+def _age(prev: Stamp, now: int) -> int:
+    """How old the stored evidence is. Dated beyond the skew ahead of now (the clock
+    was stepped back since it was written), it is as old as can be: it never holds a
+    later event."""
+    return now if ahead(prev.evidence_at, now) else now - prev.evidence_at
 
 
 def _against_hook(
@@ -212,8 +220,9 @@ def _against_hook(
     if blocker is not None:
         if prev.state == states.BLOCKED:
             return _corroborate(prev, blocker)
-        # The answered-prompt race is decided by evidence time, here and server-side.
-        if blocker.at > prev.evidence_at:
+        # The answered-prompt race is decided by evidence time, here and server-side;
+        # a claim dated beyond the skew ahead of now orders before every event.
+        if blocker.at > (0 if ahead(prev.evidence_at, now) else prev.evidence_at):
             return _publish(prev, blocker, states.SOURCE_CAPTURE,
                             P.Guard(P.CARVE_OUT, at=blocker.at),
                             "blocker chrome newer than the hook claim", False)
@@ -222,7 +231,7 @@ def _against_hook(
         return P.Plan(P.HOLD, reason="hook claim holds (silence never decays a claim)")
     if candidate.state == prev.state:
         return _corroborate(prev, candidate)
-    age = now - prev.evidence_at
+    age = _age(prev, now)
     if age <= cfg.decay_window(prev.state):
         return P.Plan(P.HOLD, reason=f"hook claim {prev.state} inside its decay window")
     if prev.state not in visible:

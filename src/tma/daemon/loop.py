@@ -55,7 +55,7 @@ class Settings:
 
 class Daemon:
     def __init__(self, server, cfg, manifest_dir, paths, server_pid: str, log,
-                 config_path: str | None = None) -> None:
+                 config_path: str | None = None, instance: str = "") -> None:
         self.server = server
         self.cfg = cfg
         self.config_path = config_path  # as named at start (--config), re-read on SIGHUP
@@ -63,6 +63,7 @@ class Daemon:
         self.settings = Settings(cfg)
         self.paths = paths
         self.server_pid = server_pid
+        self.instance = instance  # "<pid>:<start_time>" of the server it serves
         self.log = log
         self.edges = Edges(self.settings.quiet_ms, ONSET_MS, MIN_GAP_MS)
         self.demotion = Demotion(self.settings.demote_edges)
@@ -89,7 +90,7 @@ class Daemon:
         self._signals()
         try:
             self._pool()
-            self._sweep()
+            self._sweep(everything=True)  # a predecessor may have died mid-transition
             while not self.stop:
                 self._guarded_iteration()
         except NoServer:
@@ -373,12 +374,15 @@ class Daemon:
         """The last read's rows less the panes gone since (for a part told of a close)."""
         return [r for r in self._last_rows if r.pane.pane_id in self.stamps]
 
-    def _sweep(self) -> None:
+    def _sweep(self, everything: bool = False) -> None:
         """The full poll cycle: rediscovers agents that never announced themselves and
-        repairs drift. Its latency bounds an anomaly, never a normal transition."""
+        repairs drift. Its latency bounds an anomaly, never a normal transition. The
+        first one (`everything`) reads every agent pane whatever its stamp's age: the
+        stamps a killed daemon left may already be wrong, and a screen that stopped
+        moving before this daemon attached sends it no quiet edge."""
         self._next_sweep = _mono() + self.settings.sweep_ms
         try:
-            result = self._next_cycle().run()
+            result = self._next_cycle().run(everything=everything)
         except NoServer:
             raise
         except TmuxError as exc:
@@ -392,7 +396,8 @@ class Daemon:
     # ------------------------------------------------------------ status (tma.daemon.server)
     def status(self) -> dict:
         return {"schema": 1, "pid": os.getpid(), "version": __version__,
-                "started_at": self.started, "sessions": sorted(self.clients),
+                "started_at": self.started, "server": self.instance,
+                "sessions": sorted(self.clients),
                 "quiet_ms": self.settings.quiet_ms, "sweep_ms": self.settings.sweep_ms,
                 "edges_fired": self.edges.fired, "last_error": self.last_error,
                 **self.counts, **self.demotion.status(),

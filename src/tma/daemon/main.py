@@ -7,6 +7,12 @@ or a signal arrives, remove the socket. `ensure` starts one detached (a new sess
 null stdin, output to the log file in the runtime dir) unless the lock is held, then
 waits until some daemon holds it. Two `ensure`s racing both spawn; the flock lets one
 daemon through and the other exits at once, so one daemon runs.
+
+A daemon serves one server instance (`#{pid}:#{start_time}`, in its status document
+as `server`): a server replaced at the same socket (its last session killed, a new
+one started) still has the old daemon holding the lock for a moment, on its way out.
+`ensure` starts a new daemon unless the one that answers serves this instance, and
+a daemon waits for a predecessor of another instance to let go of the lock.
 """
 
 from __future__ import annotations
@@ -21,6 +27,27 @@ from tma.tmux import control, spawn
 from tma.tmux.adapter import NoServer
 
 ENSURE_WAIT = 5.0
+
+
+def _instance(server) -> tuple[str, str, str]:
+    """(socket path, server pid, instance): the instance is `<pid>:<start_time>`, which
+    tells a server apart from the one it replaced at the same socket. NoServer raises."""
+    from tma.tmux import read
+
+    path, pid, start = read.server_values(server, ("socket_path", "pid", "start_time"))
+    if not pid:
+        raise NoServer("no server facts")
+    return path, pid, f"{pid}:{start}"
+
+
+def _serves(paths, instance: str, timeout: float = 0.5) -> bool | None:
+    """Whether the daemon answering on the socket serves this server instance; None
+    when none answers (starting, or on its way out). A daemon that does not say (an
+    older version) is taken at its word, as before."""
+    status = daemon_files.read_status(paths.sock, timeout)
+    if status is None:
+        return None
+    return status.get("server", instance) == instance
 
 
 def _log(line: str) -> None:
@@ -47,7 +74,7 @@ def run(server, cfg, manifest_dir: str | None, config_path: str | None = None) -
     from tma.daemon.loop import Daemon
 
     try:
-        socket_path, server_pid = control.server_facts(server)
+        socket_path, server_pid, instance = _instance(server)
     except NoServer:
         _log("tma daemon: no tmux server running; nothing to watch")
         return 0
@@ -55,6 +82,12 @@ def run(server, cfg, manifest_dir: str | None, config_path: str | None = None) -
         return 1
     paths = daemon_files.Files(socket_path)
     fd = lock.try_lock(paths.lock, patience=0.2)
+    deadline = time.monotonic() + ENSURE_WAIT
+    while fd is None and not _serves(paths, instance, 0.2) \
+            and time.monotonic() < deadline:
+        # the holder does not serve this server: the daemon of the server this one
+        # replaced, on its way out (or one starting, which answers soon): wait
+        fd = lock.try_lock(paths.lock, patience=0.2)
     if fd is None:
         pid, _version = daemon_files.read_record(paths.lock)
         _log(f"tma daemon: already running for {socket_path} (pid {pid or '?'})")
@@ -63,7 +96,7 @@ def run(server, cfg, manifest_dir: str | None, config_path: str | None = None) -
         lock.record(fd)
         _log(f"tma daemon: pid {os.getpid()} watching {socket_path}")
         return Daemon(server, cfg, manifest_dir, paths, server_pid, _log,
-                      config_path=config_path).serve()
+                      config_path=config_path, instance=instance).serve()
     finally:
         try:
             os.unlink(paths.lock)  # still ours: nobody else can hold it while we do
@@ -75,14 +108,20 @@ def run(server, cfg, manifest_dir: str | None, config_path: str | None = None) -
 def ensure(server, child_argv: list[str]) -> int:
     """Start a detached daemon unless one runs for this server; exit 0 either way."""
     try:
-        socket_path, _pid = control.server_facts(server)
+        socket_path, _pid, instance = _instance(server)
     except NoServer:
         return 0
     if not _private():
         return 1
     paths = daemon_files.Files(socket_path)
-    if daemon_files.held(paths.lock):
-        return 0
+    deadline = time.monotonic() + ENSURE_WAIT
+    while daemon_files.held(paths.lock):
+        if _serves(paths, instance):
+            return 0
+        if time.monotonic() >= deadline:
+            break  # spawn anyway: the new daemon waits for the lock itself
+        # starting (no socket yet), or the replaced server's daemon on its way out
+        time.sleep(0.05)
     log_fd = os.open(paths.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW
                      | os.O_CLOEXEC, 0o600)
     try:
@@ -93,7 +132,7 @@ def ensure(server, child_argv: list[str]) -> int:
     deadline = time.monotonic() + ENSURE_WAIT
     exited = False
     while time.monotonic() < deadline:
-        if daemon_files.held(paths.lock) and daemon_files.read_status(paths.sock, 0.5):
+        if daemon_files.held(paths.lock) and _serves(paths, instance):
             return 0  # answering (a killed daemon's socket file may still be there)
         if not exited:
             exited = os.waitpid(child, os.WNOHANG)[0] != 0

@@ -66,6 +66,12 @@ def parse_scope(buf: bytes) -> str | None:
         raise Refused("scope is not UTF-8") from exc
 
 
+def _digits(text: str) -> bool:
+    """ASCII digits, at most 15 of them (an epoch ms, a pane number): str.isdigit
+    alone takes `²` and 4000-digit numbers, which fail only after the ACK."""
+    return 0 < len(text) <= 15 and text.isascii() and text.isdigit()
+
+
 def _mono() -> int:
     return time.monotonic_ns() // 1_000_000
 
@@ -443,6 +449,11 @@ class Server(Part):
             self.counts["handoffs_abandoned"] += 1
             return
         self.counts["handoffs"] += 1
+        from tma.core.codec import clamp_future
+
+        # the hook's clock may be ahead of this one (or forged): never write evidence
+        # from the future beyond the skew
+        fields[4] = str(clamp_future(int(at), time.time_ns() // 1_000_000))
         # room was checked before the ACK and only this thread adds: put cannot refuse
         self.stamper.put(fields, table)
 
@@ -450,8 +461,8 @@ class Server(Part):
         """The agent's hook table when the daemon takes the event on, else None."""
         if scope_ != self.scope or self.tables is None or self.blocking_sink:
             return None
-        if not (pane[:1] == "%" and pane[1:].isdigit() and at.isdigit() and kind):
-            return None
+        if not (pane[:1] == "%" and _digits(pane[1:]) and _digits(at) and kind):
+            return None  # NAK before the ACK: the hook stamps it itself
         table = self.tables.get(agent)
         if table is None:
             return None

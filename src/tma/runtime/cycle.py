@@ -99,6 +99,12 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _still_since(pane, stamp: codec.Stamp) -> bool:
+    """The pane's window has printed nothing since the stamp was written (whole-second
+    activity: output in the stamp's own second counts as after it)."""
+    return pane.window_activity > 0 and (pane.window_activity + 1) * 1000 <= stamp.stamped_at
+
+
 def _muted(pane, now: int) -> bool:
     raw = pane.options.get("@agent_mute_until", "")
     return raw.isdigit() and codec.to_ms(int(raw)) > now
@@ -189,6 +195,8 @@ class _Pass:
         self.now = now
         self.producing = producing
         self.focus = focus  # only these panes are produced, each one read whatever its stamp
+        self.everything = False  # every pane produced and read whatever its stamp
+        self.current = False  # a person reads the rows: a fresh stamp only over a still screen
         self.freshness_ms = freshness_ms
         self.stats = Stats()
         self.rows: dict[str, Row] = {}
@@ -200,6 +208,7 @@ class _Pass:
         self.to_capture: list[tuple] = []  # (pane, stamp, ident)
         self.pending: list[tuple] = []  # (pane, stamp, ident, captured-or-None)
         self.touched: set[str] = set()
+        self.held: set[str] = set()  # read and held: stamped_at refreshed, nothing else
         self.demoted: frozenset = frozenset()
         self.decoded: dict[str, str | None] = {}  # pane id -> its stamp's state (None: none)
 
@@ -239,6 +248,7 @@ class Cycle:
         self._titles: dict | None = None  # the title cache's view (see _by_title)
         self._titles_key: tuple = ()
         self._titles_dirty = False
+        self._held = False  # whether the last _fold_and_render planned a hold
 
     def fresh(self) -> Cycle:
         """The next pass for a resident caller (the daemon): the loaded manifests, the
@@ -359,13 +369,21 @@ class Cycle:
         return [n for n in self._titled_names if n in index]
 
     # -- the cycle
-    def run(self, produce: bool = True, focus=None, demoted=frozenset()) -> Result:
+    def run(self, produce: bool = True, focus=None, demoted=frozenset(),
+            everything: bool = False, current: bool = False) -> Result:
         """One cycle. `focus` (pane ids): the daemon's one-pane read on a quiet edge —
         just those panes are produced and read even with a fresh stamp, every other
         pane is consumed as it stands, and nothing else (poll stamp, seen clear,
         rollout tail) is touched; the rollups are still reconciled. `demoted` (pane
         ids, the daemon's): their stored hook claim is folded as a screen read and
-        the write is unconditional (tma.daemon.demotion)."""
+        the write is unconditional (tma.daemon.demotion). `everything`: read every
+        agent pane whatever its stamp's age and whatever the stampede guard says (a
+        daemon's first look: a stamp a killed daemon left may be a second old and
+        already wrong, and no quiet edge will come for a screen that stopped moving).
+        `current`: a person reads these rows (ls, the picker, watch, wait): no verdict
+        older than its screen. The stampede guard does not apply, and a fresh stamp is
+        consumed only when its window has printed nothing since it was written; the
+        status line (many clients at once) keeps both shortcuts."""
         import time
 
         t0 = time.perf_counter()
@@ -373,8 +391,10 @@ class Cycle:
         now = self.clock()
         poll_ms = now if produce and focus is None else None
         snap = read.list_panes(self.server, stamp_poll_ms=poll_ms, lean=self.lean)
-        work = self._begin(snap, now, produce)
+        work = self._begin(snap, now, produce, current)
         work.demoted = frozenset(demoted)
+        if everything and produce:
+            work.everything, work.producing, work.stats.stampede = True, True, False
         if focus is not None:
             work.focus = frozenset(focus)
             work.producing, work.stats.stampede = produce, False
@@ -384,7 +404,7 @@ class Cycle:
         self._fold_all(work)
         if work.producing and work.focus is None:
             # attention cleared by input (ordered against the raise; never for -CC clients)
-            work.lines.extend(self._seen_clear(snap, work.rows, work.touched))
+            work.lines.extend(self._seen_clear(snap, work.rows, work.touched - work.held))
             work.lines.extend(self._rollout(snap, now))
         final = self._commit(work, snap)
         self._store_titles()
@@ -399,13 +419,15 @@ class Cycle:
         return Result(final, rows, stats, work.issues, work.ignored, work.out_of_scope,
                       self._mset, work.identities, first_snapshot=snap)
 
-    def _begin(self, snap, now: int, produce: bool) -> _Pass:
+    def _begin(self, snap, now: int, produce: bool, current: bool = False) -> _Pass:
         """The stampede guard and the cached -F probe answer, then an empty pass."""
-        stampede = bool(produce and snap.last_poll and snap.last_poll // 1000 == now // 1000)
+        stampede = bool(produce and not current and snap.last_poll
+                        and snap.last_poll // 1000 == now // 1000)
         if snap.setpf_ok in ("0", "1") and self._guarded is None:
             self._guarded = snap.setpf_ok == "1"
         work = _Pass(now, produce and not stampede, self.cfg.freshness_secs * 1000)
         work.stats.stampede = stampede
+        work.current = current
         return work
 
     def _sort(self, work: _Pass, pane) -> None:
@@ -431,7 +453,8 @@ class Cycle:
                 work.add_row(pane, stamp, stamp.name)
             return
         if stamp is not None and (not work.producing or (
-                codec.is_fresh(stamp, work.now, work.freshness_ms) and _alive(stamp.pid))):
+                not work.everything and codec.is_fresh(stamp, work.now, work.freshness_ms)
+                and _alive(stamp.pid) and (not work.current or _still_since(pane, stamp)))):
             work.add_row(pane, stamp, stamp.name)
             work.stats.consumed += 1
             return
@@ -454,8 +477,8 @@ class Cycle:
                                               str(ident.anchor_pid) if ident.anchor_pid else ""))
         if ident.pid == 0:
             self._registration(work, pane, stamp, ident)
-        elif stamp is not None and work.focus is None and self._quiet(pane, stamp, ident,
-                                                                      work.now):
+        elif stamp is not None and work.focus is None and not work.everything \
+                and self._quiet(pane, stamp, ident, work.now):
             work.add_row(pane, stamp, ident.agent)
             work.stats.skipped += 1
         elif not ident.foreground_is_agent or pane.scroll_position > 0:
@@ -515,6 +538,11 @@ class Cycle:
                 work.lines.append(line)
                 work.touched.add(pane.pane_id)
                 work.stats.produced += 1
+                if self._held and stamp is not None:
+                    # a hold moves only hash and stamped_at: the episode and its mark
+                    # stand, so the input clear may look at this pane in this cycle
+                    work.held.add(pane.pane_id)
+                    work.add_row(pane, stamp, ident.agent)
 
     def _commit(self, work: _Pass, snap):
         """Send every line with a re-read behind it; rows then show what stuck."""
@@ -588,6 +616,7 @@ class Cycle:
         from tma.core.fold import Facts, evidence_from, verdict
         from tma.core.rules import Screen, evaluate
 
+        self._held = False
         manifest = self.manifests().get(ident.agent)
         if manifest is None:
             return ""
@@ -617,6 +646,7 @@ class Cycle:
             # the stamp stale, so every cycle would capture again. Refresh it instead:
             # the pane was read, and the tuple that stands is current.
             plan = P.hold(f"{plan.reason}; held by the stored tuple ({plan.guard})")
+        self._held = plan.action == P.HOLD
         return write.render(pane.pane_id, plan, now, name=ident.agent, pid=ident.pid,
                             hash=body_hash, guarded=guarded,
                             prev_state=stamp.state if stamp else None,

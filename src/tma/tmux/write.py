@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from tma.core import options, states
 from tma.core import plan as P
-from tma.core.codec import CLOCK_STEP_MS
+from tma.core.codec import CLOCK_STEP_MS, FUTURE_SKEW_MS
 from tma.core.record import Record
 from tma.tmux.adapter import quote
 
@@ -33,10 +33,15 @@ def suppress(guard: P.Guard) -> str:
         return "0"
     if guard.kind == P.PROTECT_HOOK:
         return "#{==:#{@agent_source},hook}"
-    if guard.kind == P.CARVE_OUT:
-        return f"#{{&&:#{{==:#{{@agent_source}},hook}},#{{e|<=:{int(guard.at)},#{{@agent_evidence_at}}}}}}"
-    if guard.kind == P.HOOK_ARBITRATE:
-        return f"#{{&&:#{{==:#{{@agent_source}},hook}},#{{e|<:{int(guard.at)},#{{@agent_evidence_at}}}}}}"
+    if guard.kind in (P.CARVE_OUT, P.HOOK_ARBITRATE):
+        # a stored claim holds only while its evidence is newer than this write's and
+        # not dated beyond the skew ahead of it (a clock stepped back since it was
+        # written: such a claim never holds a later event)
+        at = int(guard.at)
+        newer = (f"#{{e|<=:{at},#{{@agent_evidence_at}}}}" if guard.kind == P.CARVE_OUT
+                 else f"#{{e|<:{at},#{{@agent_evidence_at}}}}")
+        return (f"#{{&&:#{{==:#{{@agent_source}},hook}},#{{&&:{newer},"
+                f"#{{e|<=:#{{@agent_evidence_at}},{at + FUTURE_SKEW_MS}}}}}}}")
     if guard.kind == P.REFRESH_CLAIM:
         return f"#{{?#{{==:#{{@agent_state}},{_token(guard.state)}}},0,1}}"
     raise ValueError(f"unknown guard {guard.kind!r}")
@@ -68,7 +73,7 @@ def would_hold(guard: P.Guard, stored: Mapping[str, str]) -> bool:
         return hook
     if guard.kind in (P.CARVE_OUT, P.HOOK_ARBITRATE):
         at, stored_at = float(int(guard.at)), _num(stored.get("@agent_evidence_at", ""))
-        if not hook or stored_at is None:
+        if not hook or stored_at is None or stored_at > at + FUTURE_SKEW_MS:
             return False
         return at <= stored_at if guard.kind == P.CARVE_OUT else at < stored_at
     if guard.kind == P.REFRESH_CLAIM:
