@@ -368,7 +368,7 @@ def test_dry_run_says_what_would_happen_and_sends_nothing(srv):
     rec = _agent(srv, "codex", "blocked")
     res = _act(srv, "approve", "--pane", rec.pane, "--dry-run")
     assert res.returncode == 0, res.stderr
-    assert "gate:    fireable" in res.stdout and "effect:  keys: y" in res.stdout
+    assert "gate:    fireable" in res.stdout and "effect:  keys: 1" in res.stdout
     assert "state: blocked/permission (" in res.stdout and "ms old)" in res.stdout
     assert "cwd: " in res.stdout and "(live)" in res.stdout
     res = _act(srv, "interrupt", "--pane", rec.pane, "--dry-run", "--json")
