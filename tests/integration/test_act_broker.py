@@ -603,7 +603,7 @@ def test_menu_lists_what_is_fireable_and_an_entry_fires(srv, attach):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert rec.settle(1) == b"y"
+    assert rec.settle(1) == b"1"  # approve's key for codex
 
 
 def test_menu_confirm_entry_asks_again_and_nothing_fireable_says_so(srv, attach):
