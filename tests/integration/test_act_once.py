@@ -100,3 +100,28 @@ def test_the_refusal_says_the_episode_was_answered(srv):
                   manifests=False)
     assert json.loads(res.stdout)["reason"] == "answered"  # and the menu leaves it out
     assert rec.settle() == b"1"
+
+
+def test_the_same_prompt_drawn_again_after_the_answer_is_a_new_episode(srv):
+    """The agent answers, redraws, and asks the very same thing again a moment later (a
+    second identical tool call) before any status line has looked: the act that answered
+    the first prompt stamped what followed it, so the second prompt is a new episode and
+    its answer is typed (before, it shared the first one's `since` and was refused
+    `answered`)."""
+    rec = KeyRecorder.start(srv, "claude", _cap(BLOCKED), after=_cap(IDLE), redraw_ms=100)
+    assert srv.row(rec.pane, manifests=False)["state"] == "blocked"
+    res = srv.tma("act", "approve", "--pane", rec.pane, manifests=False)
+    assert res.returncode == 0, res.stderr
+    assert rec.settle(1) == b"1"
+    srv.next_second()  # the redraw below is output after the act's stamp
+    body = _cap(BLOCKED).body.rstrip("\n").split("\n")[-30:]
+    with open(srv.display(rec.pane, "#{pane_tty}"), "w", encoding="utf-8") as tty:
+        tty.write("\x1b[2J\x1b[H" + "\r\n".join(body))
+    srv.wait_for(lambda: "Do you want to proceed" in srv.tmux("capture-pane", "-p", "-t",
+                                                              rec.pane))
+    row = srv.row(rec.pane, manifests=False)  # a person looks: ls reads the new screen
+    assert (row["state"], row["detail"]) == ("blocked", "permission")
+    res = srv.tma("act", "approve", "--pane", rec.pane, "--json", manifests=False)
+    doc = json.loads(res.stdout)
+    assert (res.returncode, doc["outcome"]) == (0, "sent"), doc
+    assert rec.settle(2) == b"11"

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 LOCK_SLACK_MS = 5000
+ANSWER_SETTLE_MS = 1000  # agents redraw within 100-300 ms of the key (lab)
 API_NOT_INSTALLED = "the OpenCode API lane is not installed"
 
 
@@ -198,8 +199,30 @@ class Broker:
             keys_mod.send(self.server, pane.pane_id, action.keys[agent], req.text)
         except PaneGone:
             return gone(action.name, pane.pane_id)
+        if state == states.BLOCKED:
+            self._follow(pane, agent, detail)
         return result(action.name, pane.pane_id, G.SENT,
                       f"sent `{action.name}` to {pane.pane_id}", agent=agent)
+
+    def _follow(self, pane, agent: str, detail: str) -> None:
+        """After answering a prompt: watch the screen (up to ANSWER_SETTLE_MS) until it no
+        longer asks, then stamp what it shows. Every surface sees the answer at once
+        rather than after the freshness window, and the pane's next prompt starts a new
+        episode (`since`) even when the agent draws it again within a second: with no
+        stamp between the two, a second prompt would share the first's episode and its
+        answer would be refused as already given."""
+        import time
+
+        deadline = time.monotonic() + ANSWER_SETTLE_MS / 1000
+        try:
+            while time.monotonic() < deadline:
+                time.sleep(0.05)
+                reading = self.screen_reading(pane, agent)
+                if isinstance(reading, G.Refusal) or reading != (states.BLOCKED, detail):
+                    break
+            self.cycle.run(focus=(pane.pane_id,))
+        except (PaneGone, TmuxError):
+            pass  # the answer went; the next reader stamps what follows
 
     def screen_reading(self, pane, agent: str):
         """(state, detail) the pane's screen shows right now, folded with the agent's
