@@ -253,12 +253,20 @@ def test_an_answer_is_bound_to_its_episode():
     stamp = codec.Stamp(state="blocked", detail="permission", since=1767225600000)
     bare = SimpleNamespace(options={})
     asked = SimpleNamespace(options={"@agent_permission_request": "toolu_01:ab/c d"})
-    assert episode_of(bare, stamp, "permission") == "s1767225600000"
-    assert episode_of(bare, None, "permission") == "s0"
-    rid = episode_of(asked, stamp, "permission")
-    assert rid.startswith("r") and rid.isalnum() and rid == episode_of(asked, None, "permission")
-    assert episode_of(asked, stamp, "question") == "s1767225600000"  # another request lane
-    line = action_lock.claim_line("%3", rid, "00ff")
-    assert "#{m:" + rid + "_*,#{@agent_answered}}" in line and f"{rid}_00ff" in line
+    assert episode_of(bare, stamp, "permission") == ("s1767225600000",)
+    assert episode_of(bare, None, "permission") == ("s0",)
+    names = episode_of(asked, stamp, "permission")
+    rid = names[1]
+    assert names[0] == "s1767225600000" and rid.startswith("r") and rid.isalnum()
+    assert episode_of(asked, None, "permission") == ("s0", rid)
+    assert episode_of(asked, stamp, "question") == ("s1767225600000",)  # another request lane
+    line = action_lock.claim_line("%3", names, "00ff")
+    assert "#{m:*-" + rid + "-*,#{@agent_answered}}" in line
+    assert "#{m:*-s1767225600000-*,#{@agent_answered}}" in line
+    assert f"-s1767225600000-{rid}-_00ff" in line
+    # a claim made before the request id landed still names the episode afterwards
+    first = action_lock.claim_value(("s1767225600000",), "aa")
+    assert action_lock.claimed_by(first) & set(names)
+    assert not action_lock.claimed_by(first) & {"s17672256000001"}  # not a prefix match
     with pytest.raises(ValueError):
-        action_lock.claim_line("%3", "s1;x", "00ff")
+        action_lock.claim_line("%3", ("s1;x",), "00ff")

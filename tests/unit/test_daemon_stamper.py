@@ -63,14 +63,16 @@ def test_a_batch_sends_its_writes_in_one_spawn_and_an_answer_at_once():
 
 
 def test_the_side_channel_is_served_during_a_spawn_of_its_own_thread_only():
+    """A readable fd of the side channel is handed to its callback inside the spawn."""
     r, w = os.pipe()
     calls: list[str] = []
 
-    def callback() -> None:
+    def callback(fd: int) -> None:
+        assert fd == r
         calls.append(threading.current_thread().name)
         os.read(r, 1)
 
-    spawn.set_side(r, callback)
+    spawn.set_side(lambda: [r], callback)
     try:
         os.write(w, b"x")
         rc, _out, _err = spawn.run(["sh", "-c", "sleep 0.2"])
@@ -86,3 +88,75 @@ def test_the_side_channel_is_served_during_a_spawn_of_its_own_thread_only():
         os.close(w)
     rc, _out, _err = spawn.run(["true"])
     assert rc == 0 and len(calls) == 1
+
+
+def test_the_side_channel_asks_again_which_fds_to_watch_after_each_call():
+    """A connection accepted inside the spawn is watched for the rest of it (the hook's
+    bytes may come after its connect)."""
+    r1, w1 = os.pipe()
+    r2, w2 = os.pipe()
+    watched = [r1]
+    got: list[int] = []
+
+    def callback(fd: int) -> None:
+        os.read(fd, 1)
+        got.append(fd)
+        if fd == r1:
+            watched.append(r2)  # as an accept adds a parked connection
+            os.write(w2, b"z")
+
+    spawn.set_side(lambda: list(watched), callback)
+    try:
+        os.write(w1, b"x")
+        rc, _out, _err = spawn.run(["sh", "-c", "sleep 0.3"])
+        assert rc == 0 and got == [r1, r2]
+    finally:
+        spawn.set_side(None)
+        for fd in (r1, w1, r2, w2):
+            os.close(fd)
+
+
+class _FlakyStamper:
+    """A Stamper whose rounds fail (tmux timing out) a given number of times."""
+
+    def __new__(cls, failures: int):
+        from tma.daemon.stamper import Stamper
+        from tma.tmux.adapter import TmuxError
+
+        class Flaky(Stamper):
+            def _round(self, taken):
+                self.seen.append([f[4] for f, _t, _n in taken])
+                if self.failures > 0:
+                    self.failures -= 1
+                    raise TmuxError("timed out")
+                return True
+
+        class _Daemon:
+            logged: list[str] = []
+
+            def log(self, line: str) -> None:
+                self.logged.append(line)
+
+        st = Flaky(_Daemon())
+        st.failures, st.seen = failures, []
+        return st
+
+
+def test_an_acked_event_survives_a_round_tmux_refused():
+    st = _FlakyStamper(failures=1)
+    for n, pane in enumerate(["%1", "%2", "%1"]):
+        st.put([pane, "fake", "Work", "{}", str(n), "scope"], None)
+    assert st.stamp(None, lambda: 0) is False  # the failed round ends the turn
+    assert [f[4] for f, _t, _n in st.queue] == ["0", "1", "2"]  # back, in order
+    assert st.stamp(None, lambda: 0) is True
+    assert st.seen == [["0", "1"], ["0", "1"], ["2"]] and not st.queue and st.dropped == 0
+
+
+def test_a_round_that_keeps_failing_is_given_up_and_counted():
+    from tma.daemon.stamper import MAX_ATTEMPTS
+
+    st = _FlakyStamper(failures=MAX_ATTEMPTS)
+    st.put(["%1", "fake", "Work", "{}", "1", "scope"], None)
+    for _ in range(MAX_ATTEMPTS):
+        st.stamp(None, lambda: 0)
+    assert not st.queue and st.dropped == 1

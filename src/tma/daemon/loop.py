@@ -63,6 +63,7 @@ class Daemon:
         self.settings = Settings(cfg)
         self.paths = paths
         self.server_pid = server_pid
+        self.replaced = False  # the server at this socket is another instance now
         self.instance = instance  # "<pid>:<start_time>" of the server it serves
         self.log = log
         self.edges = Edges(self.settings.quiet_ms, ONSET_MS, MIN_GAP_MS)
@@ -263,6 +264,7 @@ class Daemon:
         pid, ids = control.session_ids(self.server)
         if pid and self.server_pid and pid != self.server_pid:
             self.log("tma daemon: the tmux server was restarted; exiting")
+            self.replaced = True  # the server part stamps nothing more (tma.daemon.server)
             raise NoServer("restarted")
         for sid in [s for s, c in self.clients.items() if s not in ids or not c.alive]:
             client = self.clients.pop(sid)

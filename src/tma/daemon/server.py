@@ -43,6 +43,7 @@ HISTORY_CAP = 256
 ACCEPT_BURST = 64
 REFRESH_MS = 250  # handed-off stamps are listed together (no capture), at most this often
 BATCH_MS = 25  # stamping rounds per loop turn before the sockets are polled again
+CLOSE_STAMP_MS = 1000  # what a stopping daemon spends stamping what it ACKed
 # kinds intake handles without a [[hooks.map]] entry (tma.runtime.hook.handle)
 _OWN_KINDS = frozenset({"context", "permission-replied", "question-replied", "SubagentStart",
                         "SubagentStop"})
@@ -146,7 +147,7 @@ class Server(Part):
         from tma.tmux import spawn
 
         # while the loop waits on tmux, hooks are still answered (and queued)
-        spawn.set_side(self.listener.fileno(), self._side_accept)
+        spawn.set_side(self._side_fds, self._side_ready)
         self.reloaded()
 
     # ------------------------------------------------------------ the part
@@ -215,7 +216,7 @@ class Server(Part):
 
     def status(self) -> dict:
         return {**self.counts, "subscribers": len(self.subscribers),
-                "queued": self.stamper.pending()}
+                "queued": self.stamper.pending(), "stamps_dropped": self.stamper.dropped}
 
     def reloaded(self) -> None:
         from tma.runtime import manifests, notify, notify_gate
@@ -236,10 +237,13 @@ class Server(Part):
         from tma.tmux import spawn
 
         spawn.set_side(None)
-        try:
-            self.stamper.stamp(None, _mono)  # what was ACKed is stamped first
-        except Exception as exc:  # the server is gone: nothing left to stamp on
-            self.daemon.log(f"tma daemon: queued events not stamped: {exc}")
+        # what was ACKed is stamped first, for a second at most; never onto a server that
+        # replaced the one these events came from (pane ids start again at %0)
+        if self.stamper.queue and not getattr(self.daemon, "replaced", False):
+            try:
+                self.stamper.stamp(_mono() + CLOSE_STAMP_MS, _mono)
+            except Exception as exc:  # the server is gone: nothing left to stamp on
+                self.daemon.log(f"tma daemon: queued events not stamped: {exc}")
         for conn in list(self.partial.values()):
             self._drop(conn)
         for fd in list(self.subscribers):
@@ -253,10 +257,20 @@ class Server(Part):
             pass
 
     # ------------------------------------------------------------ connections
-    def _side_accept(self) -> None:
+    def _side_fds(self) -> list[int]:
+        """What one of the loop's tmux spawns also watches: the listener, and the
+        connections that may still become hook events (nothing parked for the loop)."""
+        out = [self.listener.fileno()] if self.listener is not None else []
+        return out + [fd for fd, c in self.partial.items() if fd not in self.parked
+                      and MAGIC_EVENT.startswith(bytes(c.buf[:4]))]
+
+    def _side_ready(self, fd: int) -> None:
         """Called inside one of the loop's tmux spawns: take hook events now; any other
         request waits, parked, for the loop."""
-        self._accept(events_only=True)
+        if self.listener is not None and fd == self.listener.fileno():
+            self._accept(events_only=True)
+        elif fd in self.partial and fd not in self.parked:
+            self._receive(self.partial[fd], events_only=True)
 
     def _accept(self, events_only: bool = False) -> None:
         for _ in range(ACCEPT_BURST):

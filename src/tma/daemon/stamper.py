@@ -25,12 +25,13 @@ from collections import deque
 MAX_QUEUE = 1024
 QUEUE_BYTES = 32 << 20  # payload bytes held at once
 ROUND_MAX = 64  # events (on as many panes) read and written together
+MAX_ATTEMPTS = 3  # rounds an event may fail (tmux timing out) before it is given up
 
 
 def take_round(queue, limit: int) -> tuple[list, deque]:
     """The first queued event of each pane (at most LIMIT panes), and the rest in their
     order: a pane's second event waits for the round after its first. An item is
-    (fields, table) with the pane id first among the fields."""
+    (fields, table, attempts) with the pane id first among the fields."""
     taken: list = []
     later: deque = deque()
     seen: set[str] = set()
@@ -52,12 +53,13 @@ class Stamper:
         self.queue: deque = deque()
         self.bytes = 0
         self.rounds = 0
+        self.dropped = 0  # events given up after MAX_ATTEMPTS failed rounds
 
     def has_room(self, size: int) -> bool:
         return len(self.queue) < MAX_QUEUE and self.bytes + size <= QUEUE_BYTES
 
     def put(self, fields: list[str], table) -> None:
-        self.queue.append((fields, table))
+        self.queue.append((fields, table, 0))
         self.bytes += len(fields[3])
 
     def pending(self) -> int:
@@ -65,19 +67,29 @@ class Stamper:
 
     def stamp(self, until: int | None, mono) -> bool:
         """Stamp rounds until the monotonic time `until` (None: the whole queue); True
-        when a round wrote. NoServer ends the daemon (raised)."""
-        from tma.tmux.adapter import NoServer
+        when a round wrote. A round that tmux refused (a timeout on a loaded machine) goes
+        back to the front of the queue and ends this turn: an ACKed event is a promise,
+        kept unless the same round fails MAX_ATTEMPTS times. NoServer ends the daemon."""
+        from tma.tmux.adapter import NoServer, TmuxError
 
         wrote = False
         while self.queue:
             taken, self.queue = take_round(self.queue, ROUND_MAX)
-            self.bytes = sum(len(f[3]) for f, _t in self.queue)
             try:
                 wrote = self._round(taken) or wrote
             except NoServer:
                 self.queue.clear()
                 self.bytes = 0
                 raise
+            except TmuxError as exc:
+                again = [(f, t, n + 1) for f, t, n in taken if n + 1 < MAX_ATTEMPTS]
+                self.dropped += len(taken) - len(again)
+                self.queue.extendleft(reversed(again))
+                self.bytes = sum(len(f[3]) for f, _t, _n in self.queue)
+                self.daemon.log(f"tma daemon: a stamping round failed ({exc}); "
+                                f"{len(again)} events wait for the next turn")
+                return wrote
+            self.bytes = sum(len(f[3]) for f, _t, _n in self.queue)
             self.rounds += 1
             if until is not None and mono() >= until:
                 break
@@ -89,15 +101,10 @@ class Stamper:
         from tma.tmux.adapter import NoServer, TmuxError
 
         server = self.daemon.server
-        try:
-            every = read.every_pane(server)
-        except NoServer:
-            raise
-        except TmuxError:
-            return False  # a slow or refusing server: the loop's own listing reads them
+        every = read.every_pane(server)  # TmuxError: the round is tried again
         batch = hook.Batch(server)
         wrote = False
-        for fields, table in taken:
+        for fields, table, _attempts in taken:
             pane, _agent, kind, payload, at, _scope = fields
             panes = read.session_of(every, pane)
             if not panes:
@@ -108,7 +115,7 @@ class Stamper:
             except NoServer:
                 raise
             except TmuxError:
-                continue
+                continue  # this pane's own read-back (a notification marker) failed
             wrote = wrote or outcome.wrote
-        batch.flush()
+        batch.flush()  # TmuxError: the round is tried again (guarded writes: harmless)
         return wrote

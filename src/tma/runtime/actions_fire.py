@@ -205,22 +205,26 @@ class Broker:
                       f"sent `{action.name}` to {pane.pane_id}", agent=agent)
 
     def _follow(self, pane, agent: str, detail: str) -> None:
-        """After answering a prompt: watch the screen (up to ANSWER_SETTLE_MS) until it no
-        longer asks, then stamp what it shows. Every surface sees the answer at once
-        rather than after the freshness window, and the pane's next prompt starts a new
-        episode (`since`) even when the agent draws it again within a second: with no
-        stamp between the two, a second prompt would share the first's episode and its
-        answer would be refused as already given."""
+        """After answering a prompt: watch the screen (up to ANSWER_SETTLE_MS) until it
+        reads working or idle twice in a row, then stamp what it shows. Every surface sees
+        the answer at once rather than after the freshness window, and the pane's next
+        prompt starts a new episode (`since`) even when the agent draws it again within a
+        second: with no stamp between the two, a second prompt would share the first's
+        episode and its answer would be refused as already given. A half-drawn frame
+        (unknown) or a screen that still asks stamps nothing here."""
         import time
 
         deadline = time.monotonic() + ANSWER_SETTLE_MS / 1000
+        settled = 0
         try:
-            while time.monotonic() < deadline:
+            while time.monotonic() < deadline and settled < 2:
                 time.sleep(0.05)
                 reading = self.screen_reading(pane, agent)
-                if isinstance(reading, G.Refusal) or reading != (states.BLOCKED, detail):
-                    break
-            self.cycle.run(focus=(pane.pane_id,))
+                if isinstance(reading, G.Refusal):
+                    return  # the agent left the foreground: the next reader sees it
+                settled = settled + 1 if reading[0] in (states.WORKING, states.IDLE) else 0
+            if settled >= 2:
+                self.cycle.run(focus=(pane.pane_id,))
         except (PaneGone, TmuxError):
             pass  # the answer went; the next reader stamps what follows
 
@@ -360,26 +364,28 @@ def call_api(op, endpoint: str, request_id: str, timeout_s: float) -> tuple[str,
     return res.outcome, res.message
 
 
-def episode_of(pane, stamp: codec.Stamp | None, detail: str) -> str:
-    """The blocked episode an answer is bound to, as letters and digits: the agent's own
-    request id where a hook or plugin stamped one, else when the pane's blocked state began
-    (`since`). Two prompts in a row that no reader saw apart share a `since`: the second
-    is then refused `answered` rather than risk a doubled key."""
+def episode_of(pane, stamp: codec.Stamp | None, detail: str) -> tuple[str, ...]:
+    """The names of the blocked episode an answer is bound to, as letters and digits: when
+    the pane's blocked state began (`since`), and the agent's own request id where a hook or
+    plugin stamped one. Two prompts in a row that no reader saw apart, with no request id,
+    share a `since`: the second is then refused `answered` rather than risk a doubled key
+    (an act that answers watches for the screen to move on and stamps it: `_follow`)."""
+    names = [f"s{stamp.since if stamp is not None else 0}"]
     key = "@agent_question_request" if detail == states.QUESTION else "@agent_permission_request"
     request = pane.options.get(key, "")
     if request:
         import hashlib
 
-        return "r" + hashlib.sha256(request.encode()).hexdigest()[:24]
-    return f"s{stamp.since if stamp is not None else 0}"
+        names.append("r" + hashlib.sha256(request.encode()).hexdigest()[:24])
+    return tuple(names)
 
 
 def answered(pane, stamp: codec.Stamp | None) -> bool:
     """Whether a `tma act` already typed the answer of the blocked episode the pane shows."""
     if stamp is None or stamp.state != states.BLOCKED:
         return False
-    claim = pane.options.get(action_lock.ANSWERED, "")
-    return claim.startswith(episode_of(pane, stamp, stamp.detail) + "_")
+    taken = action_lock.claimed_by(pane.options.get(action_lock.ANSWERED, ""))
+    return any(name in taken for name in episode_of(pane, stamp, stamp.detail))
 
 
 ANSWERED_WORDS = "{pane}'s prompt was already answered by another tma act: `{name}` not fired"

@@ -70,31 +70,48 @@ def release(server: Server, pane_id: str, mine: str) -> bool:
     return not err.strip()
 
 
-# -- the answer claim: `@agent_answered = <episode>_<nonce>`
+# -- the answer claim: `@agent_answered = -<token>-<token>-_<nonce>`
 #
 # An answer (a key that replies to a prompt) is bound to its episode. Before typing, the
 # broker claims the episode with one guarded write: it is set only when the option does not
 # already name that episode, and read back in the same spawn; of two racing acts exactly
 # one reads its own nonce back. The claim is never released: once an episode was answered,
 # no other act types into it, whatever the screen shows meanwhile. A later episode's claim
-# simply overwrites it. `#{m:}` and `#{?}` are in every release 3.2a..next.
+# simply overwrites it. An episode has one or two names (tokens: when the pane became
+# blocked, and the agent's request id once a hook stamps it); the claim records every name
+# its act knew, and an episode is taken when ANY of its names is recorded, so a request id
+# that lands between two acts does not make the same prompt look new. `#{m:}`, `#{||:}`
+# and `#{?}` are in every release 3.2a..next.
 
 ANSWERED = "@agent_answered"
 
 
-def claim_line(pane_id: str, episode: str, nonce: str) -> str:
-    if not (episode.isalnum() and nonce.isalnum()):
-        raise ValueError("an episode and a nonce are letters and digits")
-    mine = f"{episode}_{nonce}"
-    taken = "#{m:" + episode + "_*,#{" + ANSWERED + "}}"
+def claim_value(tokens: tuple[str, ...], nonce: str) -> str:
+    if not tokens or not all(t.isalnum() for t in tokens) or not nonce.isalnum():
+        raise ValueError("an episode's names and a nonce are letters and digits")
+    return "-" + "-".join(tokens) + "-_" + nonce
+
+
+def claimed_by(value: str) -> frozenset[str]:
+    """The episode names a stored claim records."""
+    names, sep, _nonce = value.rpartition("_")
+    return frozenset(t for t in names.split("-") if t) if sep else frozenset()
+
+
+def claim_line(pane_id: str, tokens: tuple[str, ...], nonce: str) -> str:
+    mine = claim_value(tokens, nonce)
+    taken = ""
+    for token in tokens:
+        one = "#{m:*-" + token + "-*,#{" + ANSWERED + "}}"
+        taken = one if not taken else "#{||:" + one + "," + taken + "}"
     fmt = "#{?" + taken + ",#{" + ANSWERED + "}," + mine + "}"
     return (f"set-option -p -F -t {pane_id} {ANSWERED} {quote(fmt)} ; "
             f"display-message -p -t {pane_id} {quote('#{' + ANSWERED + '}')}")
 
 
-def claim(server: Server, pane_id: str, episode: str, nonce: str) -> bool:
+def claim(server: Server, pane_id: str, tokens: tuple[str, ...], nonce: str) -> bool:
     """Claim the episode's answer for this act: True when it is ours to type."""
-    out, err = server.source([claim_line(pane_id, episode, nonce)])
+    out, err = server.source([claim_line(pane_id, tokens, nonce)])
     if err.strip():
         raise classify(err)
-    return out.strip() == f"{episode}_{nonce}"
+    return out.strip() == claim_value(tokens, nonce)

@@ -20,25 +20,64 @@ class SpawnTimeout(Exception):
 
 
 # A long-lived caller (the daemon) keeps answering its own clients while a child runs:
-# one fd and a callback, polled with the child's pipes by spawns made on the thread that
-# set them (the daemon answers hooks during its tmux spawns instead of after them).
-_side: tuple[int, Callable[[], None], int] | None = None
+# a function naming the fds to watch and a callback, polled with the child's pipes by
+# spawns made on the thread that set them (the daemon answers hooks during its tmux
+# spawns instead of after them).
+_SideT = tuple["Callable[[], list[int]]", "Callable[[int], None]", int]
+_side: _SideT | None = None
 
 
-def set_side(fd: int | None, callback: Callable[[], None] | None = None) -> None:
-    """Poll FD during this thread's spawns and call CALLBACK() when it is readable;
-    None clears it. The callback must not spawn (it is not polled inside itself)."""
+def set_side(fds: Callable[[], list[int]] | None,
+             callback: Callable[[int], None] | None = None) -> None:
+    """Poll the fds FDS() names during this thread's spawns and call CALLBACK(fd) when
+    one is readable (FDS is asked again after each call); None clears it. The callback
+    must not spawn (it is not polled inside itself)."""
     global _side
-    if fd is None:
+    if fds is None:
         _side = None
         return
     import _thread
 
     assert callback is not None
-    _side = (fd, callback, _thread.get_ident())
+    _side = (fds, callback, _thread.get_ident())
 
 
-def _own_side(poller: select.poll) -> tuple[int, Callable[[], None], int] | None:
+class _Side:
+    """The side channel inside one spawn: which of its fds are registered."""
+
+    def __init__(self, side: _SideT, poller: select.poll) -> None:
+        self.side, self.poller = side, poller
+        self.fds: set[int] = set()
+        self.sync()
+
+    def sync(self) -> None:
+        try:
+            want = set(self.side[0]())
+        except Exception:  # noqa: BLE001 - the caller's own failure must not fail this spawn
+            want = set()
+        for fd in self.fds - want:
+            self.poller.unregister(fd)
+        for fd in want - self.fds:
+            self.poller.register(fd, select.POLLIN)
+        self.fds = want
+
+    def ready(self, fd: int, event: int) -> None:
+        global _side
+        if event & (select.POLLNVAL | select.POLLERR):
+            self.poller.unregister(fd)  # closed under us: not polled again here
+            self.fds.discard(fd)
+            return
+        _side = None  # not polled inside itself
+        try:
+            self.side[1](fd)
+        except Exception:  # noqa: BLE001 - the caller's own failure must not fail this spawn
+            pass
+        finally:
+            _side = self.side
+        self.sync()
+
+
+def _own_side(poller: select.poll) -> _Side | None:
     """The side channel, registered with POLLER, when this thread set it."""
     side = _side
     if side is None:
@@ -47,8 +86,7 @@ def _own_side(poller: select.poll) -> tuple[int, Callable[[], None], int] | None
 
     if side[2] != _thread.get_ident():
         return None
-    poller.register(side[0], select.POLLIN)
-    return side
+    return _Side(side, poller)
 
 
 def run(argv: list[str], stdin: bytes | None = None, timeout: float = 3.0,
@@ -106,12 +144,8 @@ def _communicate(pid: int, stdin: bytes | None, in_w: int | None, out_r: int, er
             if left <= 0:
                 raise SpawnTimeout()
             for fd, _event in poller.poll(left * 1000):
-                if side is not None and fd == side[0]:
-                    if _event & (select.POLLNVAL | select.POLLERR | select.POLLHUP):
-                        poller.unregister(fd)  # closed under us: not polled again
-                        side = None
-                    else:
-                        _call_side(side)
+                if side is not None and fd in side.fds:
+                    side.ready(fd, _event)
                     continue
                 if fd == in_w:
                     try:
@@ -142,17 +176,6 @@ def _communicate(pid: int, stdin: bytes | None, in_w: int | None, out_r: int, er
         raise
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status), b"".join(chunks[out_r]), b"".join(chunks[err_r])
-
-
-def _call_side(side: tuple[int, Callable[[], None], int]) -> None:
-    global _side
-    _side = None  # not polled inside itself
-    try:
-        side[1]()
-    except Exception:  # noqa: BLE001 - the caller's own failure must not fail this spawn
-        pass
-    finally:
-        _side = side
 
 
 def start(argv: list[str], *, stdin_pipe: bool = False, stdout_fd: int | None = None,
