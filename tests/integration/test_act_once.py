@@ -30,6 +30,14 @@ CAPTURES = Path(__file__).resolve().parent.parent / "fixtures" / "captures"
 BLOCKED = CAPTURES / "claude-2.1.332_blocked.txt"
 IDLE = CAPTURES / "claude-2.1.332_idle.txt"
 ROUNDS = int(os.environ.get("TMA_ACT_ONCE_ROUNDS", "8"))  # the issue measured 20-30
+# The race is decided by the claim, one guarded write that is the same on every release:
+# every build of the matrix proves the write (CONTRACT_ROUNDS), the system tmux and
+# Debian 12's 3.3a the race over ROUNDS.
+CONTRACT_ROUNDS = 2
+
+
+def _rounds(srv) -> int:
+    return ROUNDS if srv.build.version in ("system", "3.3a") else min(ROUNDS, CONTRACT_ROUNDS)
 
 
 def _cap(path: Path) -> fixture.Capture:
@@ -55,7 +63,8 @@ def test_two_approves_at_once_type_one_answer(srv, redraw_ms):
     rng = random.Random(18_4 + (redraw_ms or 0))
     doubles, seen = [], set()
     srv.shell_pane()  # keeps the server up while each round's agent pane is killed
-    for n in range(ROUNDS):
+    rounds = _rounds(srv)
+    for n in range(rounds):
         rec = KeyRecorder.start(srv, "claude", _cap(BLOCKED),
                                 after=_cap(IDLE) if redraw_ms is not None else None,
                                 redraw_ms=redraw_ms or 0)
@@ -80,7 +89,7 @@ def test_two_approves_at_once_type_one_answer(srv, redraw_ms):
                                                         (4, "gated")), refusals
         srv.tmux("kill-pane", "-t", rec.pane)
     assert not doubles, (f"the answer was typed more than once in {len(doubles)} of "
-                         f"{ROUNDS} rounds: {doubles}")
+                         f"{rounds} rounds: {doubles}")
     assert seen  # at least one kind of refusal was exercised
 
 
