@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from tma.core import options
 from tma.core import plan as P
+from tma.core.codec import FUTURE_SKEW_MS
 from tma.runtime import cycle
 from tma.tmux import write
 from tma.tmux.adapter import Server
@@ -336,8 +337,9 @@ def _model(stored: dict, state: str, source: str, evidence: int, now: int, guard
     stored_ev = int(stored.get("evidence") or 0)
     held = {"unconditional": False,
             "protect-hook": hook,
-            "carveout": hook and evidence <= stored_ev,
-            "hook": hook and evidence < stored_ev,
+            # stored evidence more than the skew ahead of the write's never holds it
+            "carveout": hook and evidence <= stored_ev <= evidence + FUTURE_SKEW_MS,
+            "hook": hook and evidence < stored_ev <= evidence + FUTURE_SKEW_MS,
             "refresh": stored.get("state", "") != claimed}[guard]
     if held:
         return dict(stored), True  # a losing producer changes nothing
