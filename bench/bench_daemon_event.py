@@ -50,6 +50,21 @@ def tmux(name: str, *args: str, env: dict) -> str:
                           capture_output=True, text=True, env=env).stdout
 
 
+def sandbox(prefix: str) -> tuple[Path, dict, Path, str]:
+    """A throwaway HOME and runtime dir, the environment for it (no tmux or tma of the
+    caller's leaking in), a fake `claude` (really `sleep`) and this interpreter's `tma`."""
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    runtime = work / "rt"
+    runtime.mkdir(mode=0o700)
+    env = dict(os.environ, HOME=str(work), XDG_CACHE_HOME=str(work / "cache"),
+               XDG_CONFIG_HOME=str(work / "cfg"), XDG_RUNTIME_DIR=str(runtime))
+    for key in ("TMUX", "TMUX_PANE", "TMA_CONFIG", "TMA_SOCKET_PATH", "TMA_NOTIFY_CMD"):
+        env.pop(key, None)
+    fake = work / "claude"
+    fake.symlink_to(shutil.which("sleep"))
+    return work, env, fake, str(Path(sys.executable).parent / "tma")
+
+
 def option(name: str, pane: str, key: str, env: dict) -> str:
     return tmux(name, "show-options", "-p", "-qv", "-t", pane, key, env=env).strip()
 
@@ -73,16 +88,7 @@ def main() -> int:
     ap.add_argument("--panes", type=int, default=38,
                     help="agent panes per server for the `tma status` measures")
     args = ap.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="tma-bench-dev-"))
-    runtime = work / "rt"
-    runtime.mkdir(mode=0o700)
-    env = dict(os.environ, HOME=str(work), XDG_CACHE_HOME=str(work / "cache"),
-               XDG_CONFIG_HOME=str(work / "cfg"), XDG_RUNTIME_DIR=str(runtime))
-    for key in ("TMUX", "TMUX_PANE", "TMA_CONFIG", "TMA_SOCKET_PATH", "TMA_NOTIFY_CMD"):
-        env.pop(key, None)
-    fake = work / "claude"
-    fake.symlink_to(shutil.which("sleep"))
-    tma = str(Path(sys.executable).parent / "tma")
+    work, env, fake, tma = sandbox("tma-bench-dev-")
     a, b = f"tma-bench-dev-{os.getpid()}-a", f"tma-bench-dev-{os.getpid()}-b"
     daemon = None
     try:

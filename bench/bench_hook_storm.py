@@ -27,19 +27,21 @@ many events it took and how many it refused.
 from __future__ import annotations
 
 import argparse
-import resource
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from bench_daemon_event import sandbox, tmux  # noqa: E402
 
 from tma.runtime import daemon_files  # noqa: E402
 
@@ -55,11 +57,6 @@ PAYLOAD = json.dumps({"session_id": "storm", "tool_name": "Bash", "tool_use_id":
                       "notification_type": "permission_prompt",
                       "tool_input": {"command": "echo " + "x" * 200},
                       "transcript_path": "/nonexistent/storm.jsonl"}).encode()
-
-
-def tmux(name: str, *args: str, env: dict) -> str:
-    return subprocess.run(["tmux", "-u", "-L", name, "-f", "/dev/null", *args], check=True,
-                          capture_output=True, text=True, env=env).stdout
 
 
 def cpu_ticks() -> int:
@@ -222,16 +219,7 @@ def main() -> int:
     ap.add_argument("--mode", choices=("daemon", "direct", "both"), default="both")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="tma-bench-storm-"))
-    runtime = work / "rt"
-    runtime.mkdir(mode=0o700)
-    env = dict(os.environ, HOME=str(work), XDG_CACHE_HOME=str(work / "cache"),
-               XDG_CONFIG_HOME=str(work / "cfg"), XDG_RUNTIME_DIR=str(runtime))
-    for key in ("TMUX", "TMUX_PANE", "TMA_CONFIG", "TMA_SOCKET_PATH", "TMA_NOTIFY_CMD"):
-        env.pop(key, None)
-    fake = work / "claude"
-    fake.symlink_to(shutil.which("sleep"))
-    tma = str(Path(sys.executable).parent / "tma")
+    work, env, fake, tma = sandbox("tma-bench-storm-")
     bare = []
     for _ in range(20):
         t0 = time.monotonic()

@@ -40,6 +40,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_hook_storm import proc_cpu  # noqa: E402
+
 CAPTURES = ROOT / "tests" / "fixtures" / "captures"
 CYCLE = ("idle", "working", "blocked", "working")
 WIDTH, HEIGHT = 100, 30
@@ -278,15 +282,6 @@ class Soak:
             "server_cpu_pct": 100 * server_cpu / wall,
             "load_avg": os.getloadavg()[0],
         }
-
-
-def proc_cpu(pid: int) -> float:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            fields = fh.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> int:
