@@ -164,6 +164,9 @@ def test_watched_pane_vanishing_exits_3(srv):
     t0 = now_ms()
     proc = popen(srv, "--pane", pane, "--until", "idle", "--timeout", "20")
     cycles_after(srv, proc, t0)
+    # a kill during the first cycle can land between its pane list and its process read
+    # (the pane is there, its agent already gone): kill once that cycle has ended
+    observed(srv, proc)
     srv.tmux("kill-pane", "-t", pane)
     rc, out, err = finish(proc)
     assert rc == 3
