@@ -107,6 +107,30 @@ def test_a_frame_dated_in_the_future_is_stamped_at_the_daemons_now(srv, tmp_path
         srv.wait_for(lambda: srv.option(pane, "@agent_state") == "idle", timeout=5)
 
 
+def test_an_event_stamped_late_loses_to_a_newer_claim_written_meanwhile(srv, tmp_path):
+    """An event that waited in the daemon's queue (a storm) is stamped seconds after
+    its time. A claim written meanwhile is newer evidence: the late event must not
+    overwrite it, however long it waited (the guards bound a claim's future skew by
+    the writer's clock, not by the late event's time)."""
+    from test_daemon_socket import SockDaemon, _raw
+
+    with watched(srv, tmp_path, SockDaemon) as d:
+        pane = srv.agent_pane()
+        other = srv.agent_pane()
+        d.start()
+        now = time.time_ns() // 1_000_000
+        assert _raw(str(d.sock()), _frame(srv, d.env, pane, "Work", str(now - 1000))) == b"\x06"
+        srv.wait_for(lambda: srv.option(pane, "@agent_state") == "working", timeout=5)
+        # an Ask from 8 s ago, stamped now: older than the stored claim by 7 s
+        assert _raw(str(d.sock()), _frame(srv, d.env, pane, "Ask", str(now - 8000))) == b"\x06"
+        # a later event on another pane, queued after it: once that one is stamped, the
+        # Ask was too (the queue is stamped in order, a round in one write)
+        assert _raw(str(d.sock()), _frame(srv, d.env, other, "Work", str(now))) == b"\x06"
+        srv.wait_for(lambda: srv.option(other, "@agent_state") == "working", timeout=5)
+        assert srv.option(pane, "@agent_state") == "working"
+        assert srv.option(pane, "@agent_evidence_at") == str(now - 1000)
+
+
 def _gone(srv) -> bool:
     res = subprocess.run([srv.tmux_bin, "-L", srv.name, "list-sessions"],
                          capture_output=True, env=srv.env, timeout=10)

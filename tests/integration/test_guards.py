@@ -168,6 +168,27 @@ def test_hook_arbitration_older_event_is_suppressed_entirely(srv, pane):
            evidence=6000, stamped=6000, attention=1, name="fake", pid=0)
 
 
+def test_a_late_write_still_loses_to_a_newer_claim_within_the_writers_skew(srv, pane):
+    # a hook event from t=4000 stamped late, at t=12000 (queued in the daemon's storm
+    # queue): the claim written at 10000 meanwhile is newer evidence and within the skew
+    # of the writer's clock, so it holds, though it is more than the skew after 4000
+    stamp(srv, pane, state="working", source="hook", at=10000)
+    stamp(srv, pane, state="blocked", detail="permission", source="hook", at=4000, now=12000,
+          guard="hook:4000", attention=True)
+    expect(srv, pane, state="working", source="hook", since=10000, evidence=10000,
+           stamped=10000, name="fake", pid=0)
+    stamp(srv, pane, state="blocked", detail="permission", source="capture", at=4000,
+          now=12000, guard="carveout:4000")
+    expect(srv, pane, state="working", source="hook", since=10000, evidence=10000,
+           stamped=10000, name="fake", pid=0)
+    # a claim dated beyond the skew ahead of the writer's clock (a clock stepped back
+    # since) never holds: the late write commits
+    stamp(srv, pane, state="working", source="hook", at=20000)
+    stamp(srv, pane, state="idle", source="hook", at=4000, now=12000, guard="hook:4000")
+    expect(srv, pane, state="idle", source="hook", since=4000, evidence=4000, stamped=12000,
+           name="fake", pid=0)
+
+
 @pytest.mark.parametrize("stored_source", ["capture", "process"])
 def test_hook_arbitration_ignores_non_hook_claims(srv, pane, stored_source):
     # the stored evidence is NEWER than the event: only a hook claim can hold a hook write,
@@ -337,9 +358,10 @@ def _model(stored: dict, state: str, source: str, evidence: int, now: int, guard
     stored_ev = int(stored.get("evidence") or 0)
     held = {"unconditional": False,
             "protect-hook": hook,
-            # stored evidence more than the skew ahead of the write's never holds it
-            "carveout": hook and evidence <= stored_ev <= evidence + FUTURE_SKEW_MS,
-            "hook": hook and evidence < stored_ev <= evidence + FUTURE_SKEW_MS,
+            # stored evidence more than the skew ahead of the writer's clock (or of the
+            # write's evidence, if later) never holds it
+            "carveout": hook and evidence <= stored_ev <= max(evidence, now) + FUTURE_SKEW_MS,
+            "hook": hook and evidence < stored_ev <= max(evidence, now) + FUTURE_SKEW_MS,
             "refresh": stored.get("state", "") != claimed}[guard]
     if held:
         return dict(stored), True  # a losing producer changes nothing

@@ -96,12 +96,15 @@ class Stamper:
         return wrote
 
     def _round(self, taken: list) -> bool:
+        import time
+
         from tma.runtime import hook
         from tma.tmux import read
         from tma.tmux.adapter import NoServer, TmuxError
 
         server = self.daemon.server
         every = read.every_pane(server)  # TmuxError: the round is tried again
+        clock = time.time_ns() // 1_000_000  # the writer's time: events may have waited
         batch = hook.Batch(server)
         wrote = False
         for fields, table, _attempts in taken:
@@ -111,7 +114,7 @@ class Stamper:
                 continue  # a pane gone meanwhile: what the hook would shrug off
             try:
                 outcome = hook.handle(batch, self.daemon.cfg, table, kind, pane, payload,
-                                      int(at), panes=panes)
+                                      int(at), panes=panes, clock=clock)
             except NoServer:
                 raise
             except TmuxError:

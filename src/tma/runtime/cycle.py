@@ -640,7 +640,7 @@ class Cycle:
         plan = verdict(prev, facts, evidence, manifest.visible, self.cfg.fold(), now)
         guarded = self.guarded() and not demoted
         if (guarded and stamp is not None and plan.action == P.PUBLISH
-                and write.would_hold(plan.guard, pane.options)):
+                and write.would_hold(plan.guard, pane.options, now)):
             # The stored tuple already wins against this verdict (a hook claim the fold
             # does not protect, such as hook/unknown): the write would hold and leave
             # the stamp stale, so every cycle would capture again. Refresh it instead:

@@ -102,18 +102,19 @@ def _walked_pid(pane, names: tuple[str, ...]) -> int:
 def _loses(ev: _Event) -> bool:
     """The hook guard over the options just read: a stored hook claim with strictly
     newer evidence. Such an event changes nothing, so it is not sent at all."""
-    return write.would_hold(P.Guard(P.HOOK_ARBITRATE, at=ev.now), ev.pane.options)
+    return write.would_hold(P.Guard(P.HOOK_ARBITRATE, at=ev.now), ev.pane.options, ev.clock)
 
 
 class _Event:
     """One event's inputs once the pane is read: what every step below works from."""
 
     __slots__ = ("server", "cfg", "table", "kind", "payload", "now", "panes", "pane", "prev",
-                 "fields", "session", "before_hold")
+                 "fields", "session", "before_hold", "clock")
 
     def __init__(self, server, cfg, table, kind: str, payload: str, now: int, panes, pane,
                  prev: codec.Stamp | None) -> None:
         self.before_hold = None
+        self.clock = now  # the writer's time: later than `now` when the daemon queued it
         self.server, self.cfg, self.table = server, cfg, table
         self.kind, self.payload, self.now = kind, payload, now
         self.panes, self.pane, self.prev = panes, pane, prev
@@ -152,15 +153,19 @@ class Batch:
 
 
 def handle(server, cfg, table, kind: str, pane_id: str, payload: str, now: int,
-           before_hold=None, panes=None) -> Outcome:
+           before_hold=None, panes=None, clock: int = 0) -> Outcome:
     """`before_hold`: called once the stamp is written and before Claude's reply lane
     holds (up to hold_ms), so a running daemon hears of the blocked stamp at once.
     `panes`: the pane and its session's panes already read (tma.tmux.read.session_of),
-    for a round of events read together; None reads them here."""
+    for a round of events read together; None reads them here. `clock`: the writer's
+    time when later than the event's `now` (the daemon stamps events it queued): the
+    guards bound a stored claim's future skew by it, so a late event never overwrites a
+    newer claim written meanwhile."""
     out = Outcome()
     ev = _read(server, cfg, table, kind, pane_id, payload, now, panes)
     if ev is None:
         return out
+    ev.clock = max(now, clock)
     ev.before_hold = before_hold
     if kind == "context":
         out.kind = "context"
@@ -217,7 +222,7 @@ def _replied(ev: _Event, out: Outcome) -> None:
         ev.server.source([write.render(
             ev.pane_id, plan, ev.now, name=ev.table.name, pid=prev.pid, hash=prev.hash,
             extras=(write.Extra(key, ""),), stored=ev.pane.options,
-            then=tuple(_rollup_lines(ev.panes, ev.pane_id, states.WORKING)))])
+            then=tuple(_rollup_lines(ev.panes, ev.pane_id, states.WORKING)), clock=ev.clock)])
         out.wrote = True
     elif ev.pane.options.get(key):
         ev.server.source([write.set_plain(ev.pane_id, key, "")])
@@ -267,7 +272,8 @@ def _stamp(ev: _Event, decision, plan: P.Plan, pid: int, out: Outcome) -> None:
     lines = [write.render(ev.pane_id, plan, now, name=ev.table.name, pid=pid,
                           hash=prev.hash if prev is not None else "", extras=tuple(extras),
                           stored=ev.pane.options,
-                          then=tuple(_rollup_lines(ev.panes, ev.pane_id, plan.state)))]
+                          then=tuple(_rollup_lines(ev.panes, ev.pane_id, plan.state)),
+                          clock=ev.clock)]
     readback = read.Values(ev.pane_id, ("@agent_notified_at", "@agent_mute_until"))
     if notify:
         lines.append(readback.line())

@@ -27,31 +27,35 @@ if TYPE_CHECKING:  # annotations only: collections.abc would cost every hook ~1 
 PROBE_EXPECT = "1"
 
 
-def suppress(guard: P.Guard) -> str:
-    """The seed-001 format that expands truthy when the write must hold."""
+def suppress(guard: P.Guard, clock: int = 0) -> str:
+    """The seed-001 format that expands truthy when the write must hold. `clock`: the
+    writer's time now (0: the guard's own time), which bounds a claim's future skew."""
     if guard.kind == P.UNCONDITIONAL:
         return "0"
     if guard.kind == P.PROTECT_HOOK:
         return "#{==:#{@agent_source},hook}"
     if guard.kind in (P.CARVE_OUT, P.HOOK_ARBITRATE):
         # a stored claim holds only while its evidence is newer than this write's and
-        # not dated beyond the skew ahead of it (a clock stepped back since it was
-        # written: such a claim never holds a later event)
+        # not dated beyond the skew ahead of the writer's clock (a clock stepped back
+        # since it was written: such a claim never holds a later event). The writer's
+        # clock, not the event's time: an event stamped late (queued in the daemon, a
+        # capture that lagged) must still lose to a newer claim written meanwhile.
         at = int(guard.at)
+        bound = max(at, int(clock)) + FUTURE_SKEW_MS
         newer = (f"#{{e|<=:{at},#{{@agent_evidence_at}}}}" if guard.kind == P.CARVE_OUT
                  else f"#{{e|<:{at},#{{@agent_evidence_at}}}}")
         return (f"#{{&&:#{{==:#{{@agent_source}},hook}},#{{&&:{newer},"
-                f"#{{e|<=:#{{@agent_evidence_at}},{at + FUTURE_SKEW_MS}}}}}}}")
+                f"#{{e|<=:#{{@agent_evidence_at}},{bound}}}}}}}")
     if guard.kind == P.REFRESH_CLAIM:
         return f"#{{?#{{==:#{{@agent_state}},{_token(guard.state)}}},0,1}}"
     raise ValueError(f"unknown guard {guard.kind!r}")
 
 
-def commits(guard: P.Guard) -> str:
+def commits(guard: P.Guard, clock: int = 0) -> str:
     """The condition a guarded chain runs under: the negation of `suppress`."""
     if guard.kind == P.UNCONDITIONAL:
         return "1"
-    return "#{?" + suppress(guard) + ",0,1}"
+    return "#{?" + suppress(guard, clock) + ",0,1}"
 
 
 def _num(raw: str) -> float | None:
@@ -62,7 +66,7 @@ def _num(raw: str) -> float | None:
         return None
 
 
-def would_hold(guard: P.Guard, stored: Mapping[str, str]) -> bool:
+def would_hold(guard: P.Guard, stored: Mapping[str, str], clock: int = 0) -> bool:
     """`suppress(guard)` evaluated over options read earlier: what the server would do
     if nothing wrote in between (the cycle turns a write it already knows loses into
     a refresh; the server still decides every write)."""
@@ -73,7 +77,7 @@ def would_hold(guard: P.Guard, stored: Mapping[str, str]) -> bool:
         return hook
     if guard.kind in (P.CARVE_OUT, P.HOOK_ARBITRATE):
         at, stored_at = float(int(guard.at)), _num(stored.get("@agent_evidence_at", ""))
-        if not hook or stored_at is None or stored_at > at + FUTURE_SKEW_MS:
+        if not hook or stored_at is None or stored_at > max(at, clock) + FUTURE_SKEW_MS:
             return False
         return at <= stored_at if guard.kind == P.CARVE_OUT else at < stored_at
     if guard.kind == P.REFRESH_CLAIM:
@@ -200,7 +204,7 @@ def _chain_end(pane: str, plan: P.Plan, now: int, name: str, pid: int, hash: str
 def publish(pane: str, plan: P.Plan, now: int, *, name: str, pid: int, hash: str = "",
             guarded: bool = True, prev_state: str | None = None, prev_since: int = 0,
             extras: tuple[Extra, ...] = (), stored: Mapping[str, str] | None = None,
-            then: tuple[str, ...] = ()) -> str:
+            then: tuple[str, ...] = (), clock: int = 0) -> str:
     """One pane's publish: the tuple ending with stamped_at, then its companions, all
     in one block under the guard's condition, so a held write changes nothing.
 
@@ -216,7 +220,7 @@ def publish(pane: str, plan: P.Plan, now: int, *, name: str, pid: int, hash: str
         return " ; ".join(_advisory(pane, plan, now, state, detail, source, name, pid, hash,
                                     prev_state, prev_since)
                           + [_extra(pane, e, False) for e in extras] + list(then))
-    cond = commits(plan.guard)
+    cond = commits(plan.guard, max(int(now), int(clock)))
     unchanged = None
     if stored is not None and not plan.episode_reset and not plan.set_attention:
         unchanged = _unchanged(stored, state, detail, source, name, pid, now)
@@ -308,11 +312,13 @@ def probe_line() -> str:
 def render(pane: str, plan: P.Plan, now: int, *, name: str, pid: int, hash: str = "",
            guarded: bool = True, prev_state: str | None = None, prev_since: int = 0,
            extras: tuple[Extra, ...] = (), stored: Mapping[str, str] | None = None,
-           then: tuple[str, ...] = ()) -> str:
+           then: tuple[str, ...] = (), clock: int = 0) -> str:
+    """`now` is the time the write records (stamped_at); `clock`, when later, the writer's
+    time now (a hook event the daemon stamps after it queued it)."""
     if plan.action == P.PUBLISH:
         return publish(pane, plan, now, name=name, pid=pid, hash=hash, guarded=guarded,
                        prev_state=prev_state, prev_since=prev_since, extras=extras,
-                       stored=stored, then=then)
+                       stored=stored, then=then, clock=clock)
     if plan.action == P.HOLD:
         return hold(pane, now, hash=hash, stored=stored if guarded else None)
     if plan.action == P.REMOVE:
