@@ -124,12 +124,12 @@ class _FlakyStamper:
         from tma.tmux.adapter import TmuxError
 
         class Flaky(Stamper):
-            def _round(self, taken):
+            def _round(self, taken, every):
                 self.seen.append([f[4] for f, _t, _n in taken])
                 if self.failures > 0:
                     self.failures -= 1
                     raise TmuxError("timed out")
-                return True
+                return True, None
 
         class _Daemon:
             logged: list[str] = []

@@ -73,10 +73,12 @@ class Stamper:
         from tma.tmux.adapter import NoServer, TmuxError
 
         wrote = False
+        every = None  # the panes read by the last round's write spawn, if any
         while self.queue:
             taken, self.queue = take_round(self.queue, ROUND_MAX)
             try:
-                wrote = self._round(taken) or wrote
+                round_wrote, every = self._round(taken, every)
+                wrote = round_wrote or wrote
             except NoServer:
                 self.queue.clear()
                 self.bytes = 0
@@ -95,7 +97,11 @@ class Stamper:
                 break
         return wrote
 
-    def _round(self, taken: list) -> bool:
+    def _round(self, taken: list, every) -> tuple[bool, list | None]:
+        """Stamp TAKEN over EVERY (the panes the previous round's spawn read after its
+        writes; None: read them now). While more events wait, the round's write spawn
+        reads every pane after its writes, for the next round: a round costs one tmux
+        spawn, not two (in a storm the daemon's spawns are what its rounds wait on)."""
         import time
 
         from tma.runtime import hook
@@ -103,7 +109,12 @@ class Stamper:
         from tma.tmux.adapter import NoServer, TmuxError
 
         server = self.daemon.server
-        every = read.every_pane(server)  # TmuxError: the round is tried again
+        if every is not None:
+            known = {p.pane_id for p in every}
+            if any(fields[0] not in known for fields, _t, _n in taken):
+                every = None  # a pane newer than that read: read again
+        if every is None:
+            every = read.every_pane(server)  # TmuxError: the round is tried again
         clock = time.time_ns() // 1_000_000  # the writer's time: events may have waited
         batch = hook.Batch(server)
         wrote = False
@@ -120,5 +131,10 @@ class Stamper:
             except TmuxError:
                 continue  # this pane's own read-back (a notification marker) failed
             wrote = wrote or outcome.wrote
-        batch.flush()  # TmuxError: the round is tried again (guarded writes: harmless)
-        return wrote
+        after = read.Listing() if self.queue else None
+        # TmuxError: the round is tried again (guarded writes: harmless)
+        out = batch.flush((after.line(),) if after is not None else ())
+        if after is None:
+            return wrote, None
+        panes = after.parse(out).panes
+        return wrote, panes or None

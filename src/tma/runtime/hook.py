@@ -147,9 +147,11 @@ class Batch:
         waiting, self.lines = self.lines, []
         return self.server.source(waiting + lines)
 
-    def flush(self) -> None:
+    def flush(self, then: tuple[str, ...] = ()) -> str:
+        """Write what waits, then run `then` (a read) in the same spawn: its output."""
         waiting, self.lines = self.lines, []
-        self.server.source(waiting)
+        out, _err = self.server.source(waiting + list(then))
+        return out
 
 
 def handle(server, cfg, table, kind: str, pane_id: str, payload: str, now: int,
