@@ -8,9 +8,14 @@ before its own: in a storm of hooks (ten busy agents fire dozens a second) the l
 to stamp each event before it read the next connection, hooks waited past their 0.5 s
 deadline, and stamped their events themselves as well (bench/bench_hook_storm.py).
 
-A round takes the first queued event of each pane (a pane's next event waits for the
-next round, so each is stamped over the one before), reads every pane of the server in
-one spawn and writes every stamp in one `source-file` (tma.runtime.hook.Batch). The
+A round takes a pane's queued events in their order (up to PER_PANE of them) on every
+pane, reads every pane of the server in one spawn and writes every stamp in one
+`source-file` (tma.runtime.hook.Batch). A pane's first event is decided over the options
+read; each next one over the options as the writes before it leave them
+(tma.tmux.write.expected: the client-side mirror of the guards and the chain, held equal
+to tmux by a property test), and is written in full under its guard, so the server
+still decides every write and a mirror never stands in for a read in a compare. While
+events wait, the round's write spawn reads every pane again for the next round. The
 guarded writes make a late stamp harmless: tmux keeps the newer evidence. A full queue
 refuses the event (NAK): the hook stamps it itself, as with no daemon.
 
@@ -24,24 +29,27 @@ from collections import deque
 
 MAX_QUEUE = 1024
 QUEUE_BYTES = 32 << 20  # payload bytes held at once
-ROUND_MAX = 64  # events (on as many panes) read and written together
+ROUND_MAX = 256  # events read and written together
+PER_PANE = 32  # of them on one pane (a storm on one agent still shares the round)
 MAX_ATTEMPTS = 3  # rounds an event may fail (tmux timing out) before it is given up
 
 
-def take_round(queue, limit: int) -> tuple[list, deque]:
-    """The first queued event of each pane (at most LIMIT panes), and the rest in their
-    order: a pane's second event waits for the round after its first. An item is
+def take_round(queue, limit: int, per_pane: int = 1) -> tuple[list, deque]:
+    """Each pane's first PER_PANE queued events (at most LIMIT in all), and the rest in
+    their order: nothing of a pane overtakes an event of it that waits. An item is
     (fields, table, attempts) with the pane id first among the fields."""
     taken: list = []
     later: deque = deque()
-    seen: set[str] = set()
+    count: dict[str, int] = {}
+    held: set[str] = set()
     for item in queue:
         pane = item[0][0]
-        if pane in seen or len(taken) >= limit:
+        if pane in held or count.get(pane, 0) >= per_pane or len(taken) >= limit:
             later.append(item)
+            held.add(pane)
         else:
             taken.append(item)
-        seen.add(pane)  # nothing of this pane overtakes what waits
+            count[pane] = count.get(pane, 0) + 1
     return taken, later
 
 
@@ -75,7 +83,7 @@ class Stamper:
         wrote = False
         every = None  # the panes read by the last round's write spawn, if any
         while self.queue:
-            taken, self.queue = take_round(self.queue, ROUND_MAX)
+            taken, self.queue = take_round(self.queue, ROUND_MAX, PER_PANE)
             try:
                 round_wrote, every = self._round(taken, every)
                 wrote = round_wrote or wrote
@@ -118,14 +126,18 @@ class Stamper:
         clock = time.time_ns() // 1_000_000  # the writer's time: events may have waited
         batch = hook.Batch(server)
         wrote = False
+        decided: set[str] = set()  # panes whose options are now a mirror, not the read
         for fields, table, _attempts in taken:
             pane, _agent, kind, payload, at, _scope = fields
             panes = read.session_of(every, pane)
             if not panes:
                 continue  # a pane gone meanwhile: what the hook would shrug off
+            fresh = pane not in decided
+            decided.add(pane)
             try:
                 outcome = hook.handle(batch, self.daemon.cfg, table, kind, pane, payload,
-                                      int(at), panes=panes, clock=clock)
+                                      int(at), panes=panes, clock=clock, mirror=True,
+                                      fresh=fresh)
             except NoServer:
                 raise
             except TmuxError:

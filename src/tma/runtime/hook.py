@@ -109,12 +109,14 @@ class _Event:
     """One event's inputs once the pane is read: what every step below works from."""
 
     __slots__ = ("server", "cfg", "table", "kind", "payload", "now", "panes", "pane", "prev",
-                 "fields", "session", "before_hold", "clock")
+                 "fields", "session", "before_hold", "clock", "mirror", "fresh")
 
     def __init__(self, server, cfg, table, kind: str, payload: str, now: int, panes, pane,
                  prev: codec.Stamp | None) -> None:
         self.before_hold = None
         self.clock = now  # the writer's time: later than `now` when the daemon queued it
+        self.mirror = False  # keep pane.options as the writes leave them (a daemon round)
+        self.fresh = True  # pane.options were read from tmux, not mirrored
         self.server, self.cfg, self.table = server, cfg, table
         self.kind, self.payload, self.now = kind, payload, now
         self.panes, self.pane, self.prev = panes, pane, prev
@@ -125,6 +127,26 @@ class _Event:
     @property
     def pane_id(self) -> str:
         return self.pane.pane_id
+
+    @property
+    def stored(self):
+        """What a write may compare against: the options read, never a mirror (a mirror
+        assumes the writes before committed; the guards decide it on the server)."""
+        return self.pane.options if self.fresh else None
+
+    def mirrored(self, plan: P.Plan, pid: int, hash: str, extras=()) -> None:
+        if self.mirror:
+            new = write.expected(self.pane.options, plan, self.now, name=self.table.name,
+                                 pid=pid, hash=hash, extras=tuple(extras), clock=self.clock)
+            self.pane.options.clear()
+            self.pane.options.update(new)
+
+    def mirror_set(self, key: str, value: str) -> None:
+        if self.mirror:
+            if value:
+                self.pane.options[key] = value
+            else:
+                self.pane.options.pop(key, None)
 
 
 class Batch:
@@ -155,19 +177,24 @@ class Batch:
 
 
 def handle(server, cfg, table, kind: str, pane_id: str, payload: str, now: int,
-           before_hold=None, panes=None, clock: int = 0) -> Outcome:
+           before_hold=None, panes=None, clock: int = 0, mirror: bool = False,
+           fresh: bool = True) -> Outcome:
     """`before_hold`: called once the stamp is written and before Claude's reply lane
     holds (up to hold_ms), so a running daemon hears of the blocked stamp at once.
     `panes`: the pane and its session's panes already read (tma.tmux.read.session_of),
     for a round of events read together; None reads them here. `clock`: the writer's
     time when later than the event's `now` (the daemon stamps events it queued): the
     guards bound a stored claim's future skew by it, so a late event never overwrites a
-    newer claim written meanwhile."""
+    newer claim written meanwhile. `mirror`: keep the panes' options as this event's
+    writes leave them (write.expected), so that the daemon decides a pane's next queued
+    event in the same round over them; `fresh`: the pane's options were read from tmux
+    (False: a mirror, never compared against in a write)."""
     out = Outcome()
     ev = _read(server, cfg, table, kind, pane_id, payload, now, panes)
     if ev is None:
         return out
     ev.clock = max(now, clock)
+    ev.mirror, ev.fresh = mirror, fresh
     ev.before_hold = before_hold
     if kind == "context":
         out.kind = "context"
@@ -223,11 +250,13 @@ def _replied(ev: _Event, out: Outcome) -> None:
                       reason="permission approved", label=kind)
         ev.server.source([write.render(
             ev.pane_id, plan, ev.now, name=ev.table.name, pid=prev.pid, hash=prev.hash,
-            extras=(write.Extra(key, ""),), stored=ev.pane.options,
+            extras=(write.Extra(key, ""),), stored=ev.stored,
             then=tuple(_rollup_lines(ev.panes, ev.pane_id, states.WORKING)), clock=ev.clock)])
+        ev.mirrored(plan, prev.pid, prev.hash, (write.Extra(key, ""),))
         out.wrote = True
     elif ev.pane.options.get(key):
         ev.server.source([write.set_plain(ev.pane_id, key, "")])
+        ev.mirror_set(key, "")
         out.wrote = True
 
 
@@ -244,10 +273,12 @@ def _state_event(ev: _Event, out: Outcome) -> None:
     if decision.kind == I.SUBAGENTS:
         ids = " ".join(s for s in (write.safe_id(x) for x in decision.subagents) if s)
         ev.server.source([write.set_plain(ev.pane_id, "@agent_subagents", ids)])
+        ev.mirror_set("@agent_subagents", ids)
         out.wrote = True
         return
     if decision.kind == I.DEREGISTER:
         ev.server.source([write.remove(ev.pane_id)] + _rollup_lines(ev.panes, ev.pane_id, None))
+        ev.mirrored(P.remove("lifecycle end"), 0, "")
         out.wrote = True
         return
     plan = decision.plan
@@ -273,7 +304,7 @@ def _stamp(ev: _Event, decision, plan: P.Plan, pid: int, out: Outcome) -> None:
         extras.append(write.Extra("@agent_notified_at", str(now), True, write.already_notified()))
     lines = [write.render(ev.pane_id, plan, now, name=ev.table.name, pid=pid,
                           hash=prev.hash if prev is not None else "", extras=tuple(extras),
-                          stored=ev.pane.options,
+                          stored=ev.stored,
                           then=tuple(_rollup_lines(ev.panes, ev.pane_id, plan.state)),
                           clock=ev.clock)]
     readback = read.Values(ev.pane_id, ("@agent_notified_at", "@agent_mute_until"))
@@ -282,8 +313,10 @@ def _stamp(ev: _Event, decision, plan: P.Plan, pid: int, out: Outcome) -> None:
     res, _err = (ev.server.answer(lines) if notify and isinstance(ev.server, Batch)
                  else ev.server.source(lines))
     out.wrote = True
+    ev.mirrored(plan, pid, prev.hash if prev is not None else "", extras)
     if notify:
         marker, mute = readback.parse(res) or ("", "")
+        ev.mirror_set("@agent_notified_at", marker)  # what the server kept, read back
         muted = mute.isdigit() and codec.to_ms(int(mute)) > now
         if marker == str(now) and not muted:
             _dispatch(ev.server, ev.cfg, ev.table, ev.pane, plan, decision, prev, ev.session,

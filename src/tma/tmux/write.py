@@ -253,6 +253,67 @@ def _advisory(pane: str, plan: P.Plan, now: int, state: str, detail: str, source
     return cmds + _chain_end(pane, plan, now, name, pid, hash)
 
 
+def expected(stored: Mapping[str, str], plan: P.Plan, now: int, *, name: str, pid: int,
+             hash: str = "", extras: tuple[Extra, ...] = (), clock: int = 0) -> dict[str, str]:
+    """The pane's options after `publish(...)` of this plan ran over STORED with nothing
+    written in between: the guard, write-once since, the chain and its extras, mirrored
+    client-side. The daemon decides a pane's next queued event over it without reading
+    the pane again; the server still decides every write (a test holds the two equal)."""
+    out = dict(stored)
+    if plan.action == P.REMOVE:
+        for key in options.EPISODE_OPTIONS:
+            out.pop(key, None)
+        return out
+    if plan.action != P.PUBLISH:
+        return out
+    if would_hold(plan.guard, stored, max(int(now), int(clock))):
+        for e in extras:
+            if not e.guarded:
+                _put(out, e.key, e.value)
+        return out
+    state, source = _token(plan.state), _token(plan.source)
+    detail = _token(states.safe_detail(plan.detail))
+    since = stored.get("@agent_since", "")
+    held_since = _num(since)  # tmux's e| fails on a non-number: the compare is false
+    keep = (not plan.episode_reset and stored.get("@agent_state", "") == state
+            and since not in ("", "0") and held_since is not None
+            and held_since <= int(now) + CLOCK_STEP_MS)
+    _put(out, "@agent_since", since if keep else str(int(plan.evidence_at)))
+    for key, value in (("@agent_state", state), ("@agent_detail", detail),
+                       ("@agent_source", source),
+                       ("@agent_evidence_at", str(int(plan.evidence_at)))):
+        _put(out, key, value)
+    if plan.set_attention:
+        out["@agent_attention"] = "1"
+    if plan.episode_reset:
+        if not plan.set_attention:
+            out.pop("@agent_attention", None)
+        out.pop("@agent_notified_at", None)
+        out.pop("@agent_turn_at", None)
+    if hash:
+        out["@agent_hash"] = hash
+    _put(out, "@agent_pid", str(int(pid)))
+    _put(out, "@agent_name", name)
+    out["@agent_stamped_at"] = str(int(now))
+    for e in extras:
+        if e.guarded and e.also == already_notified():
+            marker, since_v, turn = (_num(out.get(k, "")) for k in (
+                "@agent_notified_at", "@agent_since", "@agent_turn_at"))
+            if (marker is not None and since_v is not None and turn is not None
+                    and marker >= since_v and marker >= turn):
+                continue  # already notified this episode: the marker stays
+        _put(out, e.key, e.value)
+    return out
+
+
+def _put(out: dict[str, str], key: str, value: str) -> None:
+    """A set as tmux stores it: an empty value reads as absent."""
+    if value:
+        out[key] = value
+    else:
+        out.pop(key, None)
+
+
 def hold(pane: str, now: int, *, hash: str = "", stored: Mapping[str, str] | None = None) -> str:
     """A refresh: only the viewport hash and the freshness marker move. With `stored`
     it commits only while @agent_stamped_at still reads as stored, so a refresh that
