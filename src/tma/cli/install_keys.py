@@ -56,22 +56,6 @@ def _features():
         daemon="daemon" in spec.COMMANDS)
 
 
-def _tma_command(server) -> str:
-    """tma as the file names it: bare when `tma` on the PATH tmux runs its commands with
-    (the server's, else this environment's minus a virtualenv) is this same tma."""
-    from tma.install import binary
-    from tma.tmux import setup
-    from tma.tmux.adapter import TmuxError
-
-    path = None
-    if server is not None:
-        try:
-            path = setup.global_path(server)
-        except TmuxError:
-            path = None
-    return binary.tma_command(path)
-
-
 class Ctx:
     def __init__(self, args, cfg, server) -> None:
         from tma.core.paths import Paths
@@ -96,7 +80,10 @@ class Ctx:
     def options(self, created: tuple[str, ...], tma: str | None = None):
         from tma.install import keys
 
-        return keys.Options(tma=tma or _tma_command(self.server), tma_bin=self.tma_bin,
+        # every binding and the launcher name tma by the absolute path the attention hooks
+        # use: a server started later with a PATH that lacks tma's directory (a login
+        # without ~/.local/bin) still runs them; a bare `tma` would flash and do nothing
+        return keys.Options(tma=tma or self.tma_bin, tma_bin=self.tma_bin,
                             mouse=self.args.mouse, daemon=not self.args.no_daemon,
                             focus_events=self.cfg.focus_events, features=_features(),
                             created=created,
@@ -328,9 +315,8 @@ def _check_problems(g, ctx: Ctx) -> list[str]:
         return [f"the managed file {tilde(ctx.managed)} is missing"]
     out = []
     created = tuple(keys.created_paths(ctx.old_managed))
-    # tma may be named bare or by its path, as the PATH tmux had at install time allowed
-    names = (None, "tma", ctx.tma_bin)
-    if all(keys.render(ctx.options(created, n)) != ctx.old_managed for n in names):
+    # a file from before naming tma bare is drift: a server without tma on PATH fails it
+    if keys.render(ctx.options(created)) != ctx.old_managed:
         out.append(f"the managed file {tilde(ctx.managed)} is not what `{ctx.rerun()}` "
                    "writes")
     lines = (ctx.old_conf or "").splitlines()
