@@ -158,3 +158,23 @@ def test_status_line_names_bare_tma_when_tmux_path_resolves_it(srv):
     srv.tmux("set-environment", "-g", "PATH", "/usr/bin:/bin")
     res = srv.tma("init", "--yes", manifests=False)
     assert f"    {FULL_LINE}\n" in res.stdout, res.stdout
+
+
+def test_ctrl_c_at_the_first_prompt_stops_init_at_once(srv):
+    """One Ctrl-C (a \\x03 typed on init's controlling terminal) ends the whole command:
+    exit 130, no second question, nothing written (not this agent's change, not the
+    next agent's, not the keys)."""
+    from ptyclient import type_on_pty
+
+    paths = setup_machine(srv)
+    srv.shell_pane()
+    argv = [sys.executable, "-m", "tma", "--socket-name", srv.name, "init"]
+    rc, out, prompts = type_on_pty(argv, srv.env, b"[y/N]", b"\x03")
+    assert rc == 130, out
+    assert prompts == 1, out
+    assert "tma: interrupted" in out and "Traceback" not in out
+    assert "tma: init: tma doctor" not in out
+    assert not paths["TMA_CLAUDE_SETTINGS"].exists()
+    assert not paths["TMA_CODEX_HOOKS"].exists() and not paths["TMA_CODEX_CONFIG"].exists()
+    assert not (srv.home / ".tmux.conf").exists()
+    assert not (paths["TMA_CONFIG_DIR"] / "tmux.conf").exists()

@@ -170,6 +170,30 @@ def test_declined_prompt_keeps_everything(srv):
     assert srv.options(a) == before
 
 
+def test_ctrl_c_at_the_first_prompt_stops_uninstall_at_once(srv):
+    """One Ctrl-C (\\x03 on the controlling terminal) ends uninstall: exit 130, no second
+    question, no agent unwired, nothing swept."""
+    import sys
+
+    from ptyclient import type_on_pty
+
+    paths = isolate_installers(srv)
+    originals(paths)
+    a = srv.agent_pane("claude")
+    wire(srv, "claude")
+    wire(srv, "codex")
+    wired = {k: paths[k].read_bytes() for k in ("TMA_CLAUDE_SETTINGS", "TMA_CODEX_HOOKS")}
+    stamp_everything(srv, a)
+    before = srv.options(a)
+    argv = [sys.executable, "-m", "tma", "--socket-name", srv.name, "uninstall"]
+    rc, out, prompts = type_on_pty(argv, srv.env, b"[y/N]", b"\x03")
+    assert rc == 130, out
+    assert prompts == 1, out
+    assert "tma: interrupted" in out and "Traceback" not in out
+    assert {k: paths[k].read_bytes() for k in wired} == wired
+    assert len(hook_lines(srv)) == 2 and srv.options(a) == before
+
+
 def test_uninstall_without_a_server(srv):
     paths = isolate_installers(srv)
     files = originals(paths)

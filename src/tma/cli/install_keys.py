@@ -21,7 +21,9 @@ class Aborted(Exception):
 
 
 def _ask(question: str, yes: bool) -> bool:
-    """y/N on a terminal; a non-terminal stdin declines; Ctrl-C/Ctrl-D abort."""
+    """y/N on a terminal; a non-terminal stdin declines; Ctrl-D aborts this command
+    (Aborted); Ctrl-C aborts it and any command running it (init, uninstall): the
+    KeyboardInterrupt goes on up to cli/main.py, exit 130."""
     if yes:
         return True
     if sys.stdin is None or not sys.stdin.isatty():
@@ -33,7 +35,8 @@ def _ask(question: str, yes: bool) -> bool:
         answer = sys.stdin.readline()
     except KeyboardInterrupt:
         sys.stdout.write("\n")
-        raise Aborted from None
+        sys.stdout.flush()
+        raise
     if answer == "":
         sys.stdout.write("\n")
         raise Aborted

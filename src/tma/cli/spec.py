@@ -161,6 +161,8 @@ SELECTOR = (
 OK = (0, "success")
 ERROR = (1, "no tmux server, a tmux error, a config or bundled manifest that does not load")
 USAGE = (2, "usage error: an unknown option, a bad value, flags that cannot go together")
+INTERRUPTED_PROMPT = (130, "interrupted (Ctrl-C, at a prompt too): the whole command stops; "
+                           "nothing of the change asked about is written")
 NO_PANE = (3, "the pane named by --pane does not exist")
 
 AGENT_FILES = (
@@ -410,7 +412,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                    Flag("--conf", metavar="PATH",
                         help="The tmux config file install-keys edits and the status-line "
                              "advice names.")),
-            exits=(OK, (1, "a step failed or was declined"), USAGE)),
+            exits=(OK, (1, "a step failed or was declined"), USAGE, INTERRUPTED_PROMPT)),
     Command("install-hooks", "Wire an agent's own hooks to tma (diff first, then ask).",
             # not choices: a user manifest may name an agent; the command says which exist
             args=(Arg("AGENT", "The agent to wire (required unless --all or --check).",
@@ -435,7 +437,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                           "(default: [install] wrapper_ref)."),
             ),
             exits=(OK, (1, "an unknown or hookless agent, a declined prompt, a file that "
-                           "cannot be written, --check drift"), USAGE)),
+                           "cannot be written, --check drift"), USAGE, INTERRUPTED_PROMPT)),
     Command("install-keys", "Write tma's tmux key file and source it from your tmux.conf.",
             flags=(
                 Flag("--check", help="Only verify: the managed file is current, sourced "
@@ -453,13 +455,14 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                      help="Where the managed tmux.conf goes (else TMA_CONFIG_DIR, else "
                           "$XDG_CONFIG_HOME/tma)."),
             ),
-            exits=(OK, (1, "--check drift, a declined or aborted prompt, a file that cannot "
-                           "be written"), USAGE),
+            exits=(OK, (1, "--check drift, a declined or aborted (Ctrl-D) prompt, a file "
+                           "that cannot be written"), USAGE, INTERRUPTED_PROMPT),
             notes="Shows the diff first, then asks; with a tmux server running, asks again "
                   "before loading the file into it."),
     Command("uninstall", "Remove every hook wiring, the tmux hooks and every tma option.",
             flags=(YES,) + AGENT_FILES + (CONFIG_DIR,),
-            exits=(OK, (1, "a declined prompt or a file that cannot be written"), USAGE)),
+            exits=(OK, (1, "a declined prompt or a file that cannot be written"), USAGE,
+                   INTERRUPTED_PROMPT)),
     Command("doctor", "Diagnose detection tiers and silent disablers.",
             flags=(Flag("--json", help="Print the schema-1 JSON document."),
                    Flag("--exit-code",

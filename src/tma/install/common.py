@@ -487,7 +487,10 @@ def use_colour(stream) -> bool:
 
 
 def confirm(yes: bool, out=None, stdin=None) -> bool:
-    """`Apply this change? [y/N]` on a terminal; a non-terminal stdin declines."""
+    """`Apply this change? [y/N]` on a terminal; a non-terminal stdin declines. Ctrl-D
+    declines this one change; Ctrl-C aborts the whole command (KeyboardInterrupt goes on
+    up: cli/main.py exits 130), so a multi-step command (init, uninstall) stops at once
+    instead of asking its next question; nothing of this change was written."""
     if yes:
         return True
     out = out or sys.stdout
@@ -499,8 +502,12 @@ def confirm(yes: bool, out=None, stdin=None) -> bool:
     out.flush()
     try:
         answer = stdin.readline()
-    except (KeyboardInterrupt, EOFError):
-        answer = ""  # Ctrl-C answers no, like Ctrl-D; the caller says nothing was written
+    except KeyboardInterrupt:
+        out.write("\n")  # the cursor sat after the prompt
+        out.flush()
+        raise
+    except EOFError:
+        answer = ""
     if not answer.endswith("\n"):
         out.write("\n")  # Ctrl-C / Ctrl-D leave the cursor after the prompt
     return answer.strip().lower() in ("y", "yes")
