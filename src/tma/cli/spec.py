@@ -470,13 +470,21 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             exits=(OK, (1, "no server, a broken config (named by key); with --exit-code any "
                            "warning"), USAGE)),
     Command("daemon", "Watch every pane through tmux control mode (the daemon tier).",
-            flags=(Flag("--ensure",
-                        help="Start one in the background unless one already runs for this "
-                             "tmux server, then return."),),
+            flags=(Flag("--ensure", group="lifecycle",
+                        help="Start one in the background unless one of this tma already "
+                             "runs for this tmux server (one of another tma version or "
+                             "install is replaced), then return."),
+                   Flag("--stop", group="lifecycle",
+                        help="Stop this tmux server's daemon and wait until it has exited."),
+                   Flag("--restart", group="lifecycle",
+                        help="Stop this tmux server's daemon (if one runs), then start one "
+                             "as --ensure does.")),
             exits=((0, "stopped by a signal or by its tmux server exiting; already running; "
-                       "no tmux server; with --ensure: running"),
-                   (1, "a broken config, a runtime dir that is not private, or (--ensure) "
-                       "a daemon that did not start"), USAGE),
+                       "no tmux server; with --ensure or --restart: running; with --stop: "
+                       "stopped, or none was running"),
+                   (1, "a broken config, a runtime dir that is not private, (--ensure, "
+                       "--restart) a daemon that did not start, or (--stop) one that did "
+                       "not stop"), USAGE),
             notes="One daemon per tmux server: its lock and socket live in "
                   "$XDG_RUNTIME_DIR/tma (else tma-<uid> under the temp dir). It reads a "
                   "pane when its output goes quiet and runs the full poll cycle every "
