@@ -279,7 +279,7 @@ def _remove_dirs(dirs: list[str]) -> None:
             pass
 
 
-def _uninstall(g, ctx: Ctx) -> int:
+def _uninstall(g, ctx: Ctx, hooks_follow: bool = False) -> int:
     changes, dirs = _uninstall_plan(ctx)
     if not changes:
         sys.stdout.write("tma: no tma keybindings installed (nothing to remove)\n")
@@ -301,8 +301,9 @@ def _uninstall(g, ctx: Ctx) -> int:
         from tma.tmux import keyfile
 
         keyfile.unbind_ours(server, (ctx.old_managed or "").splitlines())
-        sys.stdout.write("tma: unbound on the running server; the attention hooks stay there "
-                         "(`tma install-hooks --uninstall` removes them)\n")
+        sys.stdout.write("tma: unbound on the running server"
+                         + ("\n" if hooks_follow else "; the attention hooks stay there "
+                            "(`tma uninstall` removes them)\n"))
     return 0
 
 
@@ -382,9 +383,11 @@ def run(g, cfg, req: Request) -> int:
     return _install(g, ctx)
 
 
-def uninstall_if_installed(g, cfg, *, yes: bool, config_dir: str | None) -> int | None:
+def uninstall_if_installed(g, cfg, *, yes: bool, config_dir: str | None,
+                           hooks_follow: bool = False) -> int | None:
     """`tma uninstall`'s keys step: what `install-keys --uninstall` does, and nothing (None)
-    when no key file and no source line are there."""
+    when no key file and no source line are there. `hooks_follow`: the caller removes
+    the attention hooks next (so nothing is said about them staying)."""
     from tma.install.common import InstallError
 
     req = Request(yes=yes, uninstall=True, config_dir=config_dir)
@@ -395,7 +398,7 @@ def uninstall_if_installed(g, cfg, *, yes: bool, config_dir: str | None) -> int 
         return common.FAIL
     if not _uninstall_plan(ctx)[0]:
         return None
-    return _uninstall(g, ctx)
+    return _uninstall(g, ctx, hooks_follow=hooks_follow)
 
 
 def main(argv: list[str]) -> int:

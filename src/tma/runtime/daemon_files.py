@@ -164,6 +164,37 @@ def read_history(path: str, timeout: float = 2.0) -> dict | None:
     return doc if isinstance(doc, dict) else None
 
 
+def forget(directory: str | None = None) -> list[str]:
+    """`tma uninstall`: remove what stopped daemons left in the runtime dir (logs,
+    failure marks, stale locks and sockets; a live daemon's files stay), then the dir
+    when it is empty. Only in a runtime dir of the user's alone. What was removed."""
+    from tma.runtime import rundir
+
+    directory = directory or runtime_dir()
+    if rundir.refused(directory):
+        return []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    live = {n[:-5] for n in names if n.endswith(".lock")
+            and held(os.path.join(directory, n))}
+    removed = []
+    for name in names:
+        stem, dot, ext = name.partition(".")
+        if dot and ext in ("log", "failed", "lock", "sock") and stem not in live:
+            try:
+                os.unlink(os.path.join(directory, name))
+                removed.append(name)
+            except OSError:
+                pass
+    try:
+        os.rmdir(directory)
+    except OSError:
+        pass
+    return removed
+
+
 def describe(socket_path: str, now_ms: int) -> dict:
     """What doctor reports: running (pid, version, uptime, counters) or not, and a
     lock or socket a dead daemon left (harmless: the next daemon takes them)."""
