@@ -78,13 +78,10 @@ def _forget(setup, io) -> None:
     """The tma-hook wrapper tma wrote, tma's own files in its config dir (the statusline
     choices, the hooks-state-*.toml records, the record of what it created), every
     now-empty folder it created, and its cache."""
+    import glob
     import os
 
-    from tma.install import statusline
-
-    import glob
-
-    from tma.install import tmux_hooks
+    from tma.install import statusline, tmux_hooks
 
     setup.created.remove_wrapper(setup.ctx.wrapper_path, io)
     setup.created.prune(io)
