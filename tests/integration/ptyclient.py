@@ -146,12 +146,14 @@ def run_on_pty(argv: list[str], env: dict, cols: int = 120, rows: int = 40,
     return os.waitstatus_to_exitcode(status), out.decode("utf-8", "replace").replace("\r\n", "\n")
 
 
-def type_on_pty(argv: list[str], env: dict, at: bytes, keys: bytes, *, times: int = 1,
+def type_on_pty(argv: list[str], env: dict, at: bytes, keys: bytes | list[bytes], *,
                 timeout: float = 60.0) -> tuple[int, str, int]:
     """Run a command on a pseudo-terminal (its controlling terminal: a typed \\x03 is the
-    SIGINT the line discipline makes of Ctrl-C) and type `keys` each of the first `times`
-    times `at` appears in its output. Returns (exit status, output with CR-LF as LF, how
-    many times `at` appeared in all)."""
+    SIGINT the line discipline makes of Ctrl-C) and type `keys` the first time `at`
+    appears in its output (a list: its n-th item the n-th time). Returns (exit status,
+    output with CR-LF as LF, how many times `at` appeared in all)."""
+    answers = [keys] if isinstance(keys, bytes) else list(keys)
+    times = len(answers)
     import select
     import time
 
@@ -183,7 +185,7 @@ def type_on_pty(argv: list[str], env: dict, at: bytes, keys: bytes, *, times: in
             out += chunk
             if typed < times and out.count(at) > typed:
                 time.sleep(0.1)  # the prompt is written before the read starts
-                os.write(fd, keys)
+                os.write(fd, answers[typed])
                 typed += 1
         _, status = os.waitpid(pid, 0)
     finally:

@@ -20,7 +20,7 @@ class Aborted(Exception):
     """Ctrl-C or Ctrl-D at a prompt."""
 
 
-def _ask(question: str, yes: bool) -> bool:
+def _ask(question: str, yes: bool, show=None) -> bool:
     """y/N on a terminal; a non-terminal stdin declines; Ctrl-D aborts this command
     (Aborted); Ctrl-C aborts it and any command running it (init, uninstall): the
     KeyboardInterrupt goes on up to cli/main.py, exit 130."""
@@ -29,18 +29,22 @@ def _ask(question: str, yes: bool) -> bool:
     if sys.stdin is None or not sys.stdin.isatty():
         common.err("tma: stdin is not a terminal: pass --yes to apply without asking")
         return False
-    sys.stdout.write(f"{question} [y/N] ")
-    sys.stdout.flush()
-    try:
-        answer = sys.stdin.readline()
-    except KeyboardInterrupt:
-        sys.stdout.write("\n")
+    while True:
+        sys.stdout.write(f"{question} [y/N{'/d=diff' if show else ''}] ")
         sys.stdout.flush()
-        raise
-    if answer == "":
-        sys.stdout.write("\n")
-        raise Aborted
-    return answer.strip().lower() in ("y", "yes")
+        try:
+            answer = sys.stdin.readline()
+        except KeyboardInterrupt:
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+            raise
+        if answer == "":
+            sys.stdout.write("\n")
+            raise Aborted
+        if show is not None and answer.strip().lower() == "d":
+            show()
+            continue
+        return answer.strip().lower() in ("y", "yes")
 
 
 # ---------------------------------------------------------------- context
@@ -141,13 +145,18 @@ def _apply(changes) -> None:
             raise ic.InstallError(f"cannot write {ch.path}: {exc.strerror or exc}") from None
 
 
-def _confirm_and_write(changes, yes: bool) -> int | None:
-    """Diff, ask, write. None when written; else the exit status."""
+def _confirm_and_write(changes, yes: bool, summary: bool = False) -> int | None:
+    """Diff (`summary`: one line, the diff on request), ask, write. None when written;
+    else the exit status."""
     from tma.install import common as ic
 
-    _show(changes)
+    if summary:
+        sys.stdout.write(f"tma: keys: {'' if yes else 'would '}"
+                         + "; ".join(ic.summarize(c) for c in changes) + "\n")
+    else:
+        _show(changes)
     try:
-        ok = _ask("Apply this change?", yes)
+        ok = _ask("Apply this change?", yes, show=(lambda: _show(changes)) if summary else None)
     except Aborted:
         common.err("tma: aborted; no changes written")
         return common.FAIL
@@ -235,7 +244,7 @@ def _install(g, ctx: Ctx) -> int:
 
     changes = _install_plan(ctx)
     if changes:
-        rc = _confirm_and_write(changes, ctx.args.yes)
+        rc = _confirm_and_write(changes, ctx.args.yes, ctx.args.summary)
         if rc is not None:
             return rc
         sys.stdout.write(f"tma: wrote {tilde(ctx.managed)}; {tilde(ctx.conf)} sources it "
@@ -246,8 +255,9 @@ def _install(g, ctx: Ctx) -> int:
     rc = 0
     if server is not None and (changes or not _server_has_hooks(server, ctx)):
         rc = _load_into(server, ctx, ctx.args.yes)
-    sys.stdout.write("tma: the status line is yours to wire: add #(tma status) to "
-                     "status-right (tma never edits it)\n")
+    if ctx.args.reminder:  # `tma init` prints the status-line advice itself, once
+        sys.stdout.write("tma: the status line is yours to wire: add #(tma status) to "
+                         "status-right (tma never edits it)\n")
     return rc
 
 
@@ -366,6 +376,8 @@ class Request:
     no_daemon: bool = False
     conf: str | None = None
     config_dir: str | None = None
+    summary: bool = False  # one line for the change, the diff on request (`tma init`)
+    reminder: bool = True  # end with the status-line reminder (init advises on its own)
 
 
 def run(g, cfg, req: Request) -> int:

@@ -411,7 +411,14 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             flags=(YES, CONFIG_DIR,
                    Flag("--conf", metavar="PATH",
                         help="The tmux config file install-keys edits and the status-line "
-                             "advice names.")),
+                             "advice names."),
+                   Flag("--diff", help="Show each change as a full diff (else one line per "
+                                       "agent; `d` at a prompt shows that change's diff)."),
+                   Flag("--daemon", group="daemon",
+                        help="Start the daemon now without asking."),
+                   Flag("--no-daemon", group="daemon",
+                        help="Start no daemon and leave the launcher line out of the key "
+                             "file.")),
             exits=(OK, (1, "a step failed or was declined"), USAGE, INTERRUPTED_PROMPT)),
     Command("install-hooks", "Wire an agent's own hooks to tma (diff first, then ask).",
             # not choices: a user manifest may name an agent; the command says which exist
