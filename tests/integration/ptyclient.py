@@ -144,3 +144,51 @@ def run_on_pty(argv: list[str], env: dict, cols: int = 120, rows: int = 40,
     finally:
         os.close(fd)
     return os.waitstatus_to_exitcode(status), out.decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+def type_on_pty(argv: list[str], env: dict, at: bytes, keys: bytes | list[bytes], *,
+                timeout: float = 60.0) -> tuple[int, str, int]:
+    """Run a command on a pseudo-terminal (its controlling terminal: a typed \\x03 is the
+    SIGINT the line discipline makes of Ctrl-C) and type `keys` the first time `at`
+    appears in its output (a list: its n-th item the n-th time). Returns (exit status,
+    output with CR-LF as LF, how many times `at` appeared in all)."""
+    answers = [keys] if isinstance(keys, bytes) else list(keys)
+    times = len(answers)
+    import select
+    import time
+
+    pid, fd = pty.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+            os.execvpe(argv[0], argv, env)
+        finally:
+            os._exit(127)
+    out = bytearray()
+    typed = 0
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                raise AssertionError(f"{argv} did not finish in {timeout}s: {bytes(out)!r}")
+            ready, _, _ = select.select([fd], [], [], 0.2)
+            if not ready:
+                continue
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:  # EIO: the child has closed the terminal (it exited)
+                break
+            if not chunk:
+                break
+            out += chunk
+            if typed < times and out.count(at) > typed:
+                time.sleep(0.1)  # the prompt is written before the read starts
+                os.write(fd, answers[typed])
+                typed += 1
+        _, status = os.waitpid(pid, 0)
+    finally:
+        os.close(fd)
+    return (os.waitstatus_to_exitcode(status),
+            out.decode("utf-8", "replace").replace("\r\n", "\n"), out.count(at))

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import shlex
+import sys
+
 import pytest
 from test_daemon import watched
 from test_doctor import doctor, install, isolate_installers, pane_block, row
@@ -45,9 +48,20 @@ def test_a_wired_pane_the_daemon_watches_is_tier_3(srv, daemon):
     assert r.doc["below_expected_tier"] == 0  # a missing daemon never fails the gate
 
 
-def test_doctor_sees_the_daemon_form_of_the_status_line(srv, daemon):
+def tma_shim(tmp_path) -> str:
+    """An absolute `tma` that runs this interpreter's tma: the test needs no venv bin/ on
+    PATH (a bare `tma` there would be whatever PATH finds, or nothing)."""
+    shim = tmp_path / "shim" / "tma"
+    shim.parent.mkdir()
+    shim.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m tma "$@"\n')
+    shim.chmod(0o755)
+    return str(shim)
+
+
+def test_doctor_sees_the_daemon_form_of_the_status_line(srv, daemon, tmp_path):
     srv.shell_pane()
-    srv.tmux("set-option", "-g", "status-right", tmux_status.daemon_status_right("tma"))
+    tma = tma_shim(tmp_path)
+    srv.tmux("set-option", "-g", "status-right", tmux_status.daemon_status_right(tma))
     r = doctor(srv)
     seg = r.doc["ambient_driver"]["daemon_segment"]
     assert (seg["reads"], seg["live"]) == (True, False)
@@ -59,7 +73,7 @@ def test_doctor_sees_the_daemon_form_of_the_status_line(srv, daemon):
     seg = r.doc["ambient_driver"]["daemon_segment"]
     assert (seg["reads"], seg["live"]) == (True, True)
     assert "daemon form: the status line reads the daemon's segment" in r.section("ambient")
-    srv.tmux("set-option", "-g", "status-right", "#(tma status)")
+    srv.tmux("set-option", "-g", "status-right", f"#({tma} status)")
     r = doctor(srv)
     assert r.doc["ambient_driver"]["daemon_segment"]["reads"] is False
     assert "daemon form" not in r.section("ambient")

@@ -63,9 +63,12 @@ def test_init_wires_detected_agents_and_ends_with_doctor(srv):
     out = res.stdout
     fake = srv.root / "agentbin"
     assert f"tma: init: found claude ({fake / 'claude'}), codex ({fake / 'codex'})" in out
-    # both wired, diff first
+    # both wired: one line each says what changes, no diff unless asked for
     assert "tma: claude: wired" in out and "tma: codex: wired" in out
-    assert f"+++ {paths['TMA_CLAUDE_SETTINGS']}" in out
+    assert f"; create {paths['TMA_CLAUDE_SETTINGS']} (+" in out
+    assert f"tma: claude: write the hook wrapper {srv.env['TMA_WRAPPER_PATH']}" in out
+    assert f"tma: codex: create {paths['TMA_CODEX_CONFIG']} (+4 -0 lines); " in out
+    assert "+++ " not in out and "@@ " not in out
     wrapper = srv.env["TMA_WRAPPER_PATH"]
     assert f"{wrapper} claude Stop" in wired_commands(paths["TMA_CLAUDE_SETTINGS"])
     assert f"{wrapper} codex Stop" in wired_commands(paths["TMA_CODEX_HOOKS"])
@@ -74,10 +77,11 @@ def test_init_wires_detected_agents_and_ends_with_doctor(srv):
     # the status line: advice only, never edited
     assert "tma: init: status-right does not run `tma status`; add this line to " \
            "~/.tmux.conf" in out
-    assert f"    {FULL_LINE}\n" in out
-    assert (f"    set -g status-right '#{{?#{{e|<:%s,#{{@tma_status_until}}}},"
-            f"#{{@tma_status_segment}},#({VENV_TMA} status)}} %H:%M'\n") in out
-    assert "the bare name `tma` does not lead to this tma" in out
+    # once, in one wording, tma by its absolute path (install-keys' own reminder is
+    # left out under init)
+    steps = out[:out.index("tma: init: tma doctor\n")]
+    assert steps.count("status-right") == 2 and steps.count(f"    {FULL_LINE}\n") == 1, out
+    assert "#(tma status)" not in steps and "@tma_status_segment" not in steps
     assert "then reload it: tmux source-file ~/.tmux.conf" in out
     assert "tma status" not in srv.tmux("show-options", "-gv", "status-right")
     # the keys: tmux.conf (none existed) holds just the line sourcing the managed file
@@ -146,15 +150,58 @@ def test_no_agent_on_path(srv):
     assert "panes (0):" in res.stdout
 
 
-def test_status_line_names_bare_tma_when_tmux_path_resolves_it(srv):
+def test_status_line_names_tma_by_its_path_even_when_tmux_path_has_it(srv):
+    """The status line, like the key file and the hooks, names tma by its absolute path:
+    tmux's PATH today is not the PATH of the server started tomorrow."""
     setup_machine(srv, agents=())
     srv.env["PATH"] = os.pathsep.join([os.path.dirname(VENV_TMA), srv.env["PATH"]])
     srv.shell_pane()
     srv.tmux("set-environment", "-g", "PATH", srv.env["PATH"])
     res = srv.tma("init", "--yes", manifests=False)
-    assert f"    {LINE}\n" in res.stdout, res.stdout
-    # the PATH tmux runs #() with decides, not this shell's: without the venv there,
-    # the full path
-    srv.tmux("set-environment", "-g", "PATH", "/usr/bin:/bin")
-    res = srv.tma("init", "--yes", manifests=False)
-    assert f"    {FULL_LINE}\n" in res.stdout, res.stdout
+    assert f"    {FULL_LINE}\n" in res.stdout and LINE not in res.stdout, res.stdout
+
+
+def test_diff_on_request_the_shim_asked_apart_and_no_daemon(srv):
+    """On a terminal: the shim that takes Claude's own status line is its own question
+    (declined here), `d` at the wiring prompt shows the diff and asks again, and
+    --no-daemon starts none and leaves the launcher out of the key file."""
+    from ptyclient import type_on_pty
+
+    paths = setup_machine(srv, agents=("claude",))
+    srv.shell_pane()
+    argv = [sys.executable, "-m", "tma", "--socket-name", srv.name, "init", "--no-daemon"]
+    rc, out, prompts = type_on_pty(argv, srv.env, b"? [y/N",
+                                   [b"n\n", b"d\n", b"y\n", b"y\n", b"y\n"])
+    assert rc == 0, out
+    assert "Put the shim into Claude Code's status line? [y/N] " in out
+    assert out.count("Apply this change? [y/N/d=diff] ") == 3  # claude twice (d), keys
+    assert out.count(f"+++ {paths['TMA_CLAUDE_SETTINGS']}") == 1  # the diff, once, on `d`
+    settings = json.loads(paths["TMA_CLAUDE_SETTINGS"].read_text())
+    assert "Stop" in settings["hooks"] and "statusLine" not in settings
+    assert (paths["TMA_CONFIG_DIR"] / "statusline-state.toml").read_text().count("claude")
+    managed = (paths["TMA_CONFIG_DIR"] / "tmux.conf").read_text()
+    assert "daemon --ensure" not in managed.replace("# run-shell", "")
+    assert "daemon not started (--no-daemon" in out
+    assert "\ndaemon:  not running" in out
+    r = srv.tma("init", "--daemon", "--no-daemon", manifests=False)
+    assert r.returncode == 2
+
+
+def test_ctrl_c_at_the_first_prompt_stops_init_at_once(srv):
+    """One Ctrl-C (a \\x03 typed on init's controlling terminal) ends the whole command:
+    exit 130, no second question, nothing written (not this agent's change, not the
+    next agent's, not the keys)."""
+    from ptyclient import type_on_pty
+
+    paths = setup_machine(srv)
+    srv.shell_pane()
+    argv = [sys.executable, "-m", "tma", "--socket-name", srv.name, "init"]
+    rc, out, prompts = type_on_pty(argv, srv.env, b"[y/N]", b"\x03")
+    assert rc == 130, out
+    assert prompts == 1, out
+    assert "tma: interrupted" in out and "Traceback" not in out
+    assert "tma: init: tma doctor" not in out
+    assert not paths["TMA_CLAUDE_SETTINGS"].exists()
+    assert not paths["TMA_CODEX_HOOKS"].exists() and not paths["TMA_CODEX_CONFIG"].exists()
+    assert not (srv.home / ".tmux.conf").exists()
+    assert not (paths["TMA_CONFIG_DIR"] / "tmux.conf").exists()

@@ -214,14 +214,15 @@ def _on_a_pty(srv, answer: bytes | None, *args: str) -> tuple[int, str]:
     return proc.returncode, err.decode()
 
 
-@pytest.mark.parametrize("answer, message", [(b"\x04", "aborted; no changes written"),
-                                             (None, "aborted; no changes written"),
-                                             (b"n\n", "declined; would write"),
-                                             (b"\n", "declined; would write")])
-def test_the_prompt_aborts_or_declines(srv, home, answer, message):
+@pytest.mark.parametrize("answer, message, status",
+                         [(b"\x04", "aborted; no changes written", 1),
+                          (None, "tma: interrupted", 130),  # Ctrl-C stops the command
+                          (b"n\n", "declined; would write", 1),
+                          (b"\n", "declined; would write", 1)])
+def test_the_prompt_aborts_or_declines(srv, home, answer, message, status):
     _, target = home
     rc, err = _on_a_pty(srv, answer)
-    assert rc == 1 and message in err, err
+    assert rc == status and message in err, err
     assert target.read_text() == USER_CONF and not managed(srv).exists()
 
 
@@ -286,16 +287,17 @@ def test_the_mouse_group_loads_and_keeps_tmux_s_window_click(srv, home):
     assert r.returncode == 1 and "is not what `tma install-keys` writes" in r.stderr
 
 
-def _blocked_elsewhere(srv, home):
+def _blocked_elsewhere(srv, home, install_env: dict | None = None):
     """A server started from the conf (prefix C-a), a real client on s:0 and a blocked,
     marked fake agent in s:1; the user's manifests hold the fake agent, so the tma the
-    bindings run (no --socket flag, no --manifest-dir) sees it."""
+    bindings run (no --socket flag, no --manifest-dir) sees it. `install_env`: the
+    environment install-keys runs with (the server keeps srv.env)."""
     link, _ = home
     agents = srv.root / "config" / "tma" / "agents"
     agents.mkdir(parents=True)
     (agents / "fake.toml").write_text((srv.manifests / "fake.toml").read_text())
     srv.config.write_text("[fold]\nfreshness_secs = 600\n")
-    assert keys(srv, "--yes").returncode == 0
+    assert keys(srv, "--yes", env=install_env).returncode == 0
     start_with(srv, link)
     here = srv.display("s:0", "#{pane_id}")
     there = srv.agent_pane()  # s:1, not shown
@@ -319,6 +321,36 @@ def test_prefix_g_from_a_real_client_runs_the_tma_the_file_names(srv, home):
         client.type(b"\x01g")  # the user's prefix is C-a
         srv.wait_for(lambda: client.pane() == there, timeout=10)
         srv.wait_for(lambda: srv.option(there, "@agent_attention") == "", timeout=5)
+    finally:
+        client.close()
+
+
+def test_a_server_whose_path_lacks_tma_still_runs_the_bindings_and_the_launcher(srv, home):
+    """install-keys ran where `tma` is on PATH (~/.local/bin in a login shell); the
+    server started later has a PATH without it. Every binding and the daemon launcher
+    name tma by its absolute path, as the attention hooks do: C-a g still jumps, and
+    sourcing the file started a daemon for the server."""
+    from tma.install import binary
+
+    tma_dir = os.path.dirname(binary.running_tma(executable=sys.executable) or sys.executable)
+    lacking = os.pathsep.join(d for d in srv.env["PATH"].split(os.pathsep)
+                              if d and os.path.realpath(d) != os.path.realpath(tma_dir))
+    srv.env["PATH"] = lacking  # the server (and every later srv.tma) runs without it
+    srv.env["XDG_RUNTIME_DIR"] = str(srv.root / "rt")
+    client, there = _blocked_elsewhere(
+        srv, home, install_env={"PATH": tma_dir + os.pathsep + lacking})
+    try:
+        assert srv.tmux("show-environment", "-g", "PATH").strip() == f"PATH={lacking}"
+        tma = binary.running_tma(executable=sys.executable)
+        lines = [ln for ln in managed(srv).read_text().splitlines()
+                 if ln.startswith(("bind-key", "run-shell"))]
+        assert len(lines) >= 6 and lines[-1].startswith("run-shell -b "), lines
+        assert all(f"'{tma}" in ln for ln in lines), lines
+        client.type(b"\x01g")
+        srv.wait_for(lambda: client.pane() == there, timeout=10)
+        # the launcher line ran while the server read the conf: a daemon serves it
+        srv.wait_for(lambda: srv.tma("doctor", "--json").stdout.find('"running": true') >= 0,
+                     timeout=10)
     finally:
         client.close()
 

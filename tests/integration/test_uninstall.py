@@ -170,6 +170,30 @@ def test_declined_prompt_keeps_everything(srv):
     assert srv.options(a) == before
 
 
+def test_ctrl_c_at_the_first_prompt_stops_uninstall_at_once(srv):
+    """One Ctrl-C (\\x03 on the controlling terminal) ends uninstall: exit 130, no second
+    question, no agent unwired, nothing swept."""
+    import sys
+
+    from ptyclient import type_on_pty
+
+    paths = isolate_installers(srv)
+    originals(paths)
+    a = srv.agent_pane("claude")
+    wire(srv, "claude")
+    wire(srv, "codex")
+    wired = {k: paths[k].read_bytes() for k in ("TMA_CLAUDE_SETTINGS", "TMA_CODEX_HOOKS")}
+    stamp_everything(srv, a)
+    before = srv.options(a)
+    argv = [sys.executable, "-m", "tma", "--socket-name", srv.name, "uninstall"]
+    rc, out, prompts = type_on_pty(argv, srv.env, b"[y/N]", b"\x03")
+    assert rc == 130, out
+    assert prompts == 1, out
+    assert "tma: interrupted" in out and "Traceback" not in out
+    assert {k: paths[k].read_bytes() for k in wired} == wired
+    assert len(hook_lines(srv)) == 2 and srv.options(a) == before
+
+
 def test_uninstall_without_a_server(srv):
     paths = isolate_installers(srv)
     files = originals(paths)
@@ -273,3 +297,61 @@ def test_uninstall_takes_the_keys_back_too(srv):
     assert "removed the managed key file" in res.stdout
     res = srv.tma("uninstall", "--yes", manifests=False)  # nothing left: says nothing of keys
     assert res.returncode == 0 and "key file" not in res.stdout, res.stdout
+
+
+@pytest.mark.tmux_contract
+def test_after_uninstall_nothing_of_tma_is_left(srv, tmp_path):
+    """A day's install (init: hooks, keys, the attention hooks, a real daemon, stamped
+    panes), then `tma uninstall --yes`: no tma process, no tma hook (a foreign one on
+    the same hook stays), no @agent_* / @tma_* option anywhere, no file of tma's."""
+    import os
+    import re
+
+    from test_daemon import Daemon
+    from test_init import setup_machine
+
+    setup_machine(srv)
+    runtime = tmp_path / "rt"
+    runtime.mkdir(mode=0o700)
+    srv.env["XDG_RUNTIME_DIR"] = str(runtime)
+    daemon = Daemon(srv, runtime)
+    try:
+        a = srv.agent_pane("claude")
+        srv.tmux("set-hook", "-g", "after-select-pane[3]", "display-message mine")
+        res = srv.tma("init", "--yes", manifests=False)
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert len(daemon.pids()) == 1
+        assert any("clear-attention" in h for h in hook_lines(srv))
+        stamp_everything(srv, a)
+        srv.tmux("set-option", "-s", "@tma_last_poll", "1")
+
+        res = srv.tma("uninstall", "--yes", manifests=False)
+        assert res.returncode == 0, res.stdout + res.stderr
+        out = res.stdout + res.stderr
+        # one command names every removal (no `install-keys --uninstall` /
+        # `install-hooks --uninstall` wording beside it)
+        assert "install-keys --uninstall" not in out and "install-hooks --uninstall" not in out
+        assert daemon.pids() == []
+        hooks = srv.tmux("show-hooks", "-g")
+        assert "tma" not in hooks and "clear-attention" not in hooks, hooks
+        assert "display-message mine" in hooks  # the user's own stays
+        left = []
+        for args in (("show-options", "-s"), ("show-options", "-g"),
+                     ("show-options", "-t", "s"), ("show-options", "-w", "-t", a),
+                     ("show-options", "-p", "-t", a)):
+            left += [ln for ln in srv.tmux(*args).splitlines()
+                     if re.match(r"@(agent_|tma_)", ln)]
+        assert left == [], left
+        files = []
+        for top in (srv.home, srv.root / "config", srv.root / "cache", srv.root / "cfgs",
+                    runtime):
+            for dirpath, dirnames, filenames in os.walk(top):
+                for name in dirnames + filenames:
+                    path = os.path.join(dirpath, name)
+                    if "tma" in name or "hooks-state" in name:
+                        files.append(path)
+                    elif os.path.isfile(path) and b"tma" in open(path, "rb").read():
+                        files.append(path)
+        assert files == [], files
+    finally:
+        daemon.stop()

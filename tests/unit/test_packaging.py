@@ -36,10 +36,18 @@ def test_the_licence_file_is_the_one_the_metadata_claims():
     assert text.startswith("MIT License") and "the tma authors" in text
 
 
-def test_urls_point_at_something_real():
-    urls = PROJECT["project"]["urls"]
-    assert urls and all((ROOT / target).is_file() or target.startswith("https://")
-                        for target in urls.values())
+def test_urls_are_urls():
+    """[project.urls] takes real URLs (an index renders them as links); no repository is
+    recorded, so there are none rather than a path that leads nowhere."""
+    urls = PROJECT["project"].get("urls", {})
+    assert all(target.startswith("https://") for target in urls.values()), urls
+
+
+def test_the_wheel_installs_the_man_page():
+    """pipx links <venv>/share/man/man1 onto MANPATH: the wheel carries the page there."""
+    shared = PROJECT["tool"]["hatch"]["build"]["targets"]["wheel"]["shared-data"]
+    assert shared.get("docs/man/tma.1") == "share/man/man1/tma.1", shared
+    assert ".TH" in (ROOT / "docs/man/tma.1").read_text(encoding="utf-8")
 
 
 def test_build_leftovers_stay_out_of_the_sdist():

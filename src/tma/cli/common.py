@@ -137,8 +137,9 @@ def autostart(g: Globals, cfg) -> None:
 
     known = known_socket(g)
     files = daemon_files.Files(known) if known else None
-    if files is not None and daemon_files.held(files.lock):
-        return
+    if files is not None and daemon_files.held(files.lock) \
+            and daemon_files.is_current(*daemon_files.read_identity(files.lock)[1:]):
+        return  # this tma's daemon runs; another tma's is replaced by the ensure below
     from tma.runtime import rundir
 
     if files is not None and rundir.refused(files.dir):

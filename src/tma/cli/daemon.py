@@ -1,4 +1,5 @@
-"""`tma daemon [--ensure]`: parse, load the config, hand over to tma.daemon.
+"""`tma daemon [--ensure|--stop|--restart]`: parse, load the config, hand over to
+tma.daemon.
 
 tma.daemon is a leaf that nothing imports (import-linter holds tma.cli to it too):
 the command reaches it by name at run time, the way cli/main.py reaches every
@@ -29,6 +30,12 @@ def ensure(g: common.Globals, cfg) -> int:
     return daemon.ensure(common.server(g, cfg), _child_argv(g))
 
 
+def stop(g: common.Globals, cfg) -> int:
+    """`tma daemon --stop` as a typed call (`tma uninstall` uses it)."""
+    daemon = importlib.import_module("tma.daemon.main")
+    return daemon.stop(common.server(g, cfg))
+
+
 def main(argv: list[str]) -> int:
     g, _sel, args = spec.parse("daemon", argv)
     cfg = common.load_config(g)
@@ -36,4 +43,8 @@ def main(argv: list[str]) -> int:
     daemon = importlib.import_module("tma.daemon.main")
     if args.ensure:
         return ensure(g, cfg)
+    if args.stop:
+        return daemon.stop(server)
+    if args.restart:
+        return daemon.restart(server, _child_argv(g))
     return daemon.run(server, cfg, g.manifest_dir, g.config)

@@ -134,7 +134,9 @@ def _daemon(doc: dict) -> list[str]:
                            f"{d['sessions'] if d['sessions'] is not None else '?'} "
                            f"session(s) watched")]
     if d["version_skew"]:
-        out.append(_item("✗ it runs another tma version than this one: restart it"))
+        where = d.get("package") or "an older install"
+        out.append(_item(f"✗ it runs another tma than this one ({where}): restart it with "
+                         "tma daemon --restart"))
     if not d["answers"]:
         out.append(_item(f"✗ its socket does not answer: {d['socket']} (see {d['log']})"))
     if d["last_error"]:

@@ -1,4 +1,5 @@
-"""`tma init [--yes] [--config-dir DIR] [--conf PATH]`: the first-run chain.
+"""`tma init [--yes] [--diff] [--daemon | --no-daemon] [--config-dir DIR] [--conf PATH]`:
+the first-run chain.
 
 1. Detect the agents installed on this machine: an agent is installed when its
    manifest name, or one of its process_names that is not a generic runtime name
@@ -89,7 +90,9 @@ def _wire(g, cfg, mset, args) -> list[str]:
                 "screen")
             continue
         say(f"tma: init: wiring {name} (tma install-hooks {name})")
-        req = wiring.Request(agent=name, yes=args.yes, config_dir=args.config_dir)
+        req = wiring.Request(agent=name, yes=args.yes, config_dir=args.config_dir,
+                             summary=not args.diff,
+                             statusline=_statusline(cfg, mset.get(name), args))
         if install_hooks.run(g, cfg, req) != 0:
             failed.append(f"{name} not wired")
             common.err(f"tma: init: {name} was not wired (declined or failed); run "
@@ -97,12 +100,50 @@ def _wire(g, cfg, mset, args) -> list[str]:
     return failed
 
 
+#: what the agents' own status line is called in the question
+_STATUS_LINE = {"claude": "Claude Code's status line", "cursor": "Cursor CLI's status line"}
+
+
+def _statusline(cfg, manifest, args) -> str:
+    """Ask, apart from the agent's wiring, before tma's context shim takes the agent's
+    own status line (Claude's footer hint `? for shortcuts` gives way to it; a
+    statusLine command of the user's is wrapped). "keep" when nothing is at stake
+    (the agent has none, the shim is there already, or it was declined before), "on"
+    or "off" (recorded: install-hooks keeps to it) by the answer; --yes says yes."""
+    from tma.install import common as ic
+    from tma.install import registry, wiring
+
+    name = manifest.name
+    if not getattr(registry.adapter(name), "STATUSLINE", False):
+        return "keep"
+    req = wiring.Request(agent=name, config_dir=args.config_dir, statusline="on")
+    try:
+        setup = wiring.prepare(req, cfg)
+        plan = registry.adapter(name).plan(setup.ctx, manifest, False)
+    except ic.InstallError:
+        return "keep"  # the wiring step says what is wrong
+    if name in setup.ctx.optout:
+        return "keep"  # declined before: install-hooks keeps to that
+    marker = f"event --agent {name} --kind context"
+    if not any(isinstance(c.new, str) and marker in c.new
+               and marker not in (c.old if isinstance(c.old, str) else "")
+               for c in plan.changes):
+        return "keep"
+    what = _STATUS_LINE.get(name, f"{name}'s status line")
+    say(f"tma: init: {name}: tma's context gauge reads {what}: the shim takes its place "
+        "(the built-in footer hint gives way to a model · context line; a statusLine "
+        "command of yours keeps running inside it)")
+    return "on" if ic.confirm(args.yes, question=f"Put the shim into {what}?") else "off"
+
+
 def _keys(g, cfg, args) -> list[str]:
     """Step 3: `tma install-keys` (its diff, its question); what failed."""
     from tma.cli import install_keys
 
     say("tma: init: keys (tma install-keys)")
-    req = install_keys.Request(yes=args.yes, conf=args.conf, config_dir=args.config_dir)
+    req = install_keys.Request(yes=args.yes, conf=args.conf, config_dir=args.config_dir,
+                               no_daemon=args.no_daemon, summary=not args.diff,
+                               reminder=False)
     if install_keys.run(g, cfg, req) != 0:
         common.err("tma: init: the keys were not installed (declined or failed); run "
                    "`tma install-keys` later")
@@ -115,9 +156,12 @@ def _daemon(g, cfg, args) -> list[str]:
     from tma.cli import daemon
     from tma.install.common import confirm
 
+    if args.no_daemon:
+        say("tma: init: daemon not started (--no-daemon; start it later: tma daemon --ensure)")
+        return []
     say("tma: init: daemon (tma daemon --ensure): reads hookless panes the moment they go "
         "quiet")
-    if not confirm(args.yes):
+    if not confirm(args.yes or args.daemon, question="Start the daemon now?"):
         say("tma: init: daemon not started (start it later: tma daemon --ensure)")
         return []
     if daemon.ensure(g, cfg) != 0:
@@ -149,16 +193,11 @@ def _status_line(g, cfg, conf: str | None) -> None:
         say("tma: init: no tmux server to ask whether status-right runs `tma status`; if it "
             f"does not, add this line to {path}:")
     else:
-        say(f"tma: init: status-right does not run `tma status`; add this line to {path} "
-            "(or put #(tma status) into your own status-right):")
-    command = binary.tma_command(_tmux_path(server))
+        say(f"tma: init: status-right does not run `tma status`; add this line to {path}:")
+    # by its absolute path, as the key file and the attention hooks name it: tmux runs
+    # the line with its own PATH, which need not hold tma's directory
+    command = binary.running_tma() or binary.NAME
     say(f"    {tmux_status.status_line(command)}")
-    if command != binary.NAME:
-        say("  (tma is named by its full path: the bare name `tma` does not lead to this tma "
-            "on the PATH tmux runs its status line with)")
-    say("  or, with the daemon running, the form that reads its segment and spawns nothing "
-        "(tma status runs only when no daemon keeps it):")
-    say(f"    {tmux_status.daemon_status_line(command)}")
     say(f"  then reload it: tmux source-file {path}")
 
 

@@ -20,24 +20,31 @@ class Aborted(Exception):
     """Ctrl-C or Ctrl-D at a prompt."""
 
 
-def _ask(question: str, yes: bool) -> bool:
-    """y/N on a terminal; a non-terminal stdin declines; Ctrl-C/Ctrl-D abort."""
+def _ask(question: str, yes: bool, show=None) -> bool:
+    """y/N on a terminal; a non-terminal stdin declines; Ctrl-D aborts this command
+    (Aborted); Ctrl-C aborts it and any command running it (init, uninstall): the
+    KeyboardInterrupt goes on up to cli/main.py, exit 130."""
     if yes:
         return True
     if sys.stdin is None or not sys.stdin.isatty():
         common.err("tma: stdin is not a terminal: pass --yes to apply without asking")
         return False
-    sys.stdout.write(f"{question} [y/N] ")
-    sys.stdout.flush()
-    try:
-        answer = sys.stdin.readline()
-    except KeyboardInterrupt:
-        sys.stdout.write("\n")
-        raise Aborted from None
-    if answer == "":
-        sys.stdout.write("\n")
-        raise Aborted
-    return answer.strip().lower() in ("y", "yes")
+    while True:
+        sys.stdout.write(f"{question} [y/N{'/d=diff' if show else ''}] ")
+        sys.stdout.flush()
+        try:
+            answer = sys.stdin.readline()
+        except KeyboardInterrupt:
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+            raise
+        if answer == "":
+            sys.stdout.write("\n")
+            raise Aborted
+        if show is not None and answer.strip().lower() == "d":
+            show()
+            continue
+        return answer.strip().lower() in ("y", "yes")
 
 
 # ---------------------------------------------------------------- context
@@ -54,22 +61,6 @@ def _features():
         watch="watch" in spec.COMMANDS,
         act_menu=act is not None and any(f.long == "--menu" for f in act.flags),
         daemon="daemon" in spec.COMMANDS)
-
-
-def _tma_command(server) -> str:
-    """tma as the file names it: bare when `tma` on the PATH tmux runs its commands with
-    (the server's, else this environment's minus a virtualenv) is this same tma."""
-    from tma.install import binary
-    from tma.tmux import setup
-    from tma.tmux.adapter import TmuxError
-
-    path = None
-    if server is not None:
-        try:
-            path = setup.global_path(server)
-        except TmuxError:
-            path = None
-    return binary.tma_command(path)
 
 
 class Ctx:
@@ -96,7 +87,10 @@ class Ctx:
     def options(self, created: tuple[str, ...], tma: str | None = None):
         from tma.install import keys
 
-        return keys.Options(tma=tma or _tma_command(self.server), tma_bin=self.tma_bin,
+        # every binding and the launcher name tma by the absolute path the attention hooks
+        # use: a server started later with a PATH that lacks tma's directory (a login
+        # without ~/.local/bin) still runs them; a bare `tma` would flash and do nothing
+        return keys.Options(tma=tma or self.tma_bin, tma_bin=self.tma_bin,
                             mouse=self.args.mouse, daemon=not self.args.no_daemon,
                             focus_events=self.cfg.focus_events, features=_features(),
                             created=created,
@@ -151,13 +145,18 @@ def _apply(changes) -> None:
             raise ic.InstallError(f"cannot write {ch.path}: {exc.strerror or exc}") from None
 
 
-def _confirm_and_write(changes, yes: bool) -> int | None:
-    """Diff, ask, write. None when written; else the exit status."""
+def _confirm_and_write(changes, yes: bool, summary: bool = False) -> int | None:
+    """Diff (`summary`: one line, the diff on request), ask, write. None when written;
+    else the exit status."""
     from tma.install import common as ic
 
-    _show(changes)
+    if summary:
+        sys.stdout.write(f"tma: keys: {'' if yes else 'would '}"
+                         + "; ".join(ic.summarize(c) for c in changes) + "\n")
+    else:
+        _show(changes)
     try:
-        ok = _ask("Apply this change?", yes)
+        ok = _ask("Apply this change?", yes, show=(lambda: _show(changes)) if summary else None)
     except Aborted:
         common.err("tma: aborted; no changes written")
         return common.FAIL
@@ -245,7 +244,7 @@ def _install(g, ctx: Ctx) -> int:
 
     changes = _install_plan(ctx)
     if changes:
-        rc = _confirm_and_write(changes, ctx.args.yes)
+        rc = _confirm_and_write(changes, ctx.args.yes, ctx.args.summary)
         if rc is not None:
             return rc
         sys.stdout.write(f"tma: wrote {tilde(ctx.managed)}; {tilde(ctx.conf)} sources it "
@@ -256,8 +255,9 @@ def _install(g, ctx: Ctx) -> int:
     rc = 0
     if server is not None and (changes or not _server_has_hooks(server, ctx)):
         rc = _load_into(server, ctx, ctx.args.yes)
-    sys.stdout.write("tma: the status line is yours to wire: add #(tma status) to "
-                     "status-right (tma never edits it)\n")
+    if ctx.args.reminder:  # `tma init` prints the status-line advice itself, once
+        sys.stdout.write("tma: the status line is yours to wire: add #(tma status) to "
+                         "status-right (tma never edits it)\n")
     return rc
 
 
@@ -289,7 +289,7 @@ def _remove_dirs(dirs: list[str]) -> None:
             pass
 
 
-def _uninstall(g, ctx: Ctx) -> int:
+def _uninstall(g, ctx: Ctx, hooks_follow: bool = False) -> int:
     changes, dirs = _uninstall_plan(ctx)
     if not changes:
         sys.stdout.write("tma: no tma keybindings installed (nothing to remove)\n")
@@ -311,8 +311,9 @@ def _uninstall(g, ctx: Ctx) -> int:
         from tma.tmux import keyfile
 
         keyfile.unbind_ours(server, (ctx.old_managed or "").splitlines())
-        sys.stdout.write("tma: unbound on the running server; the attention hooks stay there "
-                         "(`tma install-hooks --uninstall` removes them)\n")
+        sys.stdout.write("tma: unbound on the running server"
+                         + ("\n" if hooks_follow else "; the attention hooks stay there "
+                            "(`tma uninstall` removes them)\n"))
     return 0
 
 
@@ -328,9 +329,8 @@ def _check_problems(g, ctx: Ctx) -> list[str]:
         return [f"the managed file {tilde(ctx.managed)} is missing"]
     out = []
     created = tuple(keys.created_paths(ctx.old_managed))
-    # tma may be named bare or by its path, as the PATH tmux had at install time allowed
-    names = (None, "tma", ctx.tma_bin)
-    if all(keys.render(ctx.options(created, n)) != ctx.old_managed for n in names):
+    # a file from before naming tma bare is drift: a server without tma on PATH fails it
+    if keys.render(ctx.options(created)) != ctx.old_managed:
         out.append(f"the managed file {tilde(ctx.managed)} is not what `{ctx.rerun()}` "
                    "writes")
     lines = (ctx.old_conf or "").splitlines()
@@ -376,6 +376,8 @@ class Request:
     no_daemon: bool = False
     conf: str | None = None
     config_dir: str | None = None
+    summary: bool = False  # one line for the change, the diff on request (`tma init`)
+    reminder: bool = True  # end with the status-line reminder (init advises on its own)
 
 
 def run(g, cfg, req: Request) -> int:
@@ -393,9 +395,11 @@ def run(g, cfg, req: Request) -> int:
     return _install(g, ctx)
 
 
-def uninstall_if_installed(g, cfg, *, yes: bool, config_dir: str | None) -> int | None:
+def uninstall_if_installed(g, cfg, *, yes: bool, config_dir: str | None,
+                           hooks_follow: bool = False) -> int | None:
     """`tma uninstall`'s keys step: what `install-keys --uninstall` does, and nothing (None)
-    when no key file and no source line are there."""
+    when no key file and no source line are there. `hooks_follow`: the caller removes
+    the attention hooks next (so nothing is said about them staying)."""
     from tma.install.common import InstallError
 
     req = Request(yes=yes, uninstall=True, config_dir=config_dir)
@@ -406,7 +410,7 @@ def uninstall_if_installed(g, cfg, *, yes: bool, config_dir: str | None) -> int 
         return common.FAIL
     if not _uninstall_plan(ctx)[0]:
         return None
-    return _uninstall(g, ctx)
+    return _uninstall(g, ctx, hooks_follow=hooks_follow)
 
 
 def main(argv: list[str]) -> int:

@@ -161,6 +161,8 @@ SELECTOR = (
 OK = (0, "success")
 ERROR = (1, "no tmux server, a tmux error, a config or bundled manifest that does not load")
 USAGE = (2, "usage error: an unknown option, a bad value, flags that cannot go together")
+INTERRUPTED_PROMPT = (130, "interrupted (Ctrl-C, at a prompt too): the whole command stops; "
+                           "nothing of the change asked about is written")
 NO_PANE = (3, "the pane named by --pane does not exist")
 
 AGENT_FILES = (
@@ -409,8 +411,15 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             flags=(YES, CONFIG_DIR,
                    Flag("--conf", metavar="PATH",
                         help="The tmux config file install-keys edits and the status-line "
-                             "advice names.")),
-            exits=(OK, (1, "a step failed or was declined"), USAGE)),
+                             "advice names."),
+                   Flag("--diff", help="Show each change as a full diff (else one line per "
+                                       "agent; `d` at a prompt shows that change's diff)."),
+                   Flag("--daemon", group="daemon",
+                        help="Start the daemon now without asking."),
+                   Flag("--no-daemon", group="daemon",
+                        help="Start no daemon and leave the launcher line out of the key "
+                             "file.")),
+            exits=(OK, (1, "a step failed or was declined"), USAGE, INTERRUPTED_PROMPT)),
     Command("install-hooks", "Wire an agent's own hooks to tma (diff first, then ask).",
             # not choices: a user manifest may name an agent; the command says which exist
             args=(Arg("AGENT", "The agent to wire (required unless --all or --check).",
@@ -435,7 +444,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                           "(default: [install] wrapper_ref)."),
             ),
             exits=(OK, (1, "an unknown or hookless agent, a declined prompt, a file that "
-                           "cannot be written, --check drift"), USAGE)),
+                           "cannot be written, --check drift"), USAGE, INTERRUPTED_PROMPT)),
     Command("install-keys", "Write tma's tmux key file and source it from your tmux.conf.",
             flags=(
                 Flag("--check", help="Only verify: the managed file is current, sourced "
@@ -453,13 +462,14 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                      help="Where the managed tmux.conf goes (else TMA_CONFIG_DIR, else "
                           "$XDG_CONFIG_HOME/tma)."),
             ),
-            exits=(OK, (1, "--check drift, a declined or aborted prompt, a file that cannot "
-                           "be written"), USAGE),
+            exits=(OK, (1, "--check drift, a declined or aborted (Ctrl-D) prompt, a file "
+                           "that cannot be written"), USAGE, INTERRUPTED_PROMPT),
             notes="Shows the diff first, then asks; with a tmux server running, asks again "
                   "before loading the file into it."),
     Command("uninstall", "Remove every hook wiring, the tmux hooks and every tma option.",
             flags=(YES,) + AGENT_FILES + (CONFIG_DIR,),
-            exits=(OK, (1, "a declined prompt or a file that cannot be written"), USAGE)),
+            exits=(OK, (1, "a declined prompt or a file that cannot be written"), USAGE,
+                   INTERRUPTED_PROMPT)),
     Command("doctor", "Diagnose detection tiers and silent disablers.",
             flags=(Flag("--json", help="Print the schema-1 JSON document."),
                    Flag("--exit-code",
@@ -467,13 +477,21 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             exits=(OK, (1, "no server, a broken config (named by key); with --exit-code any "
                            "warning"), USAGE)),
     Command("daemon", "Watch every pane through tmux control mode (the daemon tier).",
-            flags=(Flag("--ensure",
-                        help="Start one in the background unless one already runs for this "
-                             "tmux server, then return."),),
+            flags=(Flag("--ensure", group="lifecycle",
+                        help="Start one in the background unless one of this tma already "
+                             "runs for this tmux server (one of another tma version or "
+                             "install is replaced), then return."),
+                   Flag("--stop", group="lifecycle",
+                        help="Stop this tmux server's daemon and wait until it has exited."),
+                   Flag("--restart", group="lifecycle",
+                        help="Stop this tmux server's daemon (if one runs), then start one "
+                             "as --ensure does.")),
             exits=((0, "stopped by a signal or by its tmux server exiting; already running; "
-                       "no tmux server; with --ensure: running"),
-                   (1, "a broken config, a runtime dir that is not private, or (--ensure) "
-                       "a daemon that did not start"), USAGE),
+                       "no tmux server; with --ensure or --restart: running; with --stop: "
+                       "stopped, or none was running"),
+                   (1, "a broken config, a runtime dir that is not private, (--ensure, "
+                       "--restart) a daemon that did not start, or (--stop) one that did "
+                       "not stop"), USAGE),
             notes="One daemon per tmux server: its lock and socket live in "
                   "$XDG_RUNTIME_DIR/tma (else tma-<uid> under the temp dir). It reads a "
                   "pane when its output goes quiet and runs the full poll cycle every "

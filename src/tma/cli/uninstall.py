@@ -4,8 +4,10 @@
    --uninstall`: the diff first, `Apply this change? [y/N]`, `--yes` skips it). An
    agent with nothing of tma's says so and is skipped.
 2. Only when no agent carries tma wiring any more (a declined or failed agent keeps
-   its hooks firing, and they need the rest): the tmux attention hooks, then the
-   sweep — every pane loses every option tma writes (the option registry's
+   its hooks firing, and they need the rest): the daemon of this tmux server is
+   stopped (`tma daemon --stop`), the key file goes (`install-keys --uninstall`),
+   then the tmux attention hooks tma set (exactly those: a foreign entry on the same
+   hook stays), then the sweep — every pane loses every option tma writes (the option registry's
    `UNINSTALL_PANE_OPTIONS`, survivors included: @agent_action, @agent_mute_until,
    @tma_watch_pid), every window and session its rollup, the server every `@tma_*`
    option (jump trails, @tma_last_poll, @tma_setpf_ok ...). `@agent_ignore` is the
@@ -51,16 +53,20 @@ def main(argv: list[str]) -> int:
         return common.FAIL
 
     server = common.server(g, cfg)
+    from tma.cli import daemon, install_keys
+
+    # the daemon first: left running, it would stamp every pane again within a second
+    failed = daemon.stop(g, cfg) != 0
+    # the key file next: while it is there it owns the attention hooks (and would set
+    # them again on the next server); then the hooks themselves off the running server
+    keys_rc = install_keys.uninstall_if_installed(
+        g, cfg, yes=bool(getattr(args, "yes", False)),
+        config_dir=getattr(args, "config_dir", None), hooks_follow=True)
+    failed = failed or bool(keys_rc)
     problems = wiring.tmux_hooks(server, cfg, setup, io, uninstall=True)
     for p in problems:
         common.err(f"tma: {p}")
-    failed = _sweep(server) is None
-    from tma.cli import install_keys
-
-    keys_rc = install_keys.uninstall_if_installed(
-        g, cfg, yes=bool(getattr(args, "yes", False)),
-        config_dir=getattr(args, "config_dir", None))
-    failed = failed or bool(keys_rc)
+    failed = _sweep(server) is None or failed
     _forget(setup, io)
     if _status_right_runs_tma(server):
         sys.stdout.write("tma: your global status-right still runs `tma status`\n")
@@ -70,21 +76,29 @@ def main(argv: list[str]) -> int:
 
 def _forget(setup, io) -> None:
     """The tma-hook wrapper tma wrote, tma's own files in its config dir (the statusline
-    choices, the record of what it created), every now-empty folder it created, and its
-    cache."""
+    choices, the hooks-state-*.toml records, the record of what it created), every
+    now-empty folder it created, and its cache."""
+    import glob
     import os
 
-    from tma.install import statusline
+    from tma.install import statusline, tmux_hooks
 
     setup.created.remove_wrapper(setup.ctx.wrapper_path, io)
     setup.created.prune(io)
-    try:
-        os.unlink(statusline.state_path(setup.config_dir))
-    except OSError:
-        pass
+    # the statusline choices, and the record of the tmux hooks of every server (the
+    # hooks live in a server's memory: a server not running now has none to remove)
+    states = glob.glob(os.path.join(glob.escape(setup.config_dir),
+                                    f"{tmux_hooks.STATE_PREFIX}*.toml"))
+    for path in [statusline.state_path(setup.config_dir), *states]:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
     setup.created.forget_config_dir(io)
-    from tma.runtime import cache
+    from tma.runtime import cache, daemon_files
 
+    if daemon_files.forget():
+        io.say(f"removed the stopped daemons' logs from {daemon_files.runtime_dir()}")
     if cache.clear():
         io.say(f"removed tma's cache {cache.directory()}")
 

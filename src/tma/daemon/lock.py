@@ -62,7 +62,10 @@ def try_lock(path: str, patience: float = 0.0) -> int | None:
 
 
 def record(fd: int) -> None:
-    """Write `<pid>\\nversion=<version>\\n` into the held lock file."""
+    """Write `<pid>\\nversion=<version>\\npackage=<tma package dir>\\n` into the held
+    lock file: which tma this daemon runs, for `ensure` to replace one that is not the
+    installed tma any more (tma.runtime.daemon_files.is_current)."""
     os.ftruncate(fd, 0)
     os.lseek(fd, 0, os.SEEK_SET)
-    os.write(fd, f"{os.getpid()}\nversion={__version__}\n".encode())
+    os.write(fd, f"{os.getpid()}\nversion={__version__}\n"
+                 f"package={daemon_files.this_tma()}\n".encode())

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import select
 import signal
+import sys
 import time
 
 from tma import __version__
@@ -65,6 +66,9 @@ class Daemon:
         self.server_pid = server_pid
         self.replaced = False  # the server at this socket is another instance now
         self.instance = instance  # "<pid>:<start_time>" of the server it serves
+        from tma.runtime import daemon_files
+
+        self.package = daemon_files.this_tma()  # which installed tma this daemon runs
         self.log = log
         self.edges = Edges(self.settings.quiet_ms, ONSET_MS, MIN_GAP_MS)
         self.demotion = Demotion(self.settings.demote_edges)
@@ -398,6 +402,7 @@ class Daemon:
     # ------------------------------------------------------------ status (tma.daemon.server)
     def status(self) -> dict:
         return {"schema": 1, "pid": os.getpid(), "version": __version__,
+                "package": self.package, "executable": sys.executable,
                 "started_at": self.started, "server": self.instance,
                 "sessions": sorted(self.clients),
                 "quiet_ms": self.settings.quiet_ms, "sweep_ms": self.settings.sweep_ms,

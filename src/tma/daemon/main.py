@@ -1,4 +1,4 @@
-"""`tma daemon` and `tma daemon --ensure`: start, single-instance, stop.
+"""`tma daemon` and `tma daemon --ensure|--stop|--restart`: start, single-instance, stop.
 
 The CLI parses the command line, loads the config and hands over a Server; this
 module owns the rest. `run` is the foreground daemon: take the lock (held by a live
@@ -13,6 +13,12 @@ as `server`): a server replaced at the same socket (its last session killed, a n
 one started) still has the old daemon holding the lock for a moment, on its way out.
 `ensure` starts a new daemon unless the one that answers serves this instance, and
 a daemon waits for a predecessor of another instance to let go of the lock.
+
+A daemon also records which tma it runs (version and package directory, in its lock
+and its status document). `ensure` trusts only a daemon of this very tma: one left
+from an older version or another install (a venv pipx has since replaced or removed)
+is stopped and replaced. `stop` (SIGTERM, SIGKILL after 5 s) waits until the lock is
+free; `restart` is stop then ensure.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import os
 import sys
 import time
 
+from tma import __version__
 from tma.daemon import lock
 from tma.runtime import daemon_files
 from tma.tmux import control, spawn
@@ -48,6 +55,12 @@ def _serves(paths, instance: str, timeout: float = 0.5) -> bool | None:
     if status is None:
         return None
     return status.get("server", instance) == instance
+
+
+def _current(paths) -> bool:
+    """Does the daemon holding the lock run this very tma (version and package dir)?"""
+    _pid, version, package = daemon_files.read_identity(paths.lock)
+    return daemon_files.is_current(version, package)
 
 
 def _log(line: str) -> None:
@@ -117,7 +130,17 @@ def ensure(server, child_argv: list[str]) -> int:
     deadline = time.monotonic() + ENSURE_WAIT
     while daemon_files.held(paths.lock):
         if _serves(paths, instance):
-            return 0
+            if _current(paths):
+                return 0
+            # another tma's daemon (an older version, a deleted venv's): replaced, not
+            # trusted; the new one takes the lock once the old one has let go
+            _log(f"tma daemon: replacing {_describe(paths)}: it is not this tma "
+                 f"({__version__} at {daemon_files.this_tma()})")
+            if not _terminate(paths):
+                sys.stderr.write(f"tma daemon: the old daemon for {socket_path} did not "
+                                 "stop\n")
+                return 1
+            break
         if time.monotonic() >= deadline:
             break  # spawn anyway: the new daemon waits for the lock itself
         # starting (no socket yet), or the replaced server's daemon on its way out
@@ -132,7 +155,7 @@ def ensure(server, child_argv: list[str]) -> int:
     deadline = time.monotonic() + ENSURE_WAIT
     exited = False
     while time.monotonic() < deadline:
-        if daemon_files.held(paths.lock) and _serves(paths, instance):
+        if daemon_files.held(paths.lock) and _serves(paths, instance) and _current(paths):
             return 0  # answering (a killed daemon's socket file may still be there)
         if not exited:
             exited = os.waitpid(child, os.WNOHANG)[0] != 0
@@ -143,6 +166,73 @@ def ensure(server, child_argv: list[str]) -> int:
         return 0
     sys.stderr.write(f"tma daemon: the daemon did not start (see {paths.log})\n")
     return 1
+
+
+def _describe(paths) -> str:
+    pid, version, package = daemon_files.read_identity(paths.lock)
+    return (f"daemon pid {pid or '?'} (tma {version or '?'}"
+            + (f" at {package})" if package else ", which does not say where it runs from)"))
+
+
+STOP_WAIT = 5.0
+
+
+def _terminate(paths) -> bool:
+    """SIGTERM the daemon holding the lock, wait until the lock is free (SIGKILL after
+    STOP_WAIT s); True when it is. The pid is the one the lock's holder recorded, and
+    is signalled only while the lock is held (a live daemon holds it for its whole
+    life and its record names itself); a daemon that answers on its socket must
+    report the same pid."""
+    import signal
+
+    for sig, wait in ((signal.SIGTERM, STOP_WAIT), (signal.SIGKILL, 2.0)):
+        if not daemon_files.held(paths.lock):
+            return True
+        pid = daemon_files.read_record(paths.lock)[0]
+        status = daemon_files.read_status(paths.sock, 0.5)
+        if not pid or pid == os.getpid() or (status is not None
+                                             and status.get("pid") not in (None, pid)):
+            return False  # cannot tell which process holds it: signal nobody
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            return False
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if not daemon_files.held(paths.lock):
+                return True
+            time.sleep(0.02)
+    return not daemon_files.held(paths.lock)
+
+
+def stop(server) -> int:
+    """`tma daemon --stop`: stop this server's daemon (SIGTERM, then SIGKILL after 5 s)
+    and wait until it has let go of its lock. Nothing running is not a failure."""
+    try:
+        socket_path, _pid = control.server_facts(server)
+    except NoServer:
+        sys.stderr.write("tma daemon: no tmux server running; no daemon to stop\n")
+        return 0
+    paths = daemon_files.Files(socket_path)
+    from tma.runtime import rundir
+
+    if rundir.refused(paths.dir) or not daemon_files.held(paths.lock):
+        sys.stderr.write(f"tma daemon: no daemon running for {socket_path}\n")
+        return 0
+    what = _describe(paths)
+    if not _terminate(paths):
+        sys.stderr.write(f"tma daemon: could not stop {what} (see {paths.log})\n")
+        return 1
+    sys.stderr.write(f"tma daemon: stopped {what}\n")
+    return 0
+
+
+def restart(server, child_argv: list[str]) -> int:
+    """`tma daemon --restart`: stop this server's daemon (if one runs), start a new one."""
+    rc = stop(server)
+    return rc if rc != 0 else ensure(server, child_argv)
 
 
 def reload(server) -> int:

@@ -486,8 +486,32 @@ def use_colour(stream) -> bool:
     return bool(getattr(stream, "isatty", lambda: False)()) and not os.environ.get("NO_COLOR")
 
 
-def confirm(yes: bool, out=None, stdin=None) -> bool:
-    """`Apply this change? [y/N]` on a terminal; a non-terminal stdin declines."""
+def summarize(change: Change) -> str:
+    """One short line for a change (`tma init` shows these; the diff on request)."""
+    if change.summary is not None:
+        return change.summary
+    old = change.old if isinstance(change.old, str) else ""
+    new = change.new if isinstance(change.new, str) else ""
+    added = removed = 0
+    for line in difflib.unified_diff(old.splitlines(), new.splitlines(), n=0, lineterm=""):
+        if line.startswith("+") and not line.startswith("+++"):
+            added += 1
+        elif line.startswith("-") and not line.startswith("---"):
+            removed += 1
+    verb = ("create" if change.old is None else "delete" if change.new is None
+            else "update")
+    return f"{verb} {tilde(change.path)} (+{added} -{removed} lines)"
+
+
+SHOW_DIFF = "d"
+
+
+def confirm(yes: bool, out=None, stdin=None, question: str = "Apply this change?",
+            show=None) -> bool:
+    """`Apply this change? [y/N]` on a terminal; a non-terminal stdin declines. Ctrl-D
+    declines this one change; Ctrl-C aborts the whole command (KeyboardInterrupt goes on
+    up: cli/main.py exits 130), so a multi-step command (init, uninstall) stops at once
+    instead of asking its next question; nothing of this change was written."""
     if yes:
         return True
     out = out or sys.stdout
@@ -495,15 +519,24 @@ def confirm(yes: bool, out=None, stdin=None) -> bool:
     if stdin is None or not stdin.isatty():
         sys.stderr.write("tma: stdin is not a terminal: pass --yes to apply without asking\n")
         return False
-    out.write("Apply this change? [y/N] ")
-    out.flush()
-    try:
-        answer = stdin.readline()
-    except (KeyboardInterrupt, EOFError):
-        answer = ""  # Ctrl-C answers no, like Ctrl-D; the caller says nothing was written
-    if not answer.endswith("\n"):
-        out.write("\n")  # Ctrl-C / Ctrl-D leave the cursor after the prompt
-    return answer.strip().lower() in ("y", "yes")
+    while True:
+        # `show`: the change was summarised; `d` prints its diff and asks again
+        out.write(f"{question} [y/N{'/d=diff' if show else ''}] ")
+        out.flush()
+        try:
+            answer = stdin.readline()
+        except KeyboardInterrupt:
+            out.write("\n")  # the cursor sat after the prompt
+            out.flush()
+            raise
+        except EOFError:
+            answer = ""
+        if not answer.endswith("\n"):
+            out.write("\n")  # Ctrl-D leaves the cursor after the prompt
+        if show is not None and answer.strip().lower() == SHOW_DIFF:
+            show()
+            continue
+        return answer.strip().lower() in ("y", "yes")
 
 
 def _umask() -> int:

@@ -81,7 +81,7 @@ class Features:
 
 @dataclass(frozen=True)
 class Options:
-    tma: str = "tma"  # how a binding names tma (tma.install.binary.tma_command)
+    tma: str = "tma"  # how a binding names tma: the absolute path (cli/install_keys.py)
     tma_bin: str = "tma"  # the absolute tma the hooks late-bind to
     mouse: bool = False
     daemon: bool = True

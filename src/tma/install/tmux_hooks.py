@@ -252,7 +252,7 @@ def ensure(server: Server, *, uninstall: bool = False, check: bool = False, yes:
     owner = owned_by_keys(cdir) if uninstall and not check else None
     if owner:
         out.write(f"tmux: the attention hooks stay: {owner} (tma install-keys) sets them on "
-                  "every tmux server; `tma install-keys --uninstall` removes them\n")
+                  "every tmux server; `tma uninstall` removes them\n")
         return []
     path = state_path(cdir, sock)
     recorded = read_state(path)

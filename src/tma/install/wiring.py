@@ -34,6 +34,7 @@ class Request:
     config_dir: str | None = None
     wrapper_path: str | None = None
     wrapper_ref: str | None = None  # absolute | bare | None ([install] wrapper_ref)
+    summary: bool = False  # one line per agent, the diff on request (`tma init`)
 
     @classmethod
     def from_args(cls, args, **override) -> Request:
@@ -305,9 +306,17 @@ def run_agent(name: str, manifest, setup: Setup, req: Request, pending: Pending,
         io.say(f"tma: {name}: {'nothing to remove' if req.uninstall else 'already wired'}")
         return True, False
     colour = common.use_colour(io.out)
-    for ch in everything:
-        io.out.write(common.diff(ch, colour, applying=req.yes))
-    if not common.confirm(req.yes, out=io.out):
+
+    def show() -> None:
+        for ch in everything:
+            io.out.write(common.diff(ch, colour, applying=req.yes))
+
+    if req.summary:
+        io.say(f"tma: {name}: {'' if req.yes else 'would '}"
+               + "; ".join(common.summarize(ch) for ch in everything))
+    else:
+        show()
+    if not common.confirm(req.yes, out=io.out, show=show if req.summary else None):
         io.warn("tma: aborted; no changes written")
         return False, False
     own_paths = {c.path for c in own}

@@ -4,7 +4,8 @@ The daemon (tma.daemon, which nothing imports) creates and holds these; doctor a
 `tma reload` only look. Both files live in the runtime dir (tma.core.paths) under a
 key of the server's socket path: 16 hex digits of FNV-1a-64.
 
-    <key>.lock   flock held for the daemon's life; body "<pid>\\nversion=<v>\\n"
+    <key>.lock   flock held for the daemon's life; body
+                 "<pid>\\nversion=<v>\\npackage=<the tma package dir it runs>\\n"
     <key>.sock   unix socket: request/response (tma.daemon.server; TMAQ is the status
                  line, TMAH the transitions document, TMA1 a hook event, TMAS subscribe)
     <key>.log    what a daemon started by `tma daemon --ensure` writes
@@ -60,15 +61,41 @@ def held(path: str) -> bool:
 
 def read_record(path: str) -> tuple[int, str]:
     """(pid, version) from a lock file; (0, "") when absent or unreadable."""
+    pid, version, _package = read_identity(path)
+    return pid, version
+
+
+def read_identity(path: str) -> tuple[int, str, str]:
+    """(pid, version, package dir) from a lock file; empty values when absent or
+    unreadable (a daemon older than the package line records no package)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOFOLLOW)
         with open(fd, encoding="utf-8", errors="replace") as fh:
             lines = fh.read(4096).splitlines()
     except OSError:
-        return 0, ""
+        return 0, "", ""
     pid = int(lines[0]) if lines and lines[0].isdigit() else 0
     version = next((ln[8:] for ln in lines[1:] if ln.startswith("version=")), "")
-    return pid, version
+    package = next((ln[8:] for ln in lines[1:] if ln.startswith("package=")), "")
+    return pid, version, package
+
+
+def this_tma() -> str:
+    """Which installed tma this process runs: the real path of its tma package
+    directory (a pipx venv, a checkout's src/). With the version, what a daemon must
+    share with the tma that finds it, or be replaced (`daemon --ensure`)."""
+    import tma
+
+    return os.path.dirname(os.path.realpath(tma.__file__))
+
+
+def is_current(version: str | None, package: str | None) -> bool:
+    """Does a daemon that reports this version and package run this very tma? A
+    daemon that does not report its package is older than the report: not current."""
+    from tma import __version__
+
+    return bool(version) and version == __version__ and bool(package) \
+        and os.path.realpath(package) == this_tma()
 
 
 def _ask(path: str, request: bytes, timeout: float):
@@ -137,6 +164,37 @@ def read_history(path: str, timeout: float = 2.0) -> dict | None:
     return doc if isinstance(doc, dict) else None
 
 
+def forget(directory: str | None = None) -> list[str]:
+    """`tma uninstall`: remove what stopped daemons left in the runtime dir (logs,
+    failure marks, stale locks and sockets; a live daemon's files stay), then the dir
+    when it is empty. Only in a runtime dir of the user's alone. What was removed."""
+    from tma.runtime import rundir
+
+    directory = directory or runtime_dir()
+    if rundir.refused(directory):
+        return []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    live = {n[:-5] for n in names if n.endswith(".lock")
+            and held(os.path.join(directory, n))}
+    removed = []
+    for name in names:
+        stem, dot, ext = name.partition(".")
+        if dot and ext in ("log", "failed", "lock", "sock") and stem not in live:
+            try:
+                os.unlink(os.path.join(directory, name))
+                removed.append(name)
+            except OSError:
+                pass
+    try:
+        os.rmdir(directory)
+    except OSError:
+        pass
+    return removed
+
+
 def describe(socket_path: str, now_ms: int) -> dict:
     """What doctor reports: running (pid, version, uptime, counters) or not, and a
     lock or socket a dead daemon left (harmless: the next daemon takes them)."""
@@ -146,7 +204,7 @@ def describe(socket_path: str, now_ms: int) -> dict:
     files = Files(socket_path)
     refused = rundir.refused(files.dir)
     running = not refused and held(files.lock)  # nothing read from a dir not ours alone
-    pid, version = read_record(files.lock) if not refused else (0, "")
+    pid, version, package = read_identity(files.lock) if not refused else (0, "", "")
     status = read_status(files.sock) if running else None
     stale = [p for p in (files.lock, files.sock)
              if not running and not refused and os.path.exists(p)]
@@ -155,7 +213,10 @@ def describe(socket_path: str, now_ms: int) -> dict:
         "running": running,
         "pid": pid if running else None,
         "version": version if running else None,
-        "version_skew": bool(running and version and version != __version__),
+        # another version, or the same one from another install (a deleted venv's)
+        "version_skew": bool(running and version
+                             and (version != __version__ or not is_current(version, package))),
+        "package": (package or None) if running else None,
         "uptime_ms": max(0, now_ms - started) if isinstance(started, int) else None,
         "socket": files.sock,
         "answers": status is not None,

@@ -533,7 +533,7 @@ def daemon_covers(daemon: dict | None, session_id: str) -> tuple[bool, str]:
     if daemon is None or not daemon["running"]:
         return False, "no daemon: start it with tma daemon --ensure"
     if daemon["version_skew"]:
-        return False, "the daemon runs another tma version: restart it"
+        return False, "the daemon runs another tma: restart it with tma daemon --restart"
     watched = daemon.get("watched_sessions")
     if watched is None:
         return False, "the daemon does not answer on its socket"
