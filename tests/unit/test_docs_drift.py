@@ -112,3 +112,15 @@ def test_config_page_matches_the_loader_defaults():
         assert int(row.group(1)) == getattr(cfg, key), f"fold.{key} default drifted"
     for cls, (glyph, color) in config.STATUS_DEFAULTS.items():
         assert f"| `{cls}` | `{glyph}` | `{color}` |" in text, f"status default for {cls}"
+
+
+def test_no_page_calls_the_token_level_a_usage_total():
+    """@agent_tokens is the context level now (seed 002: "a level, not a total"): a page
+    that says the session "used" or "spent" them misdescribes it (issue 22)."""
+    wrong = re.compile(r"(tokens[^|.\n]*\b(has|have|were) (used|spent))|(tokens used)", re.I)
+    hits = [f"{p.relative_to(ROOT)}: {line.strip()}" for p in [*DOCS.rglob("*.md"),
+                                                              ROOT / "README.md"]
+            for line in p.read_text(encoding="utf-8").splitlines()
+            if "@agent_tokens" in line or "`tokens`" in line or "| tokens |" in line
+            if wrong.search(line) and "not a total" not in line]
+    assert not hits, hits
