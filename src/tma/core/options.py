@@ -31,6 +31,8 @@ def _pane(name: str, writer: str, fmt: str, doc: str, removal: str = EPISODE) ->
     return Option(name, "pane", writer, fmt, removal, doc)
 
 
+#: A `tma watch` wanting SIGUSR1 nudges (its own pane; it removes it on quit).
+WATCH_PID = "@tma_watch_pid"
 #: Written beside a hook's own claim; only `debug explain` reads it (not the cycle).
 HOOK_EVENT = "@tma_hook_event"
 
