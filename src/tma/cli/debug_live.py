@@ -30,7 +30,7 @@ def _pane(server, pane_id: str):
 
 def explain(g, args) -> int:
     """Identity, carve-outs, foreground, freeze facts, every rule, and the verdict."""
-    from tma.core import codec
+    from tma.core import codec, options
     from tma.core import explain as ex
     from tma.core.fold import Facts
     from tma.core.rules import Screen
@@ -67,7 +67,8 @@ def explain(g, args) -> int:
     if manifest is None or ignored or ident.pid == 0:
         doc = dict(base, state=stamp.state if stamp else None,
                    detail=(stamp.detail if stamp else "") or "",
-                   source=stamp.source if stamp else None, winning=None, action="none",
+                   source=stamp.source if stamp else None, winning=None, hook_claim=None,
+                   action="none",
                    guard=None, set_attention=False, episode_reset=False,
                    reason=("pane carries @agent_ignore" if ignored else
                            "no capture for a hook registration without a process"
@@ -81,7 +82,7 @@ def explain(g, args) -> int:
                       scrolled=pane.scroll_position > 0)
         det = ex.detect(manifest, Screen(body, pane.title, (cap.height if cap else 0) or None),
                         captured_at=now, now=now, prev=stamp, facts=facts, cfg=cfg.fold())
-        doc = ex.document(det, extra=base)
+        doc = ex.document(det, extra=base, hook_event=pane.options.get(options.HOOK_EVENT, ""))
     if args.json:
         sys.stdout.write(text.dumps(doc) + "\n")
     else:

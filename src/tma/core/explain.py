@@ -22,6 +22,8 @@ class Detection:
     result: EngineResult
     plan: P.Plan
     prev: Stamp | None
+    now: int = 0
+    cfg: FoldConfig | None = None
 
     @property
     def state(self) -> str | None:
@@ -57,9 +59,31 @@ def detect(
     facts = facts or Facts()
     if result.history_view and not facts.history_view:
         facts = Facts(facts.agent_pid, facts.foreground_is_agent, facts.scrolled, True)
-    plan = verdict(prev, facts, evidence_from(result, captured_at), manifest.visible,
-                   cfg or FoldConfig(), now)
-    return Detection(result, plan, prev)
+    cfg = cfg or FoldConfig()
+    plan = verdict(prev, facts, evidence_from(result, captured_at), manifest.visible, cfg, now)
+    return Detection(result, plan, prev, now, cfg)
+
+
+def hook_claim(det: Detection, event: str) -> dict[str, Any] | None:
+    """The stored hook claim this plan left standing (held, or refreshed by agreeing
+    chrome): which event made it, for which agent, how old, against which window."""
+    prev, plan = det.prev, det.plan
+    if prev is None or not prev.is_hook_claim or det.now <= 0:
+        return None
+    if plan.action == P.PUBLISH and plan.guard.kind != P.REFRESH_CLAIM:
+        return None  # the plan replaces the claim: what replaced it is the winner
+    cfg = det.cfg or FoldConfig()
+    age = max(0, det.now - prev.evidence_at)
+    decay = cfg.decay_window(prev.state)
+    return {"event": event or None, "agent": prev.name or None, "state": prev.state,
+            "age_ms": age, "decay_ms": decay, "past_decay": age > decay}
+
+
+def _claim_text(claim: dict[str, Any]) -> str:
+    event = claim["event"] or "(event not recorded)"
+    return (f"hook event {event} from {claim['agent'] or 'the agent'}: {claim['state']} "
+            f"claimed {claim['age_ms'] / 1000:.1f}s ago, decay window "
+            f"{claim['decay_ms'] / 1000:g}s" + (" (past it)" if claim["past_decay"] else ""))
 
 
 def prior_stamp(state: str, *, source: str = states.SOURCE_CAPTURE, at: int = 0) -> Stamp:
@@ -67,9 +91,13 @@ def prior_stamp(state: str, *, source: str = states.SOURCE_CAPTURE, at: int = 0)
     return Stamp(state=state, source=source, evidence_at=at, since=at, stamped_at=at)
 
 
-def document(det: Detection, *, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The explain JSON document (schemas/explain.schema.json)."""
+def document(det: Detection, *, extra: dict[str, Any] | None = None,
+             hook_event: str = "") -> dict[str, Any]:
+    """The explain JSON document (schemas/explain.schema.json). `hook_event` is the
+    event the stored hook claim came from (@tma_hook_event), named when it wins."""
     plan = det.plan
+    claim = hook_claim(det, hook_event)
+    winning = _claim_text(claim) if claim is not None else plan.label or None
     rules = [
         {
             "index": r.rule.index,
@@ -89,7 +117,8 @@ def document(det: Detection, *, extra: dict[str, Any] | None = None) -> dict[str
         "state": det.state,
         "detail": det.detail or "",
         "source": det.source,
-        "winning": plan.label or None,
+        "winning": winning,
+        "hook_claim": claim,
         "action": plan.action,
         "guard": str(plan.guard) if plan.action == P.PUBLISH else None,
         "set_attention": plan.set_attention,

@@ -31,6 +31,11 @@ def _pane(name: str, writer: str, fmt: str, doc: str, removal: str = EPISODE) ->
     return Option(name, "pane", writer, fmt, removal, doc)
 
 
+#: A `tma watch` wanting SIGUSR1 nudges (its own pane; it removes it on quit).
+WATCH_PID = "@tma_watch_pid"
+#: Written beside a hook's own claim; only `debug explain` reads it (not the cycle).
+HOOK_EVENT = "@tma_hook_event"
+
 OPTIONS: tuple[Option, ...] = (
     # -- the state tuple, decoded together
     _pane("@agent_state", "F,E", "idle|working|blocked|unknown", "the verdict (closed set)"),
@@ -77,6 +82,8 @@ OPTIONS: tuple[Option, ...] = (
     # -- internal anchors
     _pane("@tma_title_match_pid", "F", "pid", "anchor for a title-narrowed identity"),
     _pane("@tma_reg_dead_since", "F", "epoch ms", "first seen a shell-only subtree on a pid-less registration"),
+    _pane(HOOK_EVENT, "E", "event name",
+          "the hook event behind the stored hook claim (named by `tma debug explain`)"),
     # -- survivors
     _pane("@agent_action", "B", "<expiry_ms>:<nonce>:<pid>:<name>",
           "single-flight action lock (`tma act`: expiry, nonce and holder pid; a dead holder's is reclaimed)",

@@ -224,7 +224,8 @@ class Broker:
                     return  # the agent left the foreground: the next reader sees it
                 settled = settled + 1 if reading[0] in (states.WORKING, states.IDLE) else 0
             if settled >= 2:
-                self.cycle.run(focus=(pane.pane_id,))
+                res = self.cycle.run(focus=(pane.pane_id,))
+                nudge_watchers(res.snapshot.panes)
         except (PaneGone, TmuxError):
             pass  # the answer went; the next reader stamps what follows
 
@@ -362,6 +363,23 @@ def call_api(op, endpoint: str, request_id: str, timeout_s: float) -> tuple[str,
     else:  # pragma: no cover - the schema's closed vocabulary
         return G.ERROR, f"unknown API op {op.op!r}"
     return res.outcome, res.message
+
+
+def nudge_watchers(panes) -> None:
+    """SIGUSR1 to every `tma watch` advertised in a pane's @tma_watch_pid, as the focus
+    hooks' clear-attention does: a watch re-reads at once instead of on its next tick,
+    so its row shows the answer act just stamped."""
+    import signal
+
+    from tma.core import options
+
+    pids = {p.options.get(options.WATCH_PID, "") for p in panes}
+    for pid in sorted(int(v) for v in pids if v.isdigit() and int(v) > 1):
+        if pid != os.getpid():
+            try:
+                os.kill(pid, signal.SIGUSR1)
+            except OSError:
+                pass
 
 
 def episode_of(pane, stamp: codec.Stamp | None, detail: str) -> tuple[str, ...]:

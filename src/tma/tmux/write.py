@@ -219,6 +219,7 @@ def publish(pane: str, plan: P.Plan, now: int, *, name: str, pid: int, hash: str
     if not guarded:
         return " ; ".join(_advisory(pane, plan, now, state, detail, source, name, pid, hash,
                                     prev_state, prev_since)
+                          + _hook_event(pane, plan)
                           + [_extra(pane, e, False) for e in extras] + list(then))
     cond = commits(plan.guard, max(int(now), int(clock)))
     unchanged = None
@@ -233,10 +234,21 @@ def publish(pane: str, plan: P.Plan, now: int, *, name: str, pid: int, hash: str
         cond = unchanged if cond == "1" else f"#{{&&:{cond},{unchanged}}}"
     else:
         cmds = _full_chain(pane, plan, now, state, detail, source, name, pid, hash)
+    cmds += _hook_event(pane, plan)
     cmds += [_extra(pane, e, True) for e in extras if e.guarded]
     cmds += then
     outside = [_extra(pane, e, False) for e in extras if not e.guarded]
     return " ; ".join([_when(pane, cond, cmds)] + outside)
+
+
+def _hook_event(pane: str, plan: P.Plan) -> list[str]:
+    """A hook's own claim names its event beside the tuple (`debug explain` reads it);
+    a screen refresh of a claim (REFRESH_CLAIM) keeps the event that made it."""
+    if plan.source != states.SOURCE_HOOK or plan.guard.kind != P.HOOK_ARBITRATE:
+        return []
+    label = plan.label if plan.label and len(plan.label) <= 64 \
+        and all(c in _NAME_CHARS for c in plan.label) else ""
+    return [set_plain(pane, options.HOOK_EVENT, label)]
 
 
 def _advisory(pane: str, plan: P.Plan, now: int, state: str, detail: str, source: str,

@@ -9,8 +9,13 @@ ROW_KEYS = (
     "pane", "agent", "state", "detail", "since", "since_ms", "episode_ms", "locator", "title",
     "attention", "done", "session", "context", "context_at_ms", "tokens", "model",
     "quota", "quota_window", "quota_resets_at_ms", "quota_at_ms", "cost_usd", "muted",
-    "repo", "branch", "worktree", "server", "host",
+    "repo", "branch", "worktree", "server", "host", "cost_caveat",
 )
+
+#: What the vendor says about its own cost figure; it rides every row that carries one
+#: (seed 002: the note "applies to the number and travels with it").
+COST_CAVEAT = ("the vendor's own live estimate at list price, not the bill; on a Max or "
+               "Pro subscription it isn't relevant for billing purposes")
 
 
 def _int_opt(opts: dict, key: str, clock: bool = False) -> int | None:
@@ -36,6 +41,7 @@ def row_dict(row, *, server: str, host: str, git=None) -> dict:
     if git is not None:
         repo, branch, worktree = git(row.pane.current_path)
     context = _int_opt(opts, "@agent_context_pct")
+    cost = _float_opt(opts, "@agent_cost_usd")
     return {
         "pane": row.pane.pane_id,
         "agent": row.agent,
@@ -57,13 +63,14 @@ def row_dict(row, *, server: str, host: str, git=None) -> dict:
         "quota_window": opts.get("@agent_quota_window") or None,
         "quota_resets_at_ms": _int_opt(opts, "@agent_quota_resets_at", clock=True),
         "quota_at_ms": _int_opt(opts, "@agent_quota_at", clock=True),
-        "cost_usd": _float_opt(opts, "@agent_cost_usd"),
+        "cost_usd": cost,
         "muted": row.muted,
         "repo": repo,
         "branch": branch if repo is not None else None,
         "worktree": worktree if repo is not None else None,
         "server": server,
         "host": host,
+        "cost_caveat": COST_CAVEAT if cost is not None else None,
     }
 
 
