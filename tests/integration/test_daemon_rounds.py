@@ -194,7 +194,7 @@ def test_expected_options_are_what_the_server_stores(srv, steps):
                  else P.Guard(kind))
         plan = P.Plan(P.PUBLISH, state=state, detail=detail, source=source,
                       evidence_at=evidence, guard=guard, set_attention=attention,
-                      episode_reset=reset)
+                      episode_reset=reset, label="Stop" if gap % 2 else "")
         extras = {"none": (),
                   "notify": (write.Extra("@agent_notified_at", str(t), True,
                                          write.already_notified()),),

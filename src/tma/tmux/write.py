@@ -241,14 +241,19 @@ def publish(pane: str, plan: P.Plan, now: int, *, name: str, pid: int, hash: str
     return " ; ".join([_when(pane, cond, cmds)] + outside)
 
 
-def _hook_event(pane: str, plan: P.Plan) -> list[str]:
-    """A hook's own claim names its event beside the tuple (`debug explain` reads it);
-    a screen refresh of a claim (REFRESH_CLAIM) keeps the event that made it."""
+def _hook_label(plan: P.Plan) -> str | None:
+    """The event a hook's own claim names beside the tuple (`debug explain` reads it),
+    "" to clear it; None where the write leaves it (a screen refresh of a claim,
+    REFRESH_CLAIM, keeps the event that made it)."""
     if plan.source != states.SOURCE_HOOK or plan.guard.kind != P.HOOK_ARBITRATE:
-        return []
-    label = plan.label if plan.label and len(plan.label) <= 64 \
+        return None
+    return plan.label if plan.label and len(plan.label) <= 64 \
         and all(c in _NAME_CHARS for c in plan.label) else ""
-    return [set_plain(pane, options.HOOK_EVENT, label)]
+
+
+def _hook_event(pane: str, plan: P.Plan) -> list[str]:
+    label = _hook_label(plan)
+    return [] if label is None else [set_plain(pane, options.HOOK_EVENT, label)]
 
 
 def _advisory(pane: str, plan: P.Plan, now: int, state: str, detail: str, source: str,
@@ -307,6 +312,9 @@ def expected(stored: Mapping[str, str], plan: P.Plan, now: int, *, name: str, pi
     _put(out, "@agent_pid", str(int(pid)))
     _put(out, "@agent_name", name)
     out["@agent_stamped_at"] = str(int(now))
+    label = _hook_label(plan)
+    if label is not None:
+        _put(out, options.HOOK_EVENT, label)
     for e in extras:
         if e.guarded and e.also == already_notified():
             marker, since_v, turn = (_num(out.get(k, "")) for k in (
