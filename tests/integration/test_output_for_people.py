@@ -69,7 +69,8 @@ def test_ls_on_a_terminal_with_no_agents_says_so(srv):
 def test_status_on_a_terminal_is_plain_with_a_newline(srv):
     _two_agents(srv)
     piped = srv.tma("status", check=True).stdout
-    assert piped.startswith("#[range=user|tma:blocked]#[fg=red]⚑1#[norange]")
+    assert piped.startswith("#[range=user|tma:blocked]#[fg=colour231,bg=red]⚑1"
+                            "#[fg=default,bg=default]#[norange]")
     assert not piped.endswith("\n")
     rc, out = _pty(srv, "status")
     assert rc == 0
