@@ -131,6 +131,37 @@ def test_picker_rows_order_filter_and_moves(srv, size):
     srv.wait_for(lambda: not alive(srv, ui))
 
 
+def _stamp(srv, pane: str, agent: str, state: str) -> None:
+    now = time.time_ns() // 1_000_000
+    for key, value in (("@agent_since", now), ("@agent_state", state),
+                       ("@agent_source", "hook"), ("@agent_evidence_at", now),
+                       ("@agent_name", agent), ("@agent_pid", 0), ("@agent_stamped_at", now)):
+        srv.tmux("set-option", "-p", "-t", pane, key, str(value))
+
+
+def test_picker_ranks_the_best_match_first_as_fzf_does(srv):
+    """Typing `cod` puts codex (a prefix of its name) above a blocked claude whose title
+    says "command" (c, o ... d scattered), and selects it: Enter would go there."""
+    srv.config.write_text(FRESH)
+    claude = srv.agent_pane("claude")
+    codex = srv.agent_pane("codex")
+    srv.tmux("select-pane", "-t", claude, "-T", "fix the command parser")
+    _stamp(srv, claude, "claude", "blocked")
+    _stamp(srv, codex, "codex", "idle")
+    ui = srv.tmux("new-session", "-d", "-s", "ui", "-x", "80", "-y", "24", "-P", "-F",
+                  "#{pane_id}", f"cd {os.getcwd()} && TERM=xterm-256color "
+                  f"{tma_command(srv, manifests=False)}").strip()
+    srv.tmux("resize-window", "-t", "ui", "-x", "80", "-y", "24")
+    s = wait_screen(srv, ui, lambda s: "claude" in s and "codex" in s)
+    assert row_of(s, "claude").startswith(">")  # blocked first while nothing is typed
+    type_text(srv, ui, "cod")
+    s = wait_screen(srv, ui, lambda s: "> cod" in s and "claude" in s)
+    rows = [ln for ln in s.splitlines() if "claude" in ln[:12] or "codex" in ln[:12]]
+    assert "codex" in rows[0] and rows[0].startswith(">"), s
+    keys(srv, ui, "BSpace", "BSpace", "BSpace")
+    s = wait_screen(srv, ui, lambda s: "> cod" not in s and row_of(s, "claude").startswith(">"))
+
+
 def test_picker_scope_toggle(srv):
     srv.config.write_text(FRESH)
     mine = srv.agent_pane(session="ui")  # the session the picker runs in

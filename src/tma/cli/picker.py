@@ -211,11 +211,9 @@ class App:
             self.resized = True
         elif key.startswith("click:") or key.startswith("wheel-"):
             self.mouse(key)
-        elif self.filters and key == "backspace":
-            self.view.query = self.view.query[:-1]
-            self.update(capture=True)
-        elif self.filters and len(key) == 1:
-            self.view.query += key
+        elif self.filters and (key == "backspace" or len(key) == 1):
+            self.view.query = self.view.query[:-1] if key == "backspace" else self.view.query + key
+            self.view.selected = None  # a new query selects its best match, as fzf does
             self.update(capture=True)
         else:
             self.extra_key(key)
