@@ -47,7 +47,8 @@ POPUP_FULL_BELOW = (98, 27)
 def popup(tma: str) -> str:
     """The picker's popup, sized from the client (display-popup expands no format in -w
     or -h before 3.4, so if-shell -F picks one of two sizes)."""
-    small = "#{||:#{e|<:#{client_width},%d},#{e|<:#{client_height},%d}}" % POPUP_FULL_BELOW
+    w, h = POPUP_FULL_BELOW
+    small = f"#{{||:#{{e|<:#{{client_width}},{w}}},#{{e|<:#{{client_height}},{h}}}}}"
     full = f"display-popup -E -w 100% -h 100% {word(_sh(tma))}"
     part = f"display-popup -E -w 80% -h 60% {word(_sh(tma))}"
     return f"if-shell -F {word(small)} {word(full)} {word(part)}"
