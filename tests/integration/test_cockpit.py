@@ -162,6 +162,16 @@ def test_picker_ranks_the_best_match_first_as_fzf_does(srv):
     s = wait_screen(srv, ui, lambda s: "> cod" not in s and row_of(s, "claude").startswith(">"))
 
 
+def test_an_empty_picker_says_how_to_start_and_draws_no_divider(srv):
+    srv.shell_pane()
+    ui = screen_pane(srv, width=100, height=24)
+    s = wait_screen(srv, ui, lambda s: "esc quit" in s)
+    assert "no agent is running in this tmux server" in s and "start one (claude" in s
+    assert "──" not in s, s
+    keys(srv, ui, "Escape")
+    srv.wait_for(lambda: not alive(srv, ui))
+
+
 def test_picker_scope_toggle(srv):
     srv.config.write_text(FRESH)
     mine = srv.agent_pane(session="ui")  # the session the picker runs in

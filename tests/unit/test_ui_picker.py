@@ -110,8 +110,21 @@ def test_too_small_says_so():
 
 def test_no_agents_and_message_footer():
     out = picker.text(render([], picker.View(message="actions: not in this release")))
-    assert "no agent panes" in out and "actions: not in this release" in out
+    assert "no agent is running" in out and "actions: not in this release" in out
     assert "esc quit" in picker.text(render([]))
+
+
+def test_an_empty_picker_has_no_stray_divider_and_says_what_to_do():
+    for width in (80, 200):
+        lines = picker.text(render([], width=width)).splitlines()
+        assert not any("──" in ln for ln in lines), lines
+        assert "no agent is running in this tmux server" in lines[1]
+        assert "start one (claude, codex" in lines[2]
+    out = picker.text(render([row("%1")], picker.View(query="zzz")))
+    assert "no agent matches the filter" in out and "──" not in out
+    out = picker.text(render([row("%1", locator="x:1.0")],
+                             picker.View(scope="session", session="s")))
+    assert "no agent is running in this session" in out and "ctrl-s" in out
 
 
 def test_clean_screen_strips_escapes_and_controls():

@@ -311,6 +311,16 @@ def footer(view: View, width: int, plain: bool, keys: str) -> Line:
 PICKER_KEYS = "enter jump · tab actions · ctrl-s scope · ↑/↓ move · esc quit"
 
 
+def empty_hint(view: View) -> list[str]:
+    """What an empty list says, and what to do about it."""
+    if view.query:
+        return ["no agent matches the filter", "Backspace edits it"]
+    if view.scope == "session":
+        return ["no agent is running in this session", "ctrl-s shows every session"]
+    return ["no agent is running in this tmux server",
+            "start one (claude, codex, gemini...) in a tmux pane and it shows here"]
+
+
 def list_lines(shown: list[dict], view: View, palette: dict, now: int, width: int,
                height: int, plain: bool, cell_fn=cells, columns=COLUMNS,
                drop=DROP) -> list[Line]:
@@ -318,8 +328,8 @@ def list_lines(shown: list[dict], view: View, palette: dict, now: int, width: in
     if height <= 0:
         return []
     if not shown:
-        text = "no agent matches the filter" if view.query else "no agent panes"
-        return [[(fit("  " + text, width), "" if plain else "dim")]]
+        style = "" if plain else "dim"
+        return [[(fit("  " + t, width), style)] for t in empty_hint(view)][:height]
     grid = [cell_fn(r, palette, now) for r in shown]
     widths = layout(grid, columns, drop, width)
     idx = selected_index(shown, view.selected)
@@ -340,8 +350,8 @@ def render(rows: list[dict], view: View, width: int, height: int, *, palette: di
     body = height - 2
     out = [header(view, width, plain, len(shown), len(rows) - (1 if _has(rows, view.exclude)
                                                                 else 0))]
-    preview = width >= PREVIEW_MIN_WIDTH and body >= 8
-    list_h = min(len(shown) or 1, body // 2) if preview else body
+    preview = bool(shown) and width >= PREVIEW_MIN_WIDTH and body >= 8  # none: no rule
+    list_h = min(len(shown), body // 2) if preview else body
     out += pad(list_lines(shown, view, palette, now, width, list_h, plain), list_h)
     if preview:
         sel = shown[selected_index(shown, view.selected)] if shown else None
