@@ -308,6 +308,46 @@ def test_watch_rows_keys_and_advertised_pid(srv, size):
     assert blocked and idle
 
 
+def test_watch_help_overlay_and_search(srv):
+    """`?` draws every key over the body (any key closes it); `/` filters as the picker
+    does, best match first, Enter keeps the filter and Esc clears it; narrow, `p` is not
+    advertised and says why it does nothing."""
+    srv.config.write_text(FRESH)
+    claude = srv.agent_pane("claude")
+    codex = srv.agent_pane("codex")
+    srv.tmux("select-pane", "-t", claude, "-T", "fix the command parser")
+    _stamp(srv, claude, "claude", "blocked")
+    _stamp(srv, codex, "codex", "idle")
+    ui = srv.tmux("new-session", "-d", "-s", "ui", "-x", "100", "-y", "24", "-P", "-F",
+                  "#{pane_id}", f"cd {os.getcwd()} && TERM=xterm-256color "
+                  f"{tma_command(srv, 'watch', manifests=False)}").strip()
+    srv.tmux("resize-window", "-t", "ui", "-x", "100", "-y", "24")
+    s = wait_screen(srv, ui, lambda s: "claude" in s and "codex" in s)
+    assert "? help" in s and "/ search" in s and "p table/preview" in s
+    keys(srv, ui, "?")
+    s = wait_screen(srv, ui, lambda s: "any key closes this help" in s)
+    assert "search anew: type to filter" in s and "codex" not in s
+    keys(srv, ui, "j")  # closes the help, moves nothing
+    s = wait_screen(srv, ui, lambda s: "any key closes" not in s and "codex" in s)
+    assert row_of(s, "claude").startswith(">")
+    type_text(srv, ui, "/cod")
+    s = wait_screen(srv, ui, lambda s: "/ cod▏" in s and "codex" in s)
+    listed = [ln for ln in s.splitlines() if "claude" in ln[:12] or "codex" in ln[:12]]
+    assert listed[0].startswith(">") and "codex" in listed[0], s
+    keys(srv, ui, "Enter")  # keeps the filter and leaves search: j/k are keys again
+    wait_screen(srv, ui, lambda s: "/ cod" in s and "/ cod▏" not in s)
+    type_text(srv, ui, "/zq")
+    s = wait_screen(srv, ui, lambda s: "no agent matches the filter" in s)
+    keys(srv, ui, "Escape")  # clears the filter
+    s = wait_screen(srv, ui, lambda s: "/ cod" not in s and row_of(s, "claude").startswith(">"))
+    srv.tmux("resize-window", "-t", "ui", "-x", "60", "-y", "24")
+    s = wait_screen(srv, ui, lambda s: "? help" in s and "p table" not in s)
+    keys(srv, ui, "p")
+    wait_screen(srv, ui, lambda s: "need 76 columns" in s)
+    keys(srv, ui, "q")
+    srv.wait_for(lambda: not alive(srv, ui))
+
+
 def test_watch_removes_its_pid_on_quit_and_enter_stays_open(srv, attach):
     home = srv.shell_pane()
     srv.config.write_text(FRESH)

@@ -314,7 +314,9 @@ PICKER_KEYS = "enter jump · tab actions · ctrl-s scope · ↑/↓ move · esc 
 def empty_hint(view: View) -> list[str]:
     """What an empty list says, and what to do about it."""
     if view.query:
-        return ["no agent matches the filter", "Backspace edits it"]
+        if getattr(view, "searching", True):  # the picker, or watch while searching
+            return ["no agent matches the filter", "Backspace edits it"]
+        return ["no agent matches the filter", "/ edits it, esc clears it"]
     if view.scope == "session":
         return ["no agent is running in this session", "ctrl-s shows every session"]
     return ["no agent is running in this tmux server",
