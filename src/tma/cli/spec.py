@@ -398,9 +398,12 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                    Flag("--for", metavar="DURATION",
                         help="How long: <int>[s|m|h|d], a bare number is seconds "
                              "(default: until --clear)."),
-                   Flag("--clear", help="Unmute instead.")),
+                   Flag("--clear", help="Unmute instead."),
+                   Flag("--list", help="List the muted panes and until when; mutes nothing "
+                                       "(with selectors: only the panes they match).")),
             exits=(OK, ERROR, (2, "usage: a bad duration, --for with --clear, --pane with a "
-                                  "selector, no target outside tmux"),
+                                  "selector, no target outside tmux, the default target "
+                                  "($TMUX_PANE) runs no agent"),
                    (3, "the pane does not exist, or the selectors match no agent pane")),
             notes="Writes @agent_mute_until on each pane. A muted episode is consumed: "
                   "unmuting does not ring what it hid. Detection is unaffected."),
