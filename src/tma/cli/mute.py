@@ -110,7 +110,8 @@ def _list(g, sel) -> int:
         return 0
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     for r in rows:
-        sys.stdout.write("  ".join(v.ljust(w) for v, w in zip(r, widths)) + "  " + r[3] + "\n")
+        cols = [v.ljust(w) for v, w in zip(r[:3], widths, strict=True)]
+        sys.stdout.write("  ".join(cols) + "  " + r[3] + "\n")
     return 0
 
 
