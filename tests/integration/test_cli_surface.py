@@ -136,3 +136,17 @@ def test_a_closed_pipe_is_a_quiet_success(srv):
                          timeout=30)
     assert res.returncode == 0, res.stderr
     assert "Traceback" not in res.stderr and "Broken pipe" not in res.stderr
+
+
+def test_did_you_mean_for_a_mistyped_command_or_flag(srv):
+    for args, said in ((["lss"], "tma: unknown command 'lss'; did you mean 'ls'?"),
+                       (["ls", "--jsno"], "tma ls: unknown option --jsno; did you mean --json?"),
+                       (["--sockt-name", "x", "ls"], "unknown option --sockt-name; did you "
+                                                     "mean --socket-name?"),
+                       (["mute", "--lst"], "tma mute: unknown option --lst; did you mean "
+                                           "--list?"),
+                       (["status", "--formt", "plain"], "did you mean --format?")):
+        res = srv.tma(*args)
+        assert res.returncode == 2 and said in res.stderr, (args, res.stderr)
+    res = srv.tma("qqqqq")
+    assert res.returncode == 2 and "did you mean" not in res.stderr
