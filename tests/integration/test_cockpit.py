@@ -172,6 +172,21 @@ def test_an_empty_picker_says_how_to_start_and_draws_no_divider(srv):
     srv.wait_for(lambda: not alive(srv, ui))
 
 
+@pytest.mark.parametrize("args", [(), ("watch",)], ids=["picker", "watch"])
+def test_a_broken_config_is_shown_until_a_key_not_lost_with_the_pane(srv, args):
+    """prefix a (a popup) and prefix G (a split) close with the process: the error stays
+    on screen until a key is pressed."""
+    srv.agent_pane()
+    srv.config.write_text("[fold\ndwell_secs = 3\n")
+    ui = screen_pane(srv, *args, width=100, height=24)
+    s = wait_screen(srv, ui, lambda s: "press any key to close" in s)
+    assert "config" in s and str(srv.config) in s.replace("\n", ""), s
+    time.sleep(1.0)
+    assert alive(srv, ui)  # still there, the error readable
+    keys(srv, ui, "x")
+    srv.wait_for(lambda: not alive(srv, ui))
+
+
 def test_picker_scope_toggle(srv):
     srv.config.write_text(FRESH)
     mine = srv.agent_pane(session="ui")  # the session the picker runs in

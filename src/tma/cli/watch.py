@@ -121,7 +121,9 @@ def main(argv: list[str]) -> int:
     if not (common.on_terminal(0) and common.on_terminal(1)):
         common.err("tma watch: needs a terminal (run it in a tmux pane)")
         return common.USAGE
-    cfg = common.load_config(g, surface=True)
+    cfg = picker.load_or_hold(g, "tma watch")
+    if cfg is None:
+        return common.FAIL
     from tma.ui import watch
 
     feed = picker.Feed(g, cfg, sel)
