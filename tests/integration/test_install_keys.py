@@ -339,6 +339,8 @@ def test_prefix_a_on_an_80x24_client_sizes_the_popup_for_a_preview(srv, home):
     On a client that small the popup takes the whole client; on a large one 80% x 60%."""
     client, there = _blocked_elsewhere(srv, home)
     client.close()
+    binding = srv.wait_for(lambda: srv.binding("prefix", "a"))  # the conf loads at start
+    assert "client_width" in binding and "80%" in binding and "100%" in binding, binding
     srv.tmux("select-pane", "-t", there, "-T", "codex on the parser")
     small = PtyClient(srv, "s", cols=80, rows=24)
     try:
@@ -349,8 +351,6 @@ def test_prefix_a_on_an_80x24_client_sizes_the_popup_for_a_preview(srv, home):
         small.type(b"\x1b")
     finally:
         small.close()
-    binding = srv.binding("prefix", "a")
-    assert "client_width" in binding and "80%" in binding and "100%" in binding
 
 
 def test_bytes_that_are_not_utf8_survive_and_an_unreadable_conf_is_named(srv):

@@ -61,11 +61,6 @@ def sessions_args(fr: frame.Frame) -> list[str]:
     return ["list-sessions", "-F", fr.record("L", [frame.text(o) for o in _STATUS_OPTIONS])]
 
 
-def panes_args(listing: read.Listing) -> list[str]:
-    """Every pane's record, without the server's facts (the segment counts stamps)."""
-    return ["list-panes", "-a", "-F", listing.pane_format()]
-
-
 def reads_segment(out: str, fr: frame.Frame) -> bool:
     """Does any session's status-left or status-right read the daemon's segment?"""
     return any(tmux_status.reads_daemon_segment(frame.untext(value))
@@ -132,12 +127,12 @@ class Segment(Part):
         listing = read.Listing()
         check = now_mono >= self._sessions_due
         wanted = self.reading or now_mono < self.wanted_until
-        commands = [panes_args(listing)] if wanted else []
+        commands = [listing.pane_args()] if wanted else []
         if check or not wanted:
             commands.append(sessions_args(listing.frame))
             self._sessions_due = now_mono + NOT_READ_MS
         if self.reading and self.shown is not None:
-            commands.append(["set-option", "-s", UNTIL, str(until)])
+            commands.append(write.server_option_args(UNTIL, str(until)))
         out = server.run(*[a for c in commands for a in [";", *c]][1:])
         self.refreshes += 1
         if check or not wanted:
@@ -149,7 +144,7 @@ class Segment(Part):
                 self.latest = None
                 return
         if not wanted:  # a status line started reading it: list the panes too
-            out = server.run(*panes_args(listing))
+            out = server.run(*listing.pane_args())
         rows = cycle_mod.standing_rows(listing.parse(out), wall)
         segment = render.tmux(render.counts(rows), self.daemon.cfg.status)
         self.latest, self.latest_at = segment, now_mono
