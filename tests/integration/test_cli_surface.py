@@ -106,8 +106,9 @@ def test_broken_config_is_visible_on_the_status_line_and_in_doctor(srv):
     assert "fold.bogus" in res.stderr
     as_json = _run(srv, "status", "--format", "json")
     assert as_json.returncode == 1 and as_json.stdout == ""  # no marker in a machine format
-    doctor = _run(srv, "doctor")
-    assert doctor.returncode == 1 and "fold.bogus" in doctor.stderr
+    doctor = _run(srv, "doctor")  # one ✗ line, and the rest diagnosed (issue 22)
+    assert doctor.returncode == 0 and "config:  ✗ " in doctor.stdout
+    assert "fold.bogus" in doctor.stdout and "tmux:" in doctor.stdout
 
 
 def test_no_server_is_one_message(srv):

@@ -411,6 +411,8 @@ def main(argv: list[str]) -> int:
     try:
         cfg = common.load_config(g)
     except ConfigError as exc:  # one ✗ line; the rest is diagnosed on the defaults
+        if "manifest dir" in str(exc):  # a mistyped --manifest-dir: nothing to diagnose
+            raise
         cfg = Config(path=g.config or resolve_path(g.config))
         text = str(exc)
         text = text[5:] if text.startswith("tma: ") else text
