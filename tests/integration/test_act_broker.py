@@ -360,7 +360,17 @@ def test_list_and_list_for_a_pane(srv):
     assert (by["interrupt"]["fireable"], by["interrupt"]["reason"]) == (False, "gated")
     assert by["question_reject"]["reason"] == "gated"
     text = _act(srv, "--list", "--pane", rec.pane).stdout
-    assert "approve" in text and "fireable" in text and "refused: gated" in text
+    assert "approve" in text and "fireable" in text and "refused: gated" not in text
+    lines = text.splitlines()
+    interrupt = next(ln for ln in lines if ln.startswith("interrupt "))
+    assert f"refused: {rec.pane} is blocked" in interrupt, text  # why, in words
+    assert "message" not in res.stdout  # --json keeps the machine reason only
+    # aligned: the kind and agents columns start at the same place on every line
+    kinds = {ln.index(" keys ") for ln in lines if " keys " in ln}
+    assert len(kinds) == 1, text
+    verdicts = {ln.index("fireable") if "fireable" in ln else ln.index("refused")
+                for ln in lines}
+    assert len(verdicts) == 1, text
     assert rec.settle() == b""
 
 

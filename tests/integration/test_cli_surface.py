@@ -106,8 +106,9 @@ def test_broken_config_is_visible_on_the_status_line_and_in_doctor(srv):
     assert "fold.bogus" in res.stderr
     as_json = _run(srv, "status", "--format", "json")
     assert as_json.returncode == 1 and as_json.stdout == ""  # no marker in a machine format
-    doctor = _run(srv, "doctor")
-    assert doctor.returncode == 1 and "fold.bogus" in doctor.stderr
+    doctor = _run(srv, "doctor")  # one ✗ line, and the rest diagnosed (issue 22)
+    assert doctor.returncode == 0 and "config:  ✗ " in doctor.stdout
+    assert "fold.bogus" in doctor.stdout and "tmux:" in doctor.stdout
 
 
 def test_no_server_is_one_message(srv):
@@ -136,3 +137,17 @@ def test_a_closed_pipe_is_a_quiet_success(srv):
                          timeout=30)
     assert res.returncode == 0, res.stderr
     assert "Traceback" not in res.stderr and "Broken pipe" not in res.stderr
+
+
+def test_did_you_mean_for_a_mistyped_command_or_flag(srv):
+    for args, said in ((["lss"], "tma: unknown command 'lss'; did you mean 'ls'?"),
+                       (["ls", "--jsno"], "tma ls: unknown option --jsno; did you mean --json?"),
+                       (["--sockt-name", "x", "ls"], "unknown option --sockt-name; did you "
+                                                     "mean --socket-name?"),
+                       (["mute", "--lst"], "tma mute: unknown option --lst; did you mean "
+                                           "--list?"),
+                       (["status", "--formt", "plain"], "did you mean --format?")):
+        res = srv.tma(*args)
+        assert res.returncode == 2 and said in res.stderr, (args, res.stderr)
+    res = srv.tma("qqqqq")
+    assert res.returncode == 2 and "did you mean" not in res.stderr

@@ -131,6 +131,62 @@ def test_picker_rows_order_filter_and_moves(srv, size):
     srv.wait_for(lambda: not alive(srv, ui))
 
 
+def _stamp(srv, pane: str, agent: str, state: str) -> None:
+    now = time.time_ns() // 1_000_000
+    for key, value in (("@agent_since", now), ("@agent_state", state),
+                       ("@agent_source", "hook"), ("@agent_evidence_at", now),
+                       ("@agent_name", agent), ("@agent_pid", 0), ("@agent_stamped_at", now)):
+        srv.tmux("set-option", "-p", "-t", pane, key, str(value))
+
+
+def test_picker_ranks_the_best_match_first_as_fzf_does(srv):
+    """Typing `cod` puts codex (a prefix of its name) above a blocked claude whose title
+    says "command" (c, o ... d scattered), and selects it: Enter would go there."""
+    srv.config.write_text(FRESH)
+    claude = srv.agent_pane("claude")
+    codex = srv.agent_pane("codex")
+    srv.tmux("select-pane", "-t", claude, "-T", "fix the command parser")
+    _stamp(srv, claude, "claude", "blocked")
+    _stamp(srv, codex, "codex", "idle")
+    ui = srv.tmux("new-session", "-d", "-s", "ui", "-x", "80", "-y", "24", "-P", "-F",
+                  "#{pane_id}", f"cd {os.getcwd()} && TERM=xterm-256color "
+                  f"{tma_command(srv, manifests=False)}").strip()
+    srv.tmux("resize-window", "-t", "ui", "-x", "80", "-y", "24")
+    s = wait_screen(srv, ui, lambda s: "claude" in s and "codex" in s)
+    assert row_of(s, "claude").startswith(">")  # blocked first while nothing is typed
+    type_text(srv, ui, "cod")
+    s = wait_screen(srv, ui, lambda s: "> cod" in s and "claude" in s)
+    rows = [ln for ln in s.splitlines() if "claude" in ln[:12] or "codex" in ln[:12]]
+    assert "codex" in rows[0] and rows[0].startswith(">"), s
+    keys(srv, ui, "BSpace", "BSpace", "BSpace")
+    s = wait_screen(srv, ui, lambda s: "> cod" not in s and row_of(s, "claude").startswith(">"))
+
+
+def test_an_empty_picker_says_how_to_start_and_draws_no_divider(srv):
+    srv.shell_pane()
+    ui = screen_pane(srv, width=100, height=24)
+    s = wait_screen(srv, ui, lambda s: "esc quit" in s)
+    assert "no agent is running in this tmux server" in s and "start one (claude" in s
+    assert "──" not in s, s
+    keys(srv, ui, "Escape")
+    srv.wait_for(lambda: not alive(srv, ui))
+
+
+@pytest.mark.parametrize("args", [(), ("watch",)], ids=["picker", "watch"])
+def test_a_broken_config_is_shown_until_a_key_not_lost_with_the_pane(srv, args):
+    """prefix a (a popup) and prefix G (a split) close with the process: the error stays
+    on screen until a key is pressed."""
+    srv.agent_pane()
+    srv.config.write_text("[fold\ndwell_secs = 3\n")
+    ui = screen_pane(srv, *args, width=100, height=24)
+    s = wait_screen(srv, ui, lambda s: "press any key to close" in s)
+    assert "config" in s and str(srv.config) in s.replace("\n", ""), s
+    time.sleep(1.0)
+    assert alive(srv, ui)  # still there, the error readable
+    keys(srv, ui, "x")
+    srv.wait_for(lambda: not alive(srv, ui))
+
+
 def test_picker_scope_toggle(srv):
     srv.config.write_text(FRESH)
     mine = srv.agent_pane(session="ui")  # the session the picker runs in
@@ -265,6 +321,46 @@ def test_watch_rows_keys_and_advertised_pid(srv, size):
     srv.wait_for(lambda: not alive(srv, ui))
     # the session is gone with the pane; a watch in a pane that stays removes its pid
     assert blocked and idle
+
+
+def test_watch_help_overlay_and_search(srv):
+    """`?` draws every key over the body (any key closes it); `/` filters as the picker
+    does, best match first, Enter keeps the filter and Esc clears it; narrow, `p` is not
+    advertised and says why it does nothing."""
+    srv.config.write_text(FRESH)
+    claude = srv.agent_pane("claude")
+    codex = srv.agent_pane("codex")
+    srv.tmux("select-pane", "-t", claude, "-T", "fix the command parser")
+    _stamp(srv, claude, "claude", "blocked")
+    _stamp(srv, codex, "codex", "idle")
+    ui = srv.tmux("new-session", "-d", "-s", "ui", "-x", "100", "-y", "24", "-P", "-F",
+                  "#{pane_id}", f"cd {os.getcwd()} && TERM=xterm-256color "
+                  f"{tma_command(srv, 'watch', manifests=False)}").strip()
+    srv.tmux("resize-window", "-t", "ui", "-x", "100", "-y", "24")
+    s = wait_screen(srv, ui, lambda s: "claude" in s and "codex" in s)
+    assert "? help" in s and "/ search" in s and "p table/preview" in s
+    keys(srv, ui, "?")
+    s = wait_screen(srv, ui, lambda s: "any key closes this help" in s)
+    assert "search anew: type to filter" in s and "codex" not in s
+    keys(srv, ui, "j")  # closes the help, moves nothing
+    s = wait_screen(srv, ui, lambda s: "any key closes" not in s and "codex" in s)
+    assert row_of(s, "claude").startswith(">")
+    type_text(srv, ui, "/cod")
+    s = wait_screen(srv, ui, lambda s: "/ cod▏" in s and "codex" in s)
+    listed = [ln for ln in s.splitlines() if "claude" in ln[:12] or "codex" in ln[:12]]
+    assert listed[0].startswith(">") and "codex" in listed[0], s
+    keys(srv, ui, "Enter")  # keeps the filter and leaves search: j/k are keys again
+    wait_screen(srv, ui, lambda s: "/ cod" in s and "/ cod▏" not in s)
+    type_text(srv, ui, "/zq")
+    s = wait_screen(srv, ui, lambda s: "no agent matches the filter" in s)
+    keys(srv, ui, "Escape")  # clears the filter
+    s = wait_screen(srv, ui, lambda s: "/ cod" not in s and row_of(s, "claude").startswith(">"))
+    srv.tmux("resize-window", "-t", "ui", "-x", "60", "-y", "24")
+    s = wait_screen(srv, ui, lambda s: "? help" in s and "p table" not in s)
+    keys(srv, ui, "p")
+    wait_screen(srv, ui, lambda s: "need 76 columns" in s)
+    keys(srv, ui, "q")
+    srv.wait_for(lambda: not alive(srv, ui))
 
 
 def test_watch_removes_its_pid_on_quit_and_enter_stays_open(srv, attach):

@@ -36,7 +36,7 @@ def test_blocked_then_status_formats(srv):
     plain = srv.tma("status", "--format", "plain", check=True).stdout
     assert plain == "⚑1 ●1"
     tm = srv.tma("status", check=True).stdout
-    assert tm.startswith("#[range=user|tma:blocked]#[fg=red]⚑1#[norange] ")
+    assert tm.startswith("#[range=user|tma:blocked]#[fg=colour231,bg=red]⚑1#[fg=default,bg=default]#[norange] ")
     assert not tm.endswith("\n")
     js = srv.tma("status", "--format", "json", check=True).stdout
     assert js == '{"schema":1,"counts":{"working":1,"blocked":1,"idle":0,"unknown":0,"done":0}}\n'

@@ -258,3 +258,49 @@ def test_a_daemon_answered_status_imports_only_the_client(srv, daemon):
                                            "tma.tmux.read", "tma.ui.status")
                    if m in mods)
     assert heavy == [], f"a daemon-answered tma status imported {heavy}"
+
+
+def _message_log(srv) -> int:
+    """How many entries tmux's message log holds (show-messages wants a client: a
+    short-lived control client asks; its own attach and show-messages add two)."""
+    import subprocess
+
+    out = subprocess.run([srv.tmux_bin, "-u", "-L", srv.name, "-f", "/dev/null", "-C",
+                          "attach"], input="show-messages\n", capture_output=True,
+                         text=True, env=srv.env, timeout=10).stdout
+    blocks, inside = [], False
+    for line in out.splitlines():
+        if line.startswith("%begin"):
+            inside = True
+            blocks.append(0)
+        elif line.startswith(("%end", "%error")):
+            inside = False
+        elif inside:
+            blocks[-1] += 1
+    return blocks[-1]
+
+
+@pytest.mark.tmux_contract
+def test_an_idle_segment_refresh_logs_few_commands_in_tmux_s_message_log(srv, daemon):
+    """tmux logs every command it runs (cmd-queue.c, every release) up to message-limit
+    (1000): a refresh that logged five (source-file, list-panes, display-message,
+    list-sessions, set-option) filled it in 6.5 min (bench/bench_message_log.py). Now a
+    quiet refresh is one command line: list-panes and the deadline, the status options
+    every NOT_READ_MS."""
+    pane, _pid = _claude(srv)
+    _draw(srv, pane, "idle")
+    _wired(srv)
+    srv.tmux("set-option", "-g", "message-limit", "100000")
+    daemon.start()
+    srv.wait_for(lambda: srv.tmux("show-options", "-sv", segment.SEGMENT,
+                                  check=False).strip() != "", timeout=10)
+    _until(srv, pane, "@agent_state", "idle", timeout=10)
+    time.sleep(2 * segment.IDLE_REFRESH_MS / 1000)  # past the start's edges and sweep
+    before, refreshes0 = _message_log(srv), daemon.status()["segment_refreshes"]
+    time.sleep(12)
+    after, refreshes = _message_log(srv), daemon.status()["segment_refreshes"]
+    n = refreshes - refreshes0
+    per = (after - before - 2) / n
+    print(f"\nMEASURED {after - before - 2} message-log entries over {n} idle refreshes "
+          f"({per:.2f} each)")
+    assert n >= 4 and per <= 3.0, (n, after - before)

@@ -32,11 +32,14 @@ def test_a_failing_command_shows_its_exit_and_stderr_and_is_recorded(tmp_path):
         "context_high", 80, "test")
     assert lines[1] == 'command cat >&2; echo oops >&2; exit 3'
     assert lines[2] == "exit 3"
-    assert lines[3].startswith('stderr {"schema":2') and lines[-1] == "stderr oops"
+    assert lines[3].startswith('stderr {"schema":2') and lines[-2] == "stderr oops"
+    assert lines[-1] == "rings nothing for context_high: [notify.context_high] is absent"
     assert json.loads(record.read_text())["reason"] == "exit status 3"
     res, record = _run(tmp_path, '[notify]\nblocked = { command = "cat > /dev/null" }\n')
     assert res.returncode == 0 and res.stdout.splitlines()[1:] == [
-        "command cat > /dev/null", "exit 0"]
+        "command cat > /dev/null", "exit 0",
+        "rings the tmux message line on every attached client (this test shows none); "
+        "the command above"]
     assert not record.exists()  # a clean run clears the record
 
 
@@ -45,3 +48,21 @@ def test_nothing_to_run_and_a_bad_trigger_exit_1(tmp_path):
     assert res.returncode == 1 and "command none: desktop = false" in res.stdout
     res, _ = _run(tmp_path, "", "--trigger", "working")
     assert res.returncode == 1 and "unknown trigger 'working'" in res.stderr
+
+
+def test_it_says_what_rings_when_no_sink_resolves(tmp_path):
+    """No command and no desktop notifier: the message line still shows a real one, and
+    the report says so rather than leaving "command none" as the last word."""
+    res, _ = _run(tmp_path, "[notify]\ndesktop = false\n")
+    last = res.stdout.splitlines()[-1]
+    assert last == "rings the tmux message line on every attached client (this test " \
+                   "shows none)"
+    res, _ = _run(tmp_path, '[notify]\ndesktop = false\nmessage = false\nbell = true\n'
+                            'log = "/tmp/x.log"\n')
+    assert res.stdout.splitlines()[-1] == "rings a bell in the pane; a line in /tmp/x.log"
+    res, _ = _run(tmp_path, "[notify]\ndesktop = false\nmessage = false\n")
+    assert res.stdout.splitlines()[-1].startswith("rings nothing: message = false")
+    res, _ = _run(tmp_path, '[notify]\ncommand = "true"\n', "--trigger", "done")
+    assert res.returncode == 0
+    assert res.stdout.splitlines()[-1] == \
+        'rings nothing for done: done is not in [notify] on (default ["blocked"])'

@@ -122,3 +122,16 @@ def test_ctrl_c_stops_the_demo_and_cleans_up(tmp_path):
     assert res.returncode != 0
     assert _leftovers(name) == []
     assert [p.name for p in (tmp_path / "tmp").iterdir()] == []
+
+
+@pytest.mark.parametrize("cols", [80, 40])
+def test_demo_fits_a_narrow_terminal(tmp_path, cols):
+    from ptyclient import run_on_pty
+
+    env = _env(tmp_path)
+    rc, out = run_on_pty([sys.executable, "-m", "tma", "demo", "--seconds", "5"], env,
+                         cols=cols, timeout=90)
+    assert rc == 0, out
+    too_wide = [line for line in out.splitlines() if len(line) > cols]
+    assert too_wide == [], out
+    assert re.search(r"^\s+PANE\s+AGENT\s+STATE", out, re.M), out

@@ -323,12 +323,13 @@ def test_no_server_exits_1(srv):
         assert res.stdout == ""
 
 
-def test_bad_config_exits_1(srv):
+def test_bad_config_is_a_warning_not_the_whole_report(srv):
     srv.shell_pane()
     srv.config.write_text("no_such_key = 1\n")
     res = srv.tma("doctor")
-    assert res.returncode == 1
-    assert res.stderr.startswith(f"tma: config {srv.config}")
+    assert res.returncode == 0 and res.stdout.startswith(f"config:  ✗ {srv.config}: ")
+    assert "tmux:" in res.stdout
+    assert srv.tma("doctor", "--exit-code").returncode == 1
 
 
 @pytest.mark.tmux_contract
@@ -759,3 +760,18 @@ def test_opencode_api_line_says_whether_the_endpoint_answers(srv):
         httpd.shutdown()
         httpd.server_close()
     assert row(r, pane)["window_covered"] is None  # opencode sends no model
+
+
+def test_a_broken_config_is_one_cross_line_and_the_rest_is_diagnosed(srv):
+    srv.agent_pane()
+    srv.config.write_text("[fold\ndwell_secs = 3\n")
+    r = doctor(srv)
+    config = r.section("config")
+    assert config.startswith(f"config:  ✗ {srv.config}: ") and "line 1" in config, r.text
+    assert len([ln for ln in r.text.splitlines() if ln.startswith("config:")]) == 1
+    assert r.section("tmux").startswith("tmux:") and r.section("clients")  # the rest
+    assert r.doc["config"]["error"].startswith(str(srv.config))
+    assert r.rc == 1 and "config" in r.doc and r.doc["warnings"] >= 1
+    srv.config.write_text("[fold]\ndwell_secs = 3\n")
+    r = doctor(srv)
+    assert r.section("config") == "" and r.doc["config"]["error"] is None

@@ -77,3 +77,23 @@ def test_doctor_sees_the_daemon_form_of_the_status_line(srv, daemon, tmp_path):
     r = doctor(srv)
     assert r.doc["ambient_driver"]["daemon_segment"]["reads"] is False
     assert "daemon form" not in r.section("ambient")
+
+
+def test_a_config_edited_after_the_daemon_loaded_it_says_reload(srv, daemon):
+    import os
+    import time
+
+    srv.shell_pane()
+    srv.config.write_text("[fold]\ndwell_secs = 3\n")
+    past = time.time() - 60
+    os.utime(srv.config, (past, past))
+    daemon.start()
+    r = doctor(srv)
+    assert r.doc["config"]["daemon_stale"] is False and "tma reload" not in r.text
+    srv.config.write_text("[fold]\ndwell_secs = 4\n")  # edited now: after the daemon loaded
+    r = doctor(srv)
+    assert r.doc["config"]["daemon_stale"] is True
+    assert "the config changed after the daemon loaded it" in r.section("daemon")
+    assert "run `tma reload`" in r.section("daemon") and r.rc == 1
+    assert srv.tma("reload").returncode == 0
+    srv.wait_for(lambda: doctor(srv).doc["config"]["daemon_stale"] is False, timeout=10)

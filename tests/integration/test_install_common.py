@@ -193,10 +193,12 @@ CLAUDE_ORIG = {
 def test_usage_and_unknown_agents(inst):
     assert inst.run().rc == 2
     res = inst.run("claude", "--all")
-    assert res.rc == 1 and "not both" in res.err
+    assert res.rc == 2 and "not both" in res.err
     res = inst.run("nope", "--yes")
-    assert res.rc == 1
+    assert res.rc == 2  # usage, as an unknown command or flag is
     assert 'tma: unknown agent "nope" (expected one of: claude, codex, gemini,' in res.err
+    res = inst.run("cladue", "--yes")
+    assert res.rc == 2 and res.err.rstrip().endswith("; did you mean 'claude'?")
     assert not inst.wrapper.exists()
 
 

@@ -366,6 +366,25 @@ def test_prefix_a_opens_the_picker_in_a_popup_and_enter_goes_there(srv, home):
         client.close()
 
 
+def test_prefix_a_on_an_80x24_client_sizes_the_popup_for_a_preview(srv, home):
+    """80% x 60% of 80x24 is 64x14: no room for the preview (76 columns) nor the title.
+    On a client that small the popup takes the whole client; on a large one 80% x 60%."""
+    client, there = _blocked_elsewhere(srv, home)
+    client.close()
+    binding = srv.wait_for(lambda: srv.binding("prefix", "a"))  # the conf loads at start
+    assert "client_width" in binding and "80%" in binding and "100%" in binding, binding
+    srv.tmux("select-pane", "-t", there, "-T", "codex on the parser")
+    small = PtyClient(srv, "s", cols=80, rows=24)
+    try:
+        small.type(b"\x01a")
+        srv.wait_for(lambda: "esc quit" in small.output() and "── s:1" in small.output(),
+                     timeout=10)
+        srv.wait_for(lambda: "codex on the" in small.output(), timeout=10)  # the title
+        small.type(b"\x1b")
+    finally:
+        small.close()
+
+
 def test_bytes_that_are_not_utf8_survive_and_an_unreadable_conf_is_named(srv):
     conf = srv.home / ".tmux.conf"
     raw = b"# caf\xe9 in latin-1\r\nset -g mouse on\r\n"

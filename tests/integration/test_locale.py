@@ -71,7 +71,7 @@ def test_every_surface_degrades_in_an_iso_8859_1_locale(srv, latin1_env):
     assert json.loads(out)["agents"][0]["title"] == TITLE  # escaped, not lost
     assert out.isascii()
     rc, out, _ = _run(srv, latin1_env, "status")
-    assert rc == 0 and out == "#[range=user|tma:blocked]#[fg=red]!1#[norange]#[fg=default]"
+    assert rc == 0 and out == "#[range=user|tma:blocked]#[fg=colour231,bg=red]!1#[fg=default,bg=default]#[norange]"
     rc, out, _ = _run(srv, latin1_env, "status", "--format", "plain")
     assert rc == 0 and out == "!1"
     rc, out, _ = _run(srv, latin1_env, "doctor")

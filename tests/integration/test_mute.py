@@ -67,3 +67,37 @@ def test_no_target_outside_tmux_and_a_missing_pane(srv):
     assert res.returncode == 2 and "$TMUX_PANE" in res.stderr
     res = srv.tma("mute", "--pane", "%999")
     assert res.returncode == 3 and "%999" in res.stderr
+
+
+def test_no_target_on_an_agent_less_pane_is_an_error_not_a_silent_mute(srv):
+    shell = srv.shell_pane()
+    res = srv.tma("mute", env={"TMUX_PANE": shell})
+    assert res.returncode == 2, res
+    assert f"this pane ({shell}) runs no agent" in res.stderr and "--pane" in res.stderr
+    assert _until(srv, shell) == "" and res.stdout == ""
+    # named on purpose, a pane is muted whatever runs there (an agent may start later)
+    res = srv.tma("mute", "--pane", shell, "--for", "1m")
+    assert res.returncode == 0 and _until(srv, shell)
+
+
+def test_list_shows_every_muted_pane_and_until_when(srv):
+    a = srv.agent_pane(session="s")
+    res = srv.tma("mute", "--list")
+    assert (res.returncode, res.stdout) == (0, "no pane is muted\n")
+    b = srv.agent_pane(session="t")
+    quiet = srv.agent_pane(session="t")
+    assert srv.tma("mute", "--pane", a, "--for", "30m").returncode == 0
+    assert srv.tma("mute", "--pane", b).returncode == 0
+    res = srv.tma("mute", "--list")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert len(lines) == 2 and quiet not in res.stdout
+    line_a = next(ln for ln in lines if ln.startswith(a + " "))
+    line_b = next(ln for ln in lines if ln.startswith(b + " "))
+    assert "  fake  " in line_a and "muted for 29m" in line_a
+    assert line_b.endswith("muted indefinitely")
+    assert line_a.index("muted") == line_b.index("muted")  # aligned columns
+    res = srv.tma("mute", "--list", "--session", "t")
+    assert res.stdout.splitlines() == [line_b]
+    res = srv.tma("mute", "--list", "--clear")
+    assert res.returncode == 2

@@ -69,7 +69,8 @@ def test_ls_on_a_terminal_with_no_agents_says_so(srv):
 def test_status_on_a_terminal_is_plain_with_a_newline(srv):
     _two_agents(srv)
     piped = srv.tma("status", check=True).stdout
-    assert piped.startswith("#[range=user|tma:blocked]#[fg=red]⚑1#[norange]")
+    assert piped.startswith("#[range=user|tma:blocked]#[fg=colour231,bg=red]⚑1"
+                            "#[fg=default,bg=default]#[norange]")
     assert not piped.endswith("\n")
     rc, out = _pty(srv, "status")
     assert rc == 0
@@ -114,3 +115,30 @@ def test_act_refusals_say_why_in_words_and_keep_the_reason_in_json(srv):
         assert res.stderr == f"tma: {why} (exit {code})\n"
         doc = json.loads(res.stdout)
         assert (doc["reason"], doc["message"], doc["exit_code"]) == (reason, why, code)
+
+
+def test_ls_fits_80_and_40_columns_without_wrapping(srv):
+    """At 80 and 40 columns the low-priority columns drop (title, branch, repo, where,
+    detail, age); PANE, AGENT and STATE stay, and no line is wider than the terminal."""
+    a, b = _two_agents(srv)
+    srv.tmux("select-pane", "-t", b, "-T", "a long title " * 5)
+    srv.tma("ls", check=True)
+    for cols in (80, 40):
+        rc, out = _pty(srv, "ls", cols=cols)
+        assert rc == 0, out
+        lines = out.splitlines()
+        assert all(len(line) <= cols for line in lines), (cols, out)
+        assert "PANE" in lines[0] and "STATE" in lines[0]
+        assert re.search(rf"{a}\s+fake\s+⚑ blocked", out), out
+    assert "WHERE" not in lines[0] and "TITLE" not in lines[0]  # 40 columns
+
+
+def test_wait_on_a_terminal_prints_the_table_not_tsv(srv):
+    a, _b = _two_agents(srv)
+    srv.tma("ls", check=True)
+    rc, out = _pty(srv, "wait", "--pane", a, "--until", "blocked", "--timeout", "10")
+    assert rc == 0, out
+    assert "\t" not in out and not re.search(r"\b1\d{12}\b", out), out  # no epoch ms
+    assert re.search(rf"{a}\s+fake\s+⚑ blocked\s+permission\s+\d+s", out), out
+    piped = srv.tma("wait", "--pane", a, "--until", "blocked", "--timeout", "10").stdout
+    assert piped.startswith(a + "\t") and re.search(r"\t1\d{12}\t", piped)  # scripts: TSV

@@ -267,4 +267,4 @@ def test_config_reaches_behaviour(srv):
     a = srv.agent_pane()
     srv.draw(a, "FAKE-BLOCKED\n")
     out = srv.tma("status", check=True).stdout
-    assert out.startswith("#[range=user|tma:blocked]#[fg=colour1]B1#[norange]")
+    assert out.startswith("#[range=user|tma:blocked]#[fg=colour231,bg=colour1]B1#[fg=default,bg=default]#[norange]")

@@ -156,7 +156,7 @@ def test_a_vanished_pane_moves_the_selection():
     a.feed._rows = []
     a.update(capture=True)
     a.draw()
-    assert a.view.selected is None and "no agent panes" in a.screen.frames[-1]
+    assert a.view.selected is None and "no agent is running" in a.screen.frames[-1]
     a.on_key("enter")
     a.on_key("down")
     assert a.feed.jumped == []

@@ -66,7 +66,7 @@ def test_the_file_binds_what_exists_and_lists_the_rest_commented():
     assert [line.split()[3] for line in live] == ["j", "g", "b", "h", "A"]
     assert "bind-key -T prefix j run-shell \"'/opt/tma bin/tma' jump --attention --client " \
            "\\\"#{client_name}\\\"\"" in text
-    assert f"# the picker {keys.NOT_IN_RELEASE}: bind-key -T prefix a display-popup" in text
+    assert f"# the picker {keys.NOT_IN_RELEASE}: bind-key -T prefix a if-shell -F" in text
     assert f"# tma watch in a split {keys.NOT_IN_RELEASE}" in text
     assert "\n# run-shell -b " in text and "daemon --ensure" in text  # commented
     assert "MouseDown" not in text

@@ -110,8 +110,21 @@ def test_too_small_says_so():
 
 def test_no_agents_and_message_footer():
     out = picker.text(render([], picker.View(message="actions: not in this release")))
-    assert "no agent panes" in out and "actions: not in this release" in out
+    assert "no agent is running" in out and "actions: not in this release" in out
     assert "esc quit" in picker.text(render([]))
+
+
+def test_an_empty_picker_has_no_stray_divider_and_says_what_to_do():
+    for width in (80, 200):
+        lines = picker.text(render([], width=width)).splitlines()
+        assert not any("──" in ln for ln in lines), lines
+        assert "no agent is running in this tmux server" in lines[1]
+        assert "start one (claude, codex" in lines[2]
+    out = picker.text(render([row("%1")], picker.View(query="zzz")))
+    assert "no agent matches the filter" in out and "──" not in out
+    out = picker.text(render([row("%1", locator="x:1.0")],
+                             picker.View(scope="session", session="s")))
+    assert "no agent is running in this session" in out and "ctrl-s" in out
 
 
 def test_clean_screen_strips_escapes_and_controls():
@@ -127,3 +140,50 @@ def test_pane_at_and_scroll():
     assert picker.scroll(shown, "%1", 3) == "%3"  # stops at the end
     assert picker.scroll(shown, "%3", -3) == "%1"
     assert picker.scroll([], None, 3) is None
+
+
+# ---------------------------------------------------------------- ranking (issue 22)
+
+
+def test_rank_orders_exact_prefix_word_substring_scattered():
+    r = picker.rank
+    assert r("codex", "codex") > r("cod", "codex") > r("cod", "my codex") > \
+        r("cod", "xcodex") > r("cod", "command") > 0
+    assert r("cod", "claude") == 0 and r("", "anything") > 0
+    assert r("COD", "Codex") == r("cod", "codex")  # case-insensitive
+
+
+def test_rank_prefers_the_tighter_scatter():
+    assert picker.rank("abc", "a_b_c") > picker.rank("abc", "axxxxbxxxxc") > 0
+    # the tightest window is found even after a looser first one
+    assert picker.rank("abc", "axxxxbxxxxc a_bc") > picker.rank("abc", "axxxxbxxxxc")
+    assert picker.rank("ac", "axxxxc ac") > picker.rank("ac", "axxxxc")
+
+
+def test_typing_cod_ranks_codex_above_claude_whose_title_says_command():
+    claude = row("%1", "blocked", agent="claude", title="fix the command parser")
+    codex = row("%2", "idle", agent="codex")
+    assert [r["pane"] for r in picker.order([claude, codex])] == ["%1", "%2"]
+    shown = picker.visible([claude, codex], picker.View(query="cod"), PAL, NOW)
+    assert [r["pane"] for r in shown] == ["%2", "%1"]
+    out = picker.text(render([claude, codex], picker.View(query="cod")))
+    assert out.splitlines()[1].startswith("> ") and "codex" in out.splitlines()[1]
+
+
+def test_a_session_or_agent_name_beats_a_scattered_match_elsewhere():
+    api = row("%1", "blocked", agent="claude", locator="api:1.0", title="a pretty interface")
+    web = row("%2", "idle", agent="claude", locator="web:2.0", title="build the api")
+    shown = picker.visible([api, web], picker.View(query="api"), PAL, NOW)
+    assert [r["pane"] for r in shown] == ["%1", "%2"]  # the session, then a word
+    shown = picker.visible([api, web], picker.View(query="web"), PAL, NOW)
+    assert [r["pane"] for r in shown] == ["%2"]
+
+
+def test_every_term_must_match_and_ties_keep_the_usual_order():
+    a = row("%1", "idle", agent="codex", since=NOW - 1000)
+    b = row("%2", "blocked", agent="codex")
+    c = row("%3", "working", agent="claude")
+    view = picker.View(query="codex")
+    assert [r["pane"] for r in picker.visible([a, b, c], view, PAL, NOW)] == ["%2", "%1"]
+    view = picker.View(query="codex blk")
+    assert [r["pane"] for r in picker.visible([a, b, c], view, PAL, NOW)] == ["%2"]

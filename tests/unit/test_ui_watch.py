@@ -74,3 +74,43 @@ def test_too_small():
 def test_header_counts_and_names_the_grouping():
     out = picker.text(render([row("%1"), row("%2")], watch.WatchView(group="repo")))
     assert out.splitlines()[0] == " tma watch  2 agents  by repo"
+
+
+# ---------------------------------------------------------------- issue 22: p, ? and /
+
+
+def test_p_is_advertised_only_where_it_does_something():
+    wide = picker.text(render([row("%1")], width=120)).splitlines()[-1]
+    narrow = picker.text(render([row("%1")], width=60)).splitlines()[-1]
+    assert "p table/preview" in wide and "? help" in wide and "/ search" in wide
+    assert "p table" not in narrow and "? help" in narrow
+
+
+def test_help_overlay_lists_every_key():
+    view = watch.WatchView()
+    view.help = True
+    out = picker.text(render([row("%1")], view))
+    for key, what in watch.HELP:
+        assert key in out and what[:30] in out
+    assert "any key closes this help" in out and "claude" not in out
+
+
+def test_search_filters_ranks_and_shows_the_query():
+    rows = [row("%1", "blocked", agent="claude", title="the command"),
+            row("%2", "idle", agent="codex")]
+    view = watch.WatchView()
+    view.searching, view.query = True, "cod"
+    lines = picker.text(render(rows, view)).splitlines()
+    assert "/ cod▏" in lines[0] and "type to filter" in lines[-1]
+    listed = [ln for ln in lines if "claude" in ln[:12] or "codex" in ln[:12]]
+    assert "codex" in listed[0] and "claude" in listed[1]
+    view.query = "zzz"
+    assert "Backspace edits it" in picker.text(render(rows, view))
+    view.searching = False
+    out = picker.text(render(rows, view))
+    assert "/ zzz" in out and "/ edits it, esc clears it" in out
+
+
+def test_an_empty_watch_has_no_stray_divider():
+    out = picker.text(render([]))
+    assert "──" not in out and "no agent is running in this tmux server" in out

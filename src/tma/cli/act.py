@@ -306,12 +306,15 @@ def _list(args, aset, ctx) -> int:
     if args.json:
         from tma.ui.text import dumps
 
+        for e in entries:
+            e.pop("message", None)
         sys.stdout.write(dumps({"schema": 1, "actions": entries}) + "\n")
         return 0
-    for e in entries:
-        agents = ",".join(e["agents"]) or "(all)"
-        line = f"{e['name']:<16}{e['kind']:<6}{agents}"
-        if "fireable" in e:
-            line += "  fireable" if e["fireable"] else f"  refused: {e['reason']}"
-        sys.stdout.write(line + "\n")
+    rows = [[e["name"], e["kind"], ",".join(e["agents"]) or "(all)"] for e in entries]
+    widths = [max(len(r[i]) for r in rows) for i in range(3)] if rows else [0, 0, 0]
+    for e, r in zip(entries, rows, strict=True):
+        cols = [v.ljust(w) for v, w in zip(r, widths, strict=True)]
+        if "fireable" in e:  # with --pane: whether it would fire there, and if not why
+            cols.append("fireable" if e["fireable"] else f"refused: {e['message']}")
+        sys.stdout.write("  ".join(cols).rstrip() + "\n")
     return 0

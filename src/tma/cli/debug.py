@@ -45,6 +45,7 @@ def notify_test(g: common.Globals, args) -> int:
     cfg = common.load_config(g)
     lines, rc = notify.run_test(cfg, notify.test_note(args.trigger, os.getcwd()),
                                 common.now_ms())
+    lines.append(notify.rings(cfg, args.trigger))
     sys.stdout.write("".join(line + "\n" for line in lines))
     return rc
 

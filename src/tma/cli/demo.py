@@ -49,7 +49,20 @@ def _agent_script() -> str:
     return os.path.join(os.path.dirname(os.path.abspath(tma.__file__)), "demo_agent.py")
 
 
+def _width() -> int:
+    return shutil.get_terminal_size((120, 40)).columns
+
+
 def _out(text: str = "") -> None:
+    """One line, folded at spaces to the terminal's width (the indent kept on each
+    piece), so nothing wraps mid-word at 80 or 40 columns."""
+    width = _width()
+    if len(text) > width:
+        import textwrap
+
+        indent = " " * (len(text) - len(text.lstrip(" ")))
+        text = textwrap.fill(text.strip(), width, initial_indent=indent,
+                             subsequent_indent=indent + "  ", break_on_hyphens=False)
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
 
@@ -150,8 +163,7 @@ class Demo:
         for r in rows:
             self.seen.add(table.display_class(r))
         _out(f"{self.elapsed()} $ tma ls")
-        width = max(shutil.get_terminal_size((120, 40)).columns, 80)
-        for line in table.lines(rows, width, common.now_ms(), self.palette) or [
+        for line in table.lines(rows, _width(), common.now_ms(), self.palette) or [
                 "  (no agent panes yet)"]:
             _out(line)
         st = self.run_tma("status", "--format", "plain")

@@ -116,6 +116,26 @@ def _clients(doc: dict) -> list[str]:
                   "runs `tma status` until one attaches")]
 
 
+def _config(doc: dict) -> list[str]:
+    c = doc.get("config") or {}
+    if not c.get("error"):
+        return []
+    return [_line("config", f"✗ {c['error']}"),
+            _item("the rest of this report runs on the default settings; tma ls, status, "
+                  "the picker and watch refuse to start until it loads")]
+
+
+def _config_stale(doc: dict) -> list[str]:
+    c = doc.get("config") or {}
+    if not c.get("daemon_stale"):
+        return []
+    import time
+
+    at = time.strftime("%H:%M:%S", time.localtime(c["daemon_loaded_at"] / 1000))
+    return [_item(f"✗ the config changed after the daemon loaded it ({at}): it still runs "
+                  "the old settings; run `tma reload`")]
+
+
 def _daemon(doc: dict) -> list[str]:
     d = doc.get("daemon")
     if d is None:
@@ -141,6 +161,7 @@ def _daemon(doc: dict) -> list[str]:
         out.append(_item(f"✗ its socket does not answer: {d['socket']} (see {d['log']})"))
     if d["last_error"]:
         out.append(_item(f"last error: {d['last_error']}"))
+    out += _config_stale(doc)
     out.append(_item(f"socket: {d['socket']}"))
     return out
 
@@ -377,7 +398,7 @@ def _api_line(a: dict) -> str:
     return head + tail
 
 
-RENDERERS = (_tmux, _ambient, _clients, _notify, _daemon, _hooks, _wrapper, _wiring, _agents, _stamps,
+RENDERERS = (_config, _tmux, _ambient, _clients, _notify, _daemon, _hooks, _wrapper, _wiring, _agents, _stamps,
              _listed, _procs, _panes)
 
 
@@ -387,7 +408,17 @@ def render(doc: dict) -> str:
 
 def main(argv: list[str]) -> int:
     g, _, args = spec.parse("doctor", argv)
-    cfg = common.load_config(g)
+    from tma.runtime.config import Config, ConfigError, resolve_path
+
+    try:
+        cfg = common.load_config(g)
+    except ConfigError as exc:  # one ✗ line; the rest is diagnosed on the defaults
+        if "manifest dir" in str(exc):  # a mistyped --manifest-dir: nothing to diagnose
+            raise
+        cfg = Config(path=g.config or resolve_path(g.config))
+        text = str(exc)
+        text = text[5:] if text.startswith("tma: ") else text
+        cfg.load_error = text[7:] if text.startswith("config ") else text
     return report(g, cfg, as_json=args.json, exit_code=args.exit_code)
 
 

@@ -6,8 +6,9 @@ plans the edit and reports its status; the wiring shows the diff, asks, writes, 
 installs, removes or verifies the tmux attention hooks (tma.install.tmux_hooks). See
 docs/how-to/install-agent-hooks.md for every caveat.
 
-Exit 0 on success; 1 on an unknown/hookless agent, a refused or unwritable file, a
-declined prompt, or `--check` drift.
+Exit 0 on success; 2 usage (no agent named, an unknown agent, an agent with --all);
+1 on a hookless agent, a refused or unwritable file, a declined prompt, or `--check`
+drift.
 """
 
 from __future__ import annotations
@@ -23,8 +24,7 @@ def _parser():
 def main(argv: list[str]) -> int:
     g, _, args = spec.parse("install-hooks", argv)
     if args.agent and args.all:
-        common.err("tma: install-hooks: name an agent or pass --all, not both")
-        return common.FAIL
+        raise common.UsageError("name an agent or pass --all, not both")
     if not args.agent and not args.all and not args.check:
         raise common.UsageError(f"name an agent ({', '.join(AGENTS)}) or pass --all "
                                 "(or --check)")
@@ -45,6 +45,10 @@ def run(g, cfg, req) -> int:
     if req.agent:
         problem = wiring.validate_agent(req.agent, mset)
         if problem:
+            if mset.get(req.agent) is None:  # a name no manifest has: a usage error
+                problem += spec.did_you_mean(req.agent, wiring.registry.AGENTS)
+                common.err(problem)
+                return common.USAGE
             common.err(problem)
             return common.FAIL
     io = wiring.Output()

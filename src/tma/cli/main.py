@@ -93,11 +93,16 @@ def _help(argv: list[str], at: int) -> int:
 
 
 def _unknown(word: str):
+    from tma.cli import spec
     from tma.cli.common import UsageError
 
     if word.startswith("-"):
-        return UsageError(f"unknown option {word} (see tma --help)")
-    return UsageError(f"unknown command {word!r} (see tma --help)")
+        names = [n for f in spec.GLOBALS for n in f.names]
+        return UsageError(f"unknown option {word}{spec.did_you_mean(word, names, '')} "
+                          "(see tma --help)")
+    names = [c.name for c in spec.public()]
+    return UsageError(f"unknown command {word!r}{spec.did_you_mean(word, names)} "
+                      "(see tma --help)")
 
 
 def dispatch(argv: list[str]) -> int:

@@ -14,6 +14,10 @@ from tma.cli import common, spec
 def main(argv: list[str]) -> int:
     g, sel, args = spec.parse("mute", argv)
     duration = getattr(args, "for")
+    if args.list:
+        if args.clear or duration is not None or args.pane:
+            raise common.UsageError("--list takes no --for, --clear or --pane")
+        return _list(g, sel)
     if args.clear and duration is not None:
         raise common.UsageError("--clear takes no --for")
     if args.pane and sel is not None and not sel.empty:
@@ -55,13 +59,70 @@ def _targets(g, cfg, sel, pane: str | None) -> list[str]:
 
         _server, result = cycle_run.run(g, cfg)
         return [r.pane.pane_id for r in cycle_run.select(result.rows, sel, GitInfo())]
+    named = pane
     pane = pane or common.env_pane()
     if pane is None:
         raise common.UsageError("no pane to mute: pass --pane ID or a selector "
                                 "(outside tmux there is no $TMUX_PANE)")
+    if named is None:  # the pane you typed in: only when an agent runs there
+        from tma.cli import cycle_run
+
+        _server, result = cycle_run.run(g, cfg)
+        if not any(r.pane.pane_id == pane for r in result.rows):
+            if all(p.pane_id != pane for p in result.snapshot.panes):
+                raise common.NoPane(pane)
+            raise common.UsageError(
+                f"this pane ({pane}) runs no agent, so there is nothing to mute here: name "
+                "one with --pane ID or a selector (--agent, --session...); `tma ls` lists "
+                "them, `tma mute --list` the muted ones")
+        return [pane]
     from tma.tmux import read
 
     snap = read.list_panes(common.server(g, cfg))
     if all(p.pane_id != pane for p in snap.panes):
         raise common.NoPane(pane)
     return [pane]
+
+
+def _list(g, sel) -> int:
+    """Every pane whose mute has not run out: pane, where, agent, until when."""
+    from tma.cli import cycle_run
+    from tma.core import notice
+
+    cfg = common.load_config(g)
+    _server, result = cycle_run.run(g, cfg)
+    now = common.now_ms()
+    agents = {r.pane.pane_id: r.agent for r in result.rows}
+    panes = result.snapshot.panes
+    if sel is not None and not sel.empty:
+        from tma.runtime.git import GitInfo
+
+        keep = {r.pane.pane_id for r in cycle_run.select(result.rows, sel, GitInfo())}
+        panes = [p for p in panes if p.pane_id in keep]
+    rows = []
+    for p in panes:
+        raw = p.options.get("@agent_mute_until", "")
+        if notice.muted(raw, now):
+            rows.append((p.pane_id, p.locator, agents.get(p.pane_id, "(no agent)"),
+                         _until(int(raw), now)))
+    if not rows:
+        sys.stdout.write("no pane is muted\n")
+        return 0
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    for r in rows:
+        cols = [v.ljust(w) for v, w in zip(r[:3], widths, strict=True)]
+        sys.stdout.write("  ".join(cols) + "  " + r[3] + "\n")
+    return 0
+
+
+def _until(until: int, now: int) -> str:
+    from tma.core import codec, notice
+
+    until = codec.to_ms(until)
+    if until >= codec.to_ms(notice.MUTE_FOREVER):
+        return "muted indefinitely"
+    secs = max(0, until - now) // 1000
+    left = (f"{secs // 86400}d {secs % 86400 // 3600}h" if secs >= 86400 else
+            f"{secs // 3600}h {secs % 3600 // 60}m" if secs >= 3600 else
+            f"{secs // 60}m {secs % 60}s" if secs >= 60 else f"{secs}s")
+    return f"muted for {left} more"

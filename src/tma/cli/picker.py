@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import select
 import signal
+import sys
 import time
 
 from tma.cli import common
@@ -211,11 +212,9 @@ class App:
             self.resized = True
         elif key.startswith("click:") or key.startswith("wheel-"):
             self.mouse(key)
-        elif self.filters and key == "backspace":
-            self.view.query = self.view.query[:-1]
-            self.update(capture=True)
-        elif self.filters and len(key) == 1:
-            self.view.query += key
+        elif self.filters and (key == "backspace" or len(key) == 1):
+            self.view.query = self.view.query[:-1] if key == "backspace" else self.view.query + key
+            self.view.selected = None  # a new query selects its best match, as fzf does
             self.update(capture=True)
         else:
             self.extra_key(key)
@@ -328,10 +327,50 @@ class App:
         self.update(capture=True)
 
 
+def load_or_hold(g: common.Globals, what: str):
+    """The config for a screen (the picker, watch); when it does not load, None after
+    saying why and waiting for a key: in a popup or a split the pane closes with the
+    process, and the error would go with it."""
+    from tma.runtime.config import ConfigError
+
+    try:
+        return common.load_config(g, surface=True)
+    except ConfigError as exc:
+        message = str(exc) if str(exc).startswith("tma:") else f"tma: {exc}"
+        common.err(message)
+        hold(f"{what} cannot start until the config loads: fix it (tma doctor checks "
+             "it), then open it again")
+        return None
+
+
+def hold(why: str) -> None:
+    """Say why, then wait for one key (only on a terminal: a script is not held)."""
+    if not (common.on_terminal(0) and common.on_terminal(2)):
+        return
+    import termios
+    import tty
+
+    sys.stderr.write(f"{why}\n\npress any key to close\n")
+    sys.stderr.flush()
+    try:
+        old = termios.tcgetattr(0)
+    except termios.error:
+        return
+    try:
+        tty.setcbreak(0)
+        os.read(0, 1)
+    except (OSError, KeyboardInterrupt):
+        pass
+    finally:
+        termios.tcsetattr(0, termios.TCSADRAIN, old)
+
+
 def main(argv: list[str]) -> int:
     """Bare `tma` (argv holds the global options only)."""
     g, _rest = common.split_globals(argv)
-    cfg = common.load_config(g, surface=True)
+    cfg = load_or_hold(g, "the picker")
+    if cfg is None:
+        return common.FAIL
     from tma.runtime.selectors import Selector
     from tma.ui import picker
 

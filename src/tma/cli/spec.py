@@ -400,9 +400,12 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                    Flag("--for", metavar="DURATION",
                         help="How long: <int>[s|m|h|d], a bare number is seconds "
                              "(default: until --clear)."),
-                   Flag("--clear", help="Unmute instead.")),
+                   Flag("--clear", help="Unmute instead."),
+                   Flag("--list", help="List the muted panes and until when; mutes nothing "
+                                       "(with selectors: only the panes they match).")),
             exits=(OK, ERROR, (2, "usage: a bad duration, --for with --clear, --pane with a "
-                                  "selector, no target outside tmux"),
+                                  "selector, no target outside tmux, the default target "
+                                  "($TMUX_PANE) runs no agent"),
                    (3, "the pane does not exist, or the selectors match no agent pane")),
             notes="Writes @agent_mute_until on each pane. A muted episode is consumed: "
                   "unmuting does not ring what it hid. Detection is unaffected."),
@@ -635,7 +638,26 @@ def pane_id(text: str) -> str:
 _TYPES = {"int": int, "float": float, "pane": pane_id}
 
 
-def _usage_error(message: str):
+def did_you_mean(word: str, names, quote: str = "'") -> str:
+    """`; did you mean 'ls'?` for the closest name (difflib), or ''."""
+    import difflib
+
+    close = difflib.get_close_matches(word, list(names), n=1, cutoff=0.6)
+    return f"; did you mean {quote}{close[0]}{quote}?" if close else ""
+
+
+def flag_names(cmd: Command) -> list[str]:
+    """Every option a command takes: its own (and its subcommands'), the selectors when
+    it has them, the globals, --help."""
+    names = [n for f in cmd.flags for n in f.names]
+    for s in cmd.subcommands:
+        names += flag_names(s)
+    if cmd.selectors:
+        names += [n for f in SELECTOR for n in f.names]
+    return names + [n for f in GLOBALS for n in f.names] + ["--help"]
+
+
+def _usage_error(message: str, cmd: Command | None = None):
     from tma.cli.common import UsageError
 
     prefix = "unrecognized arguments: "
@@ -643,7 +665,8 @@ def _usage_error(message: str):
         words = message[len(prefix):].split()
         opts = [w for w in words if w.startswith("-")]
         if opts:
-            return UsageError(f"unknown option {opts[0]} (see its --help)")
+            hint = did_you_mean(opts[0].partition("=")[0], flag_names(cmd), "") if cmd else ""
+            return UsageError(f"unknown option {opts[0]}{hint} (see its --help)")
         return UsageError(f"unexpected argument {words[0]!r}")
     return UsageError(message)
 
@@ -698,7 +721,7 @@ def parser(name: str):
 
     class Parser(argparse.ArgumentParser):
         def error(self, message: str):  # one usage-error path, reported by cli/main.py
-            raise _usage_error(message)
+            raise _usage_error(message, cmd)
 
     cmd = COMMANDS[name]
     p = Parser(prog=f"tma {name}", add_help=False, allow_abbrev=False)

@@ -73,7 +73,10 @@ def _format(rest: list[str]) -> str | None:
             sys.stdout.write(spec.help_text("status"))
             return None
         elif rest[i].startswith("-"):
-            raise common.UsageError(f"unknown option {rest[i]} (see its --help)")
+            from tma.cli import spec  # the error path only: the status line never gets here
+
+            hint = spec.did_you_mean(name, spec.flag_names(spec.COMMANDS["status"]), "")
+            raise common.UsageError(f"unknown option {rest[i]}{hint} (see its --help)")
         else:
             raise common.UsageError(f"unexpected argument {rest[i]!r}")
         i += 1

@@ -139,7 +139,7 @@ def _loop(g, cfg, sel, waiter, timeout: float | None, as_json: bool) -> int:
                 common.err(note)
             waiter.notes.clear()
             if step.kind != waiting.WAITING:
-                return _finish(step, waiter, sel, result, as_json)
+                return _finish(step, waiter, sel, result, as_json, cfg.status)
 
         now = time.monotonic()
         if deadline is not None and now >= deadline:
@@ -156,12 +156,12 @@ def _loop(g, cfg, sel, waiter, timeout: float | None, as_json: bool) -> int:
         time.sleep(max(0.0, wake - time.monotonic()))
 
 
-def _finish(step, waiter, sel, result, as_json: bool) -> int:
+def _finish(step, waiter, sel, result, as_json: bool, palette: dict) -> int:
     from tma.runtime import waiting
 
     goal = waiter.goal.describe()
     if step.kind == waiting.MATCHED:
-        _emit(step.rows, waiter.fleet, result, as_json)
+        _emit(step.rows, waiter.fleet, result, as_json, palette)
         return 0
     if step.kind == waiting.VANISHED:
         common.err(f"tma: pane {step.panes[0]} vanished before reaching {goal} (exit 3)")
@@ -176,13 +176,20 @@ def _finish(step, waiter, sel, result, as_json: bool) -> int:
     return step.exit_code
 
 
-def _emit(rows, fleet: bool, result, as_json: bool) -> None:
+def _emit(rows, fleet: bool, result, as_json: bool, palette: dict) -> None:
     from tma.runtime.git import GitInfo
     from tma.ui import rows as render
 
     git = GitInfo()
+    if not as_json and common.on_terminal():  # a person: the ls table (ages, not epoch ms)
+        from tma.ui import table
+
+        dicts = [render.row_dict(r, server="", host="", git=git) for r in rows]
+        lines = table.lines(dicts, common.terminal_width(), common.now_ms(), palette)
+        sys.stdout.write("".join(line + "\n" for line in lines))
+        return
     if not as_json:
-        sys.stdout.write("".join(render.text_line(r, git) for r in rows))
+        sys.stdout.write("".join(render.text_line(r, git) for r in rows))  # scripts: TSV
         return
     import os
 

@@ -16,7 +16,7 @@ from tma.cli import common, picker
 
 class WatchApp(picker.App):
     keys_quit = ("esc", "ctrl-c", "q")
-    filters = False  # j/k/p/g are keys here, not a query
+    filters = False  # j/k/p/g are keys here; `/` starts a query
 
     def render(self, rows, width, height):
         from tma.cli.picker_term import plain_wanted
@@ -41,6 +41,12 @@ class WatchApp(picker.App):
         elif key == "a":
             self.actions()
         elif key == "p":
+            from tma.ui import picker as ui_picker
+
+            if self.screen.size()[0] < ui_picker.PREVIEW_MIN_WIDTH:
+                self.say(f"p: the table and the preview need {ui_picker.PREVIEW_MIN_WIDTH} "
+                         "columns; this is one list")
+                return
             self.view.table = not self.view.table
             self.update(capture=True)
         elif key == "g":
@@ -62,9 +68,37 @@ class WatchApp(picker.App):
         self.say(why or f"actions for {self.view.selected}")
 
     def on_key(self, key: str) -> None:
-        if key == "ctrl-s":
-            return  # watch's scope is its selectors
-        super().on_key(key)
+        view = self.view
+        if view.help:  # any key closes the overlay (and does nothing else)
+            view.help = False
+            return
+        if view.searching:
+            if key == "enter":
+                view.searching = False
+            elif key == "esc":
+                view.searching = False
+                self.search("")
+            elif key == "backspace":
+                self.search(view.query[:-1])
+            elif len(key) == 1:
+                self.search(view.query + key)
+            elif key != "ctrl-s":
+                super().on_key(key)  # arrows, ctrl-c, resize, the mouse
+            return
+        if key == "/":  # a new search, as in less and vim
+            view.searching = True
+            self.search("")
+        elif key == "?":
+            view.help = True
+        elif key == "esc" and view.query:
+            self.search("")
+        elif key != "ctrl-s":  # watch's scope is its selectors
+            super().on_key(key)
+
+    def search(self, query: str) -> None:
+        self.view.query = query
+        self.view.selected = None  # the best match, as in the picker
+        self.update(capture=True)
 
 
 def advertise(server, pane: str | None, pid: int | None) -> None:
@@ -87,7 +121,9 @@ def main(argv: list[str]) -> int:
     if not (common.on_terminal(0) and common.on_terminal(1)):
         common.err("tma watch: needs a terminal (run it in a tmux pane)")
         return common.USAGE
-    cfg = common.load_config(g, surface=True)
+    cfg = picker.load_or_hold(g, "tma watch")
+    if cfg is None:
+        return common.FAIL
     from tma.ui import watch
 
     feed = picker.Feed(g, cfg, sel)

@@ -60,6 +60,7 @@ class Daemon:
         self.server = server
         self.cfg = cfg
         self.config_path = config_path  # as named at start (--config), re-read on SIGHUP
+        self.config_loaded_at = _wall()  # doctor: a config edited after this is not in use
         self.manifest_dir = manifest_dir
         self.settings = Settings(cfg)
         self.paths = paths
@@ -254,6 +255,7 @@ class Daemon:
         self.demotion.threshold = settings.demote_edges
         self._next_sweep = min(self._next_sweep, _mono() + settings.sweep_ms)
         self.counts["reloads"] += 1
+        self.config_loaded_at = _wall()
         self.last_error = ""
         self.log("tma daemon: reloaded the config and manifests")
 
@@ -407,5 +409,6 @@ class Daemon:
                 "sessions": sorted(self.clients),
                 "quiet_ms": self.settings.quiet_ms, "sweep_ms": self.settings.sweep_ms,
                 "edges_fired": self.edges.fired, "last_error": self.last_error,
+                "config_loaded_at": self.config_loaded_at,
                 **self.counts, **self.demotion.status(),
                 **{k: v for part in self.parts for k, v in part.status().items()}}

@@ -57,10 +57,8 @@ TTL_S = 5
 _STATUS_OPTIONS = ("status-left", "status-right")
 
 
-def sessions_line(fr: frame.Frame) -> str:
-    """Every session's status-left and status-right, one record each."""
-    return "list-sessions -F " + read.quote(
-        fr.record("L", [frame.text(o) for o in _STATUS_OPTIONS]))
+def sessions_args(fr: frame.Frame) -> list[str]:
+    return ["list-sessions", "-F", fr.record("L", [frame.text(o) for o in _STATUS_OPTIONS])]
 
 
 def reads_segment(out: str, fr: frame.Frame) -> bool:
@@ -87,6 +85,7 @@ class Segment(Part):
         self.latest: str | None = None  # the segment as last computed
         self.latest_at = 0  # monotonic ms it was computed at
         self.wanted_until = 0  # `tma status` asked over the socket: keep computing it
+        self._sessions_due = 0  # when to look at the status options again
         self._config_seen = self._config_stat()
 
     def on_read(self, rows: list, transitions: list, now: int) -> None:
@@ -98,6 +97,7 @@ class Segment(Part):
 
     def reloaded(self) -> None:
         self._due = 0  # the palette may have changed
+        self._sessions_due = 0
         self.latest = None
         self._config_seen = self._config_stat()
 
@@ -119,21 +119,32 @@ class Segment(Part):
         server = self.daemon.server
         wall = time.time_ns() // 1_000_000
         until = wall // 1000 + TTL_S
-        # one spawn: the listing, who reads the segment, and (while one does and the
-        # segment is up) the refreshed deadline
+        # one spawn, as few commands as will do: tmux logs every command it runs in its
+        # message log (all releases; docs/explanation/message-log.md), so the status
+        # options are looked at every NOT_READ_MS, not at each refresh, and the panes
+        # are listed only while their counts are wanted
+        # (one command line run directly: a `source-file -` would log one entry more)
         listing = read.Listing()
-        lines = [listing.line(), sessions_line(listing.frame)]
+        check = now_mono >= self._sessions_due
+        wanted = self.reading or now_mono < self.wanted_until
+        commands = [listing.pane_args()] if wanted else []
+        if check or not wanted:
+            commands.append(sessions_args(listing.frame))
+            self._sessions_due = now_mono + NOT_READ_MS
         if self.reading and self.shown is not None:
-            lines.append(write.server_option(UNTIL, str(until)))
-        out, _err = server.source(lines)
+            commands.append(write.server_option_args(UNTIL, str(until)))
+        out = server.run(*[a for c in commands for a in [";", *c]][1:])
         self.refreshes += 1
-        self.reading = reads_segment(out, listing.frame)
+        if check or not wanted:
+            self.reading = reads_segment(out, listing.frame)
         if not self.reading:
             self._withdraw()
             if now_mono >= self.wanted_until:
                 self._due = now_mono + NOT_READ_MS
                 self.latest = None
                 return
+        if not wanted:  # a status line started reading it: list the panes too
+            out = server.run(*listing.pane_args())
         rows = cycle_mod.standing_rows(listing.parse(out), wall)
         segment = render.tmux(render.counts(rows), self.daemon.cfg.status)
         self.latest, self.latest_at = segment, now_mono

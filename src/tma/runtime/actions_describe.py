@@ -98,5 +98,6 @@ def listing(aset, ctx) -> list[dict]:
                 G.Refusal(G.GATED, "no such pane")
             entry["fireable"] = why is None
             entry["reason"] = why.reason if why else None
+            entry["message"] = why.message if why else None  # text only (not in --json)
         out.append(entry)
     return out

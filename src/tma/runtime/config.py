@@ -31,6 +31,7 @@ class Config:
 
     def __init__(self, path: str | None = None):
         self.path = path
+        self.load_error: str | None = None  # doctor: why the file did not load (defaults)
         self.dwell_secs = 3
         self.hook_decay_secs = 60
         self.blocked_decay_secs = 300

@@ -223,6 +223,7 @@ def describe(socket_path: str, now_ms: int) -> dict:
         "sessions": len(status.get("sessions", [])) if status else None,
         "watched_sessions": list(status.get("sessions", [])) if status else None,
         "last_error": (status.get("last_error") or None) if status else None,
+        "config_loaded_at": status.get("config_loaded_at") if status else None,
         "stale": stale,
         "log": files.log,
         "refused": refused,

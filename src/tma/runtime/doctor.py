@@ -380,6 +380,24 @@ def live_sinks(ctx: Context) -> dict:
     return {"dispatcher": by, "message_line": notify.message_on(cfg), "sink": sinks}
 
 
+def section_config(ctx: Context) -> dict:
+    """The config file: loaded, or why not (the rest of the report then runs on the
+    defaults); and whether it changed after the running daemon loaded it."""
+    from tma.core.paths import Paths
+
+    path = Paths(os.environ).config_file(getattr(ctx.cfg, "path", None))
+    try:
+        mtime: int | None = os.stat(path).st_mtime_ns // 1_000_000
+    except OSError:
+        mtime = None
+    daemon = ctx.daemon or {}
+    loaded = daemon.get("config_loaded_at") if daemon.get("running") else None
+    stale = isinstance(loaded, int) and mtime is not None and mtime > loaded
+    return {"config": {"path": path, "error": getattr(ctx.cfg, "load_error", None),
+                       "changed_at": mtime, "daemon_loaded_at": loaded,
+                       "daemon_stale": stale}}
+
+
 def section_daemon(ctx: Context) -> dict:
     """The daemon tier for this server: running or not, and what a dead one left."""
     return {"daemon": ctx.daemon}
@@ -563,7 +581,8 @@ def api_lane(opts: dict, cfg, probes: dict) -> dict:
             "reason": None if answers else res.message}
 
 
-SECTIONS = (section_tmux, section_ambient, section_clients, section_notify, section_daemon,
+SECTIONS = (section_config, section_tmux, section_ambient, section_clients, section_notify,
+            section_daemon,
             section_wiring,
             section_tmux_hooks, section_wrapper, section_manifests, section_panes,
             section_process_walk)
@@ -591,6 +610,11 @@ def warning_items(doc: dict) -> list[str]:
     clients with no daemon, actions.
     """
     out: list[str] = []
+    config = doc.get("config") or {}
+    if config.get("error"):
+        out.append("config")
+    if config.get("daemon_stale"):
+        out.append("daemon config")
     tmux = doc["tmux"]
     if tmux_too_old(tmux["version"] or "") or tmux["setpf_ok"] is False:
         out.append("tmux")

@@ -720,6 +720,34 @@ def test_note(trigger: str, cwd: str) -> Note:
                 since_ms=0, context_pct=80 if trigger == "context_high" else None)
 
 
+def rings(cfg, trigger: str) -> str:
+    """`tma debug notify-test`'s last line: everything a real notification for this
+    trigger does, sink (5) included, in words ("nothing" only when that is so)."""
+    from tma.runtime import notify_gate
+
+    if not notify_gate.enabled(cfg, trigger):
+        why = ("[notify.context_high] is absent" if trigger == "context_high" else
+               f"{trigger} is not in [notify] on (default [\"blocked\"])")
+        return f"rings nothing for {trigger}: {why}"
+    n = _notify_cfg(cfg)
+    parts = []
+    if message_on(cfg):
+        parts.append("the tmux message line on every attached client (this test shows none)")
+    if n.get("bell") is True:
+        parts.append("a bell in the pane")
+    if n.get("osc") is True:
+        parts.append("an OSC 9 notification in the pane")
+    if isinstance(n.get("log"), str) and n.get("log"):
+        parts.append(f"a line in {n['log']}")
+    kind, what = sink(cfg, trigger, daemon=True)
+    if kind != "none":
+        parts.append("the command above" if kind == "command" else f"{what} (desktop)")
+    if not parts:
+        return "rings nothing: message = false, and no bell, osc, log, command or desktop " \
+               "notifier"
+    return "rings " + "; ".join(parts)
+
+
 def run_test(cfg, note: Note, now: int) -> tuple[list[str], int]:
     """Resolve sink (5) as the daemon does, run it and wait: (report lines, exit code).
     The outcome updates the failure record the way a real fire would."""

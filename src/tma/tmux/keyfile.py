@@ -39,8 +39,19 @@ def run_shell(tma: str, args: str) -> str:
     return "run-shell " + word(_sh(tma).replace("#", "##") + " " + args)
 
 
+#: Below this client size 80% x 60% leaves the picker no room for its preview (76
+#: columns inside the border) and its title column: the popup takes the whole client.
+POPUP_FULL_BELOW = (98, 27)
+
+
 def popup(tma: str) -> str:
-    return f"display-popup -E -w 80% -h 60% {word(_sh(tma))}"
+    """The picker's popup, sized from the client (display-popup expands no format in -w
+    or -h before 3.4, so if-shell -F picks one of two sizes)."""
+    w, h = POPUP_FULL_BELOW
+    small = f"#{{||:#{{e|<:#{{client_width}},{w}}},#{{e|<:#{{client_height}},{h}}}}}"
+    full = f"display-popup -E -w 100% -h 100% {word(_sh(tma))}"
+    part = f"display-popup -E -w 80% -h 60% {word(_sh(tma))}"
+    return f"if-shell -F {word(small)} {word(full)} {word(part)}"
 
 
 def prefix_bindings(tma: str, *, picker: bool, watch: bool,

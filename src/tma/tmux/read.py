@@ -207,6 +207,10 @@ class Listing:
             args += [";", "set-option", "-s", "@tma_last_poll", str(int(stamp_poll_ms))]
         return args
 
+    def pane_args(self) -> list[str]:
+        """Every pane's record alone (no server facts), as an argv."""
+        return ["list-panes", "-a", "-F", self.pane_format()]
+
     def line(self) -> str:
         """The panes and the server facts as a `source-file` line (to re-read after a
         write batch)."""

@@ -378,6 +378,11 @@ def server_option(key: str, value: str) -> str:
     return f"set-option -s {key} {quote(value)}"
 
 
+def server_option_args(key: str, value: str) -> list[str]:
+    """server_option as an argv (a command line run directly, not through source-file)."""
+    return ["set-option", "-s", key, value]
+
+
 def server_option_unset(key: str) -> str:
     return f"set-option -su {key}"
 

@@ -78,33 +78,84 @@ def cells(row: dict, palette: dict, now: int) -> dict[str, str]:
 
 def fuzzy(term: str, text: str) -> bool:
     """Is `term` a subsequence of `text` (case-insensitive)?"""
-    pos = 0
-    text = text.lower()
-    for ch in term.lower():
-        pos = text.find(ch, pos) + 1
-        if not pos:
-            return False
-    return True
+    return rank(term, text) > 0
 
 
-def matches(query: str, values) -> bool:
-    """Every whitespace-separated term fuzzy-matches some column."""
-    values = list(values)
-    return all(any(fuzzy(term, v) for v in values) for term in query.split())
+#: How a term matched a text, best first (fzf's order: the whole text, its start, a
+#: word inside it, a run anywhere, then letters scattered along it).
+EXACT, PREFIX, WORD, SUBSTRING, SCATTERED = 1000, 800, 600, 400, 200
+
+
+def rank(term: str, text: str) -> int:
+    """How well `term` matches `text`: 0 for no match, higher for better (pure, no I/O).
+
+    A scattered subsequence scores less the wider it is spread, so `cod` in `codex`
+    (a prefix) beats `cod` in `command` (c, o ... d)."""
+    q, t = term.lower(), text.lower()
+    if not q:
+        return 1
+    if t == q:
+        return EXACT
+    if t.startswith(q):
+        return PREFIX
+    at = t.find(q)
+    if at >= 0:
+        while at >= 0:
+            if not t[at - 1].isalnum():
+                return WORD
+            at = t.find(q, at + 1)
+        return SUBSTRING
+    # the tightest window holding the letters in order: leftmost ends, then shrink back
+    best = 0
+    start = t.find(q[0])
+    while start >= 0:
+        pos = start
+        for ch in q[1:]:
+            pos = t.find(ch, pos + 1)
+            if pos < 0:
+                return best
+        begin = pos
+        for ch in reversed(q[:-1]):
+            begin = t.rfind(ch, start, begin)
+        spread = (pos - begin + 1) - len(q)
+        boundary = 20 if begin == 0 or not t[begin - 1].isalnum() else 0
+        best = max(best, max(SCATTERED - 10 * spread + boundary, 10))
+        start = t.find(q[0], begin + 1)
+    return best
+
+
+#: The columns a person names a pane by: a match there counts double.
+_NAMED = ("agent", "where", "session")
+
+
+def score(query: str, row: dict, palette: dict, now: int) -> int:
+    """Every whitespace-separated term must match some column; the sum of each term's
+    best match (agent, session and location weigh double). 0: the row is filtered out."""
+    named, other = _columns(row, palette, now)
+    total = 0
+    for term in query.split():
+        best = max([2 * rank(term, v) for v in named] + [rank(term, v) for v in other])
+        if not best:
+            return 0
+        total += best
+    return total
 
 
 def visible(rows: list[dict], view: View, palette: dict, now: int) -> list[dict]:
-    """The rows the screen lists: scope, the invoking pane left out, the filter, ordered."""
+    """The rows the screen lists: scope, the invoking pane left out, the filter. With a
+    query, the best match first (ties in the usual order); without, the usual order."""
     out = []
     for r in rows:
         if view.exclude and r.get("pane") == view.exclude:
             continue
         if view.scope == "session" and view.session and _session(r) != view.session:
             continue
-        if view.query and not matches(view.query, _haystack(r, palette, now)):
-            continue
         out.append(r)
-    return order(out)
+    out = order(out)
+    if not view.query:
+        return out
+    scored = [(score(view.query, r, palette, now), i, r) for i, r in enumerate(out)]
+    return [r for s, _i, r in sorted((x for x in scored if x[0]), key=lambda x: (-x[0], x[1]))]
 
 
 def _session(row: dict) -> str:
@@ -112,9 +163,12 @@ def _session(row: dict) -> str:
     return locator.rpartition(":")[0] if ":" in locator else locator
 
 
-def _haystack(row: dict, palette: dict, now: int):
+def _columns(row: dict, palette: dict, now: int) -> tuple[list[str], list[str]]:
     c = cells(row, palette, now)
-    return [row.get("pane") or "", row.get("state") or ""] + list(c.values())
+    named = [c["agent"], c["where"], _session(row)]
+    other = [row.get("pane") or "", row.get("state") or ""] + [
+        v for k, v in c.items() if k not in ("agent", "where")]
+    return named, other
 
 
 def selected_index(shown: list[dict], selected: str | None) -> int:
@@ -257,6 +311,18 @@ def footer(view: View, width: int, plain: bool, keys: str) -> Line:
 PICKER_KEYS = "enter jump · tab actions · ctrl-s scope · ↑/↓ move · esc quit"
 
 
+def empty_hint(view: View) -> list[str]:
+    """What an empty list says, and what to do about it."""
+    if view.query:
+        if getattr(view, "searching", True):  # the picker, or watch while searching
+            return ["no agent matches the filter", "Backspace edits it"]
+        return ["no agent matches the filter", "/ edits it, esc clears it"]
+    if view.scope == "session":
+        return ["no agent is running in this session", "ctrl-s shows every session"]
+    return ["no agent is running in this tmux server",
+            "start one (claude, codex, gemini...) in a tmux pane and it shows here"]
+
+
 def list_lines(shown: list[dict], view: View, palette: dict, now: int, width: int,
                height: int, plain: bool, cell_fn=cells, columns=COLUMNS,
                drop=DROP) -> list[Line]:
@@ -264,8 +330,8 @@ def list_lines(shown: list[dict], view: View, palette: dict, now: int, width: in
     if height <= 0:
         return []
     if not shown:
-        text = "no agent matches the filter" if view.query else "no agent panes"
-        return [[(fit("  " + text, width), "" if plain else "dim")]]
+        style = "" if plain else "dim"
+        return [[(fit("  " + t, width), style)] for t in empty_hint(view)][:height]
     grid = [cell_fn(r, palette, now) for r in shown]
     widths = layout(grid, columns, drop, width)
     idx = selected_index(shown, view.selected)
@@ -286,8 +352,8 @@ def render(rows: list[dict], view: View, width: int, height: int, *, palette: di
     body = height - 2
     out = [header(view, width, plain, len(shown), len(rows) - (1 if _has(rows, view.exclude)
                                                                 else 0))]
-    preview = width >= PREVIEW_MIN_WIDTH and body >= 8
-    list_h = min(len(shown) or 1, body // 2) if preview else body
+    preview = bool(shown) and width >= PREVIEW_MIN_WIDTH and body >= 8  # none: no rule
+    list_h = min(len(shown), body // 2) if preview else body
     out += pad(list_lines(shown, view, palette, now, width, list_h, plain), list_h)
     if preview:
         sel = shown[selected_index(shown, view.selected)] if shown else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tma.core import states
+from tma.ui import contrast
 
 CLASS_ORDER = (states.BLOCKED, states.WORKING, states.DONE, states.IDLE, states.UNKNOWN)
 
@@ -16,17 +17,21 @@ def counts(rows) -> dict[str, int]:
 
 
 def tmux(c: dict[str, int], palette: dict[str, tuple[str, str]]) -> str:
+    """Each count as a chip: the class colour behind black or white text (the one that
+    contrasts more), then the bar's own colours again. A chip reads on any bar, the
+    default green one included, where a green or yellow count in the text colour did not."""
     parts = []
     for cls in CLASS_ORDER:
         n = c[cls]
         if not n:
             continue
         glyph, color = palette[cls]
-        parts.append(f"#[range=user|tma:{cls}]#[fg={_color(color)}]{glyph.replace('#[', '[')}"
-                     f"{n}#[norange]")
-    if not parts:
-        return ""
-    return " ".join(parts) + "#[fg=default]"
+        color = _color(color)
+        text = contrast.ink(color)
+        style = f"fg={text},bg={color}" if text else f"fg={color}"
+        parts.append(f"#[range=user|tma:{cls}]#[{style}]{glyph.replace('#[', '[')}"
+                     f"{n}#[fg=default,bg=default]#[norange]")
+    return " ".join(parts)
 
 
 def _color(color: str) -> str:

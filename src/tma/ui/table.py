@@ -14,6 +14,9 @@ ALWAYS = frozenset(("PANE", "AGENT", "STATE", "AGE", "WHERE", "TITLE"))
 INDENT = "  "
 GAP = "  "
 MIN_TITLE = 12
+#: Dropped in this order while the table is wider than the terminal (PANE, AGENT and
+#: STATE always stay; a line still too wide is cut with …).
+DROP = ("TITLE", "BRANCH", "REPO", "WHERE", "DETAIL", "AGE")
 
 
 def age(ms: int | None, now: int) -> str:
@@ -66,13 +69,23 @@ def lines(rows: list[dict], width: int, now: int,
     cols = [h for h in HEADER if h in ALWAYS or any(c[h] for c in cells)]
     grid = [dict(zip(cols, cols, strict=True))] + cells
     widths = {h: max(len(g[h]) for g in grid) for h in cols}
-    if "TITLE" in cols:
-        used = len(INDENT) + sum(widths[h] + len(GAP) for h in cols if h != "TITLE")
-        widths["TITLE"] = max(min(widths["TITLE"], width - used), MIN_TITLE)
+
+    def total() -> int:
+        return len(INDENT) + sum(widths[h] for h in cols) + len(GAP) * (len(cols) - 1)
+
+    for name in DROP:
+        if total() <= width or name not in cols:
+            continue
+        if name == "TITLE":
+            room = width - (total() - widths["TITLE"])
+            if room >= MIN_TITLE:
+                widths["TITLE"] = room
+                break
+        cols.remove(name)
     out = []
     for g in grid:
         text = GAP.join(_fit(g[h], widths[h]).ljust(widths[h]) for h in cols)
-        out.append((INDENT + text).rstrip())
+        out.append(_fit((INDENT + text).rstrip(), width))
     return out
 
 

@@ -18,16 +18,33 @@ HEADINGS = {"glyph": "", "agent": "AGENT", "where": "WHERE", "repo": "REPO/BRANC
             "detail": "DETAIL", "age": "STATE", "context": "CTX", "tokens": "TOKENS",
             "quota": "QUOTA", "cost": "COST", "model": "MODEL", "title": "TITLE"}
 CAVEAT = "cost: the vendor's estimate, not the bill"
-WATCH_KEYS = "enter jump · tab actions · p table/preview · g group · q quit"
+WATCH_KEYS = "enter jump · tab actions · / search · g group · ? help · q quit"
+#: `p` only does something on a wide screen (narrow, the body is always one flat list)
+WIDE_KEYS = "enter jump · tab actions · / search · p table/preview · g group · ? help · q quit"
+SEARCH_KEYS = "type to filter · enter keep · esc clear · ↑/↓ move"
+#: The `?` overlay: every key and what it does (any key closes it).
+HELP = (
+    ("↑/↓  k/j", "move the highlight (wraps)"),
+    ("enter", "jump there; watch stays open"),
+    ("tab  a", "the pane's action menu"),
+    ("/", "search anew: type to filter the rows, best match first; enter keeps it, esc clears it"),
+    ("esc", "clear the filter (when one is set)"),
+    ("p", "preview <-> full table (76 columns or more)"),
+    ("g", "group rows (by repo, or --group's choice) <-> flat"),
+    ("?", "this help"),
+    ("q  ctrl-c", "quit"),
+)
 
 
 class WatchView(picker.View):
-    __slots__ = ("table", "group")
+    __slots__ = ("table", "group", "help", "searching")
 
     def __init__(self, *, table: bool = False, group: str | None = None, **kw) -> None:
         super().__init__(**kw)
         self.table = table  # wide body: the full table instead of list + preview
         self.group = group  # None, "repo" or "session"
+        self.help = False  # `?`: the key overlay instead of the body
+        self.searching = False  # `/`: printable keys edit the query
 
 
 def tokens(n: int | None) -> str:
@@ -141,18 +158,23 @@ def render(rows: list[dict], view: WatchView, width: int, height: int, *, palett
     wide = width >= picker.PREVIEW_MIN_WIDTH
     body = height - 2
     out = [header(view, width, plain, len(shown))]
-    if wide and not view.table and body >= 8:
-        list_h = min(max(len(shown) + _heads(shown, view.group), 1), body // 2)
+    if view.help:
+        out = picker.pad(out + help_lines(width, plain), height - 1)
+        out.append(picker.footer(view, width, plain, "any key closes this help"))
+        return out
+    if wide and not view.table and body >= 8 and shown:  # no rows: no preview, no rule
+        list_h = min(len(shown) + _heads(shown, view.group), body // 2)
         out += picker.pad(body_lines(shown, view, palette, now, width, list_h, plain, False),
                           list_h)
-        sel = shown[picker.selected_index(shown, view.selected)] if shown else None
+        sel = shown[picker.selected_index(shown, view.selected)]
         out += picker.preview_lines(view, width, body - list_h, plain, sel)
     else:
         out += body_lines(shown, view, palette, now, width, body, plain,
                           with_header=wide and view.table)
     out = picker.pad(out, height - 1)
     has_cost = any(r.get("cost_usd") is not None for r in shown)
-    keys = WATCH_KEYS + ("  ·  " + CAVEAT if has_cost else "")
+    keys = SEARCH_KEYS if view.searching else WIDE_KEYS if wide else WATCH_KEYS
+    keys += "  ·  " + CAVEAT if has_cost else ""
     out.append(picker.footer(view, width, plain, keys if not has_cost or width >= len(keys)
                              else CAVEAT))
     return out
@@ -162,8 +184,19 @@ def header(view: WatchView, width: int, plain: bool, shown: int) -> picker.Line:
     parts = [f" tma watch  {shown} agent{'' if shown == 1 else 's'}"]
     if view.group:
         parts.append(f"by {view.group}")
+    if view.searching or view.query:
+        parts.append(f"/ {view.query}" + ("▏" if view.searching else ""))
     return [(picker.fit("  ".join(parts), width), "" if plain else "head")]
 
 
 def _heads(shown: list[dict], group: str | None) -> int:
     return len(grouped(shown, group)) if group else 0
+
+
+def help_lines(width: int, plain: bool) -> list[picker.Line]:
+    """The `?` overlay: a title, then one line per key."""
+    pad = max(len(k) for k, _ in HELP) + 2
+    out: list[picker.Line] = [[(picker.fit(" keys", width), "" if plain else "bold")]]
+    for key, what in HELP:
+        out.append([(picker.fit(f"  {key.ljust(pad)}{what}", width), "")])
+    return out
