@@ -316,14 +316,17 @@ def expected(stored: Mapping[str, str], plan: P.Plan, now: int, *, name: str, pi
     if label is not None:
         _put(out, options.HOOK_EVENT, label)
     for e in extras:
-        if e.guarded and e.also == already_notified():
-            marker, since_v, turn = (_num(out.get(k, "")) for k in (
-                "@agent_notified_at", "@agent_since", "@agent_turn_at"))
-            if (marker is not None and since_v is not None and turn is not None
-                    and marker >= since_v and marker >= turn):
-                continue  # already notified this episode: the marker stays
-        _put(out, e.key, e.value)
+        if not (e.guarded and e.also == already_notified() and _notified(out)):
+            _put(out, e.key, e.value)  # (an episode already notified keeps its marker)
     return out
+
+
+def _notified(out: Mapping[str, str]) -> bool:
+    """`already_notified()` evaluated client-side over options."""
+    marker, since, turn = (_num(out.get(k, "")) for k in (
+        "@agent_notified_at", "@agent_since", "@agent_turn_at"))
+    return (marker is not None and since is not None and turn is not None
+            and marker >= since and marker >= turn)
 
 
 def _put(out: dict[str, str], key: str, value: str) -> None:
