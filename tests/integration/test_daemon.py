@@ -81,7 +81,10 @@ class Daemon:
             except OSError:
                 continue
             words = [a.decode() for a in argv if a]
-            if self.srv.name in words and words[-1:] == ["daemon"] and state != "Z":
+            # by the socket name, or by its path: the key file's launcher starts
+            # `tma --socket-path <path> daemon`
+            ours = any(w == self.srv.name or w.endswith("/" + self.srv.name) for w in words)
+            if ours and words[-1:] == ["daemon"] and state != "Z":
                 out.append(int(entry))
         return out
 
