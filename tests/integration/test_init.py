@@ -187,6 +187,24 @@ def test_diff_on_request_the_shim_asked_apart_and_no_daemon(srv):
     assert r.returncode == 2
 
 
+def test_a_running_daemon_is_not_asked_about_again(srv):
+    """With this server's daemon already running (the key file's launcher starts one as
+    soon as init loads the keys), init says so instead of asking to start one, and a
+    "no" there could not contradict the doctor report below it."""
+    from ptyclient import type_on_pty
+
+    setup_machine(srv, agents=("claude",))
+    srv.shell_pane()
+    assert srv.tma("daemon", "--ensure", manifests=False).returncode == 0
+    argv = [sys.executable, "-m", "tma", "--socket-name", srv.name, "init"]
+    rc, out, _prompts = type_on_pty(argv, srv.env, b"? [y/N", [b"y\n"] * 8)
+    assert rc == 0, out
+    assert "Start the daemon now?" not in out
+    assert "tma: init: daemon already running (daemon pid " in out
+    assert "\ndaemon:  running, pid " in out
+    srv.tma("daemon", "--stop", manifests=False)
+
+
 def test_ctrl_c_at_the_first_prompt_stops_init_at_once(srv):
     """One Ctrl-C (a \\x03 typed on init's controlling terminal) ends the whole command:
     exit 130, no second question, nothing written (not this agent's change, not the

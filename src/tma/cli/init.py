@@ -159,6 +159,10 @@ def _daemon(g, cfg, args) -> list[str]:
     if args.no_daemon:
         say("tma: init: daemon not started (--no-daemon; start it later: tma daemon --ensure)")
         return []
+    who = daemon.running(g, cfg)
+    if who:  # the key file's launcher (loaded a step ago) may have started it already
+        say(f"tma: init: daemon already running ({who})")
+        return []
     say("tma: init: daemon (tma daemon --ensure): reads hookless panes the moment they go "
         "quiet")
     if not confirm(args.yes or args.daemon, question="Start the daemon now?"):
