@@ -81,6 +81,8 @@ def test_init_wires_detected_agents_and_ends_with_doctor(srv):
     # left out under init)
     steps = out[:out.index("tma: init: tma doctor\n")]
     assert steps.count("status-right") == 2 and steps.count(f"    {FULL_LINE}\n") == 1, out
+    # tmux's default 15 s interval would leave the counts that far behind
+    assert steps.count("    set -g status-interval 2\n") == 1, out
     assert "#(tma status)" not in steps and "@tma_status_segment" not in steps
     assert "then reload it: tmux source-file ~/.tmux.conf" in out
     assert "tma status" not in srv.tmux("show-options", "-gv", "status-right")

@@ -202,6 +202,14 @@ def _status_line(g, cfg, conf: str | None) -> None:
     # the line with its own PATH, which need not hold tma's directory
     command = binary.running_tma() or binary.NAME
     say(f"    {tmux_status.status_line(command)}")
+    try:
+        interval = setup.global_option(server, "status-interval") if value is not None \
+            else ""
+    except TmuxError:
+        interval = ""
+    if not interval.isdigit() or int(interval) > 5:
+        # tmux's default redraws every 15 s: counts that lag that long read as wrong
+        say("    set -g status-interval 2")
     say(f"  then reload it: tmux source-file {path}")
 
 
