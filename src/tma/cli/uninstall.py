@@ -122,15 +122,15 @@ def _stop_watches(server) -> None:
     import signal
     import time
 
-    from tma.core import options
+    from tma.tmux import attention
     from tma.tmux.adapter import NoServer, TmuxError
 
     try:
-        out = server.run("list-panes", "-a", "-F", "#{" + options.WATCH_PID + "}")
+        pids = attention.watcher_pids(server)
     except (NoServer, TmuxError):
         return
     stopped = []
-    for pid in sorted({int(v) for v in out.split() if v.isdigit() and int(v) > 1}):
+    for pid in pids:
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
                 argv = f.read().split(b"\0")
