@@ -20,11 +20,9 @@ work is reported beside it: its segment refreshes (one tmux spawn each) and writ
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import pty
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -52,22 +50,11 @@ def attach(name: str, env: dict) -> tuple[int, int]:
 
 
 def daemon_status(runtime: Path) -> dict | None:
+    """The daemon's status document, asked for as tma asks (daemon_files.read_status)."""
+    from tma.runtime import daemon_files
+
     socks = list((runtime / "tma").glob("*.sock")) if (runtime / "tma").exists() else []
-    if not socks:
-        return None
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(2)
-            s.connect(str(socks[0]))
-            data = b""
-            while not data.endswith(b"\n"):
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
-        return json.loads(data)
-    except (OSError, ValueError):
-        return None
+    return daemon_files.read_status(str(socks[0])) if socks else None
 
 
 def jobs(counter: Path) -> int:

@@ -112,6 +112,35 @@ def run_on_pty(argv: list[str], env: dict, cols: int = 120, rows: int = 40,
                timeout: float = 30.0) -> tuple[int, str]:
     """Run a command with a pseudo-terminal as stdin/stdout/stderr (what a person's shell
     gives it); returns (exit status, everything it printed with CR-LF turned into LF)."""
+    status, out = _on_pty(argv, env, cols, rows, timeout, None)
+    return status, out.decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+def type_on_pty(argv: list[str], env: dict, at: bytes, keys: bytes | list[bytes], *,
+                timeout: float = 60.0) -> tuple[int, str, int]:
+    """Run a command on a pseudo-terminal (its controlling terminal: a typed \\x03 is the
+    SIGINT the line discipline makes of Ctrl-C) and type `keys` the first time `at`
+    appears in its output (a list: its n-th item the n-th time). Returns (exit status,
+    output with CR-LF as LF, how many times `at` appeared in all)."""
+    answers = [keys] if isinstance(keys, bytes) else list(keys)
+    typed = [0]
+
+    def answer(fd: int, out: bytearray) -> None:
+        import time
+
+        if typed[0] < len(answers) and out.count(at) > typed[0]:
+            time.sleep(0.1)  # the prompt is written before the read starts
+            os.write(fd, answers[typed[0]])
+            typed[0] += 1
+
+    status, out = _on_pty(argv, env, 120, 40, timeout, answer)
+    return status, out.decode("utf-8", "replace").replace("\r\n", "\n"), out.count(at)
+
+
+def _on_pty(argv: list[str], env: dict, cols: int, rows: int, timeout: float,
+            on_output) -> tuple[int, bytearray]:
+    """The command run on a fresh pty until it closes it: (exit status, all it printed);
+    `on_output(fd, out)` after each read."""
     import select
     import time
 
@@ -129,49 +158,6 @@ def run_on_pty(argv: list[str], env: dict, cols: int = 120, rows: int = 40,
             if time.monotonic() > deadline:
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
-                raise AssertionError(f"{argv} did not finish in {timeout}s")
-            ready, _, _ = select.select([fd], [], [], 0.2)
-            if not ready:
-                continue
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:  # EIO: the child has closed the terminal (it exited)
-                break
-            if not chunk:
-                break
-            out += chunk
-        _, status = os.waitpid(pid, 0)
-    finally:
-        os.close(fd)
-    return os.waitstatus_to_exitcode(status), out.decode("utf-8", "replace").replace("\r\n", "\n")
-
-
-def type_on_pty(argv: list[str], env: dict, at: bytes, keys: bytes | list[bytes], *,
-                timeout: float = 60.0) -> tuple[int, str, int]:
-    """Run a command on a pseudo-terminal (its controlling terminal: a typed \\x03 is the
-    SIGINT the line discipline makes of Ctrl-C) and type `keys` the first time `at`
-    appears in its output (a list: its n-th item the n-th time). Returns (exit status,
-    output with CR-LF as LF, how many times `at` appeared in all)."""
-    answers = [keys] if isinstance(keys, bytes) else list(keys)
-    times = len(answers)
-    import select
-    import time
-
-    pid, fd = pty.fork()
-    if pid == 0:  # pragma: no cover - the child
-        try:
-            fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-            os.execvpe(argv[0], argv, env)
-        finally:
-            os._exit(127)
-    out = bytearray()
-    typed = 0
-    deadline = time.monotonic() + timeout
-    try:
-        while True:
-            if time.monotonic() > deadline:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
                 raise AssertionError(f"{argv} did not finish in {timeout}s: {bytes(out)!r}")
             ready, _, _ = select.select([fd], [], [], 0.2)
             if not ready:
@@ -183,12 +169,9 @@ def type_on_pty(argv: list[str], env: dict, at: bytes, keys: bytes | list[bytes]
             if not chunk:
                 break
             out += chunk
-            if typed < times and out.count(at) > typed:
-                time.sleep(0.1)  # the prompt is written before the read starts
-                os.write(fd, answers[typed])
-                typed += 1
+            if on_output is not None:
+                on_output(fd, out)
         _, status = os.waitpid(pid, 0)
     finally:
         os.close(fd)
-    return (os.waitstatus_to_exitcode(status),
-            out.decode("utf-8", "replace").replace("\r\n", "\n"), out.count(at))
+    return os.waitstatus_to_exitcode(status), out

@@ -371,6 +371,14 @@ def test_list_and_list_for_a_pane(srv):
     verdicts = {ln.index("fireable") if "fireable" in ln else ln.index("refused")
                 for ln in lines}
     assert len(verdicts) == 1, text
+    # the lane in words: a codex pane is answered by keys; OpenCode over its API, never by
+    # keys (question_reject has no keys arm at all)
+    assert next(ln for ln in lines if ln.startswith("approve ")).split()[1] == "keys", text
+    listing = srv.tma("act", "--list", manifests=False).stdout.splitlines()
+    approve = next(ln for ln in listing if ln.startswith("approve "))
+    assert approve.split()[1] == "keys/api" and "opencode (api)" in approve, listing
+    reject = next(ln for ln in listing if ln.startswith("question_reject "))
+    assert reject.split()[1] == "api" and "opencode (api)" in reject, listing
     assert rec.settle() == b""
 
 

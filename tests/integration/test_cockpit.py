@@ -139,20 +139,26 @@ def _stamp(srv, pane: str, agent: str, state: str) -> None:
         srv.tmux("set-option", "-p", "-t", pane, key, str(value))
 
 
-def test_picker_ranks_the_best_match_first_as_fzf_does(srv):
-    """Typing `cod` puts codex (a prefix of its name) above a blocked claude whose title
-    says "command" (c, o ... d scattered), and selects it: Enter would go there."""
+def _claude_and_codex_under(srv, width: int, *command: str):
+    """A blocked claude titled "fix the command parser" and an idle codex, and the
+    picker (or COMMAND) running in a WIDTHx24 session: its pane and first full screen."""
     srv.config.write_text(FRESH)
     claude = srv.agent_pane("claude")
     codex = srv.agent_pane("codex")
     srv.tmux("select-pane", "-t", claude, "-T", "fix the command parser")
     _stamp(srv, claude, "claude", "blocked")
     _stamp(srv, codex, "codex", "idle")
-    ui = srv.tmux("new-session", "-d", "-s", "ui", "-x", "80", "-y", "24", "-P", "-F",
+    ui = srv.tmux("new-session", "-d", "-s", "ui", "-x", str(width), "-y", "24", "-P", "-F",
                   "#{pane_id}", f"cd {os.getcwd()} && TERM=xterm-256color "
-                  f"{tma_command(srv, manifests=False)}").strip()
-    srv.tmux("resize-window", "-t", "ui", "-x", "80", "-y", "24")
-    s = wait_screen(srv, ui, lambda s: "claude" in s and "codex" in s)
+                  f"{tma_command(srv, *command, manifests=False)}").strip()
+    srv.tmux("resize-window", "-t", "ui", "-x", str(width), "-y", "24")
+    return ui, wait_screen(srv, ui, lambda s: "claude" in s and "codex" in s)
+
+
+def test_picker_ranks_the_best_match_first_as_fzf_does(srv):
+    """Typing `cod` puts codex (a prefix of its name) above a blocked claude whose title
+    says "command" (c, o ... d scattered), and selects it: Enter would go there."""
+    ui, s = _claude_and_codex_under(srv, 80)
     assert row_of(s, "claude").startswith(">")  # blocked first while nothing is typed
     type_text(srv, ui, "cod")
     s = wait_screen(srv, ui, lambda s: "> cod" in s and "claude" in s)
@@ -327,17 +333,7 @@ def test_watch_help_overlay_and_search(srv):
     """`?` draws every key over the body (any key closes it); `/` filters as the picker
     does, best match first, Enter keeps the filter and Esc clears it; narrow, `p` is not
     advertised and says why it does nothing."""
-    srv.config.write_text(FRESH)
-    claude = srv.agent_pane("claude")
-    codex = srv.agent_pane("codex")
-    srv.tmux("select-pane", "-t", claude, "-T", "fix the command parser")
-    _stamp(srv, claude, "claude", "blocked")
-    _stamp(srv, codex, "codex", "idle")
-    ui = srv.tmux("new-session", "-d", "-s", "ui", "-x", "100", "-y", "24", "-P", "-F",
-                  "#{pane_id}", f"cd {os.getcwd()} && TERM=xterm-256color "
-                  f"{tma_command(srv, 'watch', manifests=False)}").strip()
-    srv.tmux("resize-window", "-t", "ui", "-x", "100", "-y", "24")
-    s = wait_screen(srv, ui, lambda s: "claude" in s and "codex" in s)
+    ui, s = _claude_and_codex_under(srv, 100, "watch")
     assert "? help" in s and "/ search" in s and "p table/preview" in s
     keys(srv, ui, "?")
     s = wait_screen(srv, ui, lambda s: "any key closes this help" in s)

@@ -37,6 +37,8 @@ def test_stop_and_restart(srv, daemon):
     assert f"tma daemon: stopped daemon pid {first[0]} (tma {tma.__version__} at " in r.stderr
     second = daemon.pids()
     assert len(second) == 1 and second != first and daemon.status()["pid"] == second[0]
+    assert f"tma daemon: started daemon pid {second[0]} (tma {tma.__version__} at " \
+        in r.stderr  # says that one came back, not only that one went
     r = _tma(srv, daemon, "daemon", "--stop")
     assert r.returncode == 0 and f"stopped daemon pid {second[0]}" in r.stderr
     assert daemon.pids() == [] and daemon.status() is None  # gone when --stop returns

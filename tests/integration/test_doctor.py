@@ -101,8 +101,12 @@ def fake_elsewhere(srv, name: str) -> Path:
 def test_ambient_not_polling_then_polling(srv):
     srv.shell_pane()
     r = doctor(srv)
+    from tma.install import binary
+
+    # the fix names tma by its absolute path, as the key file does (tmux's PATH may lack it)
+    where = binary.running_tma(argv0="", executable=sys.executable) or "tma"
     assert r.section("ambient") == ("ambient: NOT polling — status-right does not run `tma "
-                                    "status`; add #(tma status) to status-right")
+                                    f"status`; add #({where} status) to status-right")
     amb = r.doc["ambient_driver"]
     assert (amb["polling"], amb["last_poll_age_ms"], amb["status_command"]) == (False, None,
                                                                                 None)

@@ -81,6 +81,8 @@ def test_init_wires_detected_agents_and_ends_with_doctor(srv):
     # left out under init)
     steps = out[:out.index("tma: init: tma doctor\n")]
     assert steps.count("status-right") == 2 and steps.count(f"    {FULL_LINE}\n") == 1, out
+    # tmux's default 15 s interval would leave the counts that far behind
+    assert steps.count("    set -g status-interval 2\n") == 1, out
     assert "#(tma status)" not in steps and "@tma_status_segment" not in steps
     assert "then reload it: tmux source-file ~/.tmux.conf" in out
     assert "tma status" not in srv.tmux("show-options", "-gv", "status-right")
@@ -185,6 +187,24 @@ def test_diff_on_request_the_shim_asked_apart_and_no_daemon(srv):
     assert "\ndaemon:  not running" in out
     r = srv.tma("init", "--daemon", "--no-daemon", manifests=False)
     assert r.returncode == 2
+
+
+def test_a_running_daemon_is_not_asked_about_again(srv):
+    """With this server's daemon already running (the key file's launcher starts one as
+    soon as init loads the keys), init says so instead of asking to start one, and a
+    "no" there could not contradict the doctor report below it."""
+    from ptyclient import type_on_pty
+
+    setup_machine(srv, agents=("claude",))
+    srv.shell_pane()
+    assert srv.tma("daemon", "--ensure", manifests=False).returncode == 0
+    argv = [sys.executable, "-m", "tma", "--socket-name", srv.name, "init"]
+    rc, out, _prompts = type_on_pty(argv, srv.env, b"? [y/N", [b"y\n"] * 8)
+    assert rc == 0, out
+    assert "Start the daemon now?" not in out
+    assert "tma: init: daemon already running (daemon pid " in out
+    assert "\ndaemon:  running, pid " in out
+    srv.tma("daemon", "--stop", manifests=False)
 
 
 def test_ctrl_c_at_the_first_prompt_stops_init_at_once(srv):

@@ -123,7 +123,8 @@ def test_uninstall_restores_configs_and_sweeps_every_option(srv):
     assert "tma: claude: unwired" in out and "tma: codex: unwired" in out
     assert "tma: gemini: nothing to remove" in out
     assert "--- " in out and "+++ " in out  # the diff comes first
-    assert "remove it yourself (tma never edits status-right)" in out
+    assert "yourself (tma never edits status-right); the running server keeps it until " \
+        "you set it anew or run: tmux set -gu status-right" in out
 
     # every config restored byte for byte
     for path, data in files.items():
@@ -306,9 +307,13 @@ def test_after_uninstall_nothing_of_tma_is_left(srv, tmp_path):
     the same hook stays), no @agent_* / @tma_* option anywhere, no file of tma's."""
     import os
     import re
+    import sys
+    import time
 
     from test_daemon import Daemon
     from test_init import setup_machine
+
+    from tma.cli import uninstall as uninstall_cli
 
     setup_machine(srv)
     runtime = tmp_path / "rt"
@@ -326,6 +331,10 @@ def test_after_uninstall_nothing_of_tma_is_left(srv, tmp_path):
         assert any("clear-attention" in h for h in hook_lines(srv))
         stamp_everything(srv, a)
         srv.tmux("set-option", "-s", "@tma_last_poll", "1")
+        # a watch left running in a split re-stamps every pane a second after the sweep
+        w = srv.new_pane(f"exec {sys.executable} -m tma --socket-name {srv.name} watch")
+        srv.wait_for(lambda: srv.option(w, "@tma_watch_pid").isdigit(), timeout=15)
+        watch_pid = int(srv.option(w, "@tma_watch_pid"))
 
         res = srv.tma("uninstall", "--yes", manifests=False)
         assert res.returncode == 0, res.stdout + res.stderr
@@ -334,6 +343,9 @@ def test_after_uninstall_nothing_of_tma_is_left(srv, tmp_path):
         # `install-hooks --uninstall` wording beside it)
         assert "install-keys --uninstall" not in out and "install-hooks --uninstall" not in out
         assert daemon.pids() == []
+        assert f"tma: stopped tma watch (pid {watch_pid})" in res.stdout
+        assert not uninstall_cli._alive(watch_pid)  # stopped (a zombie, at most, for tmux)
+        time.sleep(1.5)  # what a watch still running would have stamped by now
         hooks = srv.tmux("show-hooks", "-g")
         assert "tma" not in hooks and "clear-attention" not in hooks, hooks
         assert "display-message mine" in hooks  # the user's own stays

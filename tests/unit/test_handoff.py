@@ -71,3 +71,37 @@ def test_no_daemon_is_no_handoff(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
     monkeypatch.delenv("TMA_NOTIFY_CMD", raising=False)
     assert handoff.offer({"socket-path": "/nowhere"}, "claude", "Stop", "%1", "{}", 1) is False
+
+
+def test_an_ack_read_before_a_late_close_is_kept(tmp_path):
+    """A daemon that ACKs and then keeps the connection open past the hook's deadline
+    (busy, or a close that came late) took the event: the hook must not stamp it too.
+    The exchange used to return nothing at the deadline, dropping the ACK it had read."""
+    import socket
+    import threading
+    import time
+
+    path = str(tmp_path / "d.sock")
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(path)
+    srv.listen(1)
+    done = threading.Event()
+
+    def daemon() -> None:
+        conn, _ = srv.accept()
+        conn.recv(65536)
+        conn.sendall(server.ACK)
+        done.wait(5)  # holds the connection open past the deadline
+        conn.close()
+
+    t = threading.Thread(target=daemon)
+    t.start()
+    try:
+        t0 = time.monotonic()
+        got = handoff._exchange(path, handoff.frame(("%1", "a", "k", "p", "1", "s")), 0.3)
+        assert time.monotonic() - t0 < 2
+        assert got == server.ACK
+    finally:
+        done.set()
+        t.join()
+        srv.close()

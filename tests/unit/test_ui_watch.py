@@ -32,6 +32,14 @@ def test_table_has_header_row_when_wide():
     assert "AGENT" not in narrow  # < 76 columns: one flat list
 
 
+def test_table_drops_the_columns_nobody_has_a_value_for():
+    out = picker.text(render([row("%1"), row("%2", "blocked")], watch.WatchView(table=True)))
+    header = next(ln for ln in out.splitlines() if "AGENT" in ln)
+    for empty in ("CTX", "TOKENS", "QUOTA", "COST"):
+        assert empty not in header, header
+    assert "STATE" in header
+
+
 def test_group_by_repo_most_urgent_group_first():
     rows = [row("%1", "idle", repo="alpha", branch="main"),
             row("%2", "blocked", repo="beta", branch="x"),

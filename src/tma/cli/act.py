@@ -299,6 +299,16 @@ def _note(res) -> None:
     common.err(f"tma: {res.message}" + (f" (exit {code})" if code else ""))
 
 
+def _lane(action, agent: str) -> str:
+    """How the action answers: its kind, or `api` where an agent is answered over its
+    own API (OpenCode) and never by keys; with a pane, for that pane's agent."""
+    if agent:
+        return "api" if agent in action.api else action.kind
+    if action.api:
+        return "api" if not action.keys else f"{action.kind}/api"
+    return action.kind
+
+
 def _list(args, aset, ctx) -> int:
     from tma.runtime import actions_describe as D
 
@@ -310,7 +320,10 @@ def _list(args, aset, ctx) -> int:
             e.pop("message", None)
         sys.stdout.write(dumps({"schema": 1, "actions": entries}) + "\n")
         return 0
-    rows = [[e["name"], e["kind"], ",".join(e["agents"]) or "(all)"] for e in entries]
+    agent = ctx[1][2] if ctx is not None else ""
+    rows = [[e["name"], _lane(aset.actions[e["name"]], agent),
+             ",".join(f"{n} (api)" if n in aset.actions[e["name"]].api else n
+                      for n in e["agents"]) or "(all)"] for e in entries]
     widths = [max(len(r[i]) for r in rows) for i in range(3)] if rows else [0, 0, 0]
     for e, r in zip(entries, rows, strict=True):
         cols = [v.ljust(w) for v, w in zip(r, widths, strict=True)]

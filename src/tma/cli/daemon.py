@@ -36,6 +36,12 @@ def stop(g: common.Globals, cfg) -> int:
     return daemon.stop(common.server(g, cfg))
 
 
+def running(g: common.Globals, cfg) -> str | None:
+    """This server's daemon, described, when one runs or is starting (`tma init`)."""
+    daemon = importlib.import_module("tma.daemon.main")
+    return daemon.running(common.server(g, cfg))
+
+
 def main(argv: list[str]) -> int:
     g, _sel, args = spec.parse("daemon", argv)
     cfg = common.load_config(g)

@@ -73,8 +73,11 @@ def _ambient(doc: dict) -> list[str]:
     amb = doc["ambient_driver"]
     age = amb["last_poll_age_ms"]
     if not amb["polling"]:
+        from tma.install import binary
+
+        where = binary.running_tma() or binary.NAME
         out = [_line("ambient", "NOT polling — status-right does not run `tma status`; add "
-                                "#(tma status) to status-right")]
+                                f"#({where} status) to status-right")]
         if age is not None:
             out.append(_item(f"note: a `tma status` or `tma ls` ran {_age(age)} ago, but "
                              "nothing runs it from the status line"))

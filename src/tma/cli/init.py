@@ -159,6 +159,10 @@ def _daemon(g, cfg, args) -> list[str]:
     if args.no_daemon:
         say("tma: init: daemon not started (--no-daemon; start it later: tma daemon --ensure)")
         return []
+    who = daemon.running(g, cfg)
+    if who:  # the key file's launcher (loaded a step ago) may have started it already
+        say(f"tma: init: daemon already running ({who})")
+        return []
     say("tma: init: daemon (tma daemon --ensure): reads hookless panes the moment they go "
         "quiet")
     if not confirm(args.yes or args.daemon, question="Start the daemon now?"):
@@ -198,6 +202,14 @@ def _status_line(g, cfg, conf: str | None) -> None:
     # the line with its own PATH, which need not hold tma's directory
     command = binary.running_tma() or binary.NAME
     say(f"    {tmux_status.status_line(command)}")
+    try:
+        interval = setup.global_option(server, "status-interval") if value is not None \
+            else ""
+    except TmuxError:
+        interval = ""
+    if not interval.isdigit() or int(interval) > 5:
+        # tmux's default redraws every 15 s: counts that lag that long read as wrong
+        say("    set -g status-interval 2")
     say(f"  then reload it: tmux source-file {path}")
 
 

@@ -256,7 +256,10 @@ def _install(g, ctx: Ctx) -> int:
     if server is not None and (changes or not _server_has_hooks(server, ctx)):
         rc = _load_into(server, ctx, ctx.args.yes)
     if ctx.args.reminder:  # `tma init` prints the status-line advice itself, once
-        sys.stdout.write("tma: the status line is yours to wire: add #(tma status) to "
+        from tma.install import binary
+
+        where = binary.running_tma() or binary.NAME
+        sys.stdout.write(f"tma: the status line is yours to wire: add #({where} status) to "
                          "status-right (tma never edits it)\n")
     return rc
 

@@ -26,8 +26,8 @@ import sys
 from tma.cli import common, spec
 
 REMINDER = ("tma: if you added #(tma status) to your tmux status-right by hand, remove it "
-            "yourself (tma never edits status-right), then reload: tmux source-file "
-            "~/.tmux.conf")
+            "from ~/.tmux.conf yourself (tma never edits status-right); the running server "
+            "keeps it until you set it anew or run: tmux set -gu status-right")
 
 
 def main(argv: list[str]) -> int:
@@ -66,6 +66,7 @@ def main(argv: list[str]) -> int:
     problems = wiring.tmux_hooks(server, cfg, setup, io, uninstall=True)
     for p in problems:
         common.err(f"tma: {p}")
+    _stop_watches(server)  # a running watch would stamp every pane again
     failed = _sweep(server) is None or failed
     _forget(setup, io)
     if _status_right_runs_tma(server):
@@ -111,6 +112,50 @@ def _status_right_runs_tma(server) -> bool:
     try:
         return runs_tma_status(setup.status_right(server))
     except TmuxError:
+        return False
+
+
+def _stop_watches(server) -> None:
+    """SIGTERM every `tma watch` the panes advertise (@tma_watch_pid) and wait up to 2 s
+    for each to leave; only a process whose command line is a tma watch."""
+    import os
+    import signal
+    import time
+
+    from tma.tmux import attention
+    from tma.tmux.adapter import NoServer, TmuxError
+
+    try:
+        pids = attention.watcher_pids(server)
+    except (NoServer, TmuxError):
+        return
+    stopped = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if pid == os.getpid() or b"watch" not in argv or not any(b"tma" in a for a in argv):
+            continue
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            continue
+        stopped.append(pid)
+    deadline = time.monotonic() + 2.0
+    while stopped and time.monotonic() < deadline and any(_alive(p) for p in stopped):
+        time.sleep(0.05)
+    for pid in stopped:
+        sys.stdout.write(f"tma: stopped tma watch (pid {pid})\n")
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting for tmux to reap it has stopped)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rpartition(b")")[2].split()[:1] != [b"Z"]
+    except OSError:
         return False
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import stat
 
 from tma import __version__
 from tma.runtime import daemon_files
@@ -41,7 +42,13 @@ def try_lock(path: str, patience: float = 0.0) -> int | None:
 
     deadline = time.monotonic() + patience
     for _ in range(8):
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        # never through a symlink, never onto a FIFO or device planted at the path
+        # (the runtime dir is checked to be the user's own, so only the user could)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+                     | os.O_NONBLOCK, 0o600)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise OSError(f"the daemon's lock {path} is not a regular file")
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

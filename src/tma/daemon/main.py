@@ -168,6 +168,21 @@ def ensure(server, child_argv: list[str]) -> int:
     return 1
 
 
+def running(server) -> str | None:
+    """This server's daemon when one runs or is starting (a live process holds the
+    lock), described; None when none does."""
+    try:
+        socket_path, _pid, _instance_ = _instance(server)
+    except NoServer:
+        return None
+    from tma.runtime import rundir
+
+    paths = daemon_files.Files(socket_path)
+    if rundir.refused(paths.dir) or not daemon_files.held(paths.lock):
+        return None
+    return _describe(paths)
+
+
 def _describe(paths) -> str:
     pid, version, package = daemon_files.read_identity(paths.lock)
     return (f"daemon pid {pid or '?'} (tma {version or '?'}"
@@ -232,7 +247,13 @@ def stop(server) -> int:
 def restart(server, child_argv: list[str]) -> int:
     """`tma daemon --restart`: stop this server's daemon (if one runs), start a new one."""
     rc = stop(server)
-    return rc if rc != 0 else ensure(server, child_argv)
+    if rc != 0:
+        return rc
+    rc = ensure(server, child_argv)
+    who = running(server) if rc == 0 else None
+    if who:
+        sys.stderr.write(f"tma daemon: started {who}\n")
+    return rc
 
 
 def reload(server) -> int:

@@ -181,15 +181,15 @@ def reasons(agent: str, st: str, want: bool | None, path: str) -> list[str]:
         return [f"{agent}: no statusline shim in {path} (no context gauge)"]
     if want is False and st in (WIRED, STALE):
         return [f"{agent}: the statusline shim is still in {path} although it was "
-                "declined (--no-statusline)"]
+                "declined (at init, or with --no-statusline)"]
     return []
 
 
 # ---------------------------------------------------------------- the recorded opt-outs
 
 STATE_FILE = "statusline-state.toml"
-STATE_HEADER = ("# tma install-hooks: agents whose statusline shim was declined with\n"
-                "# --no-statusline (a later --statusline clears the choice). Managed by tma.\n")
+STATE_HEADER = ("# tma: agents whose statusline shim was declined (a \"no\" to init's question,\n"
+                "# or --no-statusline; a later --statusline clears the choice). Managed by tma.\n")
 
 
 def state_path(config_dir: str) -> str:

@@ -211,8 +211,10 @@ def ask_segment(g_args: dict[str, str], socket_path: str) -> str | None:
 
 
 def _ask(path: str, data: bytes, limit: float) -> bytes:
-    """One request, the whole answer (the daemon closes after it); nothing is sent to a
-    listener that is not us (peer_ok)."""
+    """One request, the answer (the daemon closes after it); nothing is sent to a
+    listener that is not us (peer_ok). At the deadline, or on an error once sending is
+    done, what was read so far: the callers judge it (an ACK read before a late close is
+    still the daemon's word that it took the event)."""
     import _socket
     import time
 
@@ -228,13 +230,13 @@ def _ask(path: str, data: bytes, limit: float) -> bytes:
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
-                return b""
+                return b"".join(chunks)
             s.settimeout(left)
             chunk = s.recv(65536)
             if not chunk:
                 return b"".join(chunks)
             chunks.append(chunk)
     except OSError:
-        return b""
+        return b"".join(chunks)
     finally:
         s.close()

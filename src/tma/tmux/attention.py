@@ -207,3 +207,9 @@ def socket_path(server: Server) -> str:
 def env_kind() -> str | None:
     kind = os.environ.get("TMA_HOOK_KIND") or None
     return kind if kind in _DEPARTURE else None
+
+
+def watcher_pids(server: Server) -> list[int]:
+    """The pids every pane advertises as its running `tma watch` (@tma_watch_pid)."""
+    out = server.run("list-panes", "-a", "-F", "#{" + WATCH_PID + "}")
+    return sorted({int(v) for v in out.split() if v.isdigit() and int(v) > 1})

@@ -25,6 +25,11 @@ def status_right(server: Server) -> str:
     return server.run("show-options", "-gv", "status-right").rstrip("\n")
 
 
+def global_option(server: Server, key: str) -> str:
+    """One global session option's value (raises NoServer / TmuxError)."""
+    return server.run("show-options", "-gv", key).rstrip("\n")
+
+
 def server_option(server: Server, key: str) -> str:
     """One server option's value ("" when unset; raises NoServer / TmuxError)."""
     return server.run("show-options", "-sv", key).rstrip("\n")

@@ -121,8 +121,8 @@ def body_lines(shown: list[dict], view: WatchView, palette: dict, now: int, widt
     groups = grouped(shown, view.group)
     ordered = flat(groups)
     grid = [cells(r, palette, now) for r in ordered]
-    if with_header:
-        grid.append({c: HEADINGS[c] for c in COLUMNS})
+    if with_header:  # a heading over a column nobody has a value for would keep it
+        grid.append({c: HEADINGS[c] if any(g[c] for g in grid) else "" for c in COLUMNS})
     widths = picker.layout(grid, COLUMNS, DROP, width)
     entries: list[tuple[str, object]] = []  # ("head", text) or ("row", index)
     i = 0
