@@ -93,7 +93,7 @@ def test_held_is_byte_identical_committed_ends_with_stamped_at(srv, case, short)
     detail = "permission" if state == "blocked" else ""
     p = plan(state, guard, source=source, at=guard.at or NOW, detail=detail,
              attention=state == "blocked")
-    assert write.would_hold(guard, before) is holds
+    assert write.would_hold(guard, before, NOW) is holds
     line = write.render(pane, p, NOW, name="fake", pid=11, hash="bbbb2222", extras=EXTRAS,
                         stored=before if short else None)
     apply(srv, line)
@@ -248,7 +248,8 @@ def test_property_with_stored_equals_full_chain_and_would_hold_predicts(
     got_a, got_b = srv.options(a), srv.options(b)
     assert _readable(got_a) == _readable(got_b)
     # the client-side mirror of the guard agrees with what the server did
-    assert write.would_hold(guard, read) == (_readable(got_a) == _readable(read))
+    # (at the writer's clock, NOW, as publish bounds a stored claim's future skew)
+    assert write.would_hold(guard, read, NOW) == (_readable(got_a) == _readable(read))
 
 
 # ---------------------------------------------------------------- the refresh
@@ -287,4 +288,4 @@ def test_would_hold_reads_evidence_as_tmux_does(srv, evidence):
                             pid=11))
     held = srv.options(pane) == before
     assert held is (evidence == "1800000012000")
-    assert write.would_hold(guard, before) is held
+    assert write.would_hold(guard, before, NOW) is held

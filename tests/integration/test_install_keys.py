@@ -371,15 +371,16 @@ def test_prefix_a_on_an_80x24_client_sizes_the_popup_for_a_preview(srv, home):
     On a client that small the popup takes the whole client; on a large one 80% x 60%."""
     client, there = _blocked_elsewhere(srv, home)
     client.close()
-    binding = srv.wait_for(lambda: srv.binding("prefix", "a"))  # the conf loads at start
+    binding = srv.wait_for(lambda: srv.binding("prefix", "a"), timeout=20)  # loads at start
     assert "client_width" in binding and "80%" in binding and "100%" in binding, binding
     srv.tmux("select-pane", "-t", there, "-T", "codex on the parser")
     small = PtyClient(srv, "s", cols=80, rows=24)
     try:
         small.type(b"\x01a")
+        # the picker is a Python start inside the popup: slow on a loaded machine
         srv.wait_for(lambda: "esc quit" in small.output() and "── s:1" in small.output(),
-                     timeout=10)
-        srv.wait_for(lambda: "codex on the" in small.output(), timeout=10)  # the title
+                     timeout=30)
+        srv.wait_for(lambda: "codex on the" in small.output(), timeout=30)  # the title
         small.type(b"\x1b")
     finally:
         small.close()
