@@ -171,16 +171,22 @@ def ensure(server, child_argv: list[str]) -> int:
 def running(server) -> str | None:
     """This server's daemon when one runs or is starting (a live process holds the
     lock), described; None when none does."""
-    try:
-        socket_path, _pid, _instance_ = _instance(server)
-    except NoServer:
-        return None
+    found = _holder(server)
+    return _describe(found[1]) if found is not None and found[1] is not None else None
+
+
+def _holder(server):
+    """(socket path, this server's daemon files when a live process holds the lock,
+    else None); None when no server runs."""
     from tma.runtime import rundir
 
-    paths = daemon_files.Files(socket_path)
-    if rundir.refused(paths.dir) or not daemon_files.held(paths.lock):
+    try:
+        socket_path, _pid = control.server_facts(server)
+    except NoServer:
         return None
-    return _describe(paths)
+    paths = daemon_files.Files(socket_path)
+    held = not rundir.refused(paths.dir) and daemon_files.held(paths.lock)
+    return socket_path, paths if held else None
 
 
 def _describe(paths) -> str:
@@ -225,15 +231,12 @@ def _terminate(paths) -> bool:
 def stop(server) -> int:
     """`tma daemon --stop`: stop this server's daemon (SIGTERM, then SIGKILL after 5 s)
     and wait until it has let go of its lock. Nothing running is not a failure."""
-    try:
-        socket_path, _pid = control.server_facts(server)
-    except NoServer:
+    found = _holder(server)
+    if found is None:
         sys.stderr.write("tma daemon: no tmux server running; no daemon to stop\n")
         return 0
-    paths = daemon_files.Files(socket_path)
-    from tma.runtime import rundir
-
-    if rundir.refused(paths.dir) or not daemon_files.held(paths.lock):
+    socket_path, paths = found
+    if paths is None:
         sys.stderr.write(f"tma daemon: no daemon running for {socket_path}\n")
         return 0
     what = _describe(paths)
