@@ -17,9 +17,9 @@ def _tmux_bin(config: str | None) -> str:
     if env:
         return env
     # [tmux] bin, read only when a config file exists (the common case reads nothing)
-    from tma.core.paths import Paths
+    from tma.core.paths import here
 
-    path = Paths(os.environ).config_file(config)
+    path = here().config_file(config)
     if os.path.exists(path):
         try:
             from tma.runtime.config import load
@@ -30,20 +30,18 @@ def _tmux_bin(config: str | None) -> str:
     return "tmux"
 
 
-def main(argv: list[str]) -> int:
+def main(session, argv: list[str]) -> int:
     try:
-        _run(argv)
+        _run(session.g, argv)
     except Exception:
         pass
     return 0
 
 
-def _run(argv: list[str]) -> None:
-    from tma.cli.common import split_globals
+def _run(g, rest: list[str]) -> None:
     from tma.tmux import attention
     from tma.tmux.adapter import Server
 
-    g, rest = split_globals(argv)
     pane = next((a for a in rest if not a.startswith("-")), "")
     if not attention.is_pane_id(pane):
         return

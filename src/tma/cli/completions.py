@@ -336,7 +336,7 @@ def fish() -> str:
 GENERATORS = {"bash": bash, "zsh": zsh, "fish": fish}
 
 
-def main(argv: list[str]) -> int:
-    _g, _, args = spec.parse("completions", argv)
+def main(session, argv: list[str]) -> int:
+    _, args = spec.parse("completions", argv, session)
     sys.stdout.write(GENERATORS[args.shell]())
     return 0

@@ -68,10 +68,10 @@ def _out(text: str = "") -> None:
 
 
 class Demo:
-    def __init__(self, g: common.Globals, seconds: float, keep: bool):
+    def __init__(self, session: common.Session, seconds: float, keep: bool):
         from tma.tmux.adapter import Server, resolve_bin
 
-        self.g = g
+        self.g = g = session.g
         self.seconds = seconds
         self.keep = keep
         self.scale = max(seconds / SCRIPT_SECONDS, 0.3)
@@ -82,7 +82,7 @@ class Demo:
         self.pids: set[int] = set()
         self.seen: set[str] = set()
         self.t0 = time.monotonic()
-        self.palette = common.load_config(g).status
+        self.palette = session.config.status
 
     # ------------------------------------------------------------ setup
     def tma_argv(self, *args: str) -> list[str]:
@@ -237,8 +237,9 @@ def _reap(pids: set[int], tmp: str) -> set[int]:
     return {p for p in pids if _alive(p) and (not tmp or _mine(p, tmp))}
 
 
-def main(argv: list[str]) -> int:
-    g, _, args = spec.parse("demo", argv)
+def main(session: common.Session, argv: list[str]) -> int:
+    _, args = spec.parse("demo", argv, session)
+    g = session.g
     if g.socket_name or g.socket_path:
         raise common.UsageError("the demo runs its own private server; "
                                 "--socket-name/--socket-path do not apply")
@@ -250,7 +251,7 @@ def main(argv: list[str]) -> int:
     if shutil.which(resolve_bin()) is None:
         common.err("tma: the demo needs tmux (3.2 or newer) on PATH")
         return common.FAIL
-    demo = Demo(g, args.seconds, args.keep)
+    demo = Demo(session, args.seconds, args.keep)
     old = {s: signal.signal(s, _raise_stop) for s in (signal.SIGTERM, signal.SIGHUP)}
     interrupted = False
     try:

@@ -178,7 +178,7 @@ def _status_line(g, cfg, conf: str | None) -> None:
     """Step 3: does status-right run `tma status`? Read, never edited."""
     import os
 
-    from tma.core.paths import Paths
+    from tma.core.paths import here
     from tma.install import binary, tmux_status
     from tma.install.common import tilde
     from tma.tmux import setup
@@ -192,7 +192,7 @@ def _status_line(g, cfg, conf: str | None) -> None:
     if tmux_status.runs_tma_status(value):
         say("tma: init: status-right already runs `tma status`")
         return
-    path = tilde(tmux_status.tmux_conf(Paths(os.environ), conf))
+    path = tilde(tmux_status.tmux_conf(here(), conf))
     if value is None:
         say("tma: init: no tmux server to ask whether status-right runs `tma status`; if it "
             f"does not, add this line to {path}:")

@@ -65,10 +65,10 @@ def _features():
 
 class Ctx:
     def __init__(self, args, cfg, server) -> None:
-        from tma.core.paths import Paths
+        from tma.core.paths import here
         from tma.install import keys, tmux_hooks
 
-        paths = Paths(os.environ)
+        paths = here()
         self.env = {k: v for k, v in os.environ.items() if v}
         self.home = paths.home
         explicit = args.config_dir or paths.get("TMA_CONFIG_DIR")

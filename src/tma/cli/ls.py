@@ -5,18 +5,17 @@ from __future__ import annotations
 import sys
 
 from tma.cli import common, spec
+from tma.runtime.session import Session
 
 
-def main(argv: list[str]) -> int:
-
-    g, sel, args = spec.parse("ls", argv)
-    cfg = common.load_config(g, surface=True)
-    from tma.cli import cycle_run
+def main(session: Session, argv: list[str]) -> int:
+    sel, args = spec.parse("ls", argv, session)
+    cfg = session.surface_config()
     from tma.runtime.git import GitInfo
 
-    _server, result = cycle_run.run(g, cfg)
+    result = session.cycle()
     git = GitInfo()
-    rows = cycle_run.select(result.rows, sel, git)
+    rows = session.select(result.rows, sel, git)
     if args.pane:
         if all(p.pane_id != args.pane for p in result.snapshot.panes):
             raise common.NoPane(args.pane)

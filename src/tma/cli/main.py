@@ -1,5 +1,8 @@
 """`tma`: find the command, run it, and turn every error into one exit status.
 
+The run's one Session (tma.runtime.session) is built here from the global options
+and handed to the command with the rest of its command line.
+
 The error boundary is here and only here: commands raise typed errors (UsageError,
 NoPane, NoServer, ConfigError, BundledManifestError, TmuxError) and `EXIT_TABLE`
 says what each one prints and returns. The hot commands (`status`, `event`,
@@ -22,8 +25,8 @@ OK, FAIL, USAGE, NO_PANE, INTERRUPTED = 0, 1, 2, 3, 130
 # modules already imported: an exception from a module that was never loaded cannot
 # be raised, and the status line pays for no import.
 EXIT_TABLE = (
-    ("tma.cli.common", "UsageError", USAGE, None, True),
-    ("tma.cli.common", "NoPane", NO_PANE, None, False),
+    ("tma.core.errors", "UsageError", USAGE, None, True),
+    ("tma.core.errors", "NoPane", NO_PANE, None, False),
     ("tma.tmux.adapter", "NoServer", FAIL, "no tmux server running", False),
     ("tma.runtime.config", "ConfigError", FAIL, None, False),
     ("tma.runtime.manifests", "BundledManifestError", FAIL, None, False),
@@ -94,7 +97,7 @@ def _help(argv: list[str], at: int) -> int:
 
 def _unknown(word: str):
     from tma.cli import spec
-    from tma.cli.common import UsageError
+    from tma.core.errors import UsageError
 
     if word.startswith("-"):
         names = [n for f in spec.GLOBALS for n in f.names]
@@ -117,7 +120,7 @@ def dispatch(argv: list[str]) -> int:
         if common.on_terminal(0) and common.on_terminal(1):  # bare `tma`: the picker
             from tma.cli import picker
 
-            return picker.main(argv)
+            return picker.main(_session(argv)[0], [])
         from tma.cli import spec
 
         sys.stderr.write(spec.top_help())  # in a script: the usage, not a screen
@@ -133,9 +136,33 @@ def dispatch(argv: list[str]) -> int:
         if cmd not in spec.COMMANDS or cmd == "help":
             raise _unknown(cmd)
         module = spec.COMMANDS[cmd].module
-    sub_argv = argv[:at] + argv[at + 1:]
-    __import__(f"tma.cli.{module}")  # not importlib: it costs the status line an import
-    return sys.modules[f"tma.cli.{module}"].main(sub_argv)
+    if cmd == "event":
+        from tma.cli import event  # the hook parses its own flags and never fails
+
+        return event.main(argv[:at] + argv[at + 1:])
+    session, rest = _session(argv[:at] + argv[at + 1:])
+    # the one lazy loader: each command's module is imported only when it runs
+    if "." not in module:
+        name = f"tma.cli.{module}"
+        __import__(name)  # not importlib: it costs the status line an import
+        return sys.modules[name].main(session, rest)
+    # a module outside tma.cli (`tma daemon`: tma.daemon, which nothing imports and
+    # which may not import the parser) is handed its parsed flags
+    from tma.cli import spec
+
+    _sel, args = spec.parse(cmd, rest, session)
+    __import__(module)
+    return sys.modules[module].run(session, args)
+
+
+def _session(argv: list[str]):
+    """The run's one Session, from the global options wherever they stand, and the rest
+    of the command line."""
+    from tma.cli.common import split_globals
+    from tma.runtime.session import Session
+
+    g, rest = split_globals(argv)
+    return Session(g), rest
 
 
 def _utf8(stream) -> bool:

@@ -11,13 +11,13 @@ import sys
 from tma.cli import common, spec
 
 
-def main(argv: list[str]) -> int:
-    g, sel, args = spec.parse("mute", argv)
+def main(session: common.Session, argv: list[str]) -> int:
+    sel, args = spec.parse("mute", argv, session)
     duration = getattr(args, "for")
     if args.list:
         if args.clear or duration is not None or args.pane:
             raise common.UsageError("--list takes no --for, --clear or --pane")
-        return _list(g, sel)
+        return _list(session, sel)
     if args.clear and duration is not None:
         raise common.UsageError("--clear takes no --for")
     if args.pane and sel is not None and not sel.empty:
@@ -30,16 +30,14 @@ def main(argv: list[str]) -> int:
             ms = notice.parse_duration(duration)
         except notice.DurationError as exc:
             raise common.UsageError(str(exc)) from None
-    cfg = common.load_config(g)
-    panes = _targets(g, cfg, sel, args.pane)
+    panes = _targets(session, sel, args.pane)
     if not panes:
         common.err("tma: no agent pane matches the selectors")
         return 3
     from tma.tmux import notify as tnotify
 
     until = None if args.clear else notice.mute_deadline(common.now_ms(), ms)
-    server = common.server(g, cfg)
-    server.source(tnotify.mute_lines(panes, until))
+    session.server.source(tnotify.mute_lines(panes, until))
     listed = " ".join(panes)
     if args.clear:
         sys.stdout.write(f"tma: unmuted: {listed}\n")
@@ -50,24 +48,21 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def _targets(g, cfg, sel, pane: str | None) -> list[str]:
+def _targets(session: common.Session, sel, pane: str | None) -> list[str]:
     """The panes to write: every agent pane the selectors match (after one cycle),
     else --pane, else $TMUX_PANE (which must exist)."""
     if sel is not None and not sel.empty:
-        from tma.cli import cycle_run
         from tma.runtime.git import GitInfo
 
-        _server, result = cycle_run.run(g, cfg)
-        return [r.pane.pane_id for r in cycle_run.select(result.rows, sel, GitInfo())]
+        result = session.cycle()
+        return [r.pane.pane_id for r in session.select(result.rows, sel, GitInfo())]
     named = pane
     pane = pane or common.env_pane()
     if pane is None:
         raise common.UsageError("no pane to mute: pass --pane ID or a selector "
                                 "(outside tmux there is no $TMUX_PANE)")
     if named is None:  # the pane you typed in: only when an agent runs there
-        from tma.cli import cycle_run
-
-        _server, result = cycle_run.run(g, cfg)
+        result = session.cycle()
         if not any(r.pane.pane_id == pane for r in result.rows):
             if all(p.pane_id != pane for p in result.snapshot.panes):
                 raise common.NoPane(pane)
@@ -78,26 +73,24 @@ def _targets(g, cfg, sel, pane: str | None) -> list[str]:
         return [pane]
     from tma.tmux import read
 
-    snap = read.list_panes(common.server(g, cfg))
+    snap = read.list_panes(session.server)
     if all(p.pane_id != pane for p in snap.panes):
         raise common.NoPane(pane)
     return [pane]
 
 
-def _list(g, sel) -> int:
+def _list(session: common.Session, sel) -> int:
     """Every pane whose mute has not run out: pane, where, agent, until when."""
-    from tma.cli import cycle_run
     from tma.core import notice
 
-    cfg = common.load_config(g)
-    _server, result = cycle_run.run(g, cfg)
+    result = session.cycle()
     now = common.now_ms()
     agents = {r.pane.pane_id: r.agent for r in result.rows}
     panes = result.snapshot.panes
     if sel is not None and not sel.empty:
         from tma.runtime.git import GitInfo
 
-        keep = {r.pane.pane_id for r in cycle_run.select(result.rows, sel, GitInfo())}
+        keep = {r.pane.pane_id for r in session.select(result.rows, sel, GitInfo())}
         panes = [p for p in panes if p.pane_id in keep]
     rows = []
     for p in panes:

@@ -1,22 +1,20 @@
 """`tma reload`: the running daemon re-reads its config and manifests (SIGHUP).
 
-Reaches tma.daemon by name at run time (nothing imports it; see cli/daemon.py).
+The daemon's lifecycle is the Session's (tma.runtime.daemon_control).
 """
 
 from __future__ import annotations
 
-import importlib
+from tma.cli import spec
+from tma.runtime.session import Session
 
-from tma.cli import common, spec
 
-
-def main(argv: list[str]) -> int:
-    g, _sel, _args = spec.parse("reload", argv)
+def main(session: Session, argv: list[str]) -> int:
+    spec.parse("reload", argv, session)
     from tma.runtime.config import ConfigError
 
     try:
-        cfg = common.load_config(g)
+        session.config  # noqa: B018 - the server's tmux binary, when the file is good
     except ConfigError:
-        cfg = None  # the daemon reads the file itself and reports what is wrong with it
-    server = common.server(g, cfg)
-    return importlib.import_module("tma.daemon.main").reload(server)
+        pass  # the daemon reads the file itself and reports what is wrong with it
+    return session.reload_daemon()

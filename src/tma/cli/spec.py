@@ -113,6 +113,10 @@ class Command:
 
     @property
     def module(self) -> str:
+        """The module that runs it: tma.cli's, but `tma daemon` is tma.daemon's own
+        (cli/main.py parses its flags for it: the daemon may not import tma.cli)."""
+        if self.name == "daemon":
+            return "tma.daemon.command"
         return self.name.replace("-", "_")
 
     def sub(self, name: str) -> Command | None:
@@ -737,8 +741,9 @@ def _help_request(cmd: Command, rest: list[str]) -> tuple[bool, str | None]:
     return True, sub
 
 
-def parse(name: str, argv: list[str]):
-    """(globals, selector or None, the command's arguments) from a command's argv.
+def parse(name: str, argv: list[str], session=None):
+    """(selector or None, the command's arguments) from a command's argv (the global
+    options already taken out into the Session).
 
     `-h`/`--help` prints the command's help and exits 0; a bad flag raises
     UsageError (exit 2 at the boundary); an unknown --agent lists the known ones.
@@ -746,15 +751,15 @@ def parse(name: str, argv: list[str]):
     from tma.cli import common
 
     cmd = COMMANDS[name]
-    g, rest = common.split_globals(argv)
-    wants, sub = _help_request(cmd, rest)
+    wants, sub = _help_request(cmd, argv)
     if wants:
         sys.stdout.write(help_text(name, sub))
         raise SystemExit(0)
     sel = None
+    rest = argv
     if cmd.selectors:
         sel, rest = common.take_selectors(rest)
     args = parser(name).parse_args(rest)
-    if sel is not None and sel.agent is not None:
-        common.check_agent(g, sel.agent)
-    return g, sel, args
+    if sel is not None and sel.agent is not None and session is not None:
+        common.check_agent(session, sel.agent)
+    return sel, args

@@ -9,9 +9,8 @@ from tma.cli import common
 FORMATS = ("tmux", "plain", "json", "prom")
 
 
-def main(argv: list[str]) -> int:
-
-    g, rest = common.split_globals(argv)
+def main(session: common.Session, argv: list[str]) -> int:
+    rest = argv
     sel = None  # a status line passes no selector: their parser is not even imported
     if any(a.startswith("--") and a.partition("=")[0] != "--format" for a in rest):
         sel, rest = common.take_selectors(rest)
@@ -19,20 +18,17 @@ def main(argv: list[str]) -> int:
     if fmt is None:
         return 0  # --help
     if sel is None and fmt == "tmux" and not common.on_terminal():
-        shown = _from_daemon(g)
+        shown = session.segment()
         if shown is not None:
             sys.stdout.write(shown)
             return 0
     if sel is not None and sel.agent is not None:
-        common.check_agent(g, sel.agent)
-    cfg = common.load_config(g, surface=True)
-    from tma.cli import cycle_run
-
+        common.check_agent(session, sel.agent)
+    cfg = session.surface_config()
     # under #() nobody reads stderr and the hot path must not validate manifests
     # counts need no telemetry lane and, unless --repo/--branch, no pane path: a lean read
     lean = sel is None or not sel.needs_git
-    _server, result = cycle_run.run(g, cfg, report=common.on_terminal(2), lean=lean,
-                                    current=False)
+    result = session.cycle(report=common.on_terminal(2), lean=lean, current=False)
     rows = result.rows if sel is None else _select(result.rows, sel)
     from tma.ui import status as render
 
@@ -83,24 +79,10 @@ def _format(rest: list[str]) -> str | None:
     return fmt
 
 
-def _from_daemon(g) -> str | None:
-    """A running daemon keeps the segment this would print (tma.daemon.segment): ask it
-    over its socket, with no tmux spawn and no cycle. None on any doubt."""
-    socket_path = common.known_socket(g)
-    if not socket_path:
-        return None
-    from tma.runtime import handoff
-
-    args = {k: v for k, v in (("config", g.config), ("manifest-dir", g.manifest_dir)) if v}
-    return handoff.ask_segment(args, socket_path)
-
-
 def _select(rows, sel):
-    from tma.cli import cycle_run
-
     git = None
     if sel.needs_git:
         from tma.runtime.git import GitInfo
 
         git = GitInfo()
-    return cycle_run.select(rows, sel, git)
+    return common.Session.select(rows, sel, git)

@@ -7,7 +7,7 @@ import sys
 from tma import __version__
 
 
-def main(argv: list[str]) -> int:
+def main(session, argv: list[str]) -> int:
     if argv:  # the bare form stays import-free; anything else is parsed (--help, a typo)
         from tma.cli import spec
 

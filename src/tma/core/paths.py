@@ -113,3 +113,9 @@ class Paths:
 def private_dir_ok(st_mode: int, st_uid: int, uid: int) -> bool:
     """A runtime directory tma may write into: the user's own, no group/other access."""
     return st_uid == uid and (st_mode & 0o077) == 0
+
+
+def here(env: Mapping[str, str] | None = None) -> Paths:
+    """The places of this process (its environment, or `env`): the one place a Paths is
+    built, so every caller resolves the same environment the same way."""
+    return Paths(os.environ if env is None else env)

@@ -175,11 +175,11 @@ class Segment(Part):
         loaded its rendering and identification from (a change means a reload is due)."""
         import os
 
-        from tma.core.paths import Paths
+        from tma.core.paths import here
         from tma.runtime import manifests
 
         try:
-            st = os.stat(Paths(os.environ).config_file(self.daemon.config_path or None))
+            st = os.stat(here().config_file(self.daemon.config_path or None))
             config: tuple = (st.st_mtime_ns, st.st_size)
         except OSError:
             config = ()

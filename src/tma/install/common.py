@@ -115,9 +115,9 @@ def wired_events(manifest) -> list[str]:
 
 def tilde(path: str) -> str:
     """path with $HOME shown as `~` (for messages)."""
-    from tma.core.paths import Paths
+    from tma.core.paths import here
 
-    return Paths(os.environ).tilde(path)
+    return here().tilde(path)
 
 
 # ---------------------------------------------------------------- reading

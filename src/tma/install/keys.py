@@ -43,9 +43,9 @@ _BIND = re.compile(r"^\s*bind(?:-key)?\s+(.*)$")
 def find_conf(explicit: str | None, home: str, env) -> str:
     """--conf, else the first existing of tmux's own search order, else ~/.tmux.conf
     (to be created). A symlink counts as existing, dangling or not: it is followed."""
-    from tma.core.paths import Paths
+    from tma.core.paths import here
 
-    paths = Paths(dict(env, HOME=home))
+    paths = here(dict(env, HOME=home))
     if explicit:
         return paths.expand(explicit)
     cands = paths.tmux_confs()
@@ -59,9 +59,9 @@ def managed_path(cdir: str) -> str:
 def source_line(cdir: str, home: str, env, pinned: bool) -> str:
     """The marked line. The default place goes through tmux's own XDG config home and
     $HOME (so a moved HOME still finds it); a pinned dir is written literally."""
-    from tma.core.paths import Paths
+    from tma.core.paths import here
 
-    default_xdg = os.path.join(Paths(dict(env, HOME=home)).config_home, "tma")
+    default_xdg = os.path.join(here(dict(env, HOME=home)).config_home, "tma")
     literal = pinned or os.path.abspath(cdir) != os.path.abspath(default_xdg)
     return keyfile.source_line(managed_path(cdir) if literal else None)
 

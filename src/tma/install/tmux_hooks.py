@@ -42,9 +42,9 @@ MANAGED_INDEX = keyfile.MANAGED_INDEX
 
 def config_dir(explicit: str | None = None) -> str:
     """--config-dir > TMA_CONFIG_DIR > $XDG_CONFIG_HOME/tma > ~/.config/tma (empty = unset)."""
-    from tma.core.paths import Paths
+    from tma.core.paths import here
 
-    return Paths(os.environ).config_dir(explicit)
+    return here().config_dir(explicit)
 
 
 def socket_key(socket_path: str) -> str:

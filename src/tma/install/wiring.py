@@ -78,11 +78,11 @@ class Output:
 
 def prepare(req: Request, cfg, env=None) -> Setup:
     """The context every adapter reads. Raises InstallError when no wrapper place is known."""
-    from tma.core.paths import Paths
+    from tma.core.paths import here
     from tma.install import statusline
     from tma.install.binary import running_tma
 
-    paths = Paths(os.environ if env is None else env)
+    paths = here(env)
     tma = running_tma()
     explicit = req.wrapper_path or paths.get("TMA_WRAPPER_PATH")
     if explicit:

@@ -17,9 +17,9 @@ class BundledActionError(Exception):
 
 
 def user_dir() -> str:
-    from tma.core.paths import Paths
+    from tma.core.paths import here
 
-    return Paths(os.environ).action_dir
+    return here().action_dir
 
 
 def bundled_dir() -> str:

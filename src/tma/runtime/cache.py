@@ -14,9 +14,9 @@ from tma import __version__
 
 
 def directory() -> str:
-    from tma.core.paths import Paths
+    from tma.core.paths import here
 
-    return Paths(os.environ).cache_dir
+    return here().cache_dir
 
 
 def _path(name: str) -> str:

@@ -57,9 +57,9 @@ class Config:
 
 
 def resolve_path(explicit: str | None) -> str:
-    from tma.core.paths import Paths
+    from tma.core.paths import here
 
-    return Paths(os.environ).config_file(explicit)
+    return here().config_file(explicit)
 
 
 def _err(path: str, key: str, msg: str) -> ConfigError:

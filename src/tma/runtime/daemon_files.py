@@ -28,9 +28,9 @@ def key(socket_path: str) -> str:
 
 
 def runtime_dir() -> str:
-    from tma.core.paths import Paths as Places
+    from tma.core.paths import here
 
-    return Places(os.environ).runtime_dir
+    return here().runtime_dir
 
 
 class Files:

@@ -173,12 +173,12 @@ class Installers:
     """
 
     def __init__(self, cfg, mset) -> None:
-        from tma.core.paths import Paths
+        from tma.core.paths import here
         from tma.install import common as ic
         from tma.install import registry, wiring
 
         self.agents: tuple[str, ...] = registry.AGENTS
-        self.config_dir: str = Paths(os.environ).config_dir()
+        self.config_dir: str = here().config_dir()
         self.error: str | None = None
         self.setup = None
         self.ctx = None
@@ -383,9 +383,9 @@ def live_sinks(ctx: Context) -> dict:
 def section_config(ctx: Context) -> dict:
     """The config file: loaded, or why not (the rest of the report then runs on the
     defaults); and whether it changed after the running daemon loaded it."""
-    from tma.core.paths import Paths
+    from tma.core.paths import here
 
-    path = Paths(os.environ).config_file(getattr(ctx.cfg, "path", None))
+    path = here().config_file(getattr(ctx.cfg, "path", None))
     try:
         mtime: int | None = os.stat(path).st_mtime_ns // 1_000_000
     except OSError:

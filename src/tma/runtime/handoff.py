@@ -114,9 +114,9 @@ def key(socket_path: str) -> str:
 def daemon_socket(socket_path: str, places=None) -> str:
     """<runtime dir>/<key>.sock, as tma.runtime.daemon_files.Files names it."""
     if places is None:
-        from tma.core.paths import Paths
+        from tma.core.paths import here
 
-        places = Paths(os.environ)
+        places = here()
     return os.path.join(places.runtime_dir, key(socket_path) + ".sock")
 
 
@@ -126,9 +126,9 @@ def scope(a: dict[str, str], places=None) -> str:
     that directory alone; without one it is the bundled set plus the user's directory,
     so the two are spelled apart even when they name the same directory."""
     if places is None:
-        from tma.core.paths import Paths
+        from tma.core.paths import here
 
-        places = Paths(os.environ)
+        places = here()
     from tma import __version__
 
     manifests = ("dir:" + os.path.abspath(a["manifest-dir"])) if a.get("manifest-dir") \
@@ -154,9 +154,9 @@ def offer(a: dict[str, str], agent: str, kind: str, pane: str, payload: str,
     if len(agent) > SMALL_CAP or len(kind) > SMALL_CAP or len(pane) > SMALL_CAP \
             or len(payload) > PAYLOAD_CAP // 4 and len(payload.encode()) > PAYLOAD_CAP:
         return False
-    from tma.core.paths import Paths
+    from tma.core.paths import here
 
-    places = Paths(os.environ)
+    places = here()
     global _found
     path = daemon_socket(tmux_socket(a), places)
     if not socket_ok(path):
@@ -190,9 +190,9 @@ def ask_segment(g_args: dict[str, str], socket_path: str) -> str | None:
     """`tma status`'s shortcut: the status segment the daemon keeps for this server,
     rendered with the same config (the daemon NAKs another scope, a stale segment or a
     config file edited since it loaded). None on any doubt: the caller runs its cycle."""
-    from tma.core.paths import Paths
+    from tma.core.paths import here
 
-    places = Paths(os.environ)
+    places = here()
     path = daemon_socket(socket_path, places)
     if not socket_ok(path):
         return None

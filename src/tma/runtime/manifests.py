@@ -35,9 +35,9 @@ def __getattr__(name: str):
 
 
 def user_dir() -> str:
-    from tma.core.paths import Paths
+    from tma.core.paths import here
 
-    return Paths(os.environ).manifest_dir
+    return here().manifest_dir
 
 
 def _listing(directory: str) -> list[tuple[str, str, int, int]]:

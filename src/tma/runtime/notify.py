@@ -199,9 +199,9 @@ def osc9(note: Note) -> bytes:
 def runtime_dir() -> str:
     """tma's runtime directory (tma.core.paths: $XDG_RUNTIME_DIR/tma, else a per-user
     tma-<uid> under the temp dir), created 0700 on write."""
-    from tma.core.paths import Paths
+    from tma.core.paths import here
 
-    return Paths(os.environ).runtime_dir
+    return here().runtime_dir
 
 
 def _private_dir() -> str | None:
@@ -301,9 +301,9 @@ def write_tty(tty: str, data: bytes) -> None:
 
 def append_log(path: str, note: Note, at: int) -> None:
     try:
-        from tma.core.paths import Paths
+        from tma.core.paths import here
 
-        path = Paths(os.environ).expand(path)
+        path = here().expand(path)
         parent = os.path.dirname(path)
         if parent:
             os.makedirs(parent, exist_ok=True)
@@ -370,9 +370,9 @@ def _session_bus(environ) -> bool:
         return True
     import stat
 
-    from tma.core.paths import Paths
+    from tma.core.paths import here
 
-    run = Paths(environ).runtime_dir
+    run = here(environ).runtime_dir
     if os.path.basename(run) != "tma":
         return False  # no $XDG_RUNTIME_DIR: no per-user bus socket to look for
     try:
