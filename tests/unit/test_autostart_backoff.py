@@ -3,7 +3,24 @@ every few seconds, and a doomed daemon must not be spawned (and reported) on eac
 
 import os
 
-from tma.cli import common
+from tma.runtime import session as session_mod
+from tma.runtime.session import Globals, Session
+
+
+class FailingStart(Session):
+    """A Session whose daemon never starts (a test builds its own, as every surface
+    receives one)."""
+
+    def __init__(self, g, env, calls):
+        super().__init__(g, env)
+        self.calls = calls
+
+    def ensure_daemon(self) -> int:
+        self.calls.append(self.g.socket_path)
+        import sys
+
+        sys.stderr.write("tma daemon: the daemon did not start\n")
+        return 1
 
 
 def test_a_failed_start_is_not_retried_within_the_backoff_and_prints_nothing(
@@ -11,26 +28,15 @@ def test_a_failed_start_is_not_retried_within_the_backoff_and_prints_nothing(
     runtime = tmp_path / "run"
     runtime.mkdir(mode=0o700)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
-    calls = []
-
-    def failing_ensure(g, cfg):
-        calls.append(g.socket_path)
-        import sys
-
-        sys.stderr.write("tma daemon: the daemon did not start\n")
-        return 1
-
-    from tma.cli import daemon
-
-    monkeypatch.setattr(daemon, "ensure", failing_ensure)
-    g = common.Globals(socket_path=str(tmp_path / "tmux-sock"))
-    common.autostart(g, None)
-    common.autostart(g, None)
+    calls: list = []
+    g = Globals(socket_path=str(tmp_path / "tmux-sock"))
+    FailingStart(g, os.environ, calls).autostart()
+    FailingStart(g, os.environ, calls).autostart()
     assert calls == [g.socket_path]
     assert capsys.readouterr().err == ""
     # past the back-off it tries again
     marker = next(p for p in (runtime / "tma").iterdir() if p.suffix == ".failed")
-    old = os.stat(marker).st_mtime - common.AUTOSTART_BACKOFF_S - 1
+    old = os.stat(marker).st_mtime - session_mod.AUTOSTART_BACKOFF_S - 1
     os.utime(marker, (old, old))
-    common.autostart(g, None)
+    FailingStart(g, os.environ, calls).autostart()
     assert len(calls) == 2

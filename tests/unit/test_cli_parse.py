@@ -49,11 +49,12 @@ def test_a_global_without_its_value(capsys):
 
 
 def test_parse_builds_the_declared_parser():
-    g, sel, args = spec.parse("jump", ["--socket-name", "s", "--session", "a", "--blocked"])
+    g, rest = common.split_globals(["--socket-name", "s", "--session", "a", "--blocked"])
+    sel, args = spec.parse("jump", rest)
     assert (g.socket_name, sel.session, args.direction, args.pane) == ("s", "a", "blocked", None)
-    _, _, args = spec.parse("install-hooks", ["-y", "claude"])
+    _, args = spec.parse("install-hooks", ["-y", "claude"])
     assert (args.yes, args.agent, args.statusline) == (True, "claude", "keep")
-    _, _, args = spec.parse("debug", ["stamp", "%1", "--count", "3"])
+    _, args = spec.parse("debug", ["stamp", "%1", "--count", "3"])
     assert (args.sub, args.pane, args.count, args.mode) == ("stamp", "%1", 3, "publish")
 
 

@@ -12,13 +12,11 @@ from __future__ import annotations
 import os
 import sys
 
-from tma.core.errors import NoPane, UsageError
+from tma.core.errors import FAIL, USAGE, NoPane, UsageError
 from tma.runtime.session import Globals, Session
 
-__all__ = ["Globals", "NoPane", "Session", "UsageError"]
+__all__ = ["FAIL", "USAGE", "Globals", "NoPane", "Session", "UsageError"]
 
-USAGE = 2
-FAIL = 1
 
 
 _VALUED = {"--socket-name": "socket_name", "--socket-path": "socket_path", "--config": "config",

@@ -71,7 +71,7 @@ class Demo:
     def __init__(self, session: common.Session, seconds: float, keep: bool):
         from tma.tmux.adapter import Server, resolve_bin
 
-        self.g = g = session.g
+        self.g = session.g
         self.seconds = seconds
         self.keep = keep
         self.scale = max(seconds / SCRIPT_SECONDS, 0.3)

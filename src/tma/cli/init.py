@@ -176,7 +176,6 @@ def _daemon(g, cfg, args) -> list[str]:
 
 def _status_line(g, cfg, conf: str | None) -> None:
     """Step 3: does status-right run `tma status`? Read, never edited."""
-    import os
 
     from tma.core.paths import here
     from tma.install import binary, tmux_status

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import sys
 
+from tma.core.errors import FAIL, INTERRUPTED, NO_PANE, OK, USAGE  # the one exit table
+
 # Dispatched without tma.cli.spec (tests/unit/test_cli_docs.py holds them to it).
 HOT = {"status": "status", "event": "event", "clear-attention": "clear_attention"}
 _VALUED = ("--socket-name", "--socket-path", "--config", "--manifest-dir", "-c", "--client")
 
-OK, FAIL, USAGE, NO_PANE, INTERRUPTED = 0, 1, 2, 3, 130
 
 # (module, exception class, exit status, message or None for str(exc), prefix with the
 # command?) — the first row whose class matches wins. Classes are looked up only in

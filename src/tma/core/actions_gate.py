@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tma.core import errors as exits
 from tma.core import states
 from tma.core.actions_schema import KIND_EXEC, Action
 
@@ -33,14 +34,10 @@ LOCKED = "locked"
 ANSWERED = "answered"  # another act already typed this episode's answer
 REASONS = (GATED, REQUIRES_UNMET, WRONG_AGENT, NO_COVERAGE, LOCKED, ANSWERED)
 
-EXIT_OK = 0
-EXIT_ERROR = 1
-EXIT_USAGE = 2
-EXIT_VANISHED = 3
-EXIT_REFUSED = 4
-EXIT_LOCKED = 5
-EXIT_ANSWERED = 6
-EXIT_TIMEOUT = 124
+# act's exit statuses, named as the broker knows them, from the one table
+EXIT_OK, EXIT_ERROR, EXIT_USAGE = exits.OK, exits.FAIL, exits.USAGE
+EXIT_VANISHED, EXIT_REFUSED, EXIT_LOCKED = exits.NO_PANE, exits.REFUSED, exits.LOCKED
+EXIT_ANSWERED, EXIT_TIMEOUT = exits.ANSWERED, exits.TIMEOUT
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import time
 
 from tma.daemon import lock
 from tma.runtime import daemon_files
-from tma.runtime.daemon_control import ENSURE_WAIT, log, private, serves, server_instance
+from tma.runtime.daemon_control import ENSURE_WAIT, log, private, server_instance, serves
 from tma.tmux.adapter import NoServer
 
 

@@ -23,7 +23,7 @@ Targets:
 
 from __future__ import annotations
 
-from tma.core import states
+from tma.core import errors, states
 
 PANE = "pane"
 AGENT = "agent"
@@ -41,7 +41,7 @@ WAITING = "waiting"
 
 #: Exit codes per terminal step.
 EXIT = {MATCHED: 0, VANISHED: 3, DEPARTED: 4, AMBIGUOUS: 1, EMPTY: 2}
-EXIT_TIMEOUT = 124
+EXIT_TIMEOUT = errors.TIMEOUT  # the one exit table
 
 
 class Goal:
