@@ -624,7 +624,7 @@ def test_bare_wrapper_reference(srv):
 
 
 def test_notify_failure_counts(srv, monkeypatch):
-    from tma.runtime import notify
+    from tma.runtime import notify_log
 
     srv.shell_pane()
     r = doctor(srv)
@@ -634,7 +634,7 @@ def test_notify_failure_counts(srv, monkeypatch):
     assert r.doc["notify"]["sink"]["done"] == {"kind": "off", "what": "not enabled in [notify]"}
     assert r.section("sink").startswith("sink:    nobody rings")
     monkeypatch.setenv("XDG_RUNTIME_DIR", srv.env["XDG_RUNTIME_DIR"])
-    notify.record_failure("notify-send tma", "exit status 3", now_ms() - 90_000)
+    notify_log.record_failure("notify-send tma", "exit status 3", now_ms() - 90_000)
     r = doctor(srv)
     notify_text = r.section("notify")
     assert notify_text.startswith("notify:  ✗ the notify command last failed 9")

@@ -25,8 +25,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tma.runtime import config, notify
-from tma.runtime.notify import Note
+from tma.runtime import config, notify, notify_backends, notify_log, notify_note
+from tma.runtime.notify_note import Note
 from tma.tmux import adapter
 from tma.tmux import notify as tnotify
 
@@ -169,7 +169,7 @@ def test_command_gets_json_on_stdin_and_the_env(srv, rt, tmp_path, capfd):
     # dispatch waited for the child: the files are complete the moment it returns
     doc = json.loads(out.read_text())
     jsonschema.validate(doc, SCHEMA)
-    assert list(doc) == list(notify.PAYLOAD_KEYS)
+    assert list(doc) == list(notify_note.PAYLOAD_KEYS)
     assert doc["pane"] == pane and doc["state"] == "blocked" and doc["agent"] == "fake"
     assert doc["locator"] == srv.display(pane, "#{session_name}:#{window_index}.#{pane_index}")
     env = dict(line.split("=", 1) for line in envf.read_text().splitlines() if "=" in line)
@@ -180,7 +180,7 @@ def test_command_gets_json_on_stdin_and_the_env(srv, rt, tmp_path, capfd):
     assert "TMA_CONTEXT_PCT" not in env
     captured = capfd.readouterr()
     assert captured.out == "" and captured.err == ""
-    assert notify.last_failure() is None
+    assert notify_log.last_failure() is None
 
 
 def test_per_trigger_command_and_env_override(srv, rt, tmp_path, monkeypatch):
@@ -198,22 +198,22 @@ def test_failing_command_leaves_a_record_a_clean_run_clears_it(srv, rt):
     pane = srv.agent_pane()
     server = server_for(srv)
     notify.dispatch(server, cfg_with(command="exit 3"), note_for(srv, pane), now=1234)
-    rec = notify.last_failure()
+    rec = notify_log.last_failure()
     assert rec == {"at": 1234, "reason": "exit status 3", "command": "exit 3"}
     assert (rt / "notify-error").exists()
     assert rt.stat().st_mode & 0o777 == 0o700
     notify.dispatch(server, cfg_with(command="kill -9 $$"), note_for(srv, pane), now=1300)
-    assert notify.last_failure()["reason"] == "killed by signal 9"  # newest wins
+    assert notify_log.last_failure()["reason"] == "killed by signal 9"  # newest wins
     notify.dispatch(server, cfg_with(command="true"), note_for(srv, pane))
-    assert notify.last_failure() is None
+    assert notify_log.last_failure() is None
     assert not (rt / "notify-error").exists()
 
 
 def test_spawn_failure_is_recorded(srv, rt, monkeypatch):
     pane = srv.agent_pane()
-    monkeypatch.setattr(notify, "_SH", "/nonexistent/sh")
+    monkeypatch.setattr(notify_backends, "_SH", "/nonexistent/sh")
     notify.dispatch(server_for(srv), cfg_with(command="true"), note_for(srv, pane))
-    rec = notify.last_failure()
+    rec = notify_log.last_failure()
     assert rec is not None and rec["reason"].startswith("spawn failed")
     assert rec["command"] == "true"
 
@@ -234,13 +234,13 @@ def _alive(pid: int) -> bool:
 
 def test_hung_command_is_killed_at_the_timeout(srv, rt, tmp_path, monkeypatch):
     pane = srv.agent_pane()
-    monkeypatch.setattr(notify, "COMMAND_TIMEOUT", 0.5)
+    monkeypatch.setattr(notify_backends, "COMMAND_TIMEOUT", 0.5)
     pidf = tmp_path / "bg.pid"
     cmd = f"sleep 60 & echo $! > '{pidf}'; wait"
     start = time.monotonic()
     notify.dispatch(server_for(srv), cfg_with(command=cmd), note_for(srv, pane))
     assert time.monotonic() - start < 5
-    assert "timed out" in notify.last_failure()["reason"]
+    assert "timed out" in notify_log.last_failure()["reason"]
     bg = int(pidf.read_text())
     srv.wait_for(lambda: not _alive(bg))  # the whole process group went
 

@@ -72,14 +72,14 @@ def test_at_the_cap_the_oldest_child_is_killed_reaped_and_recorded(monkeypatch, 
     import os
 
     from tma.daemon import notifier as mod
-    from tma.runtime import notify
+    from tma.runtime import notify_backends, notify_log, notify_note
 
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
     monkeypatch.setattr(mod, "MAX_IN_FLIGHT", 2)
     part = mod.Notifier(daemon=None)
-    note = notify.Note(trigger="blocked", agent="a", pane="%1")
-    kids = [notify._run_sink(["sleep", "30"], "sleep 30", note, False, NOW) for _ in range(3)]
-    waiter = notify._run_sink(["sleep", "30"], "notify-send (desktop)", note, False, NOW,
+    note = notify_note.Note(trigger="blocked", agent="a", pane="%1")
+    kids = [notify_backends.run_sink(["sleep", "30"], "sleep 30", note, False, NOW) for _ in range(3)]
+    waiter = notify_backends.run_sink(["sleep", "30"], "notify-send (desktop)", note, False, NOW,
                               {"TMA_JUMP_BIN": "tma"})
     try:
         for kid in kids:
@@ -89,12 +89,12 @@ def test_at_the_cap_the_oldest_child_is_killed_reaped_and_recorded(monkeypatch, 
             assert os.waitpid(kids[0].pid, os.WNOHANG) is None
         except ChildProcessError:
             pass
-        assert "2 notification commands" in notify.last_failure()["reason"]
+        assert "2 notification commands" in notify_log.last_failure()["reason"]
         part.adopt(waiter)  # the cap again: kids[1] goes
         assert [c.pid for c in part.children] == [kids[2].pid, waiter.pid]
-        notify.clear_failure()
+        notify_log.clear_failure()
         part.children[-1].kill("x")  # a desktop waiter killed: not a failure
-        assert waiter.waiter and notify.last_failure() is None
+        assert waiter.waiter and notify_log.last_failure() is None
     finally:
         for kid in kids[2:]:
             try:

@@ -9,8 +9,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tma.runtime import config, notify, notify_gate
-from tma.runtime.notify import Note
+from tma.runtime import config, notify, notify_backends, notify_gate, notify_log, notify_note
+from tma.runtime.notify_note import Note
 from tma.tmux import notify as tnotify
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,11 +44,11 @@ def _clean_env(monkeypatch):
 
 
 def test_payload_key_order_is_pinned():
-    assert list(notify.payload(full_note())) == [
+    assert list(notify_note.payload(full_note())) == [
         "schema", "agent", "pane", "state", "detail", "session", "locator", "title", "repo",
         "branch", "age_ms", "context_pct"]
-    assert tuple(SCHEMA["required"]) == notify.PAYLOAD_KEYS
-    assert list(SCHEMA["properties"]) == list(notify.PAYLOAD_KEYS)
+    assert tuple(SCHEMA["required"]) == notify_note.PAYLOAD_KEYS
+    assert list(SCHEMA["properties"]) == list(notify_note.PAYLOAD_KEYS)
 
 
 @pytest.mark.parametrize("note", [
@@ -58,23 +58,23 @@ def test_payload_key_order_is_pinned():
     full_note(trigger="context_high", context_pct=91),
 ])
 def test_payload_validates_against_the_schema(note):
-    doc = notify.payload(note)
+    doc = notify_note.payload(note)
     jsonschema.validate(doc, SCHEMA)
     # the hand-rolled encoder is real JSON with the same content and order
-    text = notify.dumps(doc)
+    text = notify_note.dumps(doc)
     assert json.loads(text) == doc
     assert list(json.loads(text)) == list(doc)
 
 
 def test_payload_values():
-    doc = notify.payload(full_note(trigger="done", detail="", session="", title=""))
+    doc = notify_note.payload(full_note(trigger="done", detail="", session="", title=""))
     assert doc["schema"] == 2 and doc["state"] == "done"
     assert doc["detail"] is None and doc["session"] is None
     assert doc["title"] == "" and doc["context_pct"] == 42
 
 
 def test_schema_rejects_unknown_and_missing_keys():
-    doc = notify.payload(full_note())
+    doc = notify_note.payload(full_note())
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(dict(doc, extra=1), SCHEMA)
     short = dict(doc)
@@ -86,25 +86,25 @@ def test_schema_rejects_unknown_and_missing_keys():
 
 
 def test_log_record_puts_at_after_schema():
-    line = notify.log_record(full_note(), 1_700_000_000_123)
-    assert list(line) == ["schema", "at"] + list(notify.PAYLOAD_KEYS[1:])
+    line = notify_note.log_record(full_note(), 1_700_000_000_123)
+    assert list(line) == ["schema", "at"] + list(notify_note.PAYLOAD_KEYS[1:])
     assert line["at"] == 1_700_000_000_123
     jsonschema.validate(line, LOG_SCHEMA)
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(notify.payload(full_note()), LOG_SCHEMA)  # no `at`
+        jsonschema.validate(notify_note.payload(full_note()), LOG_SCHEMA)  # no `at`
 
 
 def test_dumps_escapes_hostile_strings():
     hostile = 'a"b\\c\nd\x00e\x1b[31m\u2028é'
     doc = {"title": hostile, "n": None, "t": True, "i": 7}
-    assert json.loads(notify.dumps(doc)) == doc
+    assert json.loads(notify_note.dumps(doc)) == doc
 
 
 # ------------------------------------------------------------------ env
 
 
 def test_env_mapping_full():
-    assert notify.env(full_note(since_ms=1500)) == {
+    assert notify_note.env(full_note(since_ms=1500)) == {
         "TMA_AGENT": "claude", "TMA_PANE": "%3", "TMA_STATE": "blocked",
         "TMA_LOCATOR": "work:1.0", "TMA_TITLE": "✳ fix the parser", "TMA_AGE_MS": "1500",
         "TMA_DETAIL": "permission", "TMA_SESSION": "abc-123", "TMA_REPO": "tma",
@@ -113,23 +113,23 @@ def test_env_mapping_full():
 
 
 def test_env_optional_keys_unset_when_empty():
-    env = notify.env(full_note(detail=None, session="", repo="", branch="", context_pct=None,
+    env = notify_note.env(full_note(detail=None, session="", repo="", branch="", context_pct=None,
                                title=""))
-    assert set(env) == set(notify.ENV_ALWAYS)
+    assert set(env) == set(notify_note.ENV_ALWAYS)
     assert env["TMA_TITLE"] == ""
 
 
 def test_child_env_drops_inherited_optional_keys(monkeypatch):
     monkeypatch.setenv("TMA_DETAIL", "stale")
     monkeypatch.setenv("TMA_REPO", "stale")
-    child = notify._child_env(full_note(detail=None, repo=""))
+    child = notify_note.child_env(full_note(detail=None, repo=""))
     assert "TMA_DETAIL" not in child and "TMA_REPO" not in child
     assert child["PATH"] == os.environ["PATH"]
 
 
 def test_context_pct_zero_is_present():
-    assert notify.env(full_note(context_pct=0))["TMA_CONTEXT_PCT"] == "0"
-    assert notify.payload(full_note(context_pct=0))["context_pct"] == 0
+    assert notify_note.env(full_note(context_pct=0))["TMA_CONTEXT_PCT"] == "0"
+    assert notify_note.payload(full_note(context_pct=0))["context_pct"] == 0
 
 
 # ------------------------------------------------------------------ decisions
@@ -138,18 +138,18 @@ def test_context_pct_zero_is_present():
 def test_command_resolution_precedence(monkeypatch):
     cfg = cfg_with(command="global", blocked={"command": "for-blocked"},
                    context_high={"threshold": 80, "command": "for-context"})
-    assert notify.command_for(cfg, "blocked") == "for-blocked"
-    assert notify.command_for(cfg, "done") == "global"
-    assert notify.command_for(cfg, "context_high") == "for-context"
-    assert notify.command_for(cfg_with(), "blocked") is None
-    assert notify.command_for(cfg_with(done={}), "done") is None
-    assert notify.command_for(cfg_with(command=""), "done") is None
+    assert notify_gate.command_for(cfg, "blocked") == "for-blocked"
+    assert notify_gate.command_for(cfg, "done") == "global"
+    assert notify_gate.command_for(cfg, "context_high") == "for-context"
+    assert notify_gate.command_for(cfg_with(), "blocked") is None
+    assert notify_gate.command_for(cfg_with(done={}), "done") is None
+    assert notify_gate.command_for(cfg_with(command=""), "done") is None
     monkeypatch.setenv("TMA_NOTIFY_CMD", "from-env")
     for trig in ("blocked", "done", "context_high"):
-        assert notify.command_for(cfg, trig) == "from-env"
-    assert notify.command_for(cfg_with(), "done") == "from-env"
+        assert notify_gate.command_for(cfg, trig) == "from-env"
+    assert notify_gate.command_for(cfg_with(), "done") == "from-env"
     monkeypatch.setenv("TMA_NOTIFY_CMD", "")
-    assert notify.command_for(cfg, "blocked") == "for-blocked"
+    assert notify_gate.command_for(cfg, "blocked") == "for-blocked"
 
 
 def test_enabled_triggers():
@@ -217,9 +217,9 @@ def test_config_accepts_desktop_and_rejects_non_bool(tmp_path):
 
 
 def test_message_titled_and_untitled():
-    assert notify.message(full_note()) == "tma: claude blocked — ✳ fix the parser"
-    assert notify.message(full_note(title="", trigger="done")) == "tma: claude done in %3"
-    assert notify.message(full_note(title=" \x1b\x07 ")) == "tma: claude blocked in %3"
+    assert notify_note.message(full_note()) == "tma: claude blocked — ✳ fix the parser"
+    assert notify_note.message(full_note(title="", trigger="done")) == "tma: claude done in %3"
+    assert notify_note.message(full_note(title=" \x1b\x07 ")) == "tma: claude blocked in %3"
 
 
 @pytest.mark.parametrize("title", [
@@ -233,7 +233,7 @@ def test_message_titled_and_untitled():
     'quote " and \\ and $HOME',
 ])
 def test_hostile_titles_cannot_form_formats(title):
-    text = tnotify.escape(notify.message(full_note(title=title)))
+    text = tnotify.escape(notify_note.message(full_note(title=title)))
     # after tmux halves every '#' run, no '#' can precede '{', '(' or '[': every '#'
     # in the escaped text belongs to a pair
     i = 0
@@ -247,12 +247,12 @@ def test_hostile_titles_cannot_form_formats(title):
         else:
             i += 1
     # un-doubling gives back the literal text
-    assert text.replace("##", "#").replace("%%", "%") == notify.message(full_note(title=title))
+    assert text.replace("##", "#").replace("%%", "%") == notify_note.message(full_note(title=title))
 
 
 def test_control_bytes_never_reach_tmux():
     title = "a\x1b]0;pwned\x07b\nc\rd\x00e\x9bf\x7fg\tz"
-    text = tnotify.escape(notify.message(full_note(title=title)))
+    text = tnotify.escape(notify_note.message(full_note(title=title)))
     assert not any(ord(c) < 32 or 0x7F <= ord(c) <= 0x9F for c in text)
     assert text.endswith("— a]0;pwnedbcdefgz")
 
@@ -283,17 +283,17 @@ def test_parse_targets():
 
 
 def test_osc9_layout_and_no_title():
-    data = notify.osc9(full_note(title="SECRET-TITLE"))
+    data = notify_note.osc9(full_note(title="SECRET-TITLE"))
     assert data == b"\x1b]9;claude blocked\x07"
     assert b"SECRET" not in data
 
 
 def test_osc9_strips_controls_and_caps_the_body():
-    data = notify.osc9(full_note(agent="a\x07b\x1b]0;x\x9c"))
+    data = notify_note.osc9(full_note(agent="a\x07b\x1b]0;x\x9c"))
     assert data == b"\x1b]9;ab]0;x blocked\x07"
-    long = notify.osc9(full_note(agent="é" * 300))
+    long = notify_note.osc9(full_note(agent="é" * 300))
     body = long[4:-1]
-    assert len(body) <= notify.OSC_MAX
+    assert len(body) <= notify_note.OSC_MAX
     body.decode("utf-8")  # never cut inside a character
     assert long.startswith(b"\x1b]9;") and long.endswith(b"\x07")
 
@@ -304,45 +304,45 @@ def test_osc9_strips_controls_and_caps_the_body():
 def test_runtime_dir_resolution(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "xdg"))
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
-    assert notify.runtime_dir() == str(tmp_path / "xdg" / "tma")
+    assert notify_log.runtime_dir() == str(tmp_path / "xdg" / "tma")
     monkeypatch.delenv("XDG_RUNTIME_DIR")
-    assert notify.runtime_dir() == str(tmp_path / "tmp" / f"tma-{os.getuid()}")
+    assert notify_log.runtime_dir() == str(tmp_path / "tmp" / f"tma-{os.getuid()}")
     monkeypatch.delenv("TMPDIR")
-    assert notify.runtime_dir() == f"/tmp/tma-{os.getuid()}"
+    assert notify_log.runtime_dir() == f"/tmp/tma-{os.getuid()}"
 
 
 def test_failure_record_goes_to_a_private_dir(monkeypatch, tmp_path):
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
     monkeypatch.setenv("TMPDIR", str(tmp_path))
-    notify.record_failure("false", "exit status 1", at=5)
+    notify_log.record_failure("false", "exit status 1", at=5)
     d = tmp_path / f"tma-{os.getuid()}"
     assert (d.stat().st_mode & 0o777) == 0o700
-    assert notify.last_failure()["reason"] == "exit status 1"
+    assert notify_log.last_failure()["reason"] == "exit status 1"
     os.chmod(d, 0o755)  # opened up (or made by someone else): tma writes nothing there
-    notify.clear_failure()
-    notify.record_failure("false", "exit status 2", at=6)
-    assert notify.last_failure() is None
+    notify_log.clear_failure()
+    notify_log.record_failure("false", "exit status 2", at=6)
+    assert notify_log.last_failure() is None
 
 
 def test_failure_record_round_trip(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
-    assert notify.last_failure() is None
-    notify.record_failure("false", "exit status 1", at=5)
-    notify.record_failure("exit 3", "exit status 3", at=6)
-    assert notify.last_failure() == {"at": 6, "reason": "exit status 3", "command": "exit 3"}
+    assert notify_log.last_failure() is None
+    notify_log.record_failure("false", "exit status 1", at=5)
+    notify_log.record_failure("exit 3", "exit status 3", at=6)
+    assert notify_log.last_failure() == {"at": 6, "reason": "exit status 3", "command": "exit 3"}
     assert (tmp_path / "tma").stat().st_mode & 0o777 == 0o700
-    notify.clear_failure()
-    assert notify.last_failure() is None
-    notify.clear_failure()  # absent: still silent
+    notify_log.clear_failure()
+    assert notify_log.last_failure() is None
+    notify_log.clear_failure()  # absent: still silent
 
 
 def test_last_failure_tolerates_garbage(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
     (tmp_path / "tma").mkdir()
     (tmp_path / "tma" / "notify-error").write_text("not json")
-    assert notify.last_failure() is None
+    assert notify_log.last_failure() is None
     (tmp_path / "tma" / "notify-error").write_text("[1]")
-    assert notify.last_failure() is None
+    assert notify_log.last_failure() is None
 
 
 # ------------------------------------------------------------------ desktop
@@ -355,28 +355,29 @@ def test_desktop_argv(monkeypatch, tmp_path):
         exe.chmod(0o755)
     monkeypatch.setenv("PATH", str(tmp_path))
     note = full_note(title="#(x) \x1b title")
-    linux = notify.desktop_argv(note, platform="linux")
+    linux = notify_backends.desktop_argv(note, platform="linux")
     assert linux == [str(tmp_path / "notify-send"), "--app-name=tma", "tma: claude blocked",
                      "#(x)  title"]
-    mac = notify.desktop_argv(note, platform="darwin")
+    mac = notify_backends.desktop_argv(note, platform="darwin")
     assert mac[0] == str(tmp_path / "osascript")
     assert mac[-2:] == ["tma: claude blocked", "#(x)  title"]
     monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
-    assert notify.desktop_argv(note, platform="linux") is None
+    assert notify_backends.desktop_argv(note, platform="linux") is None
 
 
-def test_module_is_import_light():
-    text = (ROOT / "src" / "tma" / "runtime" / "notify.py").read_text()
-    head = text.split("\nclass Note", 1)[0]
+@pytest.mark.parametrize("name", ["notify", "notify_gate", "notify_note", "notify_log",
+                                  "notify_backends"])
+def test_module_is_import_light(name):
+    text = (ROOT / "src" / "tma" / "runtime" / f"{name}.py").read_text()
     for mod in ("json", "subprocess", "re", "dataclasses", "typing", "time", "signal"):
-        assert f"\nimport {mod}\n" not in head and f"\nfrom {mod} " not in head
+        assert f"\nimport {mod}\n" not in text and f"\nfrom {mod} " not in text
 
 
 def test_since_ms_means_one_thing_the_payload_age_is_age_ms():
     """ls --json's since_ms is an epoch time; the payload's age is age_ms (schema 2)."""
-    doc = notify.payload(full_note(since_ms=1500))
+    doc = notify_note.payload(full_note(since_ms=1500))
     assert doc["schema"] == 2 and doc["age_ms"] == 1500 and "since_ms" not in doc
-    assert "TMA_SINCE_MS" not in notify.env(full_note()) and "TMA_AGE_MS" in notify.ENV_ALWAYS
+    assert "TMA_SINCE_MS" not in notify_note.env(full_note()) and "TMA_AGE_MS" in notify_note.ENV_ALWAYS
     renamed = dict(doc, since_ms=doc.pop("age_ms"))
     with pytest.raises(jsonschema.ValidationError):  # a schema-1 payload does not validate
         jsonschema.validate(renamed, SCHEMA)
@@ -392,7 +393,7 @@ def _exes(tmp_path, *names, script="#!/bin/sh\n"):
 def test_the_body_is_no_markup_for_notify_send(monkeypatch, tmp_path):
     _exes(tmp_path, "notify-send")
     monkeypatch.setenv("PATH", str(tmp_path))
-    argv = notify.desktop_argv(full_note(title='<a href="x">go</a> & co'), platform="linux")
+    argv = notify_backends.desktop_argv(full_note(title='<a href="x">go</a> & co'), platform="linux")
     assert argv[-1] == '&lt;a href="x"&gt;go&lt;/a&gt; &amp; co'
 
 
@@ -406,18 +407,18 @@ def test_sink_resolution(monkeypatch, tmp_path):
     import sys
 
     monkeypatch.setattr(sys, "platform", "linux")
-    assert notify.sink(NS(notify={"command": "x"}), "blocked", daemon=True) == ("command", "x")
-    assert notify.sink(NS(notify={}), "blocked", daemon=True)[0] == "none"  # no notify-send
+    assert notify_backends.sink(NS(notify={"command": "x"}), "blocked", daemon=True) == ("command", "x")
+    assert notify_backends.sink(NS(notify={}), "blocked", daemon=True)[0] == "none"  # no notify-send
     _exes(tmp_path, "notify-send")
-    assert notify.sink(NS(notify={}), "blocked", daemon=True)[0] == "none"  # no session bus
+    assert notify_backends.sink(NS(notify={}), "blocked", daemon=True)[0] == "none"  # no session bus
     monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/x")
-    assert notify.sink(NS(notify={}), "blocked", daemon=True) == ("desktop", "notify-send")
-    assert notify.sink(NS(notify={}), "blocked", daemon=False)[0] == "none"  # auto: daemon's
-    assert notify.sink(NS(notify={"desktop": True}), "done") == ("desktop", "notify-send")
-    assert notify.sink(NS(notify={"desktop": False}), "done", daemon=True)[0] == "none"
-    assert notify.sink(NS(notify={"done": {"command": "d"}}), "done") == ("command", "d")
+    assert notify_backends.sink(NS(notify={}), "blocked", daemon=True) == ("desktop", "notify-send")
+    assert notify_backends.sink(NS(notify={}), "blocked", daemon=False)[0] == "none"  # auto: daemon's
+    assert notify_backends.sink(NS(notify={"desktop": True}), "done") == ("desktop", "notify-send")
+    assert notify_backends.sink(NS(notify={"desktop": False}), "done", daemon=True)[0] == "none"
+    assert notify_backends.sink(NS(notify={"done": {"command": "d"}}), "done") == ("command", "d")
     monkeypatch.setenv("TMA_NOTIFY_CMD", "env-wins")
-    assert notify.sink(NS(notify={"desktop": False}), "done") == ("command", "env-wins")
+    assert notify_backends.sink(NS(notify={"desktop": False}), "done") == ("command", "env-wins")
 
 
 def test_the_jump_action_runs_tma_jump_on_the_same_server(monkeypatch, tmp_path):
@@ -430,8 +431,8 @@ def test_the_jump_action_runs_tma_jump_on_the_same_server(monkeypatch, tmp_path)
     _exes(tmp_path, "tma", script="#!/bin/sh\necho \"$@\" > " + str(out) + "\n")
     monkeypatch.setenv("PATH", str(tmp_path) + ":/usr/bin:/bin")
     note = full_note()
-    argv = notify.desktop_argv(note, platform="linux", actions=True)
-    env = dict(notify._child_env(note), **notify.jump_env(["--socket-name", "x y"],
+    argv = notify_backends.desktop_argv(note, platform="linux", actions=True)
+    env = dict(notify_note.child_env(note), **notify_backends.jump_env(["--socket-name", "x y"],
                                                           str(tmp_path / "tma")))
     assert subprocess.run(argv, env=env, timeout=10).returncode == 0
     assert out.read_text().split() == ["--socket-name", "x", "y", "jump", "--pane", note.pane]
@@ -452,13 +453,11 @@ def test_the_log_sink_never_blocks_on_a_fifo_without_a_reader(tmp_path):
     import os
     import threading
 
-    from tma.runtime import notify
-
     fifo = tmp_path / "log.fifo"
     os.mkfifo(fifo)
-    note = notify.Note(trigger="blocked", agent="claude", pane="%1")
+    note = notify_note.Note(trigger="blocked", agent="claude", pane="%1")
     done = threading.Event()
-    worker = threading.Thread(target=lambda: (notify.append_log(str(fifo), note, 1), done.set()),
+    worker = threading.Thread(target=lambda: (notify_log.append_log(str(fifo), note, 1), done.set()),
                               daemon=True)
     worker.start()
     assert done.wait(3), "append_log blocked on a FIFO with no reader"

@@ -10,7 +10,7 @@ import socket
 import pytest
 
 from tma.daemon import lock
-from tma.runtime import notify, rundir
+from tma.runtime import notify_log, rundir
 
 
 def test_make_creates_it_0700_under_a_missing_parent(tmp_path):
@@ -96,10 +96,10 @@ def test_no_failure_record_through_a_symlink(tmp_path, monkeypatch):
     target = tmp_path / "elsewhere"
     target.mkdir(mode=0o700)
     (tmp_path / f"tma-{os.getuid()}").symlink_to(target)
-    notify.record_failure("false", "exit status 1", at=5)
+    notify_log.record_failure("false", "exit status 1", at=5)
     assert list(target.iterdir()) == []
-    (target / notify.FAILURE_FILE).write_text('{"at": 1, "reason": "planted", "command": "x"}')
-    assert notify.last_failure() is None
+    (target / notify_log.FAILURE_FILE).write_text('{"at": 1, "reason": "planted", "command": "x"}')
+    assert notify_log.last_failure() is None
 
 
 def test_a_socket_of_ours_in_a_dir_of_ours(tmp_path):

@@ -11,9 +11,11 @@ context_high has its own armed flag, `@agent_context_notified_at` (absent = arme
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-
 from tma.core import codec, states
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hook intake asks `trigger` on every stamp: no typing imports
+    from collections.abc import Mapping, Sequence
 
 MUTE_FOREVER = 99_999_999_999_999  # @agent_mute_until sentinel: muted indefinitely
 REARM_BAND = 10  # context_high re-arms below threshold - 10
@@ -57,7 +59,9 @@ def muted(raw: str, now: int) -> bool:
 
 
 def trigger(state: str, attention: bool) -> str | None:
-    """blocked -> blocked; idle carrying attention -> done; anything else none."""
+    """blocked -> blocked; idle carrying attention -> done; anything else none. The one
+    rule: the daemon asks it of a stored stamp (due), the hook intake of a planned one
+    (tma.runtime.notify_gate.trigger_of)."""
     if state == states.BLOCKED:
         return "blocked"
     if state == states.IDLE and attention:

@@ -43,7 +43,7 @@ class Notifier(Part):
 
     def __init__(self, daemon) -> None:
         super().__init__(daemon)
-        self.children: list = []  # tma.runtime.notify.Child, oldest first
+        self.children: list = []  # tma.runtime.notify_backends.Child, oldest first
         self.rows: list = []
         self.counts = {"blocked": 0, "done": 0, "context_high": 0, "muted": 0}
         self._jump: dict[str, str] | None = None
@@ -75,13 +75,13 @@ class Notifier(Part):
     def status(self) -> dict:
         """Counts, and the sink each trigger reaches as this process sees it (its PATH
         and session bus, which doctor's own environment may not share)."""
-        from tma.runtime import notify, notify_gate
+        from tma.runtime import notify_backends, notify_gate
 
         cfg = self.daemon.cfg
         sinks = {}
-        for trigger in notify.TRIGGERS:
+        for trigger in notify_gate.TRIGGERS:
             if notify_gate.enabled(cfg, trigger):
-                kind, what = notify.sink(cfg, trigger, daemon=True)
+                kind, what = notify_backends.sink(cfg, trigger, daemon=True)
                 sinks[trigger] = {"kind": kind, "what": what}
         return {"notify": {"fired": dict(self.counts), "in_flight": len(self.children),
                            "sink": sinks}}
@@ -114,17 +114,12 @@ class Notifier(Part):
 
     def _fire(self, row, trigger: str, clients: list[str], now: int) -> None:
         from tma.runtime import notify
+        from tma.runtime.notify_note import Note
 
-        pane = row.pane
-        opts = pane.options
-        ctx = opts.get("@agent_context_pct", "")
         stamp = row.stamp
-        note = notify.Note(
-            trigger=trigger, agent=row.agent or stamp.name, pane=pane.pane_id,
-            detail=stamp.detail or None, session=stamp.session or None,
-            locator=pane.locator, title=pane.title, repo="", branch="",
-            since_ms=max(0, now - max(stamp.since, stamp.turn_at)),
-            context_pct=int(ctx) if ctx.isdigit() else None, tty=pane.tty)
+        note = Note.for_pane(trigger, row.agent or stamp.name, row.pane, detail=stamp.detail,
+                             session=stamp.session,
+                             since_ms=now - max(stamp.since, stamp.turn_at), tty=row.pane.tty)
         self.counts[trigger] += 1
         started = notify.dispatch(self.daemon.server, self.daemon.cfg, note, wait=False,
                                   now=now, clients=clients, daemon=True, jump=self._jump_env())
@@ -142,9 +137,9 @@ class Notifier(Part):
     def _jump_env(self) -> dict[str, str]:
         if self._jump is None:
             from tma.install.binary import running_tma
-            from tma.runtime import notify
+            from tma.runtime import notify_backends
 
-            self._jump = notify.jump_env(self.daemon.server.flags(), running_tma())
+            self._jump = notify_backends.jump_env(self.daemon.server.flags(), running_tma())
         return self._jump
 
     def _reap(self) -> None:
@@ -165,7 +160,7 @@ def decide(rows: list, cfg, now: int, gate) -> Plan:
     from tma.tmux import notify as tnotify
 
     on = tuple(t for t in ("blocked", "done") if gate.enabled(cfg, t))
-    threshold = context_threshold(cfg) if gate.enabled(cfg, "context_high") else None
+    threshold = gate.context_threshold(cfg) if gate.enabled(cfg, "context_high") else None
     plan = Plan()
     for row in rows:
         if row.foreign:
@@ -186,10 +181,3 @@ def decide(rows: list, cfg, now: int, gate) -> Plan:
             plan.lines.append(tnotify.context_rearm_line(pane))
     return plan
 
-
-def context_threshold(cfg) -> int | None:
-    table = (getattr(cfg, "notify", None) or {}).get("context_high")
-    if not isinstance(table, dict):
-        return None
-    value = table.get("threshold")
-    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -219,7 +219,7 @@ class Server(Part):
                 "queued": self.stamper.pending(), "stamps_dropped": self.stamper.dropped}
 
     def reloaded(self) -> None:
-        from tma.runtime import manifests, notify, notify_gate
+        from tma.runtime import manifests, notify_gate
 
         cfg = self.daemon.cfg
         try:
@@ -227,11 +227,9 @@ class Server(Part):
         except Exception as exc:  # no tables: every event is NAKed, the hooks stamp
             self.tables = None
             self.daemon.log(f"tma daemon: hook tables unavailable: {exc}")
-        n = cfg.notify if isinstance(getattr(cfg, "notify", None), dict) else {}
         # with from_event the intake notifies, and a notify command may run for 10 s in
         # the process that stamps: not this loop (without it the notifier part rings)
-        self.blocking_sink = notify_gate.from_event(cfg) and (n.get("desktop") is True or any(
-            notify.command_for(cfg, t) for t in notify.TRIGGERS))
+        self.blocking_sink = notify_gate.blocking_sink(cfg)
 
     def close(self) -> None:
         from tma.tmux import spawn

@@ -12,12 +12,9 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
-import time
 
 SH = "/bin/sh"
-KILL_GRACE_S = 1.0
 COMPLETION_SCHEMA = 1
 
 
@@ -52,46 +49,24 @@ def _safe_id(value: str) -> str:
 
 
 def _spawn(command: str, env: dict[str, str], stdout: int | None, stderr: int | None) -> int:
-    actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0)]
-    for fd, target in ((1, stdout), (2, stderr)):
-        if target is None:
-            actions.append((os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_WRONLY, 0))
-        elif target != fd:
-            actions.append((os.POSIX_SPAWN_DUP2, target, fd))
-    return os.posix_spawn(SH, [SH, "-c", command], env, file_actions=actions, setpgroup=0,
-                          setsigdef=[signal.SIGPIPE])
+    """`sh -c COMMAND` leading its own process group (tma.tmux.spawn, the one place a
+    child with a deadline is started and killed); stdin is /dev/null."""
+    from tma.tmux import spawn
 
-
-def _kill_group(pid: int) -> None:
-    for sig, wait_s in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, 0.0)):
-        try:
-            os.killpg(pid, sig)
-        except ProcessLookupError:
-            return
-        deadline = time.monotonic() + wait_s
-        while time.monotonic() < deadline:
-            if os.waitpid(pid, os.WNOHANG)[0]:
-                return
-            time.sleep(0.02)
-    try:
-        os.waitpid(pid, 0)
-    except ChildProcessError:
-        pass
+    pid, _stdin = spawn.start([SH, "-c", command], stdout_fd=stdout, stderr_fd=stderr,
+                              new_group=True, env=env)
+    return pid
 
 
 def wait_child(pid: int, timeout_ms: int) -> tuple[str, int | None]:
-    """("exited", code) or ("timeout", None) once the deadline killed the group."""
-    deadline = time.monotonic() + timeout_ms / 1000
-    pause = 0.005
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return "exited", os.waitstatus_to_exitcode(status)
-        if time.monotonic() >= deadline:
-            _kill_group(pid)
-            return "timeout", None
-        time.sleep(pause)
-        pause = min(pause * 2, 0.1)
+    """("exited", code) or ("timeout", None) once the deadline killed the group
+    (tma.tmux.spawn's kill policy: SIGTERM, a grace, SIGKILL)."""
+    from tma.tmux import spawn
+
+    status = spawn.wait_or_kill(pid, timeout_ms / 1000)
+    if status is None:
+        return "timeout", None
+    return "exited", os.waitstatus_to_exitcode(status)
 
 
 def run_sync(command: str, env: dict[str, str], timeout_ms: int,
@@ -108,19 +83,32 @@ def run_sync(command: str, env: dict[str, str], timeout_ms: int,
 # ---------------------------------------------------------------- detached
 
 
-def start_supervisor(spec: dict):
+class Supervisor:
+    """The started supervisor: its pid, and the write end of its stdin (the spec)."""
+
+    def __init__(self, pid: int, stdin: int) -> None:
+        self.pid, self.stdin = pid, stdin
+
+
+def start_supervisor(spec: dict) -> Supervisor:
     """The supervisor process, detached (its own session); the spec is sent by `hand_over`."""
-    import subprocess
+    from tma.tmux import spawn
 
-    return subprocess.Popen([sys.executable, "-m", "tma.runtime.actions_exec"],
-                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True,
-                            env=spec["env"])
+    pid, stdin = spawn.start([sys.executable, "-m", "tma.runtime.actions_exec"],
+                             stdin_pipe=True, new_session=True, env=spec["env"])
+    assert stdin is not None
+    return Supervisor(pid, stdin)
 
 
-def hand_over(proc, spec: dict) -> None:
-    proc.stdin.write(json.dumps(spec).encode())
-    proc.stdin.close()
+def hand_over(proc: Supervisor, spec: dict) -> None:
+    data = memoryview(json.dumps(spec).encode())
+    try:
+        while data:
+            data = data[os.write(proc.stdin, data):]
+    except OSError:
+        pass  # the supervisor is gone: it never holds the lock it was not told of
+    finally:
+        os.close(proc.stdin)
 
 
 def completion(spec: dict, outcome: str, code: int | None, release_ok: bool) -> dict:
@@ -170,7 +158,7 @@ def _send_completion(spec: dict, doc: dict) -> None:
     command = spec.get("notify_command")
     if not command:
         return
-    from tma.runtime.notify import run_command
+    from tma.runtime.notify_backends import run_command
 
     env = completion_env(doc, {k: v for k, v in spec["env"].items()
                                if not k.startswith("TMA_")})

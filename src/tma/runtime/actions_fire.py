@@ -316,14 +316,14 @@ class Broker:
 
     def _detach(self, action: Action, pane, agent: str, env: dict, mine: str) -> Result:
         from tma.runtime import actions_exec as X
-        from tma.runtime import notify
+        from tma.runtime import notify_gate
 
         spec = {"action": action.name, "pane": pane.pane_id, "agent": agent,
                 "locator": pane.locator, "command": action.command, "env": env,
                 "timeout_ms": action.detach_timeout_ms, "tmux_bin": self.server.bin,
                 "socket_name": self.server.socket_name,
                 "socket_path": self.server.socket_path,
-                "notify_command": notify.command_for(self.cfg, "action")}
+                "notify_command": notify_gate.command_for(self.cfg, "action")}
         try:
             proc = X.start_supervisor(spec)
         except OSError as exc:

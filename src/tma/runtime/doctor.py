@@ -297,7 +297,7 @@ def daemon_segment(ctx: Context, status_right: str | None) -> dict:
 def status_command(server, program: str | None) -> dict:
     """The tma status-right names: does it resolve on tmux's PATH, and does it run?"""
     from tma.install import binary
-    from tma.runtime import notify
+    from tma.runtime import notify_backends
     from tma.tmux import setup
     from tma.tmux.adapter import TmuxError
 
@@ -316,7 +316,7 @@ def status_command(server, program: str | None) -> dict:
         out["problem"] = f"{program} is not found on the PATH tmux runs status-right with"
         return out
     env = dict(os.environ, PATH=path)
-    ok, reason = notify.run_command([resolved, "version"], b"", env, timeout=5.0)
+    ok, reason = notify_backends.run_command([resolved, "version"], b"", env, timeout=5.0)
     out["runs"] = ok
     if not ok:
         out["problem"] = f"{resolved} version: {reason}"
@@ -347,9 +347,9 @@ def section_process_walk(ctx: Context) -> dict:
 
 
 def section_notify(ctx: Context) -> dict:
-    from tma.runtime import notify
+    from tma.runtime import notify_log
 
-    failure = notify.last_failure()
+    failure = notify_log.last_failure()
     age = max(0, ctx.now - failure["at"]) if failure is not None and failure["at"] else None
     return {"notify": {"last_failure": failure, "last_failure_age_ms": age,
                        **live_sinks(ctx)}}
@@ -358,7 +358,7 @@ def section_notify(ctx: Context) -> dict:
 def live_sinks(ctx: Context) -> dict:
     """Who rings (the daemon, the hook path or nobody) and what sink (5) does for each
     trigger there: {"kind": command|desktop|none|off, "what": ...}."""
-    from tma.runtime import daemon_files, notify, notify_gate
+    from tma.runtime import daemon_files, notify_backends, notify_gate
 
     cfg = ctx.cfg
     files = daemon_files.Files(ctx.snapshot.socket_path) if ctx.snapshot.socket_path else None
@@ -368,16 +368,16 @@ def live_sinks(ctx: Context) -> dict:
     told = (daemon_files.read_status(files.sock) or {}).get("notify") if daemon else None
     told = told.get("sink") if isinstance(told, dict) else None
     sinks = {}
-    for trigger in notify.TRIGGERS:
+    for trigger in notify_gate.TRIGGERS:
         if isinstance(told, dict):
             sinks[trigger] = told.get(trigger) or {"kind": "off",
                                                    "what": "not enabled in [notify]"}
         elif not notify_gate.enabled(cfg, trigger):
             sinks[trigger] = {"kind": "off", "what": "not enabled in [notify]"}
         else:
-            kind, what = notify.sink(cfg, trigger, daemon=by == "daemon")
+            kind, what = notify_backends.sink(cfg, trigger, daemon=by == "daemon")
             sinks[trigger] = {"kind": kind, "what": what}
-    return {"dispatcher": by, "message_line": notify.message_on(cfg), "sink": sinks}
+    return {"dispatcher": by, "message_line": notify_gate.message_on(cfg), "sink": sinks}
 
 
 def section_config(ctx: Context) -> dict:

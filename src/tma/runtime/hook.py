@@ -402,13 +402,11 @@ def _notify_due(cfg, plan) -> bool:
 
 def _dispatch(server, cfg, table, pane, plan, decision, prev, session, now) -> None:
     from tma.runtime import notify
+    from tma.runtime.notify_note import Note
 
     trigger = "blocked" if plan.state == states.BLOCKED else "done"
-    ctx = pane.options.get("@agent_context_pct", "")
-    note = notify.Note(trigger=trigger, agent=table.name, pane=pane.pane_id,
-                       detail=plan.detail or None, session=session or (prev.session if prev else "")
-                       or None, locator=pane.locator, title=pane.title, repo="", branch="",
-                       since_ms=0, context_pct=int(ctx) if ctx.isdigit() else None)
+    note = Note.for_pane(trigger, table.name, pane, detail=plan.detail,
+                         session=session or (prev.session if prev else ""))
     notify.dispatch(server, cfg, note, now=now)
 
 

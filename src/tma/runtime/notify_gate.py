@@ -1,8 +1,10 @@
-"""The notify gate: whether a stamp is a notification candidate (lean: no sinks imported).
+"""`[notify]`, read in one place: which triggers are on, who fires, which command runs.
 
-The one place that reads `[notify] on`, `[notify.context_high]` and who may fire
-(`from_event`); tma.runtime.notify only delivers. The dedup itself is server-side:
-the marker commits only when @agent_notified_at predates max(@agent_since,
+Lean on purpose (os only): the hook intake asks `due` on every stamp, the daemon's
+notifier and server ask `enabled`, `from_event` and `context_threshold`, and the sinks
+(tma.runtime.notify) ask `command_for`, `desktop_mode` and `message_on`. Nothing else
+reads `cfg.notify`. The trigger rule itself is tma.core.notice.trigger; the dedup is
+server-side: the marker commits only when @agent_notified_at predates max(@agent_since,
 @agent_turn_at), and only the writer whose marker reads back fires
 (tma.tmux.write.already_notified).
 """
@@ -11,24 +13,37 @@ from __future__ import annotations
 
 import os
 
+from tma.core import notice
+
 DEFAULT_ON = ("blocked",)
+TRIGGERS = ("blocked", "done", "context_high")
 
 
-def _table(cfg) -> dict:
-    table = getattr(cfg, "notify", None)
-    return table if isinstance(table, dict) else {}
+def table(cfg) -> dict:
+    """The `[notify]` table as validated by tma.runtime.config ({} when absent)."""
+    t = getattr(cfg, "notify", None)
+    return t if isinstance(t, dict) else {}
 
 
 def enabled(cfg, trigger: str) -> bool:
     """Is this trigger switched on? blocked/done: listed in `notify.on` (default
     ["blocked"]); context_high: the `[notify.context_high]` table is present.
     Says nothing about *who* fires; see from_event()."""
-    n = _table(cfg)
+    n = table(cfg)
     if trigger == "context_high":
         return isinstance(n.get("context_high"), dict)
     if trigger not in ("blocked", "done"):
         return False
     return trigger in n.get("on", DEFAULT_ON)
+
+
+def context_threshold(cfg) -> int | None:
+    """`[notify.context_high] threshold`, or None when the table (or the value) is absent."""
+    t = table(cfg).get("context_high")
+    if not isinstance(t, dict):
+        return None
+    value = t.get("threshold")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def from_event(cfg) -> bool:
@@ -37,16 +52,60 @@ def from_event(cfg) -> bool:
     env = os.environ.get("TMA_NOTIFY_FROM_EVENT")
     if env is not None:
         return env == "1"
-    return _table(cfg).get("from_event") is True
+    return table(cfg).get("from_event") is True
+
+
+def command_for(cfg, trigger: str) -> str | None:
+    """TMA_NOTIFY_CMD (non-empty) replaces every command; else `notify.<trigger>.command`;
+    else `notify.command`; else None. An empty string counts as unset."""
+    env = os.environ.get("TMA_NOTIFY_CMD")
+    if env:
+        return env
+    n = table(cfg)
+    t = n.get(trigger)
+    if isinstance(t, dict):
+        cmd = t.get("command")
+        if isinstance(cmd, str) and cmd:
+            return cmd
+    cmd = n.get("command")
+    if isinstance(cmd, str) and cmd:
+        return cmd
+    return None
+
+
+def desktop_mode(cfg) -> str | bool:
+    """`[notify] desktop`: "auto" (the default: the daemon uses a desktop notifier when
+    one is available), true (always try one, the hook path too) or false (never)."""
+    value = table(cfg).get("desktop", "auto")
+    return value if isinstance(value, bool) else "auto"
+
+
+def message_on(cfg) -> bool:
+    """`[notify] message` (default true): the tmux message line on attached clients."""
+    return table(cfg).get("message") is not False
+
+
+def log_path(cfg) -> str | None:
+    """`[notify] log`: the JSON-lines file, or None."""
+    log = table(cfg).get("log")
+    return log if isinstance(log, str) and log else None
+
+
+def flag(cfg, key: str) -> bool:
+    """A boolean `[notify]` switch that defaults off (bell, osc)."""
+    return table(cfg).get(key) is True
+
+
+def blocking_sink(cfg) -> bool:
+    """Would the hook intake run a sink that may take seconds (a command, or a desktop
+    notifier with `desktop = true`)? The daemon then leaves such events to the hook."""
+    return from_event(cfg) and (desktop_mode(cfg) is True
+                                or any(command_for(cfg, t) for t in TRIGGERS))
 
 
 def trigger_of(plan) -> str | None:
-    """The trigger a planned stamp would fire: blocked, done (idle with attention), or None."""
-    if plan.state == "blocked":
-        return "blocked"
-    if plan.state == "idle" and plan.set_attention:
-        return "done"
-    return None
+    """The trigger a planned stamp would fire (tma.core.notice.trigger's rule)."""
+    return notice.trigger(plan.state, bool(plan.set_attention))
 
 
 def due(cfg, plan) -> bool:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from tma.tmux import frame
 from tma.tmux.adapter import Server, quote
+from tma.tmux.write import already_notified
 
 #: The records this module reads back (clients, a tty, the daemon's markers) are framed
 #: by this process's frame: the daemon decides its lines in one place and parses the
@@ -103,11 +104,6 @@ _MARK = "@agent_notified_at"
 _CTX = "@agent_context_notified_at"
 
 
-def _already() -> str:
-    return ("#{&&:#{e|>=:#{@agent_notified_at},#{@agent_since}},"
-            "#{e|>=:#{@agent_notified_at},#{@agent_turn_at}}}")
-
-
 def _stale(trigger: str) -> str:
     """True when the marker must not commit: the pane left the decided state (blocked;
     idle with attention), or the episode is already rung."""
@@ -115,7 +111,7 @@ def _stale(trigger: str) -> str:
         moved = "#{!=:#{@agent_state},blocked}"
     else:
         moved = "#{||:#{!=:#{@agent_state},idle},#{!=:#{@agent_attention},1}}"
-    return "#{||:" + moved + "," + _already() + "}"
+    return "#{||:" + moved + "," + already_notified() + "}"
 
 
 def marker_lines(pane: str, trigger: str, value: int) -> list[str]:

@@ -16,7 +16,10 @@ if TYPE_CHECKING:
 
 
 class SpawnTimeout(Exception):
-    pass
+    """The child outlived its deadline and was killed; what it wrote until then."""
+
+    stdout = b""
+    stderr = b""
 
 
 # A long-lived caller (the daemon) keeps answering its own clients while a child runs:
@@ -90,8 +93,9 @@ def _own_side(poller: select.poll) -> _Side | None:
 
 
 def run(argv: list[str], stdin: bytes | None = None, timeout: float = 3.0,
-        env: dict[str, str] | None = None) -> tuple[int, bytes, bytes]:
-    """Run argv; return (returncode, stdout, stderr). Raises FileNotFoundError, SpawnTimeout."""
+        env: dict[str, str] | None = None, new_group: bool = False) -> tuple[int, bytes, bytes]:
+    """Run argv; return (returncode, stdout, stderr). Raises FileNotFoundError, SpawnTimeout.
+    `new_group`: as start()'s; a timeout then ends the whole group (kill_group)."""
     in_r, in_w = os.pipe() if stdin is not None else (None, None)
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
@@ -108,7 +112,7 @@ def run(argv: list[str], stdin: bytes | None = None, timeout: float = 3.0,
             actions.append((os.POSIX_SPAWN_CLOSE, fd))
     try:
         pid = os.posix_spawnp(argv[0], argv, env if env is not None else os.environ,
-                              file_actions=actions)
+                              file_actions=actions, **_group(new_group))
     except BaseException:
         for fd in (in_r, in_w, out_r, out_w, err_r, err_w):
             if fd is not None:
@@ -118,11 +122,24 @@ def run(argv: list[str], stdin: bytes | None = None, timeout: float = 3.0,
     os.close(err_w)
     if in_r is not None:
         os.close(in_r)
-    return _communicate(pid, stdin, in_w, out_r, err_r, timeout)
+    return _communicate(pid, stdin, in_w, out_r, err_r, timeout, new_group)
+
+
+def _group(new_group: bool) -> dict:
+    """posix_spawn's keywords for a child leading its own process group, with SIGPIPE
+    and SIGXFSZ back at their defaults (Python ignores them, a shell command expects
+    them); {} otherwise."""
+    if not new_group:
+        return {}
+    import signal  # only a group leader pays for it (the hot paths never start one)
+
+    return {"setpgroup": 0, "setsigdef": [s for s in (getattr(signal, "SIGPIPE", None),
+                                                      getattr(signal, "SIGXFSZ", None))
+                                          if s is not None]}
 
 
 def _communicate(pid: int, stdin: bytes | None, in_w: int | None, out_r: int, err_r: int,
-                 timeout: float) -> tuple[int, bytes, bytes]:
+                 timeout: float, new_group: bool = False) -> tuple[int, bytes, bytes]:
     deadline = time.monotonic() + timeout
     poller = select.poll()
     chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
@@ -165,27 +182,36 @@ def _communicate(pid: int, stdin: bytes | None, in_w: int | None, out_r: int, er
                     poller.unregister(fd)
                     os.close(fd)
                     open_fds.discard(fd)
-    except SpawnTimeout:
-        try:
-            os.kill(pid, 9)  # SIGKILL; the signal module costs an enum import
-        except ProcessLookupError:
-            pass
-        os.waitpid(pid, 0)
+    except SpawnTimeout as exc:
+        if new_group:
+            kill_group(pid)
+        else:
+            try:
+                os.kill(pid, SIGKILL)  # a tmux client: nothing of its own to end
+            except ProcessLookupError:
+                pass
+            os.waitpid(pid, 0)
         for fd in open_fds:
             os.close(fd)
+        exc.stdout, exc.stderr = b"".join(chunks[out_r]), b"".join(chunks[err_r])
         raise
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status), b"".join(chunks[out_r]), b"".join(chunks[err_r])
 
 
 def start(argv: list[str], *, stdin_pipe: bool = False, stdout_fd: int | None = None,
-          stderr_fd: int | None = None, new_session: bool = False) -> tuple[int, int | None]:
+          stderr_fd: int | None = None, new_session: bool = False, new_group: bool = False,
+          env: dict[str, str] | None = None) -> tuple[int, int | None]:
     """Start a child that outlives this call: (pid, write end of its stdin pipe or None).
 
     stdin is a pipe held by the caller (`stdin_pipe`) or /dev/null; stdout and stderr
     go to the given fds, else /dev/null. `new_session`: the child leads its own
     session (setsid), so it survives the caller's terminal and process group.
+    `new_group`: the child leads its own process group (kill_group ends it and all it
+    started) and gets SIGPIPE and SIGXFSZ back at their defaults (Python ignores them,
+    a shell command expects them). Raises OSError when it cannot start.
     """
+
     in_r, in_w = os.pipe() if stdin_pipe else (None, None)
     actions: list[tuple[int, ...] | tuple[int, int, str, int, int]] = []
     if in_r is not None:
@@ -201,8 +227,8 @@ def start(argv: list[str], *, stdin_pipe: bool = False, stdout_fd: int | None = 
         if fd is not None:
             actions.append((os.POSIX_SPAWN_CLOSE, fd))
     try:
-        pid = os.posix_spawnp(argv[0], argv, os.environ, file_actions=actions,
-                              setsid=new_session)
+        pid = os.posix_spawnp(argv[0], argv, os.environ if env is None else env,
+                              file_actions=actions, setsid=new_session, **_group(new_group))
     except BaseException:
         for fd in (in_r, in_w):
             if fd is not None:
@@ -212,3 +238,62 @@ def start(argv: list[str], *, stdin_pipe: bool = False, stdout_fd: int | None = 
         os.close(in_r)
         os.set_inheritable(in_w, False)
     return pid, in_w
+
+
+# ------------------------------------------------------------------ the one kill policy
+#
+# Every child tma gives a deadline (a notify command, an action, its supervisor's child)
+# leads its own group (start(new_group=True)) and ends the same way: SIGTERM to the group,
+# up to KILL_GRACE_S to go, then SIGKILL to the group, then reaped.
+
+KILL_GRACE_S = 1.0
+SIGTERM, SIGKILL = 15, 9  # POSIX numbers; the signal module costs an enum import
+
+
+def kill_group(pid: int, grace: float = KILL_GRACE_S) -> None:
+    """End PID's process group (else PID alone): SIGTERM, up to GRACE seconds, SIGKILL;
+    then reap it. A loop that must not sleep passes grace=0."""
+    for sig, wait_s in ((SIGTERM, grace), (SIGKILL, 0.0)):
+        try:
+            os.killpg(pid, sig)
+        except OSError:
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                break  # gone already: reap below
+        deadline = time.monotonic() + wait_s
+        pause = 0.005
+        while time.monotonic() < deadline:
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0]:
+                    return
+            except ChildProcessError:
+                return
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+
+
+def wait_or_kill(pid: int, timeout: float, tend: Callable[[], None] | None = None,
+                 grace: float = KILL_GRACE_S) -> int | None:
+    """PID's wait status; None when it outlived TIMEOUT seconds and kill_group ended it.
+    TEND (feeding its stdin, say) is called between polls."""
+    deadline = time.monotonic() + timeout
+    pause = 0.002
+    while True:
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return 0
+        if done:
+            return status
+        if tend is not None:
+            tend()
+        if time.monotonic() >= deadline:
+            kill_group(pid, grace)
+            return None
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
