@@ -81,19 +81,16 @@ def _payload(spec: str | None) -> str:
 
 
 def _server(a: dict[str, str], cfg):
+    """The server the handoff keyed the daemon by (tma.runtime.handoff.socket_choice)."""
+    from tma.runtime.handoff import socket_choice
     from tma.tmux.adapter import Server, resolve_bin
 
+    kind, value = socket_choice(a)
     bin_ = resolve_bin(cfg.tmux_bin)
-    if a.get("socket-name"):
-        return Server(bin_, socket_name=a["socket-name"])
-    if a.get("socket-path"):
-        return Server(bin_, socket_path=a["socket-path"])
-    hook_socket = os.environ.get("TMA_HOOK_SOCKET")
-    if hook_socket:
-        return Server(bin_, socket_name=hook_socket)
-    tmux_env = os.environ.get("TMUX", "")
-    if tmux_env:
-        return Server(bin_, socket_path=tmux_env.split(",", 1)[0])
+    if kind == "name":
+        return Server(bin_, socket_name=value)
+    if kind == "path":
+        return Server(bin_, socket_path=value)
     return Server(bin_)
 
 
@@ -109,9 +106,13 @@ def _config(path: str | None):
 
 def _handed_off(a: dict[str, str], agent: str, kind: str, pane: str, payload: str,
                 now: int) -> bool:
-    """The daemon took the event (ACK); False on any doubt. Claude's PermissionRequest
-    stays here: its reply lane holds in this process."""
-    if agent == "claude" and kind == "PermissionRequest":
+    """The daemon took the event (ACK); False on any doubt. A bundled agent's reply lane
+    (its manifest's `[hooks] reply_lane`) is never offered: it holds in this process.
+    The generated index spares this path the manifests; the daemon refuses the lane by
+    its own table too (HookTable.holds_reply), whatever manifest set it loaded."""
+    from tma.core.manifests._lanes import REPLY_LANES
+
+    if REPLY_LANES.get(agent) == kind:
         return False
     from tma.runtime import handoff
 

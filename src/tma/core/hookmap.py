@@ -28,17 +28,20 @@ class Hook(Record):
 
 
 class HookTable:
-    """One agent's [[hooks.map]], [details] aliases, identity names and context format."""
+    """One agent's [[hooks.map]], [details] aliases, identity names, context format and
+    reply lane."""
 
     def __init__(self, name: str, hooks: tuple[Hook | tuple[Any, ...], ...],
                  details: dict[str, tuple[str, ...]], process_names: tuple[str, ...],
-                 context_format: str | None = None, hook_capable: bool = True) -> None:
+                 context_format: str | None = None, hook_capable: bool = True,
+                 reply_lane: str = "") -> None:
         self.name = name
         self.hooks = tuple(h if isinstance(h, Hook) else Hook(*h) for h in hooks)
         self.details = details
         self.process_names = tuple(process_names)
         self.context_format = context_format
         self.hook_capable = hook_capable
+        self.reply_lane = reply_lane
         self._compiled: dict[int, re.Pattern[str]] = {}
 
     @classmethod
@@ -46,16 +49,21 @@ class HookTable:
         hooks = tuple(Hook(h.index, h.event, h.matcher, h.state, h.detail, h.lifecycle,
                            h.turn_end) for h in m.hooks)
         return cls(m.name, hooks, dict(m.details), m.identity.process_names,
-                   m.context.format if m.context else None, m.hook_capable)
+                   m.context.format if m.context else None, m.hook_capable, m.reply_lane)
 
     def to_data(self) -> tuple[Any, ...]:
         """A marshal-able form (tuples, dicts, str, int, bool, None)."""
         return (self.name, tuple(h._values() for h in self.hooks), self.details,
-                self.process_names, self.context_format, self.hook_capable)
+                self.process_names, self.context_format, self.hook_capable, self.reply_lane)
 
     @classmethod
     def from_data(cls, data: tuple[Any, ...]) -> HookTable:
         return cls(*data)
+
+    def holds_reply(self, kind: str) -> bool:
+        """Does this hook kind hold for a verdict (the manifest's `[hooks] reply_lane`)?
+        The hook intake holds it and the daemon never takes it on."""
+        return bool(self.reply_lane) and kind == self.reply_lane
 
     def _matches(self, hook: Hook, matcher: str, payload: str) -> bool:
         pattern = self._compiled.get(hook.index)

@@ -156,6 +156,7 @@ class Manifest(Record):
     rules: tuple[Rule, ...]
     details: dict[str, tuple[str, ...]]  # canonical -> aliases
     context: ContextTelemetry | None = None
+    reply_lane: str = ""  # the hook event whose process holds for a verdict ("" = none)
 
     def map_event(self, event: str, payload: str) -> HookMapping | None:
         """First entry for the event whose matcher matches; else first matcher-less one."""
@@ -323,7 +324,7 @@ def _hooks(doc: dict[str, Any]) -> tuple[bool, tuple[str, ...], tuple[HookMappin
     if "hooks" not in doc:
         return False, (), ()
     table = _table(doc["hooks"], "[hooks]")
-    _keys(table, "[hooks]", ("covers", "map"))
+    _keys(table, "[hooks]", ("covers", "map", "reply_lane"))
     covers = _str_list(table.get("covers", []), "[hooks].covers")
     for c in covers:
         if c not in COVERS:
@@ -362,6 +363,17 @@ def _hooks(doc: dict[str, Any]) -> tuple[bool, tuple[str, ...], tuple[HookMappin
         out.append(HookMapping(i, event, matcher, compiled, state=state, detail=detail,
                                turn_end=turn_end))
     return True, covers, tuple(out)
+
+
+def _reply_lane(doc: dict[str, Any], hooks: tuple[HookMapping, ...]) -> str:
+    """`[hooks] reply_lane`: a mapped event whose hook the agent waits on for a verdict."""
+    lane = doc.get("hooks", {}).get("reply_lane", "") if isinstance(doc.get("hooks"), dict) \
+        else ""
+    if lane == "":
+        return ""
+    if not isinstance(lane, str) or not any(h.event == lane for h in hooks):
+        raise ManifestError("[hooks].reply_lane: must name an event of [[hooks.map]]")
+    return lane
 
 
 def _capture(doc: dict[str, Any]) -> tuple[str, ...]:
@@ -474,6 +486,7 @@ def from_dict(name: str, doc: dict[str, Any], engine: str = ENGINE_VERSION) -> M
         rules=_rules(doc),
         details=_details(doc),
         context=_telemetry(doc),
+        reply_lane=_reply_lane(doc, hooks),
     )
 
 

@@ -478,7 +478,7 @@ class Server(Part):
         table = self.tables.get(agent)
         if table is None:
             return None
-        if table.name == "claude" and kind == "PermissionRequest":
+        if table.holds_reply(kind):
             return None  # the reply lane holds in the hook's own process
         if kind not in _OWN_KINDS and table.map_event(kind, payload) is None:
             return None  # unmapped (a manifest newer than the daemon's, perhaps)

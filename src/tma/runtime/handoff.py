@@ -82,19 +82,30 @@ def peer_ok(sock) -> bool:
     return len(cred) >= 8 and int.from_bytes(cred[4:8], sys.byteorder) == os.getuid()
 
 
+def socket_choice(a: dict[str, str], env=os.environ) -> tuple[str, str]:
+    """The tmux server a hook talks to, in its one order: --socket-name, --socket-path,
+    TMA_HOOK_SOCKET (a name), $TMUX's socket path. ("name", N), ("path", P), or ("", "")
+    for the adapter's default (TMA_SOCKET_PATH, else tmux's own default). `tma event`
+    builds its Server from it and tmux_socket keys the daemon by it."""
+    if a.get("socket-name"):
+        return "name", a["socket-name"]
+    if a.get("socket-path"):
+        return "path", a["socket-path"]
+    if env.get("TMA_HOOK_SOCKET"):
+        return "name", env["TMA_HOOK_SOCKET"]
+    tmux = env.get("TMUX", "")
+    if tmux:
+        return "path", tmux.split(",", 1)[0]
+    return "", ""
+
+
 def tmux_socket(a: dict[str, str], env=os.environ) -> str:
-    """The socket path of the server `tma event` would talk to (cli/event.py's order:
-    --socket-name, --socket-path, TMA_HOOK_SOCKET, $TMUX, TMA_SOCKET_PATH, default),
-    spelled as tmux's #{socket_path} spells it."""
-    name = a.get("socket-name")
-    if not name:
-        if a.get("socket-path"):
-            return a["socket-path"]
-        name = env.get("TMA_HOOK_SOCKET")
-    if not name:
-        tmux = env.get("TMUX", "")
-        if tmux:
-            return tmux.split(",", 1)[0]
+    """The socket path of the server `tma event` would talk to (socket_choice's, then
+    TMA_SOCKET_PATH, then the default), spelled as tmux's #{socket_path} spells it."""
+    kind, name = socket_choice(a, env)
+    if kind == "path":
+        return name
+    if not kind:
         if env.get("TMA_SOCKET_PATH"):
             return env["TMA_SOCKET_PATH"]
         name = "default"

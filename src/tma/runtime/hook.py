@@ -287,8 +287,8 @@ def _state_event(ev: _Event, out: Outcome) -> None:
     elif _loses(ev):
         return  # the stored claim is newer evidence: this event changes nothing
     _stamp(ev, decision, plan, pid, out)
-    if (ev.table.name == "claude" and ev.kind == "PermissionRequest"
-            and plan.state == states.BLOCKED and ev.cfg.claude_reply_lane):
+    if (ev.table.holds_reply(ev.kind) and plan.state == states.BLOCKED
+            and ev.cfg.claude_reply_lane):
         if ev.before_hold is not None:
             ev.before_hold()
         out.reply = hold_for_verdict(ev.server, ev.pane_id, ev.cfg.hold_ms)

@@ -3,6 +3,7 @@
 DOCS = {'claude': {'min_engine_version': '0.1',
             'identity': {'process_names': ['claude']},
             'hooks': {'covers': ['working', 'idle', 'blocked', 'lifecycle'],
+                      'reply_lane': 'PermissionRequest',
                       'map': [{'event': 'SessionStart', 'claim': {'lifecycle': 'start'}},
                               {'event': 'SessionEnd', 'claim': {'lifecycle': 'end'}},
                               {'event': 'UserPromptSubmit', 'claim': {'state': 'working'}},
