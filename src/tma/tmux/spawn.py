@@ -13,6 +13,7 @@ import time
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
 
 class SpawnTimeout(Exception):
@@ -125,7 +126,7 @@ def run(argv: list[str], stdin: bytes | None = None, timeout: float = 3.0,
     return _communicate(pid, stdin, in_w, out_r, err_r, timeout, new_group)
 
 
-def _group(new_group: bool) -> dict:
+def _group(new_group: bool) -> dict[str, Any]:
     """posix_spawn's keywords for a child leading its own process group, with SIGPIPE
     and SIGXFSZ back at their defaults (Python ignores them, a shell command expects
     them); {} otherwise."""
