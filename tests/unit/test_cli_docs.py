@@ -177,7 +177,7 @@ def test_no_cli_module_builds_its_own_parser():
 
 
 def test_demo_default_is_the_declared_one():
-    from tma.cli import demo
+    from tma.runtime import demo
 
     seconds = next(f for f in spec.COMMANDS["demo"].flags if f.long == "--seconds")
     assert seconds.default == demo.SCRIPT_SECONDS
