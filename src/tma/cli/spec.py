@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import sys
 
+from tma.core import cmdparse
 from tma.core.cmdspec import Arg, Command, Flag, Table, did_you_mean  # noqa: F401 (re-exported)
 
 DOCS = "docs/reference/cli.md; the man page: man -l docs/man/tma.1 (in the source tree)"
@@ -471,84 +472,9 @@ def pane_id(text: str) -> str:
 _TYPES = {"int": int, "float": float, "pane": pane_id}
 
 
-def _usage_error(message: str, cmd: Command | None = None):
-    from tma.cli.common import UsageError
-
-    prefix = "unrecognized arguments: "
-    if message.startswith(prefix):
-        words = message[len(prefix):].split()
-        opts = [w for w in words if w.startswith("-")]
-        if opts:
-            hint = did_you_mean(opts[0].partition("=")[0], flag_names(cmd), "") if cmd else ""
-            return UsageError(f"unknown option {opts[0]}{hint} (see its --help)")
-        return UsageError(f"unexpected argument {words[0]!r}")
-    return UsageError(message)
-
-
-def _add(target, flag: Flag) -> None:
-    kw: dict = {"help": flag.help}
-    if flag.const is not None:
-        kw.update(action="store_const", const=flag.const, dest=flag.dest)
-    elif not flag.takes_value:
-        kw.update(action="store_true")
-    else:
-        kw.update(metavar=flag.metavar, action="append" if flag.repeat else "store")
-        if flag.choices:
-            kw["choices"] = flag.choices
-        if flag.type:
-            kw["type"] = _TYPES[flag.type]
-        if flag.required:
-            kw["required"] = True
-    if flag.default is not None:
-        kw["default"] = flag.default
-    target.add_argument(*flag.names, **kw)
-
-
-def _fill(parser, cmd: Command) -> None:
-    groups: dict[str, object] = {}
-    for flag in cmd.flags:
-        target = parser
-        if flag.group:
-            if flag.group not in groups:
-                groups[flag.group] = parser.add_mutually_exclusive_group()
-            target = groups[flag.group]
-        _add(target, flag)
-    for arg in cmd.args:
-        kw: dict = {"metavar": arg.name, "help": arg.help}
-        if arg.optional:
-            kw["nargs"] = "?"
-        if arg.choices:
-            kw["choices"] = arg.choices
-        if arg.type:
-            kw["type"] = _TYPES[arg.type]
-        parser.add_argument(arg.name.lower(), **kw)
-    if cmd.subcommands:
-        subs = parser.add_subparsers(dest="sub", required=True, metavar="SUBCOMMAND",
-                                     parser_class=type(parser))
-        for s in cmd.subcommands:
-            _fill(subs.add_parser(s.name, prog=f"tma {cmd.name} {s.name}", add_help=False), s)
-
-
 def parser(name: str):
     """The argparse parser for one command (its flags only: no globals, no selectors)."""
-    import argparse
-
-    class Parser(argparse.ArgumentParser):
-        def error(self, message: str):  # one usage-error path, reported by cli/main.py
-            raise _usage_error(message, cmd)
-
-    cmd = COMMANDS[name]
-    p = Parser(prog=f"tma {name}", add_help=False, allow_abbrev=False)
-    _fill(p, cmd)
-    return p
-
-
-def _help_request(cmd: Command, rest: list[str]) -> tuple[bool, str | None]:
-    head = rest[:rest.index("--")] if "--" in rest else rest
-    if not any(a in ("-h", "--help") for a in head):
-        return False, None
-    sub = next((a for a in head if cmd.sub(a) is not None), None)
-    return True, sub
+    return cmdparse.build(TABLE, name, _TYPES)
 
 
 def parse(name: str, argv: list[str], session=None):
@@ -561,7 +487,7 @@ def parse(name: str, argv: list[str], session=None):
     from tma.cli import common
 
     cmd = COMMANDS[name]
-    wants, sub = _help_request(cmd, argv)
+    wants, sub = cmdparse.help_request(cmd, argv)
     if wants:
         sys.stdout.write(help_text(name, sub))
         raise SystemExit(0)
