@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tma.cli import common, main, manpage, spec
+from tma.cli import common, main, spec
+from tma.ui import manpage
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "reference" / "cli.md"
@@ -99,7 +100,7 @@ def test_help_lists_every_flag_with_a_sentence_and_the_exit_statuses(cmd):
 
 
 def test_the_man_page_is_generated_from_the_declarations():
-    assert MAN.read_text(encoding="utf-8") == manpage.render(), \
+    assert MAN.read_text(encoding="utf-8") == manpage.render(spec.TABLE), \
         "docs/man/tma.1 is stale: run python tools/gen_man.py"
 
 
