@@ -67,7 +67,7 @@ def test_tmux_command_lines_are_built_only_in_tma_tmux():
 
 def test_other_spawners_live_in_named_runtime_modules():
     allowed = {("tmux", "spawn.py"), ("runtime", "procs.py"), ("runtime", "git.py"),
-               ("runtime", "notify.py"), ("runtime", "actions_exec.py"), ("cli", "demo.py")}
+               ("runtime", "notify.py"), ("runtime", "actions_exec.py"), ("runtime", "demo.py")}
     offenders = []
     for path in SRC.rglob("*.py"):
         rel = path.relative_to(SRC)
