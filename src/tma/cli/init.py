@@ -27,6 +27,7 @@ import shutil
 import sys
 
 from tma.cli import common, spec
+from tma.runtime.session import Session
 
 #: process names that name a runtime, not an agent: never evidence an agent is installed.
 GENERIC = frozenset(("node", "bun", "deno", "python", "python3", "ruby", "perl", "sh", "bash",
@@ -52,31 +53,36 @@ def say(text: str) -> None:
     sys.stdout.flush()
 
 
-def main(argv: list[str]) -> int:
-    g, _, args = spec.parse("init", argv)
-    cfg = common.load_config(g)
-
-    mset = common.load_manifests(g, cfg)  # BundledManifestError: cli/main.py
-    failed = _wire(g, cfg, mset, args)
-    failed += _keys(g, cfg, args)
-    _status_line(g, cfg, args.conf)
-    failed += _daemon(g, cfg, args)
+def main(session: Session, argv: list[str]) -> int:
+    _, args = spec.parse("init", argv, session)
+    cfg = session.config
+    mset = session.manifests  # BundledManifestError: cli/main.py
+    failed = _wire(session, mset, args)
+    failed += _keys(session, args)
+    _status_line(session, args.conf)
+    failed += _daemon(session, args)
     say("tma: init: tma doctor")
-    from tma.cli import doctor
+    from tma.runtime import doctor, manifests
 
-    if doctor.report(g, cfg) != 0:
-        failed.append("doctor")
+    # no server, a tmux error, a broken bundled manifest: reported by cli/main.py (exit 1)
+    doc = doctor.gather(session.server, cfg, session.g.manifest_dir, common.now_ms())
+    manifests.report_skipped([(i["file"], i["problem"]) for i in doc["manifests"]["issues"]],
+                             session.warn)
+    from tma.cli.doctor import render  # TODO(session): doctor (the text report's renderer)
+
+    sys.stdout.write(render(doc))
+    sys.stdout.flush()
     if failed:
         common.err(f"tma: init: incomplete: {'; '.join(failed)}")
         return common.FAIL
     return 0
 
 
-def _wire(g, cfg, mset, args) -> list[str]:
+def _wire(session: Session, mset, args) -> list[str]:
     """Steps 1 and 2: detect the agents, wire each one that has an installer; what failed."""
-    from tma.cli import install_hooks
     from tma.install import registry, wiring
 
+    cfg = session.config
     found = detect(mset)
     if found:
         say("tma: init: found " + ", ".join(f"{name} ({path})" for name, path in found))
@@ -93,7 +99,7 @@ def _wire(g, cfg, mset, args) -> list[str]:
         req = wiring.Request(agent=name, yes=args.yes, config_dir=args.config_dir,
                              summary=not args.diff,
                              statusline=_statusline(cfg, mset.get(name), args))
-        if install_hooks.run(g, cfg, req) != 0:
+        if wiring.run(req, cfg, mset, session.server, wiring.Output()) != 0:
             failed.append(f"{name} not wired")
             common.err(f"tma: init: {name} was not wired (declined or failed); run "
                        f"`tma install-hooks {name}` later")
@@ -136,30 +142,30 @@ def _statusline(cfg, manifest, args) -> str:
     return "on" if ic.confirm(args.yes, question=f"Put the shim into {what}?") else "off"
 
 
-def _keys(g, cfg, args) -> list[str]:
+def _keys(session: Session, args) -> list[str]:
     """Step 3: `tma install-keys` (its diff, its question); what failed."""
-    from tma.cli import install_keys
+    from tma.install import keybind
+    from tma.install.wiring import Output
 
     say("tma: init: keys (tma install-keys)")
-    req = install_keys.Request(yes=args.yes, conf=args.conf, config_dir=args.config_dir,
-                               no_daemon=args.no_daemon, summary=not args.diff,
-                               reminder=False)
-    if install_keys.run(g, cfg, req) != 0:
+    req = keybind.Request(yes=args.yes, conf=args.conf, config_dir=args.config_dir,
+                          no_daemon=args.no_daemon, summary=not args.diff, reminder=False)
+    if keybind.run(req, session.config, session.server, session.paths, session.env,
+                   keybind.features(spec.COMMANDS), Output()) != 0:
         common.err("tma: init: the keys were not installed (declined or failed); run "
                    "`tma install-keys` later")
         return ["keys not installed"]
     return []
 
 
-def _daemon(g, cfg, args) -> list[str]:
+def _daemon(session: Session, args) -> list[str]:
     """Step 5: start the daemon (tier 3) unless one runs; what failed."""
-    from tma.cli import daemon
     from tma.install.common import confirm
 
     if args.no_daemon:
         say("tma: init: daemon not started (--no-daemon; start it later: tma daemon --ensure)")
         return []
-    who = daemon.running(g, cfg)
+    who = session.daemon_running()
     if who:  # the key file's launcher (loaded a step ago) may have started it already
         say(f"tma: init: daemon already running ({who})")
         return []
@@ -168,22 +174,20 @@ def _daemon(g, cfg, args) -> list[str]:
     if not confirm(args.yes or args.daemon, question="Start the daemon now?"):
         say("tma: init: daemon not started (start it later: tma daemon --ensure)")
         return []
-    if daemon.ensure(g, cfg) != 0:
+    if session.ensure_daemon() != 0:
         return ["the daemon did not start"]
     say("tma: init: daemon running")
     return []
 
 
-def _status_line(g, cfg, conf: str | None) -> None:
-    """Step 3: does status-right run `tma status`? Read, never edited."""
-
-    from tma.core.paths import here
+def _status_line(session: Session, conf: str | None) -> None:
+    """Step 4: does status-right run `tma status`? Read, never edited."""
     from tma.install import binary, tmux_status
     from tma.install.common import tilde
     from tma.tmux import setup
     from tma.tmux.adapter import TmuxError
 
-    server = common.server(g, cfg)
+    server = session.server
     try:
         value: str | None = setup.status_right(server)
     except TmuxError:
@@ -191,7 +195,7 @@ def _status_line(g, cfg, conf: str | None) -> None:
     if tmux_status.runs_tma_status(value):
         say("tma: init: status-right already runs `tma status`")
         return
-    path = tilde(tmux_status.tmux_conf(here(), conf))
+    path = tilde(tmux_status.tmux_conf(session.paths, conf))
     if value is None:
         say("tma: init: no tmux server to ask whether status-right runs `tma status`; if it "
             f"does not, add this line to {path}:")
@@ -210,14 +214,3 @@ def _status_line(g, cfg, conf: str | None) -> None:
         # tmux's default redraws every 15 s: counts that lag that long read as wrong
         say("    set -g status-interval 2")
     say(f"  then reload it: tmux source-file {path}")
-
-
-def _tmux_path(server) -> str | None:
-    """The PATH the tmux server runs #() jobs with (None: no server to ask)."""
-    from tma.tmux import setup
-    from tma.tmux.adapter import TmuxError
-
-    try:
-        return setup.global_path(server)
-    except TmuxError:
-        return None

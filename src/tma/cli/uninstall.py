@@ -24,20 +24,21 @@ from __future__ import annotations
 import sys
 
 from tma.cli import common, spec
+from tma.runtime.session import Session
 
 REMINDER = ("tma: if you added #(tma status) to your tmux status-right by hand, remove it "
             "from ~/.tmux.conf yourself (tma never edits status-right); the running server "
             "keeps it until you set it anew or run: tmux set -gu status-right")
 
 
-def main(argv: list[str]) -> int:
-    g, _, args = spec.parse("uninstall", argv)
-    cfg = common.load_config(g)
+def main(session: Session, argv: list[str]) -> int:
+    _, args = spec.parse("uninstall", argv, session)
+    cfg = session.config
 
     from tma.install import common as ic
-    from tma.install import wiring
+    from tma.install import keybind, wiring
 
-    mset = common.load_manifests(g, cfg)  # BundledManifestError: cli/main.py
+    mset = session.manifests  # BundledManifestError: cli/main.py
     req = wiring.Request.from_args(args, uninstall=True)
     io = wiring.Output()
     try:
@@ -52,15 +53,13 @@ def main(argv: list[str]) -> int:
                    "pane options are left in place (run tma uninstall again)")
         return common.FAIL
 
-    server = common.server(g, cfg)
-    from tma.cli import daemon, install_keys
-
+    server = session.server
     # the daemon first: left running, it would stamp every pane again within a second
-    failed = daemon.stop(g, cfg) != 0
+    failed = session.stop_daemon() != 0
     # the key file next: while it is there it owns the attention hooks (and would set
     # them again on the next server); then the hooks themselves off the running server
-    keys_rc = install_keys.uninstall_if_installed(
-        g, cfg, yes=bool(getattr(args, "yes", False)),
+    keys_rc = keybind.uninstall_if_installed(
+        cfg, server, session.paths, session.env, io, yes=bool(getattr(args, "yes", False)),
         config_dir=getattr(args, "config_dir", None), hooks_follow=True)
     failed = failed or bool(keys_rc)
     problems = wiring.tmux_hooks(server, cfg, setup, io, uninstall=True)

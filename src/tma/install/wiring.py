@@ -407,6 +407,21 @@ def wire(req: Request, setup: Setup, mset, server, cfg, io: Output) -> int:
     return FAIL if failed or problems else 0
 
 
+def run(req: Request, cfg, mset, server, io: Output) -> int:
+    """One install-hooks run for a request whose agent (if any) is valid: --check, or
+    wire / unwire. `server`: the tmux server (its hooks)."""
+    try:
+        setup = prepare(req, cfg)
+        for w in setup.warnings:
+            io.warn(w)
+        if req.check:
+            return check(req, setup, mset, server, cfg, io)
+        return wire(req, setup, mset, server, cfg, io)
+    except common.InstallError as exc:
+        io.warn(f"tma: {exc}")
+        return FAIL
+
+
 def _quiet_sweep(server) -> None:
     from tma.tmux.adapter import TmuxError
 
