@@ -578,13 +578,13 @@ def stop_watches(server, io: Output) -> None:
             continue
         stopped.append(pid)
     deadline = time.monotonic() + 2.0
-    while stopped and time.monotonic() < deadline and any(_alive(p) for p in stopped):
+    while stopped and time.monotonic() < deadline and any(alive(p) for p in stopped):
         time.sleep(0.05)
     for pid in stopped:
         io.out.write(f"tma: stopped tma watch (pid {pid})\n")
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     """Running (a zombie waiting for tmux to reap it has stopped)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
