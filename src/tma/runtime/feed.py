@@ -95,15 +95,13 @@ class Feed:
                                         warn=self.say if self.loud else None)
         except NoServer:
             raise
-        except Timeout:
-            if not self.loud:
-                raise
-            self.say(self.slow)  # type: ignore[arg-type]
-            return Tick(None, [], self.git, problem)
         except TmuxError as exc:
-            if self.loud:
+            if self.slow is None:
+                return Tick(None, [], self.git, f"tmux: {exc}")
+            if not isinstance(exc, Timeout):
                 raise  # cli/main.py reports it (exit 1)
-            return Tick(None, [], self.git, f"tmux: {exc}")
+            self.say(self.slow)
+            return Tick(None, [], self.git, problem)
         self.result = result
         if produce and (self.git is None or self.clock() - self.git_at >= self.git_every):
             from tma.runtime.git import GitInfo
