@@ -42,6 +42,9 @@ from dataclasses import dataclass, field
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import TypeVar
+
+    T = TypeVar("T")
 
 WRAPPER_NAME = "tma-hook"
 #: Wired for every hook-capable agent beside its manifest's events (ownership bookkeeping).
@@ -770,7 +773,7 @@ def json_hooks_edit(new: dict, shape: Shape, events: list[str], ctx: Ctx, path: 
                uninstall=uninstall, where=path, key=key)
 
 
-def load_status(agent: str, loader) -> tuple[Status, object]:
+def load_status(agent: str, loader: Callable[[], T]) -> tuple[Status, T | None]:
     """A Status plus what loader() returned; a refusal becomes the Status's error."""
     st = Status(agent)
     try:

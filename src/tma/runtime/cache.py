@@ -12,6 +12,10 @@ import os
 
 from tma import __version__
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 def directory() -> str:
     from tma.core.paths import here
@@ -23,7 +27,8 @@ def _path(name: str) -> str:
     return os.path.join(directory(), f"{name}.marshal")
 
 
-def get(name: str, key: object) -> object | None:
+def get(name: str, key: Any) -> Any:
+    """The value stored under `key` (marshal data: its shape is the caller's), or None."""
     try:
         with open(_path(name), "rb") as fh:
             # loads(read()), not load(fh): load pulls a file object item by item through
@@ -34,7 +39,7 @@ def get(name: str, key: object) -> object | None:
     return value if stored_key == (__version__, key) else None
 
 
-def put(name: str, key: object, value: object) -> None:
+def put(name: str, key: Any, value: Any) -> None:
     path = _path(name)
     tmp = f"{path}.{os.getpid()}.tmp"
     try:

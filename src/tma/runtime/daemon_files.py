@@ -94,8 +94,9 @@ def is_current(version: str | None, package: str | None) -> bool:
     daemon that does not report its package is older than the report: not current."""
     from tma import __version__
 
-    return bool(version) and version == __version__ and bool(package) \
-        and os.path.realpath(package) == this_tma()
+    if not version or not package:
+        return False
+    return version == __version__ and os.path.realpath(package) == this_tma()
 
 
 def _ask(path: str, request: bytes, timeout: float):
