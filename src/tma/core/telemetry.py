@@ -223,13 +223,10 @@ def parse_cursor_statusline(payload: str) -> ContextReading:
     window, more tokens than the window holds) is IGNORE, never a clear: this
     channel is undocumented, so a shape change must degrade to an absent gauge.
     """
-    owned = _owned_object(payload)
-    if owned is None:
+    section = _owned_section(payload, "context_window")
+    if section is None:
         return IGNORED
-    obj, session = owned
-    window = obj.get("context_window")
-    if not isinstance(window, dict):
-        return IGNORED
+    window, session = section
     pct = _ratio_pct(window.get("total_input_tokens"), window.get("context_window_size"))
     if pct is None:
         return IGNORED
@@ -249,13 +246,10 @@ def parse_pi_context(payload: str) -> ContextReading:
     * anything else (`context_usage` null or absent, post-/compact nulls, a count
       with no window) -> IGNORE. No window is ever guessed.
     """
-    owned = _owned_object(payload)
-    if owned is None:
+    section = _owned_section(payload, "context_usage")
+    if section is None:
         return IGNORED
-    obj, session = owned
-    usage = obj.get("context_usage")
-    if not isinstance(usage, dict):
-        return IGNORED
+    usage, session = section
     tokens = _count(usage.get("tokens"))
     raw = usage.get("percent")
     if raw is not None:
@@ -380,6 +374,16 @@ def _owned_object(payload: Any) -> tuple[dict[str, Any], str | None] | None:
         return None
     ok, session = _session(obj)
     return (obj, session) if ok else None
+
+
+def _owned_section(payload: Any, key: str) -> tuple[dict[str, Any], str | None] | None:
+    """(the object's `key` object, the session id), or None when either is unusable."""
+    owned = _owned_object(payload)
+    if owned is None:
+        return None
+    obj, session = owned
+    section = obj.get(key)
+    return (section, session) if isinstance(section, dict) else None
 
 
 def _refuse_constant(name: str) -> Any:
