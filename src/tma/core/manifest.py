@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from tma.core import states
+from tma.core import hookmap, states
 from tma.core.record import Record
 
 TYPE_CHECKING = False
@@ -159,23 +159,12 @@ class Manifest(Record):
 
     def map_event(self, event: str, payload: str) -> HookMapping | None:
         """First entry for the event whose matcher matches; else first matcher-less one."""
-        fallback = None
-        for m in self.hooks:
-            if m.event != event:
-                continue
-            if m.compiled is not None:
-                if m.compiled.search(payload) is not None:
-                    return m
-            elif fallback is None:
-                fallback = m
-        return fallback
+        return hookmap.first_for_event(self.hooks, event, lambda m: None if m.compiled is None
+                                       else m.compiled.search(payload) is not None)
 
     def normalize_detail(self, token: str) -> str:
         """Map an alias spelling to its canonical detail token."""
-        for canonical, aliases in self.details.items():
-            if token == canonical or token in aliases:
-                return canonical
-        return token
+        return hookmap.normalize_detail(self.details, token)
 
     def scrollback_needed(self, height: int) -> int:
         """Lines above the visible screen the rules can read: a tail_lines(N) region
