@@ -16,6 +16,7 @@ from tma.core.record import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 ENGINE_VERSION = "0.1.0"
@@ -215,6 +216,16 @@ def _table(value: Any, where: str) -> dict[str, Any]:
     return value
 
 
+def _array_tables(raw: Any, name: str) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """(index, where, table) of each entry of the array of tables [[name]], each checked as
+    it is reached (an earlier entry's error is the one reported)."""
+    if not isinstance(raw, list):
+        raise ManifestError(f"[[{name}]]: must be an array of tables")
+    for i, entry in enumerate(raw):
+        where = f"[[{name}]][{i}]"
+        yield i, where, _table(entry, where)
+
+
 def _keys(table: dict[str, Any], where: str, allowed: tuple[str, ...]) -> None:
     for key in table:
         if key not in allowed:
@@ -317,13 +328,8 @@ def _hooks(doc: dict[str, Any]) -> tuple[bool, tuple[str, ...], tuple[HookMappin
     for c in covers:
         if c not in COVERS:
             raise ManifestError(f"[hooks].covers: {c!r} is not one of {', '.join(COVERS)}")
-    raw_map = table.get("map", [])
-    if not isinstance(raw_map, list):
-        raise ManifestError("[[hooks.map]]: must be an array of tables")
     out = []
-    for i, entry in enumerate(raw_map):
-        where = f"[[hooks.map]][{i}]"
-        entry = _table(entry, where)
+    for i, where, entry in _array_tables(table.get("map", []), "hooks.map"):
         _keys(entry, where, ("event", "matcher", "claim", "turn_end"))
         event = entry.get("event")
         if not isinstance(event, str) or not event:
@@ -365,13 +371,8 @@ def _capture(doc: dict[str, Any]) -> tuple[str, ...]:
 
 
 def _rules(doc: dict[str, Any]) -> tuple[Rule, ...]:
-    raw = doc.get("rules", [])
-    if not isinstance(raw, list):
-        raise ManifestError("[[rules]]: must be an array of tables")
     out = []
-    for i, entry in enumerate(raw):
-        where = f"[[rules]][{i}]"
-        entry = _table(entry, where)
+    for i, where, entry in _array_tables(doc.get("rules", []), "rules"):
         _keys(entry, where, ("state", "detail", "priority", "region", "match", "skip_state_update"))
         for req in ("state", "region", "match"):
             if req not in entry:
