@@ -59,21 +59,12 @@ def clear() -> list[str]:
 
     Only `*.marshal` entries and stray temp files go: anything else in the folder was
     not written here and stays, and so does the folder then."""
+    from tma.runtime.daemon_files import remove
+
     base = directory()
-    removed: list[str] = []
     try:
         names = os.listdir(base)
     except OSError:
-        return removed
-    for name in names:
-        if name.endswith(".marshal") or (".marshal." in name and name.endswith(".tmp")):
-            try:
-                os.unlink(os.path.join(base, name))
-                removed.append(name)
-            except OSError:
-                pass
-    try:
-        os.rmdir(base)
-    except OSError:
-        pass
-    return removed
+        return []
+    return remove(base, [n for n in names if n.endswith(".marshal")
+                         or (".marshal." in n and n.endswith(".tmp"))])
