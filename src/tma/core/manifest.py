@@ -469,13 +469,18 @@ def from_dict(name: str, doc: dict[str, Any], engine: str = ENGINE_VERSION) -> M
 
 def loads(name: str, text: str, engine: str = ENGINE_VERSION) -> Manifest:
     """Parse TOML text into a Manifest (the gate runs before the strict parse)."""
+    return from_dict(name, toml_doc(text), engine)
+
+
+def toml_doc(text: str, error: type[ManifestError] = ManifestError) -> dict[str, Any]:
+    """The document TOML `text` decodes to; a decoding error is raised as `error` (a
+    manifest's, or an action's)."""
     import tomllib  # lazy: the bundled set ships decoded and user documents are cached
 
     try:
-        doc = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ManifestError(f"TOML: {exc}") from None
-    return from_dict(name, doc, engine)
+        raise error(f"TOML: {exc}") from None
 
 
 def long_process_names(manifest: Manifest) -> list[str]:
