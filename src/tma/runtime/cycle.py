@@ -19,6 +19,10 @@ from tma.core import codec, options, states
 from tma.core.record import Record
 from tma.tmux import read
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from tma.runtime.manifests import ManifestSet
+
 
 class _LazyWrite:
     """tma.tmux.write (and the plan types it pulls in) loads on the first write built:
@@ -239,8 +243,8 @@ class Cycle:
                 return time.time_ns() // 1_000_000
         self.clock = clock
         self.warn = warn
-        self._mset = None
-        self._index = None
+        self._mset: ManifestSet | None = None
+        self._index: dict[str, tuple[str, ...]] | None = None
         self._table = _DUMMY
         self._subtrees: bool | None = None
         self._guarded: bool | None = None

@@ -206,7 +206,8 @@ def _http(method: str, base: str, path: str, payload: dict | None,
     parts = urlsplit(base)
     timeout_s = max(0.05, float(timeout_s))
     conn_cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    conn = conn_cls(parts.hostname, parts.port, timeout=timeout_s)
+    # check_endpoint refused a base without a host before any request is made
+    conn = conn_cls(parts.hostname or "", parts.port, timeout=timeout_s)
     fired = threading.Event()
     held: list[socket.socket] = []  # the connected socket (the response outlives conn.sock)
 
