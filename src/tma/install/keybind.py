@@ -193,13 +193,15 @@ def check_problems(ctx: Ctx) -> list[str]:
     if keys.render(ctx.options(created)) != ctx.old_managed:
         out.append(f"the managed file {tilde(ctx.managed)} is not what `{ctx.rerun()}` "
                    "writes")
+    from tma.tmux.keyfile import MARKER, MARKER_NL
+
     lines = (ctx.old_conf or "").splitlines()
     at = keys.marked(ctx.old_conf or "")
     if not at:
         out.append(f"{tilde(ctx.conf)} does not source it")
     elif len(at) > 1:
         out.append(f"{tilde(ctx.conf)} sources it {len(at)} times")
-    elif lines[at[0]].replace(keys.MARKER_NL, keys.MARKER) != ctx.line:
+    elif lines[at[0]].replace(MARKER_NL, MARKER) != ctx.line:
         out.append(f"{tilde(ctx.conf)} line {at[0] + 1} sources another file: "
                    f"{lines[at[0]].strip()}")
     if ctx.server is not None:
@@ -216,8 +218,8 @@ def check_problems(ctx: Ctx) -> list[str]:
 # ---------------------------------------------------------------- writing
 
 
-def _encode(text: str) -> bytes:
-    return text.encode("utf-8", "surrogateescape")
+def _encode(text: str | bytes) -> bytes:
+    return text if isinstance(text, bytes) else text.encode("utf-8", "surrogateescape")
 
 
 def show(changes: list[Change], io: Output) -> None:

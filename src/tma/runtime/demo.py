@@ -47,7 +47,7 @@ def _agent_script() -> str:
 
 class Demo:
     def __init__(self, session: Session, seconds: float, keep: bool,
-                 say: Callable[[str], None], width: Callable[[], int]):
+                 say: Callable[..., None], width: Callable[[], int]):
         from tma.tmux.adapter import Server, resolve_bin
 
         self.g = session.g

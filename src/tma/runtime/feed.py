@@ -25,8 +25,11 @@ import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import socket
     from collections.abc import Callable
 
+    from tma.runtime.cycle import Result
+    from tma.runtime.git import GitInfo
     from tma.runtime.session import Session
 
 COALESCE_S = 0.1  # wakes within 100 ms make one cycle
@@ -64,8 +67,8 @@ class Feed:
         self.loud = slow is not None
         self.ticks = 0
         self.start = 0.0
-        self.result = None  # the last good cycle's (the picker keeps drawing it)
-        self.git = None
+        self.result: Result | None = None  # the last good cycle's (the picker keeps drawing it)
+        self.git: GitInfo | None = None
         self.git_at = 0.0
         self.config_error: str | None = None
         self._said: set[str] = set()
@@ -158,7 +161,7 @@ class Wakes:
 
     def __init__(self, sock_path: str, out_fd: int | None = None) -> None:
         self.sock_path, self.out_fd = sock_path, out_fd
-        self.sock = None
+        self.sock: socket.socket | None = None
 
     def probe(self) -> bool:
         """Subscribe when this server's daemon listens (the user's, answering); the
@@ -222,6 +225,8 @@ class Wakes:
 
     def _drain(self) -> bool:
         """Read every pending wake byte; False when the daemon closed the connection."""
+        if self.sock is None:
+            return False
         try:
             while True:
                 if not self.sock.recv(4096):
