@@ -37,12 +37,12 @@ def _usage(args, sel) -> None:
                                 "control character")
 
 
-def main(argv: list[str]) -> int:
-    g, sel, args = spec.parse("act", argv)
+def main(session, argv: list[str]) -> int:
+    sel, args = spec.parse("act", argv, session)
     args.action = args.name
     args.arg = args.arg or []
     _usage(args, sel)
-    cfg = common.load_config(g)
+    cfg = session.config
     from tma.runtime import actions
 
     try:
@@ -60,7 +60,7 @@ def main(argv: list[str]) -> int:
             raise common.UsageError(f"unknown action {args.action!r} (expected one of: "
                                     f"{', '.join(aset.names())})")
         _action_usage(args, action)
-    job = _Act(g, cfg, args, sel, aset)
+    job = _Act(session, cfg, args, sel, aset)
     return job.run(action)
 
 
@@ -75,16 +75,16 @@ def _action_usage(args, action) -> None:
 
 
 class _Act:
-    def __init__(self, g, cfg, args, sel, aset) -> None:
-        self.g, self.cfg, self.args, self.sel, self.aset = g, cfg, args, sel, aset
+    def __init__(self, session, cfg, args, sel, aset) -> None:
+        self.session, self.g = session, session.g
+        self.cfg, self.args, self.sel, self.aset = cfg, args, sel, aset
 
     def run(self, action) -> int:
-        from tma.cli import cycle_run
         from tma.runtime.actions_fire import Broker
         from tma.runtime.cycle import Cycle
 
         # the broker re-reads the screen of the pane it acts on (its gate check)
-        server, res = cycle_run.run(self.g, self.cfg, current=False)
+        server, res = self.session.server, self.session.cycle(current=False)
         self.server, self.res = server, res
         self.broker = Broker(server, self.cfg, Cycle(server, self.cfg, self.g.manifest_dir),
                              common.now_ms)
@@ -103,14 +103,12 @@ class _Act:
 
     # -- targets
     def _rows(self):
-        from tma.cli import cycle_run
-
         git = None
         if self.sel.needs_git:
             from tma.runtime.git import GitInfo
 
             git = GitInfo()
-        return cycle_run.select(self.res.rows, self.sel, git)
+        return self.session.select(self.res.rows, self.sel, git)
 
     def _single(self):
         """(pane, stamp, agent) for the one target; an int is an exit code."""

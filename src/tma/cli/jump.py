@@ -23,15 +23,12 @@ class NoClient(Exception):
     pass
 
 
-def main(argv: list[str]) -> int:
-
-    g, sel, args = spec.parse("jump", argv)
+def main(session, argv: list[str]) -> int:
+    sel, args = spec.parse("jump", argv, session)
     direction = "pane" if args.pane is not None else (args.direction or "next")
-    cfg = common.load_config(g, surface=True)
-    from tma.cli import cycle_run
-
-    server, result = cycle_run.run(g, cfg)
-    job = _Jump(g, cfg, server, result, sel)
+    cfg = session.surface_config()
+    result = session.cycle()
+    job = _Jump(session.g, cfg, session.server, result, sel)
     try:
         if direction == "pane":
             return job.to_pane(args.pane)
@@ -159,14 +156,14 @@ class _Jump:
     def scoped(self) -> list:
         if self.sel.empty:
             return list(self.result.rows)
-        from tma.cli import cycle_run
+        from tma.runtime.session import Session
 
         git = None
         if self.sel.needs_git:
             from tma.runtime.git import GitInfo
 
             git = GitInfo()
-        return cycle_run.select(self.result.rows, self.sel, git)
+        return Session.select(self.result.rows, self.sel, git)
 
     def _scope_note(self, msg: str, why: str) -> int:
         common.err(f"tma: {msg}{'' if self.sel.empty else ' in scope'}: {why}")

@@ -22,11 +22,12 @@ REFRESH_S = 1.0
 class Feed:
     """The snapshots behind the screen: one poll cycle per refresh, the preview capture."""
 
-    def __init__(self, g: common.Globals, cfg, sel) -> None:
-        self.g = g
+    def __init__(self, session: common.Session, cfg, sel) -> None:
+        self.session = session
+        self.g = session.g
         self.cfg = cfg
         self.sel = sel
-        self.server = common.server(g, cfg)
+        self.server = session.server
         self.result = None
         self.git = None
         self.git_at = 0.0
@@ -35,15 +36,14 @@ class Feed:
     def refresh(self, first: bool = False) -> None:
         """One cycle. The first frame is drawn from the stamps as they are (no capture,
         no git): that is what makes it fast; the next refresh follows at once."""
-        from tma.runtime.config import ConfigError, load
         from tma.runtime.cycle import Cycle
         from tma.tmux.adapter import NoServer, TmuxError
 
-        if not first:
-            try:  # hot reload; a broken file keeps the last good config
-                self.cfg = load(self.g.config)
-            except ConfigError as exc:
-                self.problem = str(exc)
+        if not first:  # hot reload; a broken file keeps the last good config
+            problem = self.session.reload_config()
+            if problem:
+                self.problem = problem
+            self.cfg = self.session.config
         cycle = Cycle(self.server, self.cfg, self.g.manifest_dir, warn=None)
         try:
             self.result = cycle.run(produce=not first, current=True)
@@ -60,13 +60,12 @@ class Feed:
     def rows(self) -> list[dict]:
         if self.result is None:
             return []
-        from tma.cli import cycle_run
         from tma.ui import rows as render
 
         git = self.git
         if self.sel.needs_git and git is None:
             return []  # the first frame has no repo labels to select on yet
-        rows = cycle_run.select(self.result.rows, self.sel, git)
+        rows = self.session.select(self.result.rows, self.sel, git)
         return [render.row_dict(r, server="", host="", git=git) for r in rows]
 
     def client(self):
@@ -327,14 +326,14 @@ class App:
         self.update(capture=True)
 
 
-def load_or_hold(g: common.Globals, what: str):
+def load_or_hold(session: common.Session, what: str):
     """The config for a screen (the picker, watch); when it does not load, None after
     saying why and waiting for a key: in a popup or a split the pane closes with the
     process, and the error would go with it."""
     from tma.runtime.config import ConfigError
 
     try:
-        return common.load_config(g, surface=True)
+        return session.surface_config()
     except ConfigError as exc:
         message = str(exc) if str(exc).startswith("tma:") else f"tma: {exc}"
         common.err(message)
@@ -365,16 +364,15 @@ def hold(why: str) -> None:
         termios.tcsetattr(0, termios.TCSADRAIN, old)
 
 
-def main(argv: list[str]) -> int:
-    """Bare `tma` (argv holds the global options only)."""
-    g, _rest = common.split_globals(argv)
-    cfg = load_or_hold(g, "the picker")
+def main(session: common.Session, argv: list[str]) -> int:
+    """Bare `tma` (the global options are the Session's; argv is empty)."""
+    cfg = load_or_hold(session, "the picker")
     if cfg is None:
         return common.FAIL
     from tma.runtime.selectors import Selector
     from tma.ui import picker
 
-    feed = Feed(g, cfg, Selector())
+    feed = Feed(session, cfg, Selector())
     return run(feed, lambda: picker.View(), App)
 
 

@@ -114,19 +114,19 @@ def advertise(server, pane: str | None, pid: int | None) -> None:
         pass
 
 
-def main(argv: list[str]) -> int:
+def main(session: common.Session, argv: list[str]) -> int:
     from tma.cli import spec
 
-    g, sel, args = spec.parse("watch", argv)
+    sel, args = spec.parse("watch", argv, session)
     if not (common.on_terminal(0) and common.on_terminal(1)):
         common.err("tma watch: needs a terminal (run it in a tmux pane)")
         return common.USAGE
-    cfg = picker.load_or_hold(g, "tma watch")
+    cfg = picker.load_or_hold(session, "tma watch")
     if cfg is None:
         return common.FAIL
     from tma.ui import watch
 
-    feed = picker.Feed(g, cfg, sel)
+    feed = picker.Feed(session, cfg, sel)
     pane = common.env_pane()
     advertise(feed.server, pane, os.getpid())
 
