@@ -7,7 +7,6 @@ flags are declared in tma.cli.spec.
 
 from __future__ import annotations
 
-import os
 import sys
 
 from tma.cli import common, spec
@@ -234,43 +233,21 @@ class _Act:
         pane, stamp, agent = target
         if pane is None:
             return self._report(_gone("menu", agent))
-        from tma.cli.jump import NoClient, pick_client, self_argv
+        from tma.runtime.navigate import Navigator, NoClient
 
         fireable = [a for a in self.aset.actions.values() if not a.text
                     and D.refusal(self.broker, a, pane, stamp, agent) is None]
         if not fireable:
             common.err(f"tma: no actions are fireable on {pane.pane_id} right now")
             return 0
+        nav = Navigator(self.session, self.res)
         try:
-            client = pick_client(self.res.snapshot.clients, self.res.snapshot.panes,
-                                 self.g.client, common.env_pane())
+            client = nav.client()
         except NoClient as exc:
             common.err(f"tma: {exc}; the menu needs one to show on")
             return common.FAIL
-        base = self_argv() + self._child_flags()
-        from tma.tmux import nav
-
-        items = []
-        for i, a in enumerate(fireable):
-            argv = base + ["act", a.name, "--pane", pane.pane_id] + (["--yes"] if a.confirm
-                                                                      else [])
-            command = nav.run_shell_command(argv)
-            if a.confirm:
-                command = nav.confirm_menu_command(client.name, f"{a.label} on {pane.pane_id}?",
-                                                   command)
-            items.append((nav.menu_text(a.label), str(i + 1) if i < 9 else "", command))
-        nav.display_menu(self.server, client.name, f" {agent or 'tma'} {pane.pane_id} ", items)
+        nav.action_menu(client, pane, f" {agent or 'tma'} {pane.pane_id} ", fireable)
         return 0
-
-    def _child_flags(self) -> list[str]:
-        flags = self.server.flags()
-        if not flags and self.res.snapshot.socket_path:
-            flags = ["--socket-path", self.res.snapshot.socket_path]
-        if self.g.config:
-            flags += ["--config", os.path.abspath(self.g.config)]
-        if self.g.manifest_dir:
-            flags += ["--manifest-dir", os.path.abspath(self.g.manifest_dir)]
-        return flags
 
 
 def _gone(name: str, pane_id: str):
