@@ -36,7 +36,7 @@ def _usage(args, sel) -> None:
                                 "control character")
 
 
-def main(session, argv: list[str]) -> int:
+def main(session: common.Session, argv: list[str]) -> int:
     sel, args = spec.parse("act", argv, session)
     args.action = args.name
     args.arg = args.arg or []
