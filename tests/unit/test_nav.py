@@ -1,4 +1,5 @@
-"""Where a jump goes (tma.core.nav): the acting client, the orderings, the trail."""
+"""Where a jump goes (tma.core.nav: the acting client, the orderings, the trail) and what
+tma.runtime.navigate does with it short of moving a client (notes, menu labels, argv)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,12 @@ import pytest
 
 from tma.core import nav
 from tma.core.codec import Stamp
-from tma.runtime.cycle import Row
-from tma.tmux.read import Client, Pane
+from tma.core.errors import NoPane
+from tma.runtime import navigate
+from tma.runtime.config import Config
+from tma.runtime.cycle import Result, Row
+from tma.runtime.session import Globals, Session
+from tma.tmux.read import Client, Pane, Snapshot
 
 
 def pane(pane_id: str, locator: str = "") -> Pane:
@@ -152,3 +157,57 @@ def test_home_is_the_oldest_live_entry():
     assert nav.home(["%3", "%1", "%2"], {"%1", "%2"}) == "%1"
     assert nav.home(["%3"], {"%1"}) is None
     assert nav.home([], {"%1"}) is None
+
+
+# ---------------------------------------------------------------- tma.runtime.navigate
+
+
+def navigator(rows, panes=(), sel=None, **g):
+    said: list[str] = []
+    session = Session(Globals(**g), env={"TMUX_PANE": "%1"}, warn=said.append)
+    snap = Snapshot(panes=[r.pane for r in rows] + list(panes), clients=[],
+                    socket_path="/tmp/sock")
+    result = Result(snap, rows, None, [], [], [], None, {})
+    return navigate.Navigator(session, result, sel), said
+
+
+def test_nothing_to_jump_to_is_a_note_not_an_error():
+    job, said = navigator([row("%1", "working")])
+    assert job.forward("blocked") == 0
+    assert job.forward("attention") == 0
+    assert said == ["tma: no agent is blocked: nothing is waiting for your answer\n",
+                    "tma: no agent is waiting for you: none is blocked and no finished "
+                    "turn is unseen\n"]
+    job, said = navigator([])
+    assert job.forward("next") == 0
+    assert said == ["tma: no agent panes to jump to: tma ls lists what tma sees\n"]
+
+
+def test_to_pane_a_pane_without_an_agent_or_none_at_all():
+    job, said = navigator([row("%1")], panes=[pane("%2")])
+    assert job.to_pane("%2") == 0 and said == ["tma: no agent in pane %2\n"]
+    with pytest.raises(NoPane):
+        job.to_pane("%9")
+
+
+def test_no_client_to_move():
+    job, _ = navigator([row("%1")])
+    with pytest.raises(nav.NoClient):
+        job.client()
+
+
+def test_child_argv_bakes_in_the_server_config_and_manifests(tmp_path):
+    job, _ = navigator([], socket_name="work", config="rel.toml")
+    argv = job.child_argv()
+    assert argv[-4:-2] == ["--socket-name", "work"]
+    assert argv[-2] == "--config" and argv[-1].endswith("/rel.toml") and argv[-1][0] == "/"
+    job, _ = navigator([])  # no named server: the socket the snapshot read
+    assert job.child_argv()[-2:] == ["--socket-path", "/tmp/sock"]
+
+
+def test_menu_label_colours_the_glyph_and_doubles_hashes():
+    r = row("%1", "blocked", since=1000)
+    r.pane.title = "fix #12   now"
+    text = navigate.label(r, Config(), 1000 + 125_000)
+    assert text.startswith("#[fg=")
+    assert "claude  blocked  s:0.1  2m  fix ##12 now" in text
