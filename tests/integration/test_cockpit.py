@@ -278,7 +278,7 @@ def test_picker_on_a_dumb_terminal_draws_plain_frames(srv, term):
 
 
 def test_no_server_on_a_terminal(srv):
-    from ptyclient import run_on_pty
+    from tests.helpers.ptyclient import run_on_pty
 
     env = dict(srv.env, TERM="xterm-256color")
     for args in ([], ["watch"]):  # srv has no server started yet
@@ -483,8 +483,7 @@ def test_picker_mouse_click_selects_and_a_second_click_jumps(srv, attach):
 def test_picker_tab_opens_the_action_menu_and_an_entry_fires(srv, attach):
     """Tab in the popup: the picker closes and the pane's action menu opens on the client;
     its first entry (Approve, on a blocked codex) types exactly the manifest's key."""
-    from keyrecorder import KeyRecorder
-
+    from tests.helpers.keyrecorder import KeyRecorder
     from tma.core import fixture
 
     srv.shell_pane()  # what the client shows (and the popup is left out of)

@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 import pytest
-from ptyclient import PtyClient
 
+from tests.helpers.ptyclient import PtyClient
 from tma.core import fixture
 from tma.runtime import daemon_files
 

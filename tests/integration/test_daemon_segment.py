@@ -13,9 +13,9 @@ import sys
 import time
 
 import pytest
-from ptyclient import PtyClient
 from test_daemon import _claude, _draw, _until, watched
 
+from tests.helpers.ptyclient import PtyClient
 from tma.daemon import segment
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-import tmux_matrix
+from tests.helpers import tmux_matrix
 
 REPO = Path(__file__).resolve().parents[2]
 SLEEP = shutil.which("sleep") or "/bin/sleep"

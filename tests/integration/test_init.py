@@ -167,7 +167,7 @@ def test_diff_on_request_the_shim_asked_apart_and_no_daemon(srv):
     """On a terminal: the shim that takes Claude's own status line is its own question
     (declined here), `d` at the wiring prompt shows the diff and asks again, and
     --no-daemon starts none and leaves the launcher out of the key file."""
-    from ptyclient import type_on_pty
+    from tests.helpers.ptyclient import type_on_pty
 
     paths = setup_machine(srv, agents=("claude",))
     srv.shell_pane()
@@ -193,7 +193,7 @@ def test_a_running_daemon_is_not_asked_about_again(srv):
     """With this server's daemon already running (the key file's launcher starts one as
     soon as init loads the keys), init says so instead of asking to start one, and a
     "no" there could not contradict the doctor report below it."""
-    from ptyclient import type_on_pty
+    from tests.helpers.ptyclient import type_on_pty
 
     setup_machine(srv, agents=("claude",))
     srv.shell_pane()
@@ -211,7 +211,7 @@ def test_ctrl_c_at_the_first_prompt_stops_init_at_once(srv):
     """One Ctrl-C (a \\x03 typed on init's controlling terminal) ends the whole command:
     exit 130, no second question, nothing written (not this agent's change, not the
     next agent's, not the keys)."""
-    from ptyclient import type_on_pty
+    from tests.helpers.ptyclient import type_on_pty
 
     paths = setup_machine(srv)
     srv.shell_pane()

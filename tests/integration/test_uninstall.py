@@ -176,7 +176,7 @@ def test_ctrl_c_at_the_first_prompt_stops_uninstall_at_once(srv):
     question, no agent unwired, nothing swept."""
     import sys
 
-    from ptyclient import type_on_pty
+    from tests.helpers.ptyclient import type_on_pty
 
     paths = isolate_installers(srv)
     originals(paths)

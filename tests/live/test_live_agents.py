@@ -27,9 +27,11 @@ import os
 import re
 import time
 
-import agents as agents_mod
 import pytest
-from harness import (
+
+from tests.helpers import tmux_matrix
+from tests.helpers.live import agents as agents_mod
+from tests.helpers.live.harness import (
     DAEMON_DEADLINE,
     DAEMON_IDLE_DEADLINE,
     HOOKED_DEADLINE,
@@ -40,12 +42,10 @@ from harness import (
     record_scenario,
 )
 
-import tmux_matrix
-
 pytestmark = pytest.mark.live
 
 MODES = ("hookless", "hooked", "daemon")
-#: The modes that also run on a second tmux (tests/tmux_matrix.live_extra: 3.4 in CI).
+#: The modes that also run on a second tmux (tests/helpers/tmux_matrix.live_extra: 3.4 in CI).
 TMUX_MODES = ("hookless", "daemon")
 _EXTRA = tmux_matrix.live_extra()
 CASES = [(mode, a.key, None) for mode in MODES for a in agents_mod.AGENTS] + [

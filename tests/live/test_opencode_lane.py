@@ -23,10 +23,10 @@ import socket
 import subprocess
 import time
 
-import agents as agents_mod
 import pytest
-from harness import Scenario
 
+from tests.helpers.live import agents as agents_mod
+from tests.helpers.live.harness import Scenario
 from tma.runtime import opencode_api as api
 
 pytestmark = pytest.mark.live
