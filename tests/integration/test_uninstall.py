@@ -310,9 +310,8 @@ def test_after_uninstall_nothing_of_tma_is_left(srv, tmp_path):
     import sys
     import time
 
-    from test_daemon import Daemon
-    from test_init import setup_machine
-
+    from tests.helpers.daemon import Daemon
+    from tests.helpers.machine import setup_machine
     from tma.cli import uninstall as uninstall_cli
 
     setup_machine(srv)

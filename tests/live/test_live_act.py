@@ -35,11 +35,11 @@ import time
 from pathlib import Path
 
 import pytest
-from test_live_agents import answer_dialog, settle
-from test_opencode_lane import free_port, opencode, wait_option
 
 from tests.helpers.live import agents as agents_mod
 from tests.helpers.live.harness import Scenario
+from tests.helpers.live.opencode import free_port, opencode, wait_option
+from tests.helpers.live.steps import answer_dialog, settle
 
 pytestmark = pytest.mark.live
 

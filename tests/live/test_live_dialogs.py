@@ -41,7 +41,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
-from test_live_agents import answer_dialog
 
 from tests.helpers.live import agents as agents_mod
 from tests.helpers.live.fakellm import AFTER_TOOL, QUICK
@@ -53,6 +52,7 @@ from tests.helpers.live.harness import (
     Scenario,
     record_scenario,
 )
+from tests.helpers.live.steps import answer_dialog
 
 pytestmark = pytest.mark.live
 

@@ -3,8 +3,7 @@ handling against a screen and a feed that record what they are asked."""
 
 from __future__ import annotations
 
-from test_ui_picker import row
-
+from tests.helpers.picker_rows import row
 from tma.cli import picker, picker_term, watch
 from tma.runtime.config import PICKER_DEFAULTS
 from tma.ui import picker as ui_picker
