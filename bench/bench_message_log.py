@@ -28,6 +28,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from bench_daemon_event import sandbox, status, tmux  # noqa: E402
 
+# The smallest run of each kind (argv lists): CI runs every one
+# (tests/integration/test_bench_scripts.py), so the script cannot rot unseen.
+SMOKE = [["--secs", "1", "--panes", "1", "--status-every", "0.5"],
+         ["--secs", "1", "--panes", "1", "--status-every", "0", "--status-line"]]
+
 
 def messages(name: str, env: dict) -> list[str]:
     """`show-messages` wants a client: run it from a short-lived control client."""
