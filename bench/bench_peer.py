@@ -278,7 +278,7 @@ STAMP_OPTIONS = ("@agent_state", "@agent_detail", "@agent_source", "@agent_evide
                  "@agent_turn_at", "@agent_subagents", "@agent_ignore", "@agent_mute_until")
 # `python -m tma ARGS` run as the console script runs it, reporting the modules it loaded
 # when it leaves (a hot command leaves through os._exit, so that is where it is caught).
-# Through the CLI's public door only: the bench outlives any rearrangement of tma.cli.
+# Through the CLI's public door only: the bench outlives any rearrangement of the cli package.
 PROBE = """
 import os, runpy, sys
 leave = os._exit

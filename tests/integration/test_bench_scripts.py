@@ -99,3 +99,18 @@ def test_the_script_runs_with_its_smallest_parameters(script: Path, argv, tmp_pa
     # its figures: a number on some line of what it printed
     assert re.search(r"\d", res.stdout), said
     assert left == [], f"tmux servers left running: {left}\n{said}"
+
+
+def test_no_script_reaches_into_the_cli():
+    """tma.cli is a shell others rearrange: the scripts run tma (its executable or
+    `python -m tma`) or import the layers under it, in their code and in the code they
+    hand a child interpreter."""
+    assert [s.name for s in SCRIPTS if "tma.cli" in s.read_text(encoding="utf-8")] == []
+
+
+def test_a_script_without_smoke_is_caught(tmp_path):
+    script = tmp_path / "bench_new.py"
+    script.write_text("import sys\nRUNS = 3\n")
+    assert smoke_of(script) is None
+    script.write_text('SMOKE = [["--runs", "1"]]\n')
+    assert smoke_of(script) == [["--runs", "1"]]
