@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import collections
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -61,7 +62,7 @@ def main() -> int:
     ap.add_argument("--status-line", action="store_true",
                     help="status-right reads the daemon's segment (init's daemon form)")
     args = ap.parse_args()
-    _work, env, fake, _tma = sandbox("tma-bench-msg-")
+    work, env, fake, _tma = sandbox("tma-bench-msg-")
     name = f"tma-bench-msg-{os.getpid()}"
     tma = [sys.executable, "-m", "tma", "--socket-name", name]
     daemon = None
@@ -116,6 +117,7 @@ def main() -> int:
             daemon.terminate()
             daemon.wait(timeout=10)
         subprocess.run(["tmux", "-L", name, "kill-server"], env=env, capture_output=True)
+        shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

@@ -105,6 +105,7 @@ def one_release(version: str, binary: str, args, tma: str, btma: str | None, py:
         out["reported"] = run([binary, "-V"]).stdout.strip()
     finally:
         tmux.kill()
+        shutil.rmtree(work, ignore_errors=True)
     return out
 
 
