@@ -7,7 +7,8 @@ import os
 import time
 
 import pytest
-from test_daemon import watched
+
+from tests.helpers.daemon import watched
 
 
 @pytest.fixture

@@ -176,7 +176,7 @@ def test_ctrl_c_at_the_first_prompt_stops_uninstall_at_once(srv):
     question, no agent unwired, nothing swept."""
     import sys
 
-    from ptyclient import type_on_pty
+    from tests.helpers.ptyclient import type_on_pty
 
     paths = isolate_installers(srv)
     originals(paths)
@@ -310,9 +310,8 @@ def test_after_uninstall_nothing_of_tma_is_left(srv, tmp_path):
     import sys
     import time
 
-    from test_daemon import Daemon
-    from test_init import setup_machine
-
+    from tests.helpers.daemon import Daemon
+    from tests.helpers.machine import setup_machine
     from tma.install import wiring
 
     setup_machine(srv)

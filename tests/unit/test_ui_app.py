@@ -4,8 +4,7 @@ record what they are asked."""
 
 from __future__ import annotations
 
-from test_ui_picker import row
-
+from tests.helpers.picker_rows import row
 from tma.runtime.config import PICKER_DEFAULTS
 from tma.ui import app as ui_app
 from tma.ui import picker as ui_picker
