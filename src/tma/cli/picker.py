@@ -23,4 +23,4 @@ def main(session: common.Session, argv: list[str]) -> int:
     from tma.ui import picker
     from tma.ui.app import App
 
-    return screen.run(screen.Feed(session, cfg, Selector()), lambda: picker.View(), App)
+    return screen.run(screen.Feed(session, Selector()), lambda: picker.View(), App)

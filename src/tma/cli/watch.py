@@ -28,7 +28,7 @@ def main(session: common.Session, argv: list[str]) -> int:
     from tma.ui import watch
     from tma.ui.app import WatchApp
 
-    feed = screen.Feed(session, cfg, sel)
+    feed = screen.Feed(session, sel)
     pane = common.env_pane()
     advertise_watch(feed.server, pane, os.getpid())
 

@@ -3,17 +3,24 @@
 terminal back.
 
 The Feed runs one poll cycle per refresh (each second: a popup cannot be nudged, no
-hook ever sees its pane) and turns the rows into `ls --json` row dicts; Enter jumps
+hook ever sees its pane) over the row feed every long-running surface shares
+(tma.runtime.feed) and turns the rows into `ls --json` row dicts; Enter jumps
 exactly as `tma jump --pane` does (tma.runtime.navigate: trail, attention clear).
 """
 
 from __future__ import annotations
 
 import sys
-import time
 
 from tma.runtime.session import Session
 from tma.ui.term import hold
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from tma.runtime.config import Config
+    from tma.runtime.cycle import Result
+    from tma.runtime.git import GitInfo
+    from tma.runtime.selectors import Selector
 
 
 def _err(msg: str) -> None:
@@ -21,53 +28,45 @@ def _err(msg: str) -> None:
 
 
 class Feed:
-    """The snapshots behind the screen: one poll cycle per refresh, the preview capture."""
+    """The snapshots behind the screen: the row feed (tma.runtime.feed, quiet: this
+    process owns the terminal, so every problem goes to the footer), the preview
+    capture, the jump and the action menu."""
 
-    def __init__(self, session: Session, cfg, sel) -> None:
+    def __init__(self, session: Session, sel: Selector | None) -> None:
+        from tma.runtime.feed import Feed as Rows
+
         self.session = session
-        self.g = session.g
-        self.cfg = cfg
         self.sel = sel
         self.server = session.server
-        self.result = None
-        self.git = None
-        self.git_at = 0.0
+        # git labels re-read every 10 s (branches move); never on the first frame
+        self.rows_feed = Rows(session, sel, git_every=10)
         self.problem = ""  # the last refresh's failure, shown in the footer
+
+    @property
+    def cfg(self) -> Config:
+        return self.session.config
+
+    @property
+    def result(self) -> Result | None:
+        return self.rows_feed.result
+
+    @property
+    def git(self) -> GitInfo | None:
+        return self.rows_feed.git
 
     def refresh(self, first: bool = False) -> None:
         """One cycle. The first frame is drawn from the stamps as they are (no capture,
-        no git): that is what makes it fast; the next refresh follows at once."""
-        from tma.runtime.cycle import Cycle
-        from tma.tmux.adapter import NoServer, TmuxError
+        no git): that is what makes it fast; the next refresh follows at once. A broken
+        config keeps the last good one; a tmux error keeps the last good rows."""
+        tick = self.rows_feed.tick(produce=not first)
+        if tick.problem:
+            self.problem = tick.problem
 
-        if not first:  # hot reload; a broken file keeps the last good config
-            problem = self.session.reload_config()
-            if problem:
-                self.problem = problem
-            self.cfg = self.session.config
-        cycle = Cycle(self.server, self.cfg, self.g.manifest_dir, warn=None)
-        try:
-            self.result = cycle.run(produce=not first, current=True)
-        except NoServer:
-            raise
-        except TmuxError as exc:
-            self.problem = f"tmux: {exc}"
-            return
-        if not first and time.monotonic() - self.git_at > 10:
-            from tma.runtime.git import GitInfo
-
-            self.git, self.git_at = GitInfo(), time.monotonic()  # branches move: re-read
-
-    def rows(self) -> list[dict]:
-        if self.result is None:
-            return []
+    def rows(self) -> list[dict[str, object]]:
         from tma.ui import rows as render
 
         git = self.git
-        if self.sel.needs_git and git is None:
-            return []  # the first frame has no repo labels to select on yet
-        rows = self.session.select(self.result.rows, self.sel, git)
-        return [render.row_dict(r, server="", host="", git=git) for r in rows]
+        return [render.row_dict(r, server="", host="", git=git) for r in self.rows_feed.rows()]
 
     def client(self):
         """The acting client (the one Enter moves), or None when there is none."""

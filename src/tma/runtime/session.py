@@ -184,15 +184,15 @@ class Session:
         set. `lean`: rows without telemetry, request lane or pane path (the status
         line's counts). `current`: no verdict older than its screen; only the status
         line, polled by every client at once, passes False. `warn`: the cycle's own
-        complaints (True: this session's; None: dropped)."""
+        complaints (True: this session's; None: dropped, and no --debug-timing line)."""
         from tma.runtime.cycle import Cycle
 
-        cycle = Cycle(self.server, self.config, self.g.manifest_dir,
-                      warn=self.warn if warn is True else (warn or None), lean=lean)
+        sink = self.warn if warn is True else (warn or None)
+        cycle = Cycle(self.server, self.config, self.g.manifest_dir, warn=sink, lean=lean)
         result = cycle.run(produce=produce, current=current)
         if report:
             self.report_manifests()
-        if self.g.debug_timing:
+        if self.g.debug_timing and sink is not None:  # a quiet surface owns the terminal
             self.warn(result.stats.line() + "\n")
         return result
 
