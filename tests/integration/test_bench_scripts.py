@@ -26,9 +26,6 @@ from tests.helpers.tmux_sockets import require_tmux
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 SCRIPTS = sorted(BENCH.glob("*.py"))
-#: The commands not yet moved onto the Session (issue 19) die with this; a script that
-#: dies of it waits for its command's conversion (xfail), any other failure fails.
-UNCONVERTED = "TypeError: main() takes 1 positional argument but 2 were given"
 #: one run's ceiling; the whole set takes ~2 minutes on a loaded 2-CPU machine
 TIMEOUT = 150
 
@@ -93,8 +90,6 @@ def test_the_script_runs_with_its_smallest_parameters(script: Path, argv, tmp_pa
         left = _live_servers(sockets)
     took = time.monotonic() - start
     said = f"bench/{script.name} {' '.join(argv)} ({took:.1f} s)\n{res.stdout}\n{res.stderr}"
-    if res.returncode != 0 and UNCONVERTED in res.stdout + res.stderr:
-        pytest.xfail(f"bench/{script.name} needs a command not yet on the Session")
     assert res.returncode == 0, said
     # its figures: a number on some line of what it printed
     assert re.search(r"\d", res.stdout), said

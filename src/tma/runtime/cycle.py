@@ -494,7 +494,7 @@ class Cycle:
                    clear_anchor: bool) -> None:
         """No agent of ours in the pane. tma's own stamp (its name is a loaded manifest's:
         every tma write names one) is a leftover and goes; any other decodable stamp is
-        a second writer's, read as a foreign row and never removed (seed 001)."""
+        a second writer's, read as a foreign row and never removed (the second-writer contract)."""
         if stamp is not None and stamp.name in self.index():
             work.remove(pane)
         elif stamp is not None:

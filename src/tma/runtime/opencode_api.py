@@ -4,7 +4,7 @@ The routes are OpenCode's v1 plane (verified against the pinned 1.18.33, by its 
 and by running it): `POST /permission/{requestID}/reply` with `{"reply": "once"|"reject"}`
 and `POST /question/{requestID}/reject` with no body. Both answer 200 `true` when the request
 was pending and 404 (`PermissionNotFoundError` / `QuestionNotFoundError`) once it is gone.
-The `/api/**` family is a different set of objects (seed 002) and is never used here.
+The `/api/**` family is a different set of objects (the opencode server's own API) and is never used here.
 
 OpenCode's TUI serves HTTP only when started with `--port` (or `--hostname`, `--mdns`);
 without one its plugin still reports the SDK's default `http://localhost:4096`, where nothing

@@ -19,7 +19,7 @@ ROW_KEYS = (
 )
 
 #: What the vendor says about its own cost figure; it rides every row that carries one
-#: (seed 002: the note "applies to the number and travels with it").
+#: (the note "applies to the number and travels with it").
 COST_CAVEAT = ("the vendor's own live estimate at list price, not the bill; on a Max or "
                "Pro subscription it isn't relevant for billing purposes")
 
