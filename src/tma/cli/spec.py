@@ -18,8 +18,14 @@ from __future__ import annotations
 
 import sys
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
 from tma.core import cmdparse
-from tma.core.cmdspec import Arg, Command, Flag, Table, did_you_mean  # noqa: F401 (re-exported)
+from tma.core.cmdspec import Arg, Command, Flag, Table
+from tma.core.cmdspec import did_you_mean as did_you_mean  # re-exported: the commands' hints
 
 DOCS = "docs/reference/cli.md; the man page: man -l docs/man/tma.1 (in the source tree)"
 STATES = ("idle", "working", "blocked", "unknown", "done")
@@ -469,7 +475,7 @@ def pane_id(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-_TYPES = {"int": int, "float": float, "pane": pane_id}
+_TYPES: dict[str, Callable[[str], Any]] = {"int": int, "float": float, "pane": pane_id}
 
 
 def parser(name: str):

@@ -35,7 +35,7 @@ def main(session: Session, argv: list[str]) -> int:
         if result is not None:
             opening = [p.pane_id for p in result.first_snapshot.panes]
             if not checked and waiter.kind == waiting.PANE and waiter.pane not in opening:
-                raise common.NoPane(waiter.pane)  # a --pane absent at the start: exit 3 now
+                raise common.NoPane(waiter.pane or "")  # a --pane absent at the start: exit 3 now
             checked = True
             # the opening read: a pane killed mid-cycle still counts as seen, so the
             # next tick reports it vanished (exit 3)
