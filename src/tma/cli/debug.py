@@ -9,8 +9,9 @@ from tma.cli import common, spec
 from tma.ui import text
 
 
-def main(argv: list[str]) -> int:
-    g, _, args = spec.parse("debug", argv)
+def main(session, argv: list[str]) -> int:
+    _, args = spec.parse("debug", argv, session)
+    g = session
     if args.sub == "explain":
         if args.capture:
             return explain_capture(g, args)
@@ -32,7 +33,7 @@ def main(argv: list[str]) -> int:
     return debug_live.stamp(g, args)
 
 
-def notify_test(g: common.Globals, args) -> int:
+def notify_test(g, args) -> int:
     """Run the resolved notification sink for a made-up note, show what it did."""
     import os
 
@@ -42,7 +43,7 @@ def notify_test(g: common.Globals, args) -> int:
         common.err(f"tma: unknown trigger {args.trigger!r} (expected one of: "
                    f"{', '.join(notify.TRIGGERS)})")
         return common.FAIL
-    cfg = common.load_config(g)
+    cfg = g.config
     lines, rc = notify.run_test(cfg, notify.test_note(args.trigger, os.getcwd()),
                                 common.now_ms())
     lines.append(notify.rings(cfg, args.trigger))
@@ -50,13 +51,13 @@ def notify_test(g: common.Globals, args) -> int:
     return rc
 
 
-def transitions(g: common.Globals, args) -> int:
+def transitions(g, args) -> int:
     """The daemon's ring of recent transitions (TMAH on its socket)."""
     from tma.runtime import daemon_files
     from tma.tmux import control
 
-    cfg = common.load_config(g)
-    socket_path, _pid = control.server_facts(common.server(g, cfg))  # NoServer: exit 1
+    g.config
+    socket_path, _pid = control.server_facts(g.server)  # NoServer: exit 1
     doc = daemon_files.read_history(daemon_files.Files(socket_path).sock)
     if doc is None:
         common.err("tma: no daemon answering for this tmux server (`tma daemon --ensure` "
@@ -87,12 +88,11 @@ def render_transitions(doc: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _load_manifests(g: common.Globals):
-    cfg = common.load_config(g)
-    return cfg, common.load_manifests(g, cfg)
+def _load_manifests(g):
+    return g.config, g.manifests
 
 
-def explain_capture(g: common.Globals, args) -> int:
+def explain_capture(g, args) -> int:
     from tma.core import explain, fixture
     from tma.core.fold import Facts
     from tma.core.rules import Screen

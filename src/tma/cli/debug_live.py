@@ -11,9 +11,9 @@ from tma.ui import text
 def _cycle(g):
     from tma.runtime.cycle import Cycle
 
-    cfg = common.load_config(g)
-    server = common.server(g, cfg)
-    cycle = Cycle(server, cfg, g.manifest_dir, warn=sys.stderr.write)
+    cfg = g.config
+    server = g.server
+    cycle = Cycle(server, cfg, g.g.manifest_dir, warn=g.warn)
     cycle.manifests()  # loaded now: a broken user manifest is named even on a shell pane
     return cfg, server, cycle
 
@@ -127,8 +127,8 @@ def stamp(g, args) -> int:
     from tma.core import plan as P
     from tma.tmux import write
 
-    cfg = common.load_config(g)
-    server = common.server(g, cfg)
+    g.config
+    server = g.server
     now = args.stamped_at if args.stamped_at is not None else common.now_ms()
     evidence = args.evidence_at if args.evidence_at is not None else now
     kind, _, arg = args.guard.partition(":")

@@ -409,12 +409,13 @@ def render(doc: dict) -> str:
     return "".join(line for r in RENDERERS for line in r(doc))
 
 
-def main(argv: list[str]) -> int:
-    g, _, args = spec.parse("doctor", argv)
+def main(session, argv: list[str]) -> int:
+    _, args = spec.parse("doctor", argv, session)
     from tma.runtime.config import Config, ConfigError, resolve_path
 
+    g = session.g
     try:
-        cfg = common.load_config(g)
+        cfg = session.config
     except ConfigError as exc:  # one ✗ line; the rest is diagnosed on the defaults
         if "manifest dir" in str(exc):  # a mistyped --manifest-dir: nothing to diagnose
             raise
@@ -422,20 +423,19 @@ def main(argv: list[str]) -> int:
         text = str(exc)
         text = text[5:] if text.startswith("tma: ") else text
         cfg.load_error = text[7:] if text.startswith("config ") else text
-    return report(g, cfg, as_json=args.json, exit_code=args.exit_code)
+    return report(session, cfg, as_json=args.json, exit_code=args.exit_code)
 
 
-def report(g, cfg, *, as_json: bool = False, exit_code: bool = False) -> int:
+def report(session, cfg, *, as_json: bool = False, exit_code: bool = False) -> int:
     """Gather and print the report (text, or the JSON document); its exit status."""
     from tma.runtime import doctor
 
-    server = common.server(g, cfg)
     # no server, a tmux error, a broken bundled manifest: reported by cli/main.py (exit 1)
-    doc = doctor.gather(server, cfg, g.manifest_dir, common.now_ms())
+    doc = doctor.gather(session.server, cfg, session.g.manifest_dir, common.now_ms())
     from tma.runtime import manifests
 
     manifests.report_skipped([(i["file"], i["problem"]) for i in doc["manifests"]["issues"]],
-                             sys.stderr.write)
+                             session.warn)
     if as_json:
         from tma.ui import text
 
