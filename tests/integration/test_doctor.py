@@ -359,9 +359,9 @@ def test_clean_server_is_quiet(srv):
 def test_failed_process_walk_counts(srv, monkeypatch):
     """In-process: the process walk returns None."""
     from tma.runtime import doctor, procs
-    from tma.ui import doctor as ui
     from tma.runtime.config import Config
     from tma.tmux.adapter import Server
+    from tma.ui import doctor as ui
 
     srv.shell_pane()
     for key in ("HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):

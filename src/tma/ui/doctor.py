@@ -218,7 +218,7 @@ def _hooks(doc: dict) -> list[str]:
                                "(tma install-hooks AGENT installs them with the agent's wiring)")]
     marks = ", ".join(f"{'✓' if h['present'] else '✗'} {h['hook']}"
                       + ("" if h["present"] else f" ({h['hook_state']})") for h in hooks)
-    out = [_line("hooks", marks), _item(_PERSISTENCE.get(doc.get("tmux_hooks_persistence"),
+    out = [_line("hooks", marks), _item(_PERSISTENCE.get(doc.get("tmux_hooks_persistence") or "",
                                                          _PERSISTENCE["missing"]))]
     out += [_item(h["problem"]) for h in hooks if h["problem"]]
     if any(not h["present"] for h in hooks):
