@@ -316,10 +316,10 @@ def test_clean_server_is_quiet(srv):
 
 def test_failed_process_walk_counts(srv, monkeypatch):
     """In-process: the process walk returns None."""
-    from tma.cli import doctor as cli
     from tma.runtime import doctor, procs
     from tma.runtime.config import Config
     from tma.tmux.adapter import Server
+    from tma.ui import doctor as ui
 
     srv.shell_pane()
     for key in ("HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
@@ -330,35 +330,9 @@ def test_failed_process_walk_counts(srv, monkeypatch):
     jsonschema.validate(doc, SCHEMA)
     assert doc["process_walk"]["ok"] is False and doc["process_walk"]["error"]
     assert doc["warnings"] == 1
-    text = cli.render(doc)
+    text = ui.render(doc)
     assert "procs:   process walk FAILED (" in text
     assert "only hook-registered panes can be identified" in text
-
-
-@pytest.mark.parametrize("version,setpf,counted,says", [
-    ("3.1c", False, 1, "3.1c (older than 3.2a; tested: 3.2a to 3.7c"),
-    ("3.2", True, 0, "3.2 (older than 3.2a; tested:"),
-    ("3.3a", True, 0, "3.3a (tested: 3.2a to 3.7c and tmux's main branch)"),
-    ("3.5a", True, 0, "3.5a (tested: 3.2a to 3.7c and tmux's main branch)"),
-    ("3.6a", True, 0, "3.6a (inside the range tested: 3.2a to 3.7c"),
-    ("next-3.6", True, 0, "next-3.6 (inside the range tested:"),
-    ("next-3.8", True, 0, "next-3.8 (tested: 3.2a to 3.7c and tmux's main branch)"),
-    ("3.9", True, 0, "3.9 (newer than 3.7c; tested:"),
-    ("openbsd-7.4", True, 0, "openbsd-7.4 (names no tmux release; tested:"),
-    ("", None, 0, "the server reports no version (tested:"),
-    ("3.4", False, 1, "3.4 (tested: 3.2a to 3.7c")])
-def test_the_tmux_line_places_the_version_in_the_tested_range(version, setpf, counted, says):
-    from tma.cli import doctor as cli
-    from tma.runtime import doctor
-
-    doc = {"tmux": {"version": version or None, "setpf_ok": setpf},
-           "manifests": {"ok": True, "loaded": 0, "issues": []}, "process_name_issues": [],
-           "stamp_issues": [], "process_walk": {"ok": True, "error": None}}
-    assert len(doctor.warning_items(doc)) == counted
-    text = "".join(cli._tmux(doc))
-    assert says in text and "unknown" not in text
-    if version == "3.1c":
-        assert "older than 3.2:" in text
 
 
 def test_schema_file_is_valid():
