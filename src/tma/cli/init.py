@@ -35,22 +35,18 @@ from tma.runtime.session import Session
 
 def main(session: Session, argv: list[str]) -> int:
     _, args = spec.parse("init", argv, session)
-    cfg = session.config
-    mset = session.manifests  # BundledManifestError: cli/main.py
+    mset = session.manifests  # a broken config or bundled manifest: cli/main.py, exit 1
     io = wiring.Output()
     failed = _wire(session, mset, args, io)
     failed += _keys(session, args, io)
     wiring.status_line_advice(session.server, session.paths, args.conf, io)
     failed += _daemon(session, args, io)
     io.say("tma: init: tma doctor")
-    from tma.runtime import doctor, manifests
+    from tma.runtime import doctor
+    from tma.ui.doctor import render
 
     # no server, a tmux error, a broken bundled manifest: reported by cli/main.py (exit 1)
-    doc = doctor.gather(session.server, cfg, session.g.manifest_dir, common.now_ms())
-    manifests.report_skipped([(i["file"], i["problem"]) for i in doc["manifests"]["issues"]],
-                             session.warn)
-    from tma.cli.doctor import render  # TODO(session): doctor (the text report's renderer)
-
+    doc = doctor.check(session)
     sys.stdout.write(render(doc))
     sys.stdout.flush()
     if failed:

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import sys
 
+from tma.core import cmdparse
+from tma.core.cmdspec import Arg, Command, Flag, Table
+from tma.core.cmdspec import did_you_mean as did_you_mean  # re-exported: the commands' hints
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
-
-from tma.core import cmdparse
-from tma.core.cmdspec import Arg, Command, Flag, Table
-from tma.core.cmdspec import did_you_mean as did_you_mean  # re-exported: the commands' hints
 
 DOCS = "docs/reference/cli.md; the man page: man -l docs/man/tma.1 (in the source tree)"
 STATES = ("idle", "working", "blocked", "unknown", "done")
