@@ -26,6 +26,10 @@ import tempfile
 import time
 from pathlib import Path
 
+# The smallest run of each kind (argv lists): CI runs every one
+# (tests/integration/test_bench_scripts.py), so the script cannot rot unseen.
+SMOKE = [["--runs", "1"]]
+
 ROOT = Path(__file__).resolve().parents[1]
 CAPTURES = ROOT / "tests" / "fixtures" / "captures"
 

@@ -32,6 +32,10 @@ from pathlib import Path
 
 from bench_tmux_tier import MANIFEST, precompile, setup, tmux
 
+# The smallest run of each kind (argv lists): CI runs every one
+# (tests/integration/test_bench_scripts.py), so the script cannot rot unseen.
+SMOKE = [["--sizes", "2", "--runs", "1", "--secs", "1"]]
+
 FOOTERS = {"picker": b"esc quit", "watch": b"q quit"}
 
 

@@ -51,6 +51,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_cockpit import cpu_ms  # noqa: E402
 from bench_peer import AGENTS, Tmux, load_screens  # noqa: E402
 
+# The smallest run of each kind (argv lists): CI runs every one
+# (tests/integration/test_bench_scripts.py), so the script cannot rot unseen.
+SMOKE = [["cpu", "--panes", "2", "--secs", "1", "--runs", "1"],
+         ["rss", "--panes", "2", "--minutes", "0.05", "--every", "1"]]
+
 ROOT = Path(__file__).resolve().parents[1]
 GOALS = {"quiet": 1.0, "streaming": 5.0}  # % of one core
 RSS_GOAL_KB = 5 * 1024

@@ -36,13 +36,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from bench_peer import interleaved, med  # noqa: E402
+from bench_peer import BASELINE, PROBE, _imports_only, interleaved, med  # noqa: E402
 
 from tma.runtime import daemon_files  # noqa: E402
 
+# The smallest run of each kind (argv lists): CI runs every one
+# (tests/integration/test_bench_scripts.py), so the script cannot rot unseen.
+SMOKE = [["--runs", "1", "--panes", "2"]]
+
 PAYLOAD = b'{"session_id":"bench","tool_name":"Bash","tool_use_id":"toolu_1"}'
-IMPORTS = ("import tma.cli.main, tma.cli.event, tma.runtime.handoff, tma.core.paths, "
-           "_socket, select, time")
 
 
 def tmux(name: str, *args: str, env: dict) -> str:
@@ -76,7 +78,22 @@ def status(name: str, env: dict) -> dict | None:
 
 
 def p90(xs: list[float]) -> float:
-    return statistics.quantiles(xs, n=10)[-1]
+    """The 90th percentile; a single run (a smoke run) is its own."""
+    return statistics.quantiles(xs, n=10)[-1] if len(xs) > 1 else xs[0]
+
+
+def hot_imports(argv: list[str], env: dict) -> list[str]:
+    """What the handed-off event loads beyond a bare interpreter: read off one real run
+    (python -m tma), so the list follows tma's modules wherever they move."""
+    def loaded(*code: str, stdin: bytes | None = None) -> set[str]:
+        out = subprocess.run([sys.executable, "-c", *code], input=stdin, env=env, check=True,
+                             capture_output=True).stdout.decode()
+        return set(out.rpartition("\n@@")[2].split())
+
+    before = loaded(BASELINE)
+    after = loaded(PROBE, *argv[1:], stdin=PAYLOAD)
+    assert "tma.runtime.handoff" in after, "the imports probe handed nothing off"
+    return sorted(after - before - {"__main__", "tma.__main__"})
 
 
 def main() -> int:
@@ -112,6 +129,7 @@ def main() -> int:
                      "PostToolUse", "--pane", panes[name]] for name in (a, b)}
         for name in (a, b):  # warm the caches (hook tables, bytecode)
             subprocess.run(ev[name], input=PAYLOAD, env=env, check=True)
+        imports = hot_imports(ev[a], env)
         st = {name: [tma, "--socket-name", name, "status"] for name in (a, b)}
         for _ in range(3):  # the first ask starts the daemon computing the segment
             subprocess.run(st[a], env=env, capture_output=True, check=True)
@@ -121,7 +139,7 @@ def main() -> int:
         taken = status(a, env)["handoffs"]
         res = interleaved(args.runs, {
             "bare": ([sys.executable, "-c", "pass"], env, None, None),
-            "imports": ([sys.executable, "-c", IMPORTS], env, None, None),
+            "imports": ([sys.executable, "-c", _imports_only(imports)], env, None, None),
             "daemon": (ev[a], env, PAYLOAD, None),
             "direct": (ev[b], env, PAYLOAD, None),
             "status_daemon": (st[a], env, None, None),

@@ -45,6 +45,10 @@ from bench_daemon_event import sandbox, tmux  # noqa: E402
 
 from tma.runtime import daemon_files  # noqa: E402
 
+# The smallest run of each kind (argv lists): CI runs every one
+# (tests/integration/test_bench_scripts.py), so the script cannot rot unseen.
+SMOKE = [["--workers", "2", "--panes", "2", "--secs", "1"]]
+
 # a turn's hooks, and the (state, detail) each one stamps (claude's bundled hook map)
 KINDS = (("UserPromptSubmit", ("working", "")),
          ("PreToolUse", ("working", "")),

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import collections
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -27,6 +28,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from bench_daemon_event import sandbox, status, tmux  # noqa: E402
+
+# The smallest run of each kind (argv lists): CI runs every one
+# (tests/integration/test_bench_scripts.py), so the script cannot rot unseen.
+SMOKE = [["--secs", "1", "--panes", "1", "--status-every", "0.5"],
+         ["--secs", "1", "--panes", "1", "--status-every", "0", "--status-line"]]
 
 
 def messages(name: str, env: dict) -> list[str]:
@@ -56,7 +62,7 @@ def main() -> int:
     ap.add_argument("--status-line", action="store_true",
                     help="status-right reads the daemon's segment (init's daemon form)")
     args = ap.parse_args()
-    _work, env, fake, _tma = sandbox("tma-bench-msg-")
+    work, env, fake, _tma = sandbox("tma-bench-msg-")
     name = f"tma-bench-msg-{os.getpid()}"
     tma = [sys.executable, "-m", "tma", "--socket-name", name]
     daemon = None
@@ -111,6 +117,7 @@ def main() -> int:
             daemon.terminate()
             daemon.wait(timeout=10)
         subprocess.run(["tmux", "-L", name, "kill-server"], env=env, capture_output=True)
+        shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

@@ -3,6 +3,7 @@
 
   python bench/bench_peer.py [--runs 61] [--nice -10] [--venv ~/.cache/tma-bench/venv]
                              [--source DIR] [--baseline DIR --baseline-label NAME]
+  python bench/bench_peer.py --smoke        # CI: one round, no virtualenv, no peer
 
 Run by hand; the results go to bench/RESULTS.md. The script
 
@@ -37,6 +38,7 @@ plain `tmux`, so it reaches the private server through $TMUX, as it would inside
 from __future__ import annotations
 
 import argparse
+import atexit
 import csv
 import json
 import os
@@ -47,6 +49,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+# The smallest run of each kind (argv lists): CI runs every one
+# (tests/integration/test_bench_scripts.py), so the script cannot rot unseen.
+SMOKE = [["--smoke"]]
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPTURES = ROOT / "tests" / "fixtures" / "captures"
@@ -89,6 +95,26 @@ def prepare_venv(venv: Path, source: Path) -> Path:
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     run([str(py), "-m", "compileall", "-q", str(site_packages(py) / "tma")], env=env)
     return py
+
+
+def smoke_tools() -> tuple[Path, str, str]:
+    """--smoke's stand-ins: this interpreter, its tma run as `python -m tma` (no wheel, no
+    virtualenv) and a peer that reads nothing (nothing is fetched from PyPI)."""
+    bin_dir = Path(tempfile.mkdtemp(prefix="tma-bench-smoke-"))
+    atexit.register(shutil.rmtree, bin_dir, True)
+    tma, peer = bin_dir / "tma", bin_dir / "claude-tmux-status"
+    tma.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m tma "$@"\n')
+    peer.write_text("#!/bin/sh\nexit 0\n")
+    for p in (tma, peer):
+        p.chmod(0o755)
+    return Path(sys.executable), str(tma), str(peer)
+
+
+def add_smoke(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("--smoke", action="store_true",
+                    help="the smallest run, as CI does it so the script cannot rot: one "
+                         "round, this interpreter's tma, no virtualenv, nothing from PyPI "
+                         "(the figures mean nothing)")
 
 
 def site_packages(py: Path) -> Path:
@@ -250,13 +276,26 @@ STAMP_OPTIONS = ("@agent_state", "@agent_detail", "@agent_source", "@agent_evide
                  "@agent_since", "@agent_stamped_at", "@agent_attention", "@agent_name",
                  "@agent_pid", "@agent_hash", "@agent_session", "@agent_notified_at",
                  "@agent_turn_at", "@agent_subagents", "@agent_ignore", "@agent_mute_until")
+# `python -m tma ARGS` run as the console script runs it, reporting the modules it loaded
+# when it leaves (a hot command leaves through os._exit, so that is where it is caught).
+# Through the CLI's public door only: the bench outlives any rearrangement of the cli package.
 PROBE = """
-import sys
-from tma.cli.main import main
-rc = main(sys.argv[1:])
-sys.stdout.write("\\n@@" + " ".join(sorted(sys.modules)))
+import os, runpy, sys
+leave = os._exit
+def report(rc=0):
+    sys.stdout.write("\\n@@" + " ".join(sorted(sys.modules)))
+    sys.stdout.flush()
+    leave(0)
+os._exit = report
+sys.argv = ["tma", *sys.argv[1:]]
+try:
+    runpy.run_module("tma", run_name="__main__")
+except SystemExit:
+    pass
+report()
 """
-BASELINE = "import sys; print(\"\\n@@\" + \" \".join(sorted(sys.modules)))"
+# the probe's own machinery (runpy) is not tma's cost
+BASELINE = "import os, runpy, sys; print(\"\\n@@\" + \" \".join(sorted(sys.modules)))"
 READ_ARGS = """
 from tma.tmux import read
 if hasattr(read, "Listing"):  # the framed read (every tmux release prints it alike)
@@ -297,10 +336,11 @@ def breakdown(runs: int, py: Path, tmux: Tmux, env: dict, refresh, event) -> dic
     after = set(out.rpartition("\n@@")[2].split())
     assert "tma.runtime.cycle" in after, "the breakdown probe ran no cycle"
     before = set(run([str(py), "-c", BASELINE], env=env).stdout.rpartition("\n@@")[2].split())
-    imports = sorted(after - before - {"__main__"})
+    imports = sorted(m for m in after - before - {"__main__"} if m != "tma.__main__")
     ev_argv, payload, pane = event
     ev_out = run([str(py), "-c", PROBE, *ev_argv[1:]], env=env, input=payload.decode()).stdout
-    ev_imports = sorted(set(ev_out.rpartition("\n@@")[2].split()) - before - {"__main__"})
+    ev_imports = sorted(set(ev_out.rpartition("\n@@")[2].split()) - before
+                        - {"__main__", "tma.__main__"})
     assert "tma.runtime.hook" in ev_imports, "the breakdown's event probe handled nothing"
     try:
         lines = run([str(py), "-c", READ_ARGS], env=env).stdout.split("\n")  # not splitlines: \x1e
@@ -354,6 +394,21 @@ def peer_verdicts(peer_argv, env, panes) -> dict[str, str]:
 # ------------------------------------------------------------------ the run
 
 
+def contenders(args) -> tuple[Path, str, str, str | None]:
+    """The interpreter, tma, the peer and the baseline's tma (or None) the run times."""
+    if args.smoke:
+        args.runs = 1
+        py, tma, peer = smoke_tools()
+    else:
+        py = prepare_venv(Path(args.venv).expanduser(), Path(args.source))
+        tma, peer = str(py.parent / "tma"), str(py.parent / "claude-tmux-status")
+    btma = None
+    if args.baseline:
+        bpy = prepare_venv(Path(args.venv + "-baseline").expanduser(), Path(args.baseline))
+        btma = str(bpy.parent / "tma")
+    return py, tma, peer, btma
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=41)
@@ -368,16 +423,11 @@ def main() -> int:
                     help="run the bench (and the tmux server it starts) at this niceness; "
                          "on a machine shared with other work, -10 keeps their load off the "
                          "figures")
+    add_smoke(ap)
     args = ap.parse_args()
     if args.nice:
         os.nice(args.nice)
-    py = prepare_venv(Path(args.venv).expanduser(), Path(args.source))
-    btma = None
-    if args.baseline:
-        bpy = prepare_venv(Path(args.venv + "-baseline").expanduser(), Path(args.baseline))
-        btma = str(bpy.parent / "tma")
-    vbin = py.parent
-    tma, peer = str(vbin / "tma"), str(vbin / "claude-tmux-status")
+    py, tma, peer, btma = contenders(args)
     screens = load_screens()
     assert len(screens) == 19, len(screens)
     work = Path(tempfile.mkdtemp(prefix="tma-bench-peer-"))
@@ -426,7 +476,8 @@ def main() -> int:
         # pane idle only after 10 s without output, so both look when the screens are that
         # old, except the working ones: those are repainted just before, as a working agent
         # keeps repainting (its spinner), so the peer's activity rule sees what it would live.
-        time.sleep(max(0.0, tmux.drawn_at + 11 - time.time()))
+        if not args.smoke:  # the stand-in peer reads nothing: no need to wait for it
+            time.sleep(max(0.0, tmux.drawn_at + 11 - time.time()))
         tmux.draw_all(only="working")
         reset()
         run(base + ["status"], env=env)
@@ -492,9 +543,11 @@ def main() -> int:
             tmux.add(s)
         tmux.draw_all()
         res["cold76"] = interleaved(args.runs, cold_cases(76))
-        versions = run([str(py), "-c", "import importlib.metadata as m, sys, tma; "
-                        "print(tma.__version__, m.version('claude-tmux-status'), "
-                        "sys.version.split()[0])"]).stdout.split()
+        versions = run([str(py), "-c", "import importlib.metadata as m, sys, tma\n"
+                        "try: peer = m.version('claude-tmux-status')\n"
+                        "except m.PackageNotFoundError: peer = 'absent'\n"
+                        "print(tma.__version__, peer, sys.version.split()[0])"],
+                       env=env).stdout.split()
         res["versions"] = versions + [tmux("display-message", "-p", "#{version}").strip()]
     finally:
         tmux.kill()

@@ -37,6 +37,10 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from tma.install import tmux_status  # noqa: E402
 
+# The smallest run of each kind (argv lists): CI runs every one
+# (tests/integration/test_bench_scripts.py), so the script cannot rot unseen.
+SMOKE = [["--panes", "1", "--secs", "1", "--interval", "1"]]
+
 
 def attach(name: str, env: dict) -> tuple[int, int]:
     pid, fd = pty.fork()

@@ -3,6 +3,7 @@
 
   python bench/bench_tmux_releases.py [--runs 21] [--nice -10]
                                       [--baseline DIR --baseline-label NAME]
+  python bench/bench_tmux_releases.py --smoke       # CI: the system tmux, one round
 
 Run by hand; the results go to bench/RESULTS.md. For each build TMA_TMUX_MATRIX names
 (else tools/tmux_matrix.sh builds them), one private tmux server of that build holds the
@@ -25,16 +26,23 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import tempfile
 from pathlib import Path
 
-from bench_peer import Tmux, interleaved, load_screens, prepare_venv, run
+from bench_peer import Tmux, add_smoke, interleaved, load_screens, prepare_venv, run, smoke_tools
+
+# The smallest run of each kind (argv lists): CI runs every one
+# (tests/integration/test_bench_scripts.py), so the script cannot rot unseen.
+SMOKE = [["--smoke"]]
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def matrix() -> list[tuple[str, str]]:
+def matrix(smoke: bool = False) -> list[tuple[str, str]]:
+    if smoke:  # one release, the one on PATH: nothing to build
+        return [("system", shutil.which("tmux") or "tmux")]
     raw = os.environ.get("TMA_TMUX_MATRIX") or run([str(ROOT / "tools" / "tmux_matrix.sh")]
                                                    ).stdout
     return [tuple(e.split("=", 1)) for e in raw.split()]  # type: ignore[misc]
@@ -97,6 +105,7 @@ def one_release(version: str, binary: str, args, tma: str, btma: str | None, py:
         out["reported"] = run([binary, "-V"]).stdout.strip()
     finally:
         tmux.kill()
+        shutil.rmtree(work, ignore_errors=True)
     return out
 
 
@@ -112,17 +121,22 @@ def main() -> int:
     ap.add_argument("--baseline-label", default="baseline")
     ap.add_argument("--nice", type=int, default=0)
     ap.add_argument("--json", help="also write the raw timings here")
+    add_smoke(ap)
     args = ap.parse_args()
     if args.nice:
         os.nice(args.nice)
-    py = prepare_venv(Path(args.venv).expanduser(), ROOT)
-    tma = str(py.parent / "tma")
+    if args.smoke:
+        args.runs = 1
+        py, tma, _peer = smoke_tools()
+    else:
+        py = prepare_venv(Path(args.venv).expanduser(), ROOT)
+        tma = str(py.parent / "tma")
     btma = None
     if args.baseline:
         bpy = prepare_venv(Path(args.venv + "-baseline").expanduser(), Path(args.baseline))
         btma = str(bpy.parent / "tma")
     screens = load_screens()
-    results = [one_release(v, b, args, tma, btma, py, screens) for v, b in matrix()]
+    results = [one_release(v, b, args, tma, btma, py, screens) for v, b in matrix(args.smoke)]
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
     n = 2 * len(screens)

@@ -23,6 +23,10 @@ import tempfile
 import time
 from pathlib import Path
 
+# The smallest run of each kind (argv lists): CI runs every one
+# (tests/integration/test_bench_scripts.py), so the script cannot rot unseen.
+SMOKE = [["--sizes", "2", "--runs", "1", "--status-runs", "2"]]
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 

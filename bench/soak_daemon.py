@@ -44,6 +44,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_hook_storm import proc_cpu  # noqa: E402
 
+# The smallest run of each kind (argv lists): CI runs every one
+# (tests/integration/test_bench_scripts.py), so the script cannot rot unseen.
+SMOKE = [["--minutes", "0.05", "--panes", "2", "--restarts", "1"]]
+
 CAPTURES = ROOT / "tests" / "fixtures" / "captures"
 CYCLE = ("idle", "working", "blocked", "working")
 WIDTH, HEIGHT = 100, 30

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-import tmux_sockets
+from tests.helpers import tmux_sockets
 
 REAL_HOME = os.path.abspath(os.path.expanduser("~"))
 REPO = str(Path(__file__).resolve().parents[1])

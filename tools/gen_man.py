@@ -8,11 +8,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from tma.cli import manpage  # noqa: E402
+from tma.cli import spec  # noqa: E402
+from tma.ui import manpage  # noqa: E402
 
 PAGE = ROOT / "docs" / "man" / "tma.1"
 
 if __name__ == "__main__":
     PAGE.parent.mkdir(parents=True, exist_ok=True)
-    PAGE.write_text(manpage.render(), encoding="utf-8")
+    PAGE.write_text(manpage.render(spec.TABLE), encoding="utf-8")
     print(f"wrote {PAGE.relative_to(ROOT)}")

@@ -4,7 +4,7 @@
 #
 #   export TMA_TMUX_MATRIX="$(tools/tmux_matrix.sh)"    # then: python -m pytest
 #
-# One `VERSION=/path/to/bin/tmux` per release, space-separated (tests/tmux_matrix.py reads
+# One `VERSION=/path/to/bin/tmux` per release, space-separated (tests/helpers/tmux_matrix.py reads
 # it). Progress and build failures go to stderr; a release that does not build fails the
 # script, so a matrix never silently shrinks. TMA_TMUX_SOURCES names the folder with
 # build.sh and the tarballs (default: ../shared/tmux beside the checkout).

@@ -8,14 +8,14 @@ some releases and not on others (the read path that saw no agent on 3.4). So:
   tma.daemon), no string literal holds a control byte, except the few listed here,
   each with why it never reaches tmux;
 * every format operator tma's source writes (`#{e|<:`, `#{m:`, ...) has samples in
-  tests/tmux_formats.py, which the tmux contract suite expands on every release.
+  tests/helpers/tmux_formats.py, which the tmux contract suite expands on every release.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import tmux_formats
+from tests.helpers import tmux_formats
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "tma"
 CONTROL = {chr(c) for c in range(0x20)} - {"\n", "\t"} | {"\x7f"}
@@ -61,7 +61,7 @@ def test_every_format_operator_has_samples_every_release_expands():
     used = tmux_formats.constructs_in_source()
     missing = {op: sorted(where) for op, where in used.items()
                if op not in tmux_formats.CONSTRUCTS}
-    assert missing == {}, ("a format operator with no sample in tests/tmux_formats.py "
+    assert missing == {}, ("a format operator with no sample in tests/helpers/tmux_formats.py "
                            f"(add one; the tmux contract suite runs it on every release): "
                            f"{missing}")
     assert {"?", "==:", "e|<:", "s/"} <= set(used)  # the scan sees the code

@@ -6,7 +6,7 @@ that point at `sleep`, so the process tree and `pane_current_command` are real. 
 test draws any screen into a pane by writing to its tty. The server is killed, every
 process it started is reaped and its socket file removed afterwards.
 
-The server's tmux is the fixture `tmux_build` (tests/tmux_matrix.py): the tmux on PATH,
+The server's tmux is the fixture `tmux_build` (tests/helpers/tmux_matrix.py): the tmux on PATH,
 or, for a test of the tmux contract suite (marker `tmux_contract`) while
 TMA_TMUX_MATRIX names builds, each build in turn.
 """
@@ -23,62 +23,14 @@ from pathlib import Path
 
 import pytest
 
-import tmux_matrix
-import tmux_sockets
-from tmux_sockets import require_tmux
+from tests.helpers import tmux_matrix, tmux_sockets
+from tests.helpers.manifests import TEST_MANIFEST
+from tests.helpers.tmux_sockets import require_tmux
 
 SLEEP = shutil.which("sleep") or "/bin/sleep"
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared"
 
-TEST_MANIFEST = """
-min_engine_version = "0.1"
-[identity]
-process_names = ["fakeagent"]
-[hooks]
-covers = ["working", "idle", "blocked", "lifecycle"]
-[[hooks.map]]
-event = "Start"
-claim = { lifecycle = "start" }
-[[hooks.map]]
-event = "Work"
-claim = { state = "working" }
-[[hooks.map]]
-event = "Ask"
-claim = { state = "blocked", detail = "permission" }
-[[hooks.map]]
-event = "Stop"
-claim = { state = "idle" }
-turn_end = true
-[[hooks.map]]
-event = "Hint"
-matcher = "VALID-7f3a"
-claim = { state = "blocked", detail = "permission" }
-[capture]
-visible = ["working", "blocked"]
-[[rules]]
-state = "blocked"
-detail = "permission"
-priority = 100
-region = "visible"
-match = { contains = "FAKE-BLOCKED" }
-[[rules]]
-state = "working"
-priority = 50
-region = "visible"
-match = { contains = "FAKE-WORKING" }
-[[rules]]
-state = "idle"
-priority = 10
-region = "visible"
-match = { contains = "FAKE-IDLE" }
-[[rules]]
-state = "idle"
-priority = 90
-region = "visible"
-skip_state_update = true
-match = { contains = "FAKE-HISTORY" }
-"""
 
 
 
@@ -280,9 +232,9 @@ def srv(tmp_path, tmux_build, monkeypatch):
 
 @pytest.fixture
 def attach(srv):
-    """Real clients attached to the test server (tests/integration/ptyclient.py): a PTY
+    """Real clients attached to the test server (tests/helpers/ptyclient.py): a PTY
     client by default, a control-mode one with control=True; closed afterwards."""
-    from ptyclient import ControlClient, PtyClient
+    from tests.helpers.ptyclient import ControlClient, PtyClient
 
     clients: list = []
 

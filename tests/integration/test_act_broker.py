@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from keyrecorder import KeyRecorder, key_bytes
 
+from tests.helpers.keyrecorder import KeyRecorder, key_bytes
 from tma.core import fixture
 from tma.runtime import actions
 

@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
-from keyrecorder import KeyRecorder
-from test_cockpit import row_of, screen_pane, wait_screen
 
+from tests.helpers.keyrecorder import KeyRecorder
+from tests.helpers.screens import row_of, screen_pane, wait_screen
 from tma.core import fixture
 
 CAPTURES = Path(__file__).resolve().parent.parent / "fixtures" / "captures"

@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 
 import pytest
-from keyrecorder import KeyRecorder, key_bytes
 
+from tests.helpers.keyrecorder import KeyRecorder, key_bytes
 from tma.core import bundled, fixture
 from tma.runtime import actions
 

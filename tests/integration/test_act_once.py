@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 import pytest
-from keyrecorder import KeyRecorder
 
+from tests.helpers.keyrecorder import KeyRecorder
 from tma.core import fixture
 
 pytestmark = pytest.mark.tmux_contract

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from ptyclient import run_on_pty
+from tests.helpers.ptyclient import run_on_pty
 
 
 def _break(srv) -> list[str]:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import time
 
 import pytest
-from test_event import event
+
+from tests.helpers.events import event
 
 
 def _ms() -> int:

@@ -15,45 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.screens import row_of, screen, screen_pane, tma_command, wait_screen
+
 FRESH = "[fold]\nfreshness_secs = 3600\n"
-
-
-def tma_command(srv, *args: str, env: str = "", exec_: bool = True,
-                manifests: bool = True) -> str:
-    """The shell command a pane runs: this tma, on this server, with the test manifests
-    (or the bundled ones)."""
-    mdir = f"--manifest-dir {srv.manifests} " if manifests else ""
-    return (f"{env} {'exec ' if exec_ else ''}{sys.executable} -m tma --socket-name {srv.name} "
-            f"{mdir}{' '.join(args)}").strip()
-
-
-def screen_pane(srv, *args: str, session: str = "ui", width: int = 80, height: int = 24,
-                env: str = "") -> str:
-    """A session of its own whose one pane runs the picker / watch at width x height."""
-    out = srv.tmux("new-session", "-d", "-s", session, "-x", str(width), "-y", str(height),
-                   "-P", "-F", "#{pane_id}",
-                   f"cd {os.getcwd()} && TERM=xterm-256color {tma_command(srv, *args, env=env)}")
-    srv.tmux("set-option", "-t", session, "status", "off")
-    srv.tmux("resize-window", "-t", session, "-x", str(width), "-y", str(height))
-    return out.strip()
-
-
-def screen(srv, pane: str) -> str:
-    return srv.tmux("capture-pane", "-p", "-t", pane)
-
-
-def wait_screen(srv, pane: str, pred, timeout: float = 10.0) -> str:
-    got = {}
-
-    def check():
-        got["s"] = screen(srv, pane)
-        return pred(got["s"])
-
-    try:
-        srv.wait_for(check, timeout=timeout)
-    except AssertionError:
-        raise AssertionError(f"screen never matched:\n{got.get('s')}") from None
-    return got["s"]
 
 
 def keys(srv, pane: str, *names: str) -> None:
@@ -78,10 +42,6 @@ def agents(srv, n: int = 3) -> list[str]:
         srv.draw(p, "FAKE-IDLE ready\n")
     srv.ls()
     return panes
-
-
-def row_of(text: str, needle: str) -> str:
-    return next((ln for ln in text.splitlines() if needle in ln), "")
 
 
 # ---------------------------------------------------------------- the picker
@@ -278,7 +238,7 @@ def test_picker_on_a_dumb_terminal_draws_plain_frames(srv, term):
 
 
 def test_no_server_on_a_terminal(srv):
-    from ptyclient import run_on_pty
+    from tests.helpers.ptyclient import run_on_pty
 
     env = dict(srv.env, TERM="xterm-256color")
     for args in ([], ["watch"]):  # srv has no server started yet
@@ -483,8 +443,7 @@ def test_picker_mouse_click_selects_and_a_second_click_jumps(srv, attach):
 def test_picker_tab_opens_the_action_menu_and_an_entry_fires(srv, attach):
     """Tab in the popup: the picker closes and the pane's action menu opens on the client;
     its first entry (Approve, on a blocked codex) types exactly the manifest's key."""
-    from keyrecorder import KeyRecorder
-
+    from tests.helpers.keyrecorder import KeyRecorder
     from tma.core import fixture
 
     srv.shell_pane()  # what the client shows (and the popup is left out of)

@@ -7,7 +7,8 @@ import os
 import time
 
 import pytest
-from test_daemon import watched
+
+from tests.helpers.daemon import watched
 
 
 @pytest.fixture
@@ -60,17 +61,17 @@ def test_a_bad_autostart_value_names_the_key(srv, daemon):
 
 def test_the_cheap_probe_finds_the_socket_tmux_uses(srv, monkeypatch):
     """The lock probe is only cheap if its socket path is the one the daemon keys on."""
-    from tma.cli import common
+    from tma.runtime.session import Globals, Session
 
     srv.shell_pane()
     real = srv.tmux("display-message", "-p", "#{socket_path}").strip()
     monkeypatch.delenv("TMUX_TMPDIR", raising=False)
     monkeypatch.delenv("TMA_SOCKET_PATH", raising=False)
-    assert common.known_socket(common.Globals(socket_name=srv.name)) == real
+    assert Session(Globals(socket_name=srv.name)).known_socket() == real
     monkeypatch.setenv("TMUX", f"{real},123,0")
-    assert common.known_socket(common.Globals()) == real
+    assert Session(Globals()).known_socket() == real
     # outside tmux with no name: the default server's socket, where tmux puts it (so an
     # autostart that failed there backs off too)
     monkeypatch.delenv("TMUX")
-    assert common.known_socket(common.Globals()) == os.path.join(
+    assert Session(Globals()).known_socket() == os.path.join(
         os.path.dirname(real), "default")

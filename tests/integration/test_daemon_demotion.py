@@ -7,7 +7,8 @@ import json
 import time
 
 import pytest
-from test_daemon import _claude, _draw, _until, watched
+
+from tests.helpers.daemon import _claude, _draw, _until, watched
 
 
 @pytest.fixture

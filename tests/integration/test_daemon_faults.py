@@ -14,8 +14,9 @@ import subprocess
 import time
 
 import pytest
-from test_daemon import _claude, _draw, _until, watched
-from test_daemon_notify import _lines
+
+from tests.helpers.daemon import _claude, _draw, _until, watched
+from tests.helpers.notify_log import _lines
 
 
 @pytest.fixture
@@ -64,8 +65,7 @@ def test_a_daemon_killed_as_a_prompt_appears_is_replaced_by_one_that_looks_at_on
 
 
 def _frame(srv, env, pane: str, kind: str, at: str) -> bytes:
-    from test_daemon_socket import _field
-
+    from tests.helpers.daemon_socket import _field
     from tma.core.paths import Paths
     from tma.runtime import handoff
 
@@ -78,7 +78,7 @@ def _frame(srv, env, pane: str, kind: str, at: str) -> bytes:
 def test_a_frame_with_a_malformed_time_is_refused_before_the_ack(srv, tmp_path, at):
     """`at=²` or 4000 digits used to be ACKed (str.isdigit) and then dropped, so
     nothing stamped the event: such a frame is NAKed, and the hook stamps it itself."""
-    from test_daemon_socket import SockDaemon, _raw
+    from tests.helpers.daemon_socket import SockDaemon, _raw
 
     with watched(srv, tmp_path, SockDaemon) as d:
         pane = srv.agent_pane()
@@ -92,7 +92,7 @@ def test_a_frame_with_a_malformed_time_is_refused_before_the_ack(srv, tmp_path, 
 def test_a_frame_dated_in_the_future_is_stamped_at_the_daemons_now(srv, tmp_path):
     """A hook whose clock runs a minute ahead: its claim is written at the daemon's
     clock (clamped), so it never holds a later event."""
-    from test_daemon_socket import SockDaemon, _raw, hook
+    from tests.helpers.daemon_socket import SockDaemon, _raw, hook
 
     with watched(srv, tmp_path, SockDaemon) as d:
         pane = srv.agent_pane()
@@ -112,7 +112,7 @@ def test_an_event_stamped_late_loses_to_a_newer_claim_written_meanwhile(srv, tmp
     its time. A claim written meanwhile is newer evidence: the late event must not
     overwrite it, however long it waited (the guards bound a claim's future skew by
     the writer's clock, not by the late event's time)."""
-    from test_daemon_socket import SockDaemon, _raw
+    from tests.helpers.daemon_socket import SockDaemon, _raw
 
     with watched(srv, tmp_path, SockDaemon) as d:
         pane = srv.agent_pane()
@@ -144,7 +144,7 @@ def test_ensure_right_after_the_server_was_replaced_starts_a_daemon_for_the_new_
     once: the old daemon (about to exit with its server) used to satisfy `--ensure`,
     which then left no daemon at all. Every round, a daemon serving the new server
     stamps its new fake agent within the deadline."""
-    from test_daemon_socket import SockDaemon
+    from tests.helpers.daemon_socket import SockDaemon
 
     with watched(srv, tmp_path, SockDaemon) as d:
         pane = srv.agent_pane()

@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_daemon import watched
 
 import tma
+from tests.helpers.daemon import watched
 
 
 @pytest.fixture

@@ -18,7 +18,9 @@ import time
 from pathlib import Path
 
 import pytest
-from test_daemon import _claude, _draw, _until, watched
+
+from tests.helpers.daemon import _claude, _draw, _until, watched
+from tests.helpers.notify_log import _lines
 
 
 @pytest.fixture
@@ -30,12 +32,6 @@ def daemon(srv, tmp_path):
 
 def _config(srv, log: Path, extra: str = "") -> None:
     srv.config.write_text(f'[daemon]\nsweep_secs = 1\n[notify]\nlog = "{log}"\n{extra}')
-
-
-def _lines(log: Path) -> list[dict]:
-    if not log.exists():
-        return []
-    return [json.loads(x) for x in log.read_text().splitlines() if x.strip()]
 
 
 def _wait_lines(srv, log: Path, n: int, timeout: float = 8.0) -> list[dict]:

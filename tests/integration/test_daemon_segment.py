@@ -13,9 +13,9 @@ import sys
 import time
 
 import pytest
-from ptyclient import PtyClient
-from test_daemon import _claude, _draw, _until, watched
 
+from tests.helpers.daemon import _claude, _draw, _until, watched
+from tests.helpers.ptyclient import PtyClient
 from tma.daemon import segment
 
 
@@ -239,7 +239,7 @@ def test_tma_status_after_a_kill_9_of_the_daemon_still_answers(srv, daemon):
 def test_a_daemon_answered_status_imports_only_the_client(srv, daemon):
     import subprocess
 
-    from test_import_audit import FORBIDDEN, PROBE
+    from tests.helpers.import_audit import FORBIDDEN, PROBE
 
     pane, _pid = _claude(srv)
     _draw(srv, pane, "idle")

@@ -18,36 +18,18 @@ import time
 from pathlib import Path
 
 import pytest
-from test_daemon import Daemon, watched
 
+from tests.helpers.daemon import Daemon, watched
+from tests.helpers.daemon_socket import SockDaemon, _field, _raw, hook
 from tma.runtime import daemon_files
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
-
-
-class SockDaemon(Daemon):
-    def argv(self, *args: str) -> list[str]:
-        return [sys.executable, "-m", "tma", "--socket-name", self.srv.name, "--manifest-dir",
-                str(self.srv.manifests), "daemon", *args]
-
-    def counts(self) -> dict:
-        status = self.status()
-        assert status is not None, "the daemon does not answer"
-        return status
 
 
 @pytest.fixture
 def daemon(srv, tmp_path):
     with watched(srv, tmp_path, SockDaemon) as d:
         yield d
-
-
-def hook(srv, env: dict, kind: str, pane: str, payload: str = '{"session_id":"s1"}',
-         agent: str = "fake", **kw) -> subprocess.CompletedProcess:
-    argv = [sys.executable, "-m", "tma", "--socket-name", srv.name, "--manifest-dir",
-            str(srv.manifests), "event", "--agent", agent, "--kind", kind, "--pane", pane]
-    return subprocess.run(argv, input=payload, capture_output=True, text=True,
-                          env=dict(env, TMA_HOOK_STRICT="1"), timeout=30, **kw)
 
 
 def _normal(options: dict[str, str], pid: str) -> dict[str, str]:
@@ -136,27 +118,6 @@ def test_a_nak_leaves_the_event_to_the_hook(srv, daemon, tmp_path):
     assert hook(srv, daemon.env, "NoSuchEvent", pane).returncode == 0  # unmapped
     counts = daemon.counts()
     assert (counts["handoffs"], counts["handoff_naks"]) == (0, 2)
-
-
-def _raw(path: str, data: bytes, wait: float = 2.0) -> bytes:
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(wait)
-        s.connect(path)
-        s.sendall(data)
-        out = b""
-        try:
-            while True:
-                chunk = s.recv(4096)
-                if not chunk:
-                    break
-                out += chunk
-        except TimeoutError:
-            pass
-    return out
-
-
-def _field(value: bytes) -> bytes:
-    return len(value).to_bytes(4, "little") + value
 
 
 def test_malformed_and_hostile_clients_are_refused_without_harm(srv, daemon):
@@ -394,7 +355,7 @@ def test_subscribe_exits_0_when_stdout_closes_and_1_without_a_server(srv, daemon
 
 
 def test_a_handed_off_event_imports_only_the_client(srv, daemon):
-    from test_import_audit import FORBIDDEN, PROBE
+    from tests.helpers.import_audit import FORBIDDEN, PROBE
 
     pane = srv.agent_pane()
     daemon.start()

@@ -15,9 +15,9 @@ import threading
 import time
 
 import pytest
-from test_daemon import watched
-from test_daemon_socket import SockDaemon, hook
 
+from tests.helpers.daemon import watched
+from tests.helpers.daemon_socket import SockDaemon, hook
 from tma.runtime import handoff
 
 

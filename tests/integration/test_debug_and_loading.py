@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.schemas import REPO, _schema
 from tma.core import fixture
 
-REPO = Path(__file__).resolve().parents[2]
 REFERENCE = REPO.parent / "shared" / "reference" / "captures"
 SEED_EXAMPLE = """min_engine_version = "0.1"
 
@@ -61,10 +61,6 @@ match = { all = [ { contains = "transcript" }, { not = { contains = "❯" } } ] 
 [details]
 rate_limit = { aliases = ["ratelimited", "rate-limited"] }
 """
-
-
-def _schema(name: str) -> dict:
-    return json.loads((REPO / "schemas" / name).read_text())
 
 
 def test_offline_explain_json_against_a_reference_capture(srv):

@@ -16,7 +16,7 @@ import threading
 
 import pytest
 
-from tmux_sockets import require_tmux
+from tests.helpers.tmux_sockets import require_tmux
 
 # pane, agent, then the state after its glyph ("⚑ blocked")
 ROW = re.compile(r"^\s+(%\d+)\s+(\S+)\s+\S (blocked|working|done|idle|unknown)\b", re.M)
@@ -126,7 +126,7 @@ def test_ctrl_c_stops_the_demo_and_cleans_up(tmp_path):
 
 @pytest.mark.parametrize("cols", [80, 40])
 def test_demo_fits_a_narrow_terminal(tmp_path, cols):
-    from ptyclient import run_on_pty
+    from tests.helpers.ptyclient import run_on_pty
 
     env = _env(tmp_path)
     rc, out = run_on_pty([sys.executable, "-m", "tma", "demo", "--seconds", "5"], env,

@@ -13,13 +13,19 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-import tmux_matrix
+from tests.helpers import tmux_matrix
+from tests.helpers.doctor import (
+    SCHEMA,
+    VERDICT,
+    doctor,
+    install,
+    isolate_installers,
+    pane_block,
+    row,
+)
 
-REPO = Path(__file__).resolve().parents[2]
 SLEEP = shutil.which("sleep") or "/bin/sleep"
 
-SCHEMA = json.loads((REPO / "schemas" / "doctor.schema.json").read_text())
-VERDICT = "tma: doctor: {} warning(s), {} pane(s) below the tier their manifest supports"
 
 MINIMAL = """
 min_engine_version = "0.1"
@@ -27,54 +33,6 @@ min_engine_version = "0.1"
 process_names = {names}
 [capture]
 """
-
-
-class Report:
-    def __init__(self, text: str, doc: dict, rc: int, stderr: str) -> None:
-        self.text = text
-        self.doc = doc
-        self.rc = rc  # with --exit-code
-        self.stderr = stderr
-
-    def section(self, label: str) -> str:
-        """The `label:` line and its indented items."""
-        lines = self.text.splitlines()
-        for i, line in enumerate(lines):
-            if line.startswith(label + ":"):
-                block = [line]
-                for more in lines[i + 1:]:
-                    if not more.startswith(" "):
-                        break
-                    block.append(more)
-                return "\n".join(block)
-        return ""
-
-
-def doctor(srv, bundled: bool = False) -> Report:
-    """Run doctor three ways: text (exit 0), --json (schema-valid), --exit-code.
-
-    bundled: load the bundled manifests (claude, codex, opencode ...) instead of the
-    test's `fake` agent alone."""
-    # the notify failure record lives in the runtime dir: never the real one
-    srv.env.setdefault("XDG_RUNTIME_DIR", str(srv.root / "run"))
-    kw = {"manifests": not bundled}
-    plain = srv.tma("doctor", **kw)
-    assert plain.returncode == 0, plain.stderr
-    js = srv.tma("doctor", "--json", **kw)
-    assert js.returncode == 0, js.stderr
-    doc = json.loads(js.stdout)
-    jsonschema.validate(doc, SCHEMA)
-    gate = srv.tma("doctor", "--exit-code", **kw)
-    assert gate.stdout == plain.stdout or "ago" in plain.stdout  # ages may tick
-    if gate.returncode:
-        # each skipped manifest is named (one line each), then the verdict
-        skips = [f"tma: skipping manifest {i['file']}: {i['problem']}"
-                 for i in doc["manifests"]["issues"]]
-        verdict = VERDICT.format(doc["warnings"], doc["below_expected_tier"])
-        assert gate.stderr.strip().splitlines() == skips + [verdict]
-    else:
-        assert doc["warnings"] == 0 and doc["below_expected_tier"] == 0 and gate.stderr == ""
-    return Report(plain.stdout, doc, gate.returncode, gate.stderr)
 
 
 def now_ms() -> int:
@@ -358,10 +316,10 @@ def test_clean_server_is_quiet(srv):
 
 def test_failed_process_walk_counts(srv, monkeypatch):
     """In-process: the process walk returns None."""
-    from tma.cli import doctor as cli
     from tma.runtime import doctor, procs
     from tma.runtime.config import Config
     from tma.tmux.adapter import Server
+    from tma.ui import doctor as ui
 
     srv.shell_pane()
     for key in ("HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
@@ -372,35 +330,9 @@ def test_failed_process_walk_counts(srv, monkeypatch):
     jsonschema.validate(doc, SCHEMA)
     assert doc["process_walk"]["ok"] is False and doc["process_walk"]["error"]
     assert doc["warnings"] == 1
-    text = cli.render(doc)
+    text = ui.render(doc)
     assert "procs:   process walk FAILED (" in text
     assert "only hook-registered panes can be identified" in text
-
-
-@pytest.mark.parametrize("version,setpf,counted,says", [
-    ("3.1c", False, 1, "3.1c (older than 3.2a; tested: 3.2a to 3.7c"),
-    ("3.2", True, 0, "3.2 (older than 3.2a; tested:"),
-    ("3.3a", True, 0, "3.3a (tested: 3.2a to 3.7c and tmux's main branch)"),
-    ("3.5a", True, 0, "3.5a (tested: 3.2a to 3.7c and tmux's main branch)"),
-    ("3.6a", True, 0, "3.6a (inside the range tested: 3.2a to 3.7c"),
-    ("next-3.6", True, 0, "next-3.6 (inside the range tested:"),
-    ("next-3.8", True, 0, "next-3.8 (tested: 3.2a to 3.7c and tmux's main branch)"),
-    ("3.9", True, 0, "3.9 (newer than 3.7c; tested:"),
-    ("openbsd-7.4", True, 0, "openbsd-7.4 (names no tmux release; tested:"),
-    ("", None, 0, "the server reports no version (tested:"),
-    ("3.4", False, 1, "3.4 (tested: 3.2a to 3.7c")])
-def test_the_tmux_line_places_the_version_in_the_tested_range(version, setpf, counted, says):
-    from tma.cli import doctor as cli
-    from tma.runtime import doctor
-
-    doc = {"tmux": {"version": version or None, "setpf_ok": setpf},
-           "manifests": {"ok": True, "loaded": 0, "issues": []}, "process_name_issues": [],
-           "stamp_issues": [], "process_walk": {"ok": True, "error": None}}
-    assert len(doctor.warning_items(doc)) == counted
-    text = "".join(cli._tmux(doc))
-    assert says in text and "unknown" not in text
-    if version == "3.1c":
-        assert "older than 3.2:" in text
 
 
 def test_schema_file_is_valid():
@@ -409,50 +341,6 @@ def test_schema_file_is_valid():
 
 
 # ---------------------------------------------------------------- the hook tier
-
-#: Every installer path, pointed into the test's tmp dir (HOME is already private).
-INSTALL_ENV = {
-    "TMA_CLAUDE_SETTINGS": "claude/settings.json",
-    "TMA_GEMINI_SETTINGS": "gemini/settings.json",
-    "TMA_CODEX_CONFIG": "codex/config.toml",
-    "TMA_CODEX_HOOKS": "codex/hooks.json",
-    "TMA_CURSOR_HOOKS": "cursor/hooks.json",
-    "TMA_CURSOR_CLI_CONFIG": "cursor/cli-config.json",
-    "TMA_OPENCODE_PLUGIN": "opencode/plugin/tma.js",
-    "TMA_PI_EXTENSION": "pi/extensions/tma.js",
-    "TMA_WRAPPER_PATH": "wbin/tma-hook",
-    "TMA_CONFIG_DIR": "tma-config",
-}
-
-
-def isolate_installers(srv) -> dict[str, Path]:
-    paths = {k: srv.root / "cfgs" / v for k, v in INSTALL_ENV.items()}
-    srv.env.update({k: str(v) for k, v in paths.items()})
-    return paths
-
-
-def install(srv, agent: str) -> None:
-    """Wire an agent (and the tmux hooks: the server must be running already)."""
-    assert srv.started
-    res = srv.tma("install-hooks", agent, "--yes", manifests=False)
-    assert res.returncode == 0, res.stdout + res.stderr
-
-
-def row(r: Report, pane: str) -> dict:
-    [found] = [a for a in r.doc["agents"] if a["pane"] == pane]
-    return found
-
-
-def pane_block(r: Report, pane: str) -> list[str]:
-    """A pane's line in `panes (N):` and its indented detail lines."""
-    lines = r.text.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith(f"  {pane} "))
-    out = [lines[start]]
-    for more in lines[start + 1:]:
-        if not more.startswith("      "):
-            break
-        out.append(more.strip())
-    return out
 
 
 def test_nothing_wired_is_a_note_not_a_warning(srv):

@@ -7,9 +7,9 @@ import shlex
 import sys
 
 import pytest
-from test_daemon import watched
-from test_doctor import doctor, install, isolate_installers, pane_block, row
 
+from tests.helpers.daemon import watched
+from tests.helpers.doctor import doctor, install, isolate_installers, pane_block, row
 from tma.install import tmux_status
 
 

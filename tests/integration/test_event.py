@@ -9,13 +9,7 @@ import time
 
 import pytest
 
-
-def event(srv, kind, pane, payload="{}", agent="fake", manifests=True, env=None,
-          timeout=30, **kw):
-    extra = {"TMA_HOOK_STRICT": "1"}
-    extra.update(env or {})
-    return srv.tma("event", "--agent", agent, "--kind", kind, "--pane", pane,
-                   input=payload, manifests=manifests, env=extra, timeout=timeout, **kw)
+from tests.helpers.events import event
 
 
 @pytest.mark.tmux_contract

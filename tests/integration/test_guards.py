@@ -1,10 +1,10 @@
-"""The guarded writes against a real tmux: the seed-001 traces, field by field.
+"""The guarded writes against a real tmux: the guarded-write traces, field by field.
 
 Every write goes through `tma debug stamp` (one guarded chain rendered by
 tma.tmux.write, the one renderer) and every trace asserts the whole stored tuple
 afterwards, so a guard that holds one field but commits another shows up here.
 The hypothesis property at the end replays random write sequences against the same
-server and checks them against a small model of the seed-001 guard formats.
+server and checks them against a small model of the guard formats.
 """
 
 from __future__ import annotations
@@ -353,7 +353,7 @@ GUARDS = ("unconditional", "protect-hook", "carveout", "hook", "refresh")
 
 def _model(stored: dict, state: str, source: str, evidence: int, now: int, guard: str,
            claimed: str) -> tuple[dict, bool]:
-    """seed 001 / machinery 3.4, evaluated client-side over a known store."""
+    """The guards (machinery 3.4), evaluated client-side over a known store."""
     hook = stored.get("source") == "hook"
     stored_ev = int(stored.get("evidence") or 0)
     held = {"unconditional": False,

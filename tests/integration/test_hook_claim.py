@@ -26,7 +26,7 @@ def _state(srv, pane: str) -> tuple[str, str]:
 @pytest.mark.tmux_contract
 def test_explain_names_the_hook_event_that_holds_the_pane(srv):
     jsonschema = pytest.importorskip("jsonschema")
-    from test_debug_and_loading import _schema
+    from tests.helpers.schemas import _schema
 
     pane = srv.agent_pane()
     srv.draw(pane, "FAKE-IDLE composer\n")  # contrary chrome: the claim holds anyway

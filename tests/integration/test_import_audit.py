@@ -13,26 +13,12 @@ import json
 import subprocess
 import sys
 
-FORBIDDEN = (
-    "tomllib", "subprocess", "re", "json", "argparse", "dataclasses", "typing", "inspect",
-    "signal", "enum", "tma.core.manifest", "tma.core.rules", "tma.core.fold",
-    "tma.core.telemetry", "tma.tmux.write", "tma.core.plan", "zlib", "tma.cli.spec",
-    "textwrap", "collections",
-)
+from tests.helpers.import_audit import FORBIDDEN, PROBE
 
 # Consuming fresh stamps needs no identification at all.
 CONSUME_ONLY_FORBIDDEN = ("tma.runtime.manifests", "tma.core.identity", "tma.runtime.procs")
 # A status line passes no selector flag: their parser stays unimported.
 STATUS_FORBIDDEN = ("tma.runtime.selectors", "tma.cli.spec")
-
-PROBE = """
-import sys
-sys.argv = ["tma"] + %r
-from tma.cli.main import main
-rc = main(sys.argv[1:])
-sys.stdout.write("\\n@@" + repr(sorted(sys.modules)))
-raise SystemExit(rc)
-"""
 
 
 def _modules(srv, *args: str) -> tuple[str, str, set[str]]:

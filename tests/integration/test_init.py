@@ -4,26 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.helpers.machine import setup_machine
+
 pytestmark = pytest.mark.tmux_contract  # every test runs on each tmux build
 
-INSTALL_ENV = {
-    "TMA_CLAUDE_SETTINGS": "claude/settings.json",
-    "TMA_GEMINI_SETTINGS": "gemini/settings.json",
-    "TMA_CODEX_CONFIG": "codex/config.toml",
-    "TMA_CODEX_HOOKS": "codex/hooks.json",
-    "TMA_CURSOR_HOOKS": "cursor/hooks.json",
-    "TMA_CURSOR_CLI_CONFIG": "cursor/cli-config.json",
-    "TMA_OPENCODE_PLUGIN": "opencode/plugin/tma.js",
-    "TMA_PI_EXTENSION": "pi/extensions/tma.js",
-    "TMA_WRAPPER_PATH": "wbin/tma-hook",
-    "TMA_CONFIG_DIR": "tma-config",
-}
 
 LINE = "set -g status-right '#(tma status) %H:%M'"
 #: The tma `python -m tma` runs as: the script beside this interpreter.
@@ -31,22 +20,6 @@ VENV_TMA = str(Path(sys.executable).with_name("tma"))
 #: This test run's tma is in a virtualenv that the PATH tmux has does not hold: named
 #: by its absolute path.
 FULL_LINE = f"set -g status-right '#({VENV_TMA} status) %H:%M'"
-
-
-def setup_machine(srv, agents=("claude", "codex")) -> dict[str, Path]:
-    """Isolated installer paths, and a PATH holding only fake agents, tmux and the
-    system tools (nothing else that could pass for an agent)."""
-    paths = {k: srv.root / "cfgs" / v for k, v in INSTALL_ENV.items()}
-    srv.env.update({k: str(v) for k, v in paths.items()})
-    fake = srv.root / "agentbin"
-    fake.mkdir(exist_ok=True)
-    for name in agents:
-        exe = fake / name
-        exe.write_text("#!/bin/sh\nexit 0\n")
-        exe.chmod(0o755)
-    tmux_dir = os.path.dirname(shutil.which("tmux") or "/usr/bin/tmux")
-    srv.env["PATH"] = os.pathsep.join([str(fake), tmux_dir, "/usr/bin", "/bin"])
-    return paths
 
 
 def wired_commands(path: Path) -> list[str]:
@@ -167,7 +140,7 @@ def test_diff_on_request_the_shim_asked_apart_and_no_daemon(srv):
     """On a terminal: the shim that takes Claude's own status line is its own question
     (declined here), `d` at the wiring prompt shows the diff and asks again, and
     --no-daemon starts none and leaves the launcher out of the key file."""
-    from ptyclient import type_on_pty
+    from tests.helpers.ptyclient import type_on_pty
 
     paths = setup_machine(srv, agents=("claude",))
     srv.shell_pane()
@@ -193,7 +166,7 @@ def test_a_running_daemon_is_not_asked_about_again(srv):
     """With this server's daemon already running (the key file's launcher starts one as
     soon as init loads the keys), init says so instead of asking to start one, and a
     "no" there could not contradict the doctor report below it."""
-    from ptyclient import type_on_pty
+    from tests.helpers.ptyclient import type_on_pty
 
     setup_machine(srv, agents=("claude",))
     srv.shell_pane()
@@ -211,7 +184,7 @@ def test_ctrl_c_at_the_first_prompt_stops_init_at_once(srv):
     """One Ctrl-C (a \\x03 typed on init's controlling terminal) ends the whole command:
     exit 130, no second question, nothing written (not this agent's change, not the
     next agent's, not the keys)."""
-    from ptyclient import type_on_pty
+    from tests.helpers.ptyclient import type_on_pty
 
     paths = setup_machine(srv)
     srv.shell_pane()

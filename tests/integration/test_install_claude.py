@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_install_common import Inst, dump, ours, write
 
+from tests.helpers.installs import Inst, dump, ours, write
 from tma.install import statusline
 
 

@@ -6,7 +6,8 @@ import json
 import tomllib
 
 import pytest
-from test_install_common import Inst, dump, ours, write
+
+from tests.helpers.installs import Inst, dump, ours, write
 
 
 @pytest.fixture

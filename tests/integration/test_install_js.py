@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_install_common import Inst, write
 
+from tests.helpers.installs import Inst, write
 from tma.install import common
 
 

@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 import pytest
-from ptyclient import PtyClient
 
+from tests.helpers.ptyclient import PtyClient
 from tma.install import tmux_hooks
 from tma.tmux import attention as att
 from tma.tmux.adapter import Server

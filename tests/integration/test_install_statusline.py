@@ -10,8 +10,8 @@ import sys
 import time
 
 import pytest
-from test_install_common import Inst, dump, write
 
+from tests.helpers.installs import Inst, dump, write
 from tma.install import statusline
 
 pytestmark = pytest.mark.tmux_contract  # every test runs on each tmux build

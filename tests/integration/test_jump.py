@@ -13,7 +13,8 @@ import sys
 import time
 
 import pytest
-from ptyclient import PtyClient
+
+from tests.helpers.ptyclient import PtyClient
 
 pytestmark = pytest.mark.tmux_contract  # every test runs on each tmux build
 

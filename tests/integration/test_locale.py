@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from tmux_sockets import require_tmux
+from tests.helpers.tmux_sockets import require_tmux
 
 pytestmark = pytest.mark.tmux_contract  # every test runs on each tmux build
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import sys
 
-from ptyclient import run_on_pty
+from tests.helpers.ptyclient import run_on_pty
 
 
 def _pty(srv, *args: str, cols: int = 120) -> tuple[int, str]:

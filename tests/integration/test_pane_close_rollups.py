@@ -6,7 +6,8 @@ nothing else would ever take its count out."""
 from __future__ import annotations
 
 import pytest
-from test_daemon import watched
+
+from tests.helpers.daemon import watched
 
 
 def _rollups(srv, pane: str) -> tuple[str, str]:

@@ -275,7 +275,7 @@ def test_answered_prompt_race_reversed_times(srv):
     """The hook event (T1) predates the blocker chrome (T0): the prompt is still open.
 
     Hook first, then the capture: the carve-out commits blocked. Capture first, then
-    the hook: hook arbitration defers only to a stored HOOK claim (seed 001), so the
+    the hook: hook arbitration defers only to a stored HOOK claim (the guarded-write contract), so the
     older event still lands over the capture's blocked; the next cycle's capture (the
     chrome is still on screen, newer than the hook's evidence) carves it back, which
     the last step replays.

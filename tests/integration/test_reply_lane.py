@@ -65,8 +65,7 @@ def test_expiry_prints_nothing_and_act_falls_back_to_keys(srv):
     (a fake claude drawing a real captured prompt, recording what it receives)."""
     from pathlib import Path
 
-    from keyrecorder import KeyRecorder
-
+    from tests.helpers.keyrecorder import KeyRecorder
     from tma.core import fixture
 
     capture = Path(__file__).resolve().parent.parent / "fixtures" / "captures" / \

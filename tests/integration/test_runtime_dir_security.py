@@ -30,8 +30,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-from test_daemon import watched
 
+from tests.helpers.daemon import watched
 from tma.runtime import handoff
 
 SECRET = "SECRET-PROMPT-7d1c"  # in every hook payload: it must never reach a listener

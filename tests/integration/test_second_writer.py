@@ -1,5 +1,5 @@
 """A second writer's stamp on a pane tma does not identify is read, never removed
-(seed 001: "where its tokens fall inside the closed set, tma reads them as its own").
+(the contract: "where its tokens fall inside the closed set, tma reads them as its own").
 
 Each cycle below really produces: the stamps are older than the freshness window and
 every `tma ls` runs in a new second (past the stampede guard).

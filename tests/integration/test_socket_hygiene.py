@@ -12,14 +12,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-import tmux_sockets
-from tmux_sockets import require_tmux
+from tests.helpers import tmux_sockets
+from tests.helpers.tmux_sockets import require_tmux
 
 TESTS = Path(__file__).resolve().parents[1]
 
 PROBE = '''
 import subprocess
-import tmux_sockets
+from tests.helpers import tmux_sockets
 
 def test_a_server(tmp_path):
     name = tmux_sockets.server_name("test")
@@ -34,9 +34,9 @@ def test_a_server(tmp_path):
 
 def _run(tmp_path: Path, remove: bool) -> tuple[subprocess.CompletedProcess, str]:
     probe = tmp_path / ("removes" if remove else "leaves")
-    (probe / "tests").mkdir(parents=True)
-    (probe / "pytest.ini").write_text("[pytest]\n")
-    for name in ("conftest.py", "tmux_sockets.py"):
+    (probe / "tests" / "helpers").mkdir(parents=True)
+    (probe / "pytest.ini").write_text("[pytest]\npythonpath = .\n")
+    for name in ("conftest.py", "helpers/__init__.py", "helpers/tmux_sockets.py"):
         (probe / "tests" / name).write_text((TESTS / name).read_text())
     (probe / "tests" / "test_probe.py").write_text(f"REMOVE = {remove}\n" + PROBE)
     res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p",

@@ -42,7 +42,7 @@ def test_ls_json_contract(srv):
 
 
 def test_a_cost_travels_with_the_vendors_caveat(srv):
-    """seed 002: Anthropic's note on the session cost travels with the number, in every
+    """Anthropic's note on the session cost travels with the number, in every
     JSON row that carries one (ls --json here; wait and subscribe share the row)."""
     jsonschema = pytest.importorskip("jsonschema")
     a, b = srv.agent_pane(), srv.agent_pane()

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from tests.integration.conftest import TEST_MANIFEST
+from tests.helpers.manifests import TEST_MANIFEST
 
 PROBE = """
 import sys

@@ -252,8 +252,8 @@ def test_every_reference_screen_reads_as_the_engine_reads_it(srv):
 
 
 def test_every_format_construct_tma_uses_expands_alike(srv, server):
-    """tests/tmux_formats.py: every operator tma's source writes, with its samples."""
-    from tmux_formats import CONSTRUCTS
+    """tests/helpers/tmux_formats.py: every operator tma's source writes, with its samples."""
+    from tests.helpers.tmux_formats import CONSTRUCTS
 
     pane = srv.shell_pane()
     srv.tmux("set-option", "-p", "-t", pane, "@t", "7", ";",
@@ -275,8 +275,7 @@ def test_every_format_construct_tma_uses_expands_alike(srv, server):
 
 
 def test_act_approve_types_into_a_blocked_claude_and_nothing_once_answered_by_hand(srv):
-    from keyrecorder import KeyRecorder, key_bytes
-
+    from tests.helpers.keyrecorder import KeyRecorder, key_bytes
     from tma.runtime import actions
 
     captures = Path(__file__).resolve().parents[1] / "fixtures" / "captures"

@@ -176,7 +176,7 @@ def test_ctrl_c_at_the_first_prompt_stops_uninstall_at_once(srv):
     question, no agent unwired, nothing swept."""
     import sys
 
-    from ptyclient import type_on_pty
+    from tests.helpers.ptyclient import type_on_pty
 
     paths = isolate_installers(srv)
     originals(paths)
@@ -310,10 +310,9 @@ def test_after_uninstall_nothing_of_tma_is_left(srv, tmp_path):
     import sys
     import time
 
-    from test_daemon import Daemon
-    from test_init import setup_machine
-
-    from tma.cli import uninstall as uninstall_cli
+    from tests.helpers.daemon import Daemon
+    from tests.helpers.machine import setup_machine
+    from tma.install import wiring
 
     setup_machine(srv)
     runtime = tmp_path / "rt"
@@ -344,7 +343,7 @@ def test_after_uninstall_nothing_of_tma_is_left(srv, tmp_path):
         assert "install-keys --uninstall" not in out and "install-hooks --uninstall" not in out
         assert daemon.pids() == []
         assert f"tma: stopped tma watch (pid {watch_pid})" in res.stdout
-        assert not uninstall_cli._alive(watch_pid)  # stopped (a zombie, at most, for tmux)
+        assert not wiring.alive(watch_pid)  # stopped (a zombie, at most, for tmux)
         time.sleep(1.5)  # what a watch still running would have stamped by now
         hooks = srv.tmux("show-hooks", "-g")
         assert "tma" not in hooks and "clear-attention" not in hooks, hooks

@@ -6,7 +6,7 @@ Pieces (each owned here, nothing imported from the lab):
 * `live_cache` — where install_agents.sh put the pinned agents
   (${TMA_LIVE_CACHE:-~/.cache/tma-live}/<agent>-<version>). Node >= 20, tmux and the agent
   must be there; otherwise the test skips with the reason, or fails under TMA_REQUIRE_LIVE=1.
-* `fake_llm` — tests/live/fakellm.py, in-process, 127.0.0.1:<bind 0>.
+* `fake_llm` — tests/helpers/live/fakellm.py, in-process, 127.0.0.1:<bind 0>.
 * `live_server` — one private tmux server (`tmux -L tma-live-…`). Every pane's environment
   carries a token; teardown kills the server, then every process still carrying the token
   (codex or opencode helpers that detach), and fails if anything had to be killed that way
@@ -32,16 +32,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import agents as agents_mod  # noqa: E402
-from fakellm import FakeLLM  # noqa: E402
-from harness import (  # noqa: E402
+from tests.helpers import tmux_matrix
+from tests.helpers.live import agents as agents_mod
+from tests.helpers.live.fakellm import FakeLLM
+from tests.helpers.live.harness import (
     LIVE_CACHE,
     REQUIRE,
     RESULTS,
@@ -53,8 +51,6 @@ from harness import (  # noqa: E402
     node_major,
     port_listening,
 )
-
-import tmux_matrix  # noqa: E402
 
 
 def requested(config) -> bool:

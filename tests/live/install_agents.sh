@@ -13,7 +13,7 @@ set -u
 CACHE=${TMA_LIVE_CACHE:-$HOME/.cache/tma-live}
 mkdir -p "$CACHE"
 
-# key -> npm package (the version is the key's suffix); keep in step with agents.py
+# key -> npm package (the version is the key's suffix); keep in step with tests/helpers/live/agents.py
 declare -A PKG=(
   [claude-2.1.197]=@anthropic-ai/claude-code
   [claude-2.1.332]=@anthropic-ai/claude-code

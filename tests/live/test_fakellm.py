@@ -13,7 +13,8 @@ import time
 import urllib.request
 
 import pytest
-from fakellm import AFTER_TOOL, QUICK, FakeLLM
+
+from tests.helpers.live.fakellm import AFTER_TOOL, QUICK, FakeLLM
 
 
 @pytest.fixture

@@ -34,11 +34,12 @@ import stat
 import time
 from pathlib import Path
 
-import agents as agents_mod
 import pytest
-from harness import Scenario
-from test_live_agents import answer_dialog, settle
-from test_opencode_lane import free_port, opencode, wait_option
+
+from tests.helpers.live import agents as agents_mod
+from tests.helpers.live.harness import Scenario
+from tests.helpers.live.opencode import free_port, opencode, wait_option
+from tests.helpers.live.steps import answer_dialog, settle
 
 pytestmark = pytest.mark.live
 

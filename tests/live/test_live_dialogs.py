@@ -40,10 +40,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import agents as agents_mod
 import pytest
-from fakellm import AFTER_TOOL, QUICK
-from harness import (
+
+from tests.helpers.live import agents as agents_mod
+from tests.helpers.live.fakellm import AFTER_TOOL, QUICK
+from tests.helpers.live.harness import (
     DAEMON_DEADLINE,
     DAEMON_IDLE_DEADLINE,
     HOOKLESS_DEADLINE,
@@ -51,7 +52,7 @@ from harness import (
     Scenario,
     record_scenario,
 )
-from test_live_agents import answer_dialog
+from tests.helpers.live.steps import answer_dialog
 
 pytestmark = pytest.mark.live
 

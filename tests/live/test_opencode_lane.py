@@ -18,54 +18,19 @@ Both run in hooked mode (the plugin is what stamps the endpoint and the request 
 
 from __future__ import annotations
 
-import dataclasses
-import socket
 import subprocess
 import time
 
-import agents as agents_mod
 import pytest
-from harness import Scenario
 
+from tests.helpers.live import agents as agents_mod
+from tests.helpers.live.harness import Scenario
+from tests.helpers.live.opencode import BASE, free_port, opencode, wait_option
 from tma.runtime import opencode_api as api
 
 pytestmark = pytest.mark.live
 
-BASE = agents_mod.BY_KEY["opencode-1.18.33"]
 REPLY_TIMEOUT_S = 10.0  # the first v1 read boots the project instance: ~1 s, more under load
-
-
-@dataclasses.dataclass(frozen=True)
-class LaunchedAgent(agents_mod.Agent):
-    """The pinned OpenCode, launched with extra command-line words."""
-
-    extra: str = ""
-
-    def launch(self) -> str:
-        return f"{self.binary} {self.extra}".strip()
-
-
-def opencode(extra: str) -> LaunchedAgent:
-    fields = {f.name: getattr(BASE, f.name) for f in dataclasses.fields(BASE)}
-    return LaunchedAgent(**fields, extra=extra)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_option(sc: Scenario, name: str, pred, timeout: float = 30) -> str:
-    deadline = time.time() + timeout
-    value = sc.pane_option(name)
-    while not pred(value):
-        if time.time() > deadline:
-            raise AssertionError(f"{name} never satisfied the test in {timeout:.0f}s "
-                                 f"(last {value!r}); screen:\n{sc.screen()}")
-        time.sleep(0.1)
-        value = sc.pane_option(name)
-    return value
 
 
 def listening_ports(sc: Scenario) -> list[str]:

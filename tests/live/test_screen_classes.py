@@ -11,8 +11,9 @@ import csv
 import re
 from pathlib import Path
 
-import agents as agents_mod
 import pytest
+
+from tests.helpers.live import agents as agents_mod
 
 CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "captures"
 ANSI = re.compile(r"\x1b\[[0-9;:?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]")

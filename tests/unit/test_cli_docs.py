@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tma.cli import common, main, manpage, spec
+from tma.cli import common, main, spec
+from tma.ui import manpage
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "reference" / "cli.md"
@@ -99,7 +100,7 @@ def test_help_lists_every_flag_with_a_sentence_and_the_exit_statuses(cmd):
 
 
 def test_the_man_page_is_generated_from_the_declarations():
-    assert MAN.read_text(encoding="utf-8") == manpage.render(), \
+    assert MAN.read_text(encoding="utf-8") == manpage.render(spec.TABLE), \
         "docs/man/tma.1 is stale: run python tools/gen_man.py"
 
 
@@ -177,7 +178,7 @@ def test_no_cli_module_builds_its_own_parser():
 
 
 def test_demo_default_is_the_declared_one():
-    from tma.cli import demo
+    from tma.runtime import demo
 
     seconds = next(f for f in spec.COMMANDS["demo"].flags if f.long == "--seconds")
     assert seconds.default == demo.SCRIPT_SECONDS

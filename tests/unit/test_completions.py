@@ -7,13 +7,14 @@ import subprocess
 
 import pytest
 
-from tma.cli import completions, spec
+from tma.cli import spec
 from tma.cli.main import main as tma_main
+from tma.ui import completions
 
 PUBLIC = [c.name for c in spec.public()]
 
 
-@pytest.mark.parametrize("shell", completions.SHELLS)
+@pytest.mark.parametrize("shell", spec.SHELLS)
 def test_script_names_every_public_command_and_the_value_sets(shell, capsys):
     assert tma_main(["completions", shell]) == 0
     script = capsys.readouterr().out
@@ -44,7 +45,7 @@ def test_completions_offer_exactly_the_declared_commands_and_flags(tmp_path):
     assert offered == set(PUBLIC)
     for cmd in spec.public():
         flags = set(_bash(tmp_path, "tma", cmd.name, "--"))
-        declared = {f.long for f in completions._public_flags(cmd)}
+        declared = {f.long for f in completions.public_flags(cmd)}
         assert declared <= flags, (cmd.name, declared - flags)
         assert flags - declared <= {f.long for f in spec.GLOBALS + spec.TOP_FLAGS}, cmd.name
 
@@ -57,7 +58,7 @@ def test_script_is_syntactically_valid(shell, flag, tmp_path):
             pytest.fail("bash is required")
         pytest.skip(f"{shell} is not installed")
     path = tmp_path / f"tma.{shell}"
-    path.write_text(completions.GENERATORS[shell]())
+    path.write_text(completions.GENERATORS[shell](spec.TABLE))
     res = subprocess.run([exe, flag, str(path)], capture_output=True, text=True, timeout=30)
     assert res.returncode == 0, res.stderr
 
@@ -72,7 +73,7 @@ printf '%s\\n' "${COMPREPLY[@]}"
 
 def _bash(tmp_path, *words: str) -> list[str]:
     script = tmp_path / "tma.bash"
-    script.write_text(completions.bash())
+    script.write_text(completions.bash(spec.TABLE))
     res = subprocess.run(["bash", "-c", BASH_DRIVER, "driver", str(script), *words],
                          capture_output=True, text=True, timeout=30)
     assert res.returncode == 0, res.stderr

@@ -115,7 +115,7 @@ def test_config_page_matches_the_loader_defaults():
 
 
 def test_no_page_calls_the_token_level_a_usage_total():
-    """@agent_tokens is the context level now (seed 002: "a level, not a total"): a page
+    """@agent_tokens is the context level now ("a level, not a total"): a page
     that says the session "used" or "spent" them misdescribes it (issue 22)."""
     wrong = re.compile(r"(tokens[^|.\n]*\b(has|have|were) (used|spent))|(tokens used)", re.I)
     hits = [f"{p.relative_to(ROOT)}: {line.strip()}" for p in [*DOCS.rglob("*.md"),
@@ -130,7 +130,7 @@ RECORDS = ("ARCHITECTURE.md", "DAEMON.md")
 
 
 def test_the_decision_records_exist_are_linked_and_name_real_code():
-    """seed 000: the numbered decision records live in docs/internal/ and are linked from
+    """The numbered decision records live in docs/internal/ and are linked from
     the docs index; every source or test file a record names exists (issue 22)."""
     index = (DOCS / "index.md").read_text(encoding="utf-8")
     for name in RECORDS:

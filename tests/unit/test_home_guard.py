@@ -66,10 +66,11 @@ def test_the_guard_fails_every_write_into_the_real_home(tmp_path):
     real.mkdir()
     (real / "keep").write_text("the user's file\n")
     probe = tmp_path / "probe"
-    (probe / "tests").mkdir(parents=True)
-    (probe / "pytest.ini").write_text("[pytest]\n")
+    (probe / "tests" / "helpers").mkdir(parents=True)
+    (probe / "pytest.ini").write_text("[pytest]\npythonpath = .\n")
     (probe / "tests" / "conftest.py").write_text(GUARD.read_text())
-    (probe / "tests" / "tmux_sockets.py").write_text((TESTS / "tmux_sockets.py").read_text())
+    for name in ("helpers/__init__.py", "helpers/tmux_sockets.py"):
+        (probe / "tests" / name).write_text((TESTS / name).read_text())
     (probe / "tests" / "test_probe.py").write_text(PROBE)
     env = dict(os.environ, HOME=str(real), PROBE_REAL_HOME=str(real))
     for var in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):

@@ -1,4 +1,4 @@
-"""Synthetic screens and payloads for the bundled manifests, and the seed-003 example manifest.
+"""Synthetic screens and payloads for the bundled manifests, and the specification's example manifest.
 
 These cover what no capture shows: Claude's bottom-row logic case by case, the usage-limit
 screens and notifications that cannot be produced on demand, dialogs the mock LLM cannot
@@ -700,7 +700,7 @@ def test_pi_extension_prompt_reads_working_never_blocked() -> None:
     assert states.BLOCKED not in det.result.claims
 
 
-# ---------------------------------------------------------------- the seed-003 example
+# ---------------------------------------------------------------- the specification's example
 
 SEED_003_EXAMPLE = r'''
 min_engine_version = "0.1"

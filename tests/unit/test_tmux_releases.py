@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-import tmux_matrix
+from tests.helpers import tmux_matrix
 from tma.tmux import releases
 
 ROOT = Path(__file__).resolve().parents[2]

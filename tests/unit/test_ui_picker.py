@@ -2,21 +2,8 @@
 
 from __future__ import annotations
 
-from tma.runtime.config import STATUS_DEFAULTS
+from tests.helpers.picker_rows import NOW, PAL, row
 from tma.ui import picker
-
-NOW = 10_000_000
-PAL = dict(STATUS_DEFAULTS)
-
-
-def row(pane, state="idle", *, since=NOW - 60_000, attention=False, agent="claude",
-        locator=None, **kw):
-    r = {"pane": pane, "agent": agent, "state": state, "since": since,
-         "attention": attention, "locator": locator or f"s:{pane[1:]}.0", "detail": None,
-         "title": "", "repo": None, "branch": None, "context": None, "model": None,
-         "muted": False}
-    r.update(kw)
-    return r
 
 
 def render(rows, view=None, width=100, height=24, plain=False):

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from test_ui_picker import NOW, PAL, row
-
+from tests.helpers.picker_rows import NOW, PAL, row
 from tma.ui import picker, watch
 
 

@@ -7,7 +7,6 @@ flags are declared in tma.cli.spec.
 
 from __future__ import annotations
 
-import os
 import sys
 
 from tma.cli import common, spec
@@ -37,12 +36,12 @@ def _usage(args, sel) -> None:
                                 "control character")
 
 
-def main(argv: list[str]) -> int:
-    g, sel, args = spec.parse("act", argv)
+def main(session: common.Session, argv: list[str]) -> int:
+    sel, args = spec.parse("act", argv, session)
     args.action = args.name
     args.arg = args.arg or []
     _usage(args, sel)
-    cfg = common.load_config(g)
+    cfg = session.config
     from tma.runtime import actions
 
     try:
@@ -60,7 +59,7 @@ def main(argv: list[str]) -> int:
             raise common.UsageError(f"unknown action {args.action!r} (expected one of: "
                                     f"{', '.join(aset.names())})")
         _action_usage(args, action)
-    job = _Act(g, cfg, args, sel, aset)
+    job = _Act(session, cfg, args, sel, aset)
     return job.run(action)
 
 
@@ -75,16 +74,16 @@ def _action_usage(args, action) -> None:
 
 
 class _Act:
-    def __init__(self, g, cfg, args, sel, aset) -> None:
-        self.g, self.cfg, self.args, self.sel, self.aset = g, cfg, args, sel, aset
+    def __init__(self, session, cfg, args, sel, aset) -> None:
+        self.session, self.g = session, session.g
+        self.cfg, self.args, self.sel, self.aset = cfg, args, sel, aset
 
     def run(self, action) -> int:
-        from tma.cli import cycle_run
         from tma.runtime.actions_fire import Broker
         from tma.runtime.cycle import Cycle
 
         # the broker re-reads the screen of the pane it acts on (its gate check)
-        server, res = cycle_run.run(self.g, self.cfg, current=False)
+        server, res = self.session.server, self.session.cycle(current=False)
         self.server, self.res = server, res
         self.broker = Broker(server, self.cfg, Cycle(server, self.cfg, self.g.manifest_dir),
                              common.now_ms)
@@ -103,14 +102,12 @@ class _Act:
 
     # -- targets
     def _rows(self):
-        from tma.cli import cycle_run
-
         git = None
         if self.sel.needs_git:
             from tma.runtime.git import GitInfo
 
             git = GitInfo()
-        return cycle_run.select(self.res.rows, self.sel, git)
+        return self.session.select(self.res.rows, self.sel, git)
 
     def _single(self):
         """(pane, stamp, agent) for the one target; an int is an exit code."""
@@ -236,43 +233,21 @@ class _Act:
         pane, stamp, agent = target
         if pane is None:
             return self._report(_gone("menu", agent))
-        from tma.cli.jump import NoClient, pick_client, self_argv
+        from tma.runtime.navigate import Navigator, NoClient
 
         fireable = [a for a in self.aset.actions.values() if not a.text
                     and D.refusal(self.broker, a, pane, stamp, agent) is None]
         if not fireable:
             common.err(f"tma: no actions are fireable on {pane.pane_id} right now")
             return 0
+        nav = Navigator(self.session, self.res)
         try:
-            client = pick_client(self.res.snapshot.clients, self.res.snapshot.panes,
-                                 self.g.client, common.env_pane())
+            client = nav.client()
         except NoClient as exc:
             common.err(f"tma: {exc}; the menu needs one to show on")
             return common.FAIL
-        base = self_argv() + self._child_flags()
-        from tma.tmux import nav
-
-        items = []
-        for i, a in enumerate(fireable):
-            argv = base + ["act", a.name, "--pane", pane.pane_id] + (["--yes"] if a.confirm
-                                                                      else [])
-            command = nav.run_shell_command(argv)
-            if a.confirm:
-                command = nav.confirm_menu_command(client.name, f"{a.label} on {pane.pane_id}?",
-                                                   command)
-            items.append((nav.menu_text(a.label), str(i + 1) if i < 9 else "", command))
-        nav.display_menu(self.server, client.name, f" {agent or 'tma'} {pane.pane_id} ", items)
+        nav.action_menu(client, pane, f" {agent or 'tma'} {pane.pane_id} ", fireable)
         return 0
-
-    def _child_flags(self) -> list[str]:
-        flags = self.server.flags()
-        if not flags and self.res.snapshot.socket_path:
-            flags = ["--socket-path", self.res.snapshot.socket_path]
-        if self.g.config:
-            flags += ["--config", os.path.abspath(self.g.config)]
-        if self.g.manifest_dir:
-            flags += ["--manifest-dir", os.path.abspath(self.g.manifest_dir)]
-        return flags
 
 
 def _gone(name: str, pane_id: str):

@@ -1,146 +1,46 @@
 """`tma debug explain|capture|transitions|notify-test|stamp`: manifest authoring,
-inspection and test harness tools."""
+inspection and test harness tools. The work is tma.runtime.debug's, the text
+tma.ui.debug's; this module dispatches and prints."""
 
 from __future__ import annotations
 
 import sys
 
 from tma.cli import common, spec
-from tma.ui import text
+from tma.runtime.session import Session
 
 
-def main(argv: list[str]) -> int:
-    g, _, args = spec.parse("debug", argv)
-    if args.sub == "explain":
-        if args.capture:
-            return explain_capture(g, args)
-        if not args.pane:
-            raise common.UsageError("explain needs a PANE or --capture FILE")
-        from tma.cli import debug_live
-
-        return debug_live.explain(g, args)
-    if args.sub == "transitions":
-        return transitions(g, args)
-    if args.sub == "capture":
-        from tma.cli import debug_live
-
-        return debug_live.capture(g, args)
-    if args.sub == "notify-test":
-        return notify_test(g, args)
-    from tma.cli import debug_live
-
-    return debug_live.stamp(g, args)
-
-
-def notify_test(g: common.Globals, args) -> int:
-    """Run the resolved notification sink for a made-up note, show what it did."""
-    import os
-
-    from tma.runtime import notify
-
-    if args.trigger not in notify.TRIGGERS:
-        common.err(f"tma: unknown trigger {args.trigger!r} (expected one of: "
-                   f"{', '.join(notify.TRIGGERS)})")
-        return common.FAIL
-    cfg = common.load_config(g)
-    lines, rc = notify.run_test(cfg, notify.test_note(args.trigger, os.getcwd()),
-                                common.now_ms())
-    lines.append(notify.rings(cfg, args.trigger))
-    sys.stdout.write("".join(line + "\n" for line in lines))
-    return rc
-
-
-def transitions(g: common.Globals, args) -> int:
-    """The daemon's ring of recent transitions (TMAH on its socket)."""
-    from tma.runtime import daemon_files
-    from tma.tmux import control
-
-    cfg = common.load_config(g)
-    socket_path, _pid = control.server_facts(common.server(g, cfg))  # NoServer: exit 1
-    doc = daemon_files.read_history(daemon_files.Files(socket_path).sock)
-    if doc is None:
-        common.err("tma: no daemon answering for this tmux server (`tma daemon --ensure` "
-                   "starts one)")
-        return common.FAIL
-    if args.json:
-        sys.stdout.write(text.dumps(doc) + "\n")
-        return 0
-    sys.stdout.write(render_transitions(doc))
-    return 0
-
-
-def render_transitions(doc: dict) -> str:
-    import time
-
-    items = doc.get("transitions") or []
-    lines = [f"{doc.get('recorded', 0)} transitions recorded, the last {len(items)} kept "
-             f"(ring of {doc.get('cap')})"]
-    for t in items:
-        at = t.get("at") or 0
-        clock = time.strftime("%H:%M:%S", time.localtime(at / 1000)) + f".{at % 1000:03d}"
-        before = t.get("from") or "(new)"
-        after = t.get("to") or "(gone)"
-        detail = f"/{t['detail']}" if t.get("detail") else ""
-        source = f"  [{t['source']}]" if t.get("source") else ""
-        lines.append(f"{clock}  {t.get('pane')}  {t.get('agent') or '?'}  "
-                     f"{before} -> {after}{detail}{source}")
-    return "\n".join(lines) + "\n"
-
-
-def _load_manifests(g: common.Globals):
-    cfg = common.load_config(g)
-    return cfg, common.load_manifests(g, cfg)
-
-
-def explain_capture(g: common.Globals, args) -> int:
-    from tma.core import explain, fixture
-    from tma.core.fold import Facts
-    from tma.core.rules import Screen
+def main(session: Session, argv: list[str]) -> int:
+    _, args = spec.parse("debug", argv, session)
+    from tma.runtime import debug
+    from tma.ui import debug as render
+    from tma.ui import text
 
     try:
-        with open(args.capture, encoding="utf-8", errors="surrogateescape", newline="") as fh:
-            cap = fixture.parse(fh.read())
-    except OSError as exc:
-        common.err(f"tma: cannot read {args.capture}: {exc.strerror}")
+        if args.sub == "explain":
+            if not args.capture and not args.pane:
+                raise common.UsageError("explain needs a PANE or --capture FILE")
+            doc = (debug.explain_capture(session, args.capture, args.agent, args.prior)
+                   if args.capture else debug.explain_pane(session, args.pane))
+            out = text.dumps(doc) + "\n" if args.json else render.explain(doc)
+        elif args.sub == "transitions":
+            session.config  # noqa: B018 - loaded first: the server's tmux binary is its
+            doc = debug.transitions(session.server)
+            out = text.dumps(doc) + "\n" if args.json else render.transitions(doc)
+        elif args.sub == "capture":
+            out = debug.capture_pane(session, args.pane)
+        elif args.sub == "notify-test":
+            import os
+
+            lines, rc = debug.notify_test(session, args.trigger, os.getcwd())
+            sys.stdout.write("".join(line + "\n" for line in lines))
+            return rc
+        else:
+            session.config  # noqa: B018 - as above
+            debug.stamp(session.server, args)
+            return 0
+    except debug.DebugError as exc:
+        common.err(f"tma: {exc}")
         return common.FAIL
-    except fixture.FixtureError as exc:
-        common.err(f"tma: {args.capture}: {exc}")
-        return common.FAIL
-    cfg, mset = _load_manifests(g)
-    name = args.agent or cap.agent
-    manifest = mset.get(name)
-    if manifest is None:
-        common.err(f"tma: no manifest for agent {name!r} (loaded: {', '.join(mset.manifests)})")
-        return common.FAIL
-    at = cap.captured_at or 1
-    prior = explain.prior_stamp(args.prior, at=at - 10_000) if args.prior else None
-    facts = Facts(foreground_is_agent=cap.foreground_is_agent)  # a shell caps at unknown
-    det = explain.detect(manifest, Screen(cap.body, cap.title, cap.height), captured_at=at,
-                         now=at + 10, prev=prior, facts=facts, cfg=cfg.fold())
-    doc = explain.document(det, extra={"agent": name, "capture": args.capture})
-    if args.json:
-        sys.stdout.write(text.dumps(doc) + "\n")
-        return 0
-    sys.stdout.write(render_text(doc))
+    sys.stdout.write(out)
     return 0
-
-
-def render_text(doc: dict) -> str:
-    lines = [f"agent: {doc.get('agent')}"]
-    for key in ("identity", "foreground_is_agent", "scrolled", "out_of_scope"):
-        if key in doc:
-            lines.append(f"{key}: {doc[key]}")
-    lines.append("rules:")
-    for r in doc["rules"]:
-        mark = "MATCH" if r["matched"] else "  -  "
-        claim = "  <- claim" if r["claim"] else ""
-        detail = f"/{r['detail']}" if r["detail"] else ""
-        skip = " (history view)" if r["skip_state_update"] else ""
-        lines.append(f"  [{mark}] #{r['index']} {r['state']}{detail} prio {r['priority']} "
-                     f"{r['region']}{skip}{claim}")
-    state = doc["state"] or "(none)"
-    detail = f"/{doc['detail']}" if doc["detail"] else ""
-    lines.append(f"verdict: {state}{detail} (source {doc['source']}, {doc['action']}"
-                 f"{', raises attention' if doc['set_attention'] else ''})")
-    lines.append(f"because: {doc['reason']}" + (f" [{doc['winning']}]" if doc["winning"] else ""))
-    return "\n".join(lines) + "\n"

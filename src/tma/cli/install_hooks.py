@@ -15,14 +15,11 @@ from __future__ import annotations
 
 from tma.cli import common, spec
 from tma.install.registry import AGENTS
+from tma.runtime.session import Session
 
 
-def _parser():
-    return spec.parser("install-hooks")  # declared in tma.cli.spec
-
-
-def main(argv: list[str]) -> int:
-    g, _, args = spec.parse("install-hooks", argv)
+def main(session: Session, argv: list[str]) -> int:
+    _, args = spec.parse("install-hooks", argv, session)
     if args.agent and args.all:
         raise common.UsageError("name an agent or pass --all, not both")
     if not args.agent and not args.all and not args.check:
@@ -30,36 +27,17 @@ def main(argv: list[str]) -> int:
                                 "(or --check)")
     if args.check and args.uninstall:
         raise common.UsageError("--check and --uninstall are exclusive")
-    cfg = common.load_config(g)
     from tma.install import wiring
 
-    return run(g, cfg, wiring.Request.from_args(args))
-
-
-def run(g, cfg, req) -> int:
-    """One install-hooks run for a parsed request (tma init calls this too)."""
-    from tma.install import common as ic
-    from tma.install import wiring
-
-    mset = common.load_manifests(g, cfg)  # BundledManifestError: cli/main.py
-    if req.agent:
-        problem = wiring.validate_agent(req.agent, mset)
+    cfg = session.config
+    mset = session.manifests  # BundledManifestError: cli/main.py
+    if args.agent:
+        problem = wiring.validate_agent(args.agent, mset)
         if problem:
-            if mset.get(req.agent) is None:  # a name no manifest has: a usage error
-                problem += spec.did_you_mean(req.agent, wiring.registry.AGENTS)
-                common.err(problem)
+            if mset.get(args.agent) is None:  # a name no manifest has: a usage error
+                common.err(problem + spec.did_you_mean(args.agent, AGENTS))
                 return common.USAGE
             common.err(problem)
             return common.FAIL
-    io = wiring.Output()
-    try:
-        setup = wiring.prepare(req, cfg)
-        for w in setup.warnings:
-            io.warn(w)
-        server = common.server(g, cfg)
-        if req.check:
-            return wiring.check(req, setup, mset, server, cfg, io)
-        return wiring.wire(req, setup, mset, server, cfg, io)
-    except ic.InstallError as exc:
-        common.err(f"tma: {exc}")
-        return common.FAIL
+    return wiring.run(wiring.Request.from_args(args), cfg, mset, session.server,
+                      wiring.Output())

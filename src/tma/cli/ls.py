@@ -23,13 +23,9 @@ def main(session: Session, argv: list[str]) -> int:
     from tma.ui import rows as render
 
     if args.json:
-        import os
-
         from tma.ui import text
 
-        doc = {"schema": 1, "agents": [
-            render.row_dict(r, server=result.snapshot.socket_path, host=os.uname().nodename,
-                            git=git) for r in rows]}
+        doc = render.document(rows, server=result.snapshot.socket_path, git=git)
         sys.stdout.write(text.dumps(doc) + "\n")
         return 0
     if common.on_terminal():

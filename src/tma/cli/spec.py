@@ -1,11 +1,12 @@
-"""Every command's flags, declared once, as data.
+"""Every command's flags, declared once, as data, and the parse step built from them.
 
 One table (`COMMANDS`) says, per command: its one-line summary, its flags (value,
-choices, default, a help sentence), its positional arguments, whether it takes the
-selector flags, and its exit statuses. From it come the argparse parsers
-(`parse`), every `--help`, the top-level help, the shell completions
-(`tma.cli.completions`), the man page (`tma.cli.manpage`) and the docs drift check
-(tests/unit/test_cli_docs.py).
+choices, default, a help sentence), its positional arguments, the selector flags it
+takes, and its exit statuses. The shapes are tma.core.cmdspec's. From the table come
+the argparse parsers (`parse`, here) and, rendered by tma.ui from `TABLE`, every
+`--help`, the top-level help, the shell completions (tma.ui.completions), the man page
+(tma.ui.manpage, written by tools/gen_man.py); tests/unit/test_cli_docs.py checks the
+docs against it.
 
 The hot paths do not import this module: `tma status` and `tma event` parse their
 few flags by hand (cli/status.py, cli/event.py) and `tma.cli.common` keeps its own
@@ -17,118 +18,20 @@ from __future__ import annotations
 
 import sys
 
+from tma.core import cmdparse
+from tma.core.cmdspec import Arg, Command, Flag, Table
+from tma.core.cmdspec import did_you_mean as did_you_mean  # re-exported: the commands' hints
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
 DOCS = "docs/reference/cli.md; the man page: man -l docs/man/tma.1 (in the source tree)"
 STATES = ("idle", "working", "blocked", "unknown", "done")
 FORMATS = ("tmux", "plain", "json", "prom")
 SHELLS = ("bash", "zsh", "fish")
 HOOK_AGENTS = ("claude", "codex", "gemini", "cursor", "opencode", "pi")
-FILE_METAVARS = frozenset({"PATH", "DIR", "FILE"})
-
-
-class Flag:
-    """One option. `metavar` None means a switch; `dest`+`const` make one choice of a
-    group of switches (`--next` of jump's directions); `group` names a set of flags
-    that exclude each other; `values` is what completion offers (the choices, or a
-    vocabulary for a comma list)."""
-
-    __slots__ = ("names", "help", "metavar", "choices", "default", "dest", "const", "group",
-                 "type", "required", "repeat", "values")
-
-    def __init__(self, *names: str, help: str, metavar: str | None = None,
-                 choices: tuple[str, ...] | None = None, default=None, dest: str | None = None,
-                 const: str | None = None, group: str | None = None, type: str | None = None,
-                 required: bool = False, repeat: bool = False,
-                 values: tuple[str, ...] | None = None) -> None:
-        self.names = names
-        self.help = help
-        self.metavar = metavar
-        self.choices = choices
-        self.default = default
-        self.dest = dest
-        self.const = const
-        self.group = group
-        self.type = type
-        self.required = required
-        self.repeat = repeat
-        self.values = values if values is not None else choices
-
-    @property
-    def long(self) -> str:
-        return next(n for n in self.names if n.startswith("--"))
-
-    @property
-    def takes_value(self) -> bool:
-        return self.metavar is not None
-
-    @property
-    def completion(self) -> tuple[str, ...] | str | None:
-        """A value set, "FILE" for a path, "" for a free value, None for a switch."""
-        if not self.takes_value:
-            return None
-        if self.values:
-            return self.values
-        return "FILE" if self.metavar in FILE_METAVARS else ""
-
-    def synopsis(self) -> str:
-        names = ", ".join(self.names)
-        return f"{names} {self.metavar}" if self.takes_value else names
-
-
-class Arg:
-    """One positional argument."""
-
-    __slots__ = ("name", "help", "choices", "optional", "type", "values")
-
-    def __init__(self, name: str, help: str, choices: tuple[str, ...] | None = None,
-                 optional: bool = False, type: str | None = None,
-                 values: tuple[str, ...] | None = None) -> None:
-        self.name = name
-        self.help = help
-        self.choices = choices  # enforced by the parser
-        self.optional = optional
-        self.type = type
-        self.values = values if values is not None else choices  # offered by completion
-
-    def synopsis(self) -> str:
-        return f"[{self.name}]" if self.optional else self.name
-
-
-class Command:
-    __slots__ = ("name", "summary", "flags", "args", "exits", "selectors", "internal",
-                 "subcommands", "notes")
-
-    def __init__(self, name: str, summary: str, *, flags: tuple[Flag, ...] = (),
-                 args: tuple[Arg, ...] = (), exits: tuple[tuple[int, str], ...] = (),
-                 selectors: bool = False, internal: bool = False,
-                 subcommands: tuple[Command, ...] = (), notes: str = "") -> None:
-        self.name = name
-        self.summary = summary
-        self.flags = flags
-        self.args = args
-        self.exits = exits
-        self.selectors = selectors
-        self.internal = internal
-        self.subcommands = subcommands
-        self.notes = notes
-
-    @property
-    def module(self) -> str:
-        """The module that runs it: tma.cli's, but `tma daemon` is tma.daemon's own
-        (cli/main.py parses its flags for it: the daemon may not import tma.cli)."""
-        if self.name == "daemon":
-            return "tma.daemon.command"
-        return self.name.replace("-", "_")
-
-    def sub(self, name: str) -> Command | None:
-        return next((s for s in self.subcommands if s.name == name), None)
-
-    def all_flags(self) -> tuple[Flag, ...]:
-        """Its own flags, then the selector flags it takes (own flags win a name)."""
-        if not self.selectors:
-            return self.flags
-        own = {n for f in self.flags for n in f.names}
-        return self.flags + tuple(f for f in SELECTOR if f.long not in own)
-
 
 # ---------------------------------------------------------------- shared declarations
 
@@ -266,7 +169,7 @@ _DEBUG = (
 
 COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("status", "Counts for the status line (what #(tma status) runs).",
-            selectors=True,
+            selectors=SELECTOR,
             flags=(Flag("--format", metavar="FORMAT", choices=FORMATS, default="tmux",
                         help="tmux (default: styled segment), plain, json or prom."),),
             exits=(OK, (1, "no tmux server, or a broken config or bundled manifest (under "
@@ -276,13 +179,13 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                   "unknown counts; zero counts are left out."),
     Command("ls", "List agent panes: a table on a terminal, tab-separated rows in a pipe, "
                   "or JSON.",
-            selectors=True,
+            selectors=SELECTOR,
             flags=(Flag("--json", help="Print the schema-1 JSON document instead of rows."),
                    Flag("--pane", metavar="ID", type="pane",
                         help="Only this pane (e.g. %3); combines with the selectors.")),
             exits=(OK, ERROR, USAGE, NO_PANE)),
     Command("wait", "Block until a pane (or a set of panes) reaches a state.",
-            selectors=True,
+            selectors=SELECTOR,
             flags=(
                 Flag("--pane", metavar="ID", type="pane", group="target",
                      help="Wait on this one pane (no selector flags with it)."),
@@ -310,7 +213,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             notes="Without --pane/--any/--all/--count the selector --agent NAME is the "
                   "target: the one in-scope pane running that agent."),
     Command("subscribe", "Stream ls documents (or state edges) as JSON lines, one per change.",
-            selectors=True,
+            selectors=SELECTOR,
             flags=(
                 Flag("--json", help="Required: one JSON document per line."),
                 Flag("--interval", metavar="SECS", type="float", default=1.0,
@@ -330,7 +233,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                   "documents), polled every --interval otherwise; it switches silently both "
                   "ways and looks for a daemon every 5 s."),
     Command("jump", "Move your tmux client to the agent pane that needs you.",
-            selectors=True,
+            selectors=SELECTOR,
             flags=(
                 Flag("--attention", dest="direction", const="attention", group="direction",
                      help="The next pane wanting you: blocked (longest first), then done; "
@@ -354,7 +257,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                   "-c/--client, else the client of $TMUX_PANE's session, else the most "
                   "recently active one."),
     Command("watch", "A live dashboard of every agent pane (tma alone: the picker).",
-            selectors=True,
+            selectors=SELECTOR,
             flags=(Flag("--table",
                         help="Start in the full-width table (when at least 76 columns)."),
                    Flag("--group", metavar="BY", choices=("repo", "session"),
@@ -365,7 +268,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                   "@tma_watch_pid on its own pane while it runs. Keys: enter jump, tab/a "
                   "actions, p table/preview, g grouping, j/k or arrows move, q quit."),
     Command("act", "Fire an action (approve, deny, interrupt, compact, steer ...) at a pane.",
-            selectors=True,
+            selectors=SELECTOR,
             args=(Arg("NAME", "The action (see --list); omit with --list or --menu.",
                       optional=True, values=("approve", "deny", "interrupt", "compact",
                                              "steer", "steer_now", "question_reject")),),
@@ -398,7 +301,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                    (124, "a command action timed out and was killed")),
             notes="A command action's own exit status passes through (outcome `exited`)."),
     Command("mute", "Silence a pane's notifications (for a while, or until --clear).",
-            selectors=True,
+            selectors=SELECTOR,
             flags=(Flag("--pane", metavar="ID", type="pane",
                         help="The pane to mute (default: $TMUX_PANE); takes no selectors."),
                    Flag("--for", metavar="DURATION",
@@ -541,88 +444,21 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
 )}
 
 
-def public() -> list[Command]:
-    return [c for c in COMMANDS.values() if not c.internal]
-
-
-# ---------------------------------------------------------------- help text
-
-
-WIDTH = 79
-
-
-def _wrap(text: str, indent: int = 0) -> list[str]:
-    import textwrap
-
-    return textwrap.wrap(text, WIDTH, initial_indent=" " * indent,
-                         subsequent_indent=" " * indent, break_on_hyphens=False) or [""]
-
-
-def _rows(items: list[tuple[str, str]], indent: int = 2) -> list[str]:
-    width = min(24, max((len(a) for a, _ in items), default=0) + 2)
-    out = []
-    for left, right in items:
-        body = _wrap(right, indent + width)
-        pad = " " * indent + left
-        if len(left) + 2 > width:
-            out.append(pad)
-            out += body
-        else:
-            out.append(pad.ljust(indent + width) + body[0].lstrip())
-            out += body[1:]
-    return out
-
-
-def usage(cmd: Command, parent: str = "") -> str:
-    words = ["tma", parent, cmd.name] if parent else ["tma", cmd.name]
-    words = [w for w in words if w]
-    if cmd.subcommands:
-        words.append("{" + ",".join(s.name for s in cmd.subcommands if not s.internal) + "}")
-    if cmd.flags:
-        words.append("[options]")
-    if cmd.selectors:
-        words.append("[selectors]")
-    words += [a.synopsis() for a in cmd.args]
-    return "usage: " + " ".join(words)
+TABLE = Table(COMMANDS, GLOBALS, TOP_FLAGS, SELECTOR, DOCS)
+public = TABLE.public
+flag_names = TABLE.flag_names
 
 
 def help_text(name: str, sub: str | None = None) -> str:
-    cmd = COMMANDS[name]
-    parent = ""
-    if sub is not None and cmd.sub(sub) is not None:
-        parent, cmd = cmd.name, cmd.sub(sub)
-    lines = [usage(cmd, parent), "", cmd.summary]
-    if cmd.notes:
-        lines += [""] + _wrap(cmd.notes)
-    if cmd.args:
-        lines += ["", "arguments:"] + _rows([(a.name, a.help) for a in cmd.args])
-    if cmd.subcommands:
-        lines += ["", "subcommands:"] + _rows([(s.name, s.summary) for s in cmd.subcommands
-                                                if not s.internal])
-    if cmd.flags:
-        lines += ["", "options:"] + _rows([(f.synopsis(), f.help) for f in cmd.flags])
-    if cmd.selectors:
-        lines += ["", "selectors (AND together; they choose what is shown, after a full "
-                      "cycle):"] + _rows([(f.synopsis(), f.help) for f in SELECTOR])
-    lines += [""] + _wrap("global options: --socket-name, --socket-path, --config, "
-                          "--manifest-dir, -c/--client, --debug-timing (see tma --help)")
-    if cmd.exits:
-        lines += ["", "exit status:"] + _rows([(str(c), m) for c, m in cmd.exits])
-    lines += ["", f"docs: {DOCS}"]
-    return "\n".join(lines) + "\n"
+    from tma.ui import help
+
+    return help.help_text(TABLE, name, sub)
 
 
 def top_help() -> str:
-    lines = ["usage: tma [global options] <command> [options]", "",
-             "Whose move is it? The state of every AI coding agent in your tmux panes:",
-             "working (the agent's), blocked (yours), idle (nobody's) or unknown.", "",
-             "commands:"]
-    lines += _rows([(c.name, c.summary) for c in public()], indent=2)
-    lines += ["", "global options (before or after the command):"]
-    lines += _rows([(f.synopsis(), f.help) for f in GLOBALS + TOP_FLAGS])
-    lines += [""] + _wrap("Run `tma help COMMAND` (or `tma COMMAND --help`) for a "
-                          "command's flags and exit statuses.") + [f"docs: {DOCS}"]
-    return "\n".join(lines) + "\n"
+    from tma.ui import help
+
+    return help.top_help(TABLE)
 
 
 # ---------------------------------------------------------------- parsing
@@ -639,106 +475,12 @@ def pane_id(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-_TYPES = {"int": int, "float": float, "pane": pane_id}
-
-
-def did_you_mean(word: str, names, quote: str = "'") -> str:
-    """`; did you mean 'ls'?` for the closest name (difflib), or ''."""
-    import difflib
-
-    close = difflib.get_close_matches(word, list(names), n=1, cutoff=0.6)
-    return f"; did you mean {quote}{close[0]}{quote}?" if close else ""
-
-
-def flag_names(cmd: Command) -> list[str]:
-    """Every option a command takes: its own (and its subcommands'), the selectors when
-    it has them, the globals, --help."""
-    names = [n for f in cmd.flags for n in f.names]
-    for s in cmd.subcommands:
-        names += flag_names(s)
-    if cmd.selectors:
-        names += [n for f in SELECTOR for n in f.names]
-    return names + [n for f in GLOBALS for n in f.names] + ["--help"]
-
-
-def _usage_error(message: str, cmd: Command | None = None):
-    from tma.cli.common import UsageError
-
-    prefix = "unrecognized arguments: "
-    if message.startswith(prefix):
-        words = message[len(prefix):].split()
-        opts = [w for w in words if w.startswith("-")]
-        if opts:
-            hint = did_you_mean(opts[0].partition("=")[0], flag_names(cmd), "") if cmd else ""
-            return UsageError(f"unknown option {opts[0]}{hint} (see its --help)")
-        return UsageError(f"unexpected argument {words[0]!r}")
-    return UsageError(message)
-
-
-def _add(target, flag: Flag) -> None:
-    kw: dict = {"help": flag.help}
-    if flag.const is not None:
-        kw.update(action="store_const", const=flag.const, dest=flag.dest)
-    elif not flag.takes_value:
-        kw.update(action="store_true")
-    else:
-        kw.update(metavar=flag.metavar, action="append" if flag.repeat else "store")
-        if flag.choices:
-            kw["choices"] = flag.choices
-        if flag.type:
-            kw["type"] = _TYPES[flag.type]
-        if flag.required:
-            kw["required"] = True
-    if flag.default is not None:
-        kw["default"] = flag.default
-    target.add_argument(*flag.names, **kw)
-
-
-def _fill(parser, cmd: Command) -> None:
-    groups: dict[str, object] = {}
-    for flag in cmd.flags:
-        target = parser
-        if flag.group:
-            if flag.group not in groups:
-                groups[flag.group] = parser.add_mutually_exclusive_group()
-            target = groups[flag.group]
-        _add(target, flag)
-    for arg in cmd.args:
-        kw: dict = {"metavar": arg.name, "help": arg.help}
-        if arg.optional:
-            kw["nargs"] = "?"
-        if arg.choices:
-            kw["choices"] = arg.choices
-        if arg.type:
-            kw["type"] = _TYPES[arg.type]
-        parser.add_argument(arg.name.lower(), **kw)
-    if cmd.subcommands:
-        subs = parser.add_subparsers(dest="sub", required=True, metavar="SUBCOMMAND",
-                                     parser_class=type(parser))
-        for s in cmd.subcommands:
-            _fill(subs.add_parser(s.name, prog=f"tma {cmd.name} {s.name}", add_help=False), s)
+_TYPES: dict[str, Callable[[str], Any]] = {"int": int, "float": float, "pane": pane_id}
 
 
 def parser(name: str):
     """The argparse parser for one command (its flags only: no globals, no selectors)."""
-    import argparse
-
-    class Parser(argparse.ArgumentParser):
-        def error(self, message: str):  # one usage-error path, reported by cli/main.py
-            raise _usage_error(message, cmd)
-
-    cmd = COMMANDS[name]
-    p = Parser(prog=f"tma {name}", add_help=False, allow_abbrev=False)
-    _fill(p, cmd)
-    return p
-
-
-def _help_request(cmd: Command, rest: list[str]) -> tuple[bool, str | None]:
-    head = rest[:rest.index("--")] if "--" in rest else rest
-    if not any(a in ("-h", "--help") for a in head):
-        return False, None
-    sub = next((a for a in head if cmd.sub(a) is not None), None)
-    return True, sub
+    return cmdparse.build(TABLE, name, _TYPES)
 
 
 def parse(name: str, argv: list[str], session=None):
@@ -751,7 +493,7 @@ def parse(name: str, argv: list[str], session=None):
     from tma.cli import common
 
     cmd = COMMANDS[name]
-    wants, sub = _help_request(cmd, argv)
+    wants, sub = cmdparse.help_request(cmd, argv)
     if wants:
         sys.stdout.write(help_text(name, sub))
         raise SystemExit(0)

@@ -24,20 +24,21 @@ from __future__ import annotations
 import sys
 
 from tma.cli import common, spec
+from tma.runtime.session import Session
 
 REMINDER = ("tma: if you added #(tma status) to your tmux status-right by hand, remove it "
             "from ~/.tmux.conf yourself (tma never edits status-right); the running server "
             "keeps it until you set it anew or run: tmux set -gu status-right")
 
 
-def main(argv: list[str]) -> int:
-    g, _, args = spec.parse("uninstall", argv)
-    cfg = common.load_config(g)
+def main(session: Session, argv: list[str]) -> int:
+    _, args = spec.parse("uninstall", argv, session)
+    cfg = session.config
 
     from tma.install import common as ic
-    from tma.install import wiring
+    from tma.install import keybind, wiring
 
-    mset = common.load_manifests(g, cfg)  # BundledManifestError: cli/main.py
+    mset = session.manifests  # BundledManifestError: cli/main.py
     req = wiring.Request.from_args(args, uninstall=True)
     io = wiring.Output()
     try:
@@ -52,127 +53,28 @@ def main(argv: list[str]) -> int:
                    "pane options are left in place (run tma uninstall again)")
         return common.FAIL
 
-    server = common.server(g, cfg)
-    from tma.cli import daemon, install_keys
-
+    server = session.server
     # the daemon first: left running, it would stamp every pane again within a second
-    failed = daemon.stop(g, cfg) != 0
+    failed = session.stop_daemon() != 0
     # the key file next: while it is there it owns the attention hooks (and would set
     # them again on the next server); then the hooks themselves off the running server
-    keys_rc = install_keys.uninstall_if_installed(
-        g, cfg, yes=bool(getattr(args, "yes", False)),
+    keys_rc = keybind.uninstall_if_installed(
+        cfg, server, session.paths, session.env, io, yes=bool(getattr(args, "yes", False)),
         config_dir=getattr(args, "config_dir", None), hooks_follow=True)
     failed = failed or bool(keys_rc)
     problems = wiring.tmux_hooks(server, cfg, setup, io, uninstall=True)
     for p in problems:
         common.err(f"tma: {p}")
-    _stop_watches(server)  # a running watch would stamp every pane again
-    failed = _sweep(server) is None or failed
-    _forget(setup, io)
-    if _status_right_runs_tma(server):
-        sys.stdout.write("tma: your global status-right still runs `tma status`\n")
-    sys.stdout.write(REMINDER + "\n")
-    return common.FAIL if failed or problems else 0
-
-
-def _forget(setup, io) -> None:
-    """The tma-hook wrapper tma wrote, tma's own files in its config dir (the statusline
-    choices, the hooks-state-*.toml records, the record of what it created), every
-    now-empty folder it created, and its cache."""
-    import glob
-    import os
-
-    from tma.install import statusline, tmux_hooks
-
-    setup.created.remove_wrapper(setup.ctx.wrapper_path, io)
-    setup.created.prune(io)
-    # the statusline choices, and the record of the tmux hooks of every server (the
-    # hooks live in a server's memory: a server not running now has none to remove)
-    states = glob.glob(os.path.join(glob.escape(setup.config_dir),
-                                    f"{tmux_hooks.STATE_PREFIX}*.toml"))
-    for path in [statusline.state_path(setup.config_dir), *states]:
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
-    setup.created.forget_config_dir(io)
+    wiring.stop_watches(server, io)  # a running watch would stamp every pane again
+    failed = wiring.sweep_all(server, io) is None or failed
+    wiring.forget(setup, io)
     from tma.runtime import cache, daemon_files
 
-    if daemon_files.forget():
+    if daemon_files.forget():  # the stopped daemons' logs, and tma's cache
         io.say(f"removed the stopped daemons' logs from {daemon_files.runtime_dir()}")
     if cache.clear():
         io.say(f"removed tma's cache {cache.directory()}")
-
-
-def _status_right_runs_tma(server) -> bool:
-    from tma.install.tmux_status import runs_tma_status
-    from tma.tmux import setup
-    from tma.tmux.adapter import TmuxError
-
-    try:
-        return runs_tma_status(setup.status_right(server))
-    except TmuxError:
-        return False
-
-
-def _stop_watches(server) -> None:
-    """SIGTERM every `tma watch` the panes advertise (@tma_watch_pid) and wait up to 2 s
-    for each to leave; only a process whose command line is a tma watch."""
-    import os
-    import signal
-    import time
-
-    from tma.tmux import attention
-    from tma.tmux.adapter import NoServer, TmuxError
-
-    try:
-        pids = attention.watcher_pids(server)
-    except (NoServer, TmuxError):
-        return
-    stopped = []
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-        except OSError:
-            continue
-        if pid == os.getpid() or b"watch" not in argv or not any(b"tma" in a for a in argv):
-            continue
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except OSError:
-            continue
-        stopped.append(pid)
-    deadline = time.monotonic() + 2.0
-    while stopped and time.monotonic() < deadline and any(_alive(p) for p in stopped):
-        time.sleep(0.05)
-    for pid in stopped:
-        sys.stdout.write(f"tma: stopped tma watch (pid {pid})\n")
-
-
-def _alive(pid: int) -> bool:
-    """Running (a zombie waiting for tmux to reap it has stopped)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rpartition(b")")[2].split()[:1] != [b"Z"]
-    except OSError:
-        return False
-
-
-def _sweep(server) -> dict | None:
-    """Unset every tma option on the server; None when it failed."""
-    from tma.install import wiring
-    from tma.tmux.adapter import NoServer, TmuxError
-
-    try:
-        counts = wiring.sweep(server)
-    except NoServer:
-        sys.stdout.write("tmux: no server running; no pane options to remove\n")
-        return {}
-    except TmuxError as exc:
-        common.err(f"tma: tmux: {exc}; the pane options were not removed")
-        return None
-    sys.stdout.write(f"tmux: removed tma's options from {counts['panes']} pane(s), "
-                     f"{counts['windows']} window(s), {counts['sessions']} session(s) and "
-                     f"{counts['server_options']} server option(s)\n")
-    return counts
+    if wiring.status_right_runs_tma(server):
+        sys.stdout.write("tma: your global status-right still runs `tma status`\n")
+    sys.stdout.write(REMINDER + "\n")
+    return common.FAIL if failed or problems else 0

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tma.core import states
-from tma.core.manifest import ENGINE_VERSION, ManifestError, check_engine
+from tma.core.manifest import ENGINE_VERSION, ManifestError, check_engine, toml_doc
 
 KIND_KEYS = "keys"
 KIND_EXEC = "exec"
@@ -277,10 +277,4 @@ def from_dict(name: str, doc: dict[str, Any], engine: str = ENGINE_VERSION) -> A
 
 
 def loads(name: str, text: str, engine: str = ENGINE_VERSION) -> Action:
-    import tomllib
-
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ActionError(f"TOML: {exc}") from None
-    return from_dict(name, doc, engine)
+    return from_dict(name, toml_doc(text, ActionError), engine)

@@ -1,6 +1,6 @@
 """The fold: evidence + facts + the previous stamp -> one write plan.
 
-Order (seed 000): a fresh hook claim; the foreground cap (holding a live hook
+Order (the arbitration record A2): a fresh hook claim; the foreground cap (holding a live hook
 claim); the scroll / history freeze; blocker > working > idle chrome; else hold
 the previous state, or unknown. Every time is passed in; nothing reads a clock.
 """

@@ -12,9 +12,40 @@ from tma.core.record import Record
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # at run time neither: a hook firing never loads the manifest schema
     import re
-    from typing import Any
+    from collections.abc import Callable, Iterable
+    from typing import Any, Protocol, TypeVar
 
     from tma.core.manifest import Manifest
+
+    class _Entry(Protocol):
+        @property
+        def event(self) -> str: ...
+
+    E = TypeVar("E", bound=_Entry)
+
+
+def first_for_event(entries: Iterable[E], event: str,
+                    matches: Callable[[E], bool | None]) -> E | None:
+    """The first entry for `event` whose matcher matches, else the first one for it with no
+    matcher (`matches` answers None for that): a manifest and its hook table map alike."""
+    fallback = None
+    for entry in entries:
+        if entry.event != event:
+            continue
+        hit = matches(entry)
+        if hit:
+            return entry
+        if hit is None and fallback is None:
+            fallback = entry
+    return fallback
+
+
+def normalize_detail(details: dict[str, tuple[str, ...]], token: str) -> str:
+    """The canonical detail token an alias spelling stands for (`token` when none)."""
+    for canonical, aliases in details.items():
+        if token == canonical or token in aliases:
+            return canonical
+    return token
 
 
 class Hook(Record):
@@ -75,19 +106,8 @@ class HookTable:
 
     def map_event(self, event: str, payload: str) -> Hook | None:
         """First entry for the event whose matcher matches; else first matcher-less one."""
-        fallback = None
-        for h in self.hooks:
-            if h.event != event:
-                continue
-            if h.matcher is not None:
-                if self._matches(h, h.matcher, payload):
-                    return h
-            elif fallback is None:
-                fallback = h
-        return fallback
+        return first_for_event(self.hooks, event, lambda h: None if h.matcher is None
+                               else self._matches(h, h.matcher, payload))
 
     def normalize_detail(self, token: str) -> str:
-        for canonical, aliases in self.details.items():
-            if token == canonical or token in aliases:
-                return canonical
-        return token
+        return normalize_detail(self.details, token)

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import re
 
-from tma.core import states
+from tma.core import hookmap, states
 from tma.core.record import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 ENGINE_VERSION = "0.1.0"
@@ -160,23 +161,12 @@ class Manifest(Record):
 
     def map_event(self, event: str, payload: str) -> HookMapping | None:
         """First entry for the event whose matcher matches; else first matcher-less one."""
-        fallback = None
-        for m in self.hooks:
-            if m.event != event:
-                continue
-            if m.compiled is not None:
-                if m.compiled.search(payload) is not None:
-                    return m
-            elif fallback is None:
-                fallback = m
-        return fallback
+        return hookmap.first_for_event(self.hooks, event, lambda m: None if m.compiled is None
+                                       else m.compiled.search(payload) is not None)
 
     def normalize_detail(self, token: str) -> str:
         """Map an alias spelling to its canonical detail token."""
-        for canonical, aliases in self.details.items():
-            if token == canonical or token in aliases:
-                return canonical
-        return token
+        return hookmap.normalize_detail(self.details, token)
 
     def scrollback_needed(self, height: int) -> int:
         """Lines above the visible screen the rules can read: a tail_lines(N) region
@@ -225,6 +215,16 @@ def _table(value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ManifestError(f"{where}: must be a table")
     return value
+
+
+def _array_tables(raw: Any, name: str) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """(index, where, table) of each entry of the array of tables [[name]], each checked as
+    it is reached (an earlier entry's error is the one reported)."""
+    if not isinstance(raw, list):
+        raise ManifestError(f"[[{name}]]: must be an array of tables")
+    for i, entry in enumerate(raw):
+        where = f"[[{name}]][{i}]"
+        yield i, where, _table(entry, where)
 
 
 def _keys(table: dict[str, Any], where: str, allowed: tuple[str, ...]) -> None:
@@ -329,13 +329,8 @@ def _hooks(doc: dict[str, Any]) -> tuple[bool, tuple[str, ...], tuple[HookMappin
     for c in covers:
         if c not in COVERS:
             raise ManifestError(f"[hooks].covers: {c!r} is not one of {', '.join(COVERS)}")
-    raw_map = table.get("map", [])
-    if not isinstance(raw_map, list):
-        raise ManifestError("[[hooks.map]]: must be an array of tables")
     out = []
-    for i, entry in enumerate(raw_map):
-        where = f"[[hooks.map]][{i}]"
-        entry = _table(entry, where)
+    for i, where, entry in _array_tables(table.get("map", []), "hooks.map"):
         _keys(entry, where, ("event", "matcher", "claim", "turn_end"))
         event = entry.get("event")
         if not isinstance(event, str) or not event:
@@ -388,13 +383,8 @@ def _capture(doc: dict[str, Any]) -> tuple[str, ...]:
 
 
 def _rules(doc: dict[str, Any]) -> tuple[Rule, ...]:
-    raw = doc.get("rules", [])
-    if not isinstance(raw, list):
-        raise ManifestError("[[rules]]: must be an array of tables")
     out = []
-    for i, entry in enumerate(raw):
-        where = f"[[rules]][{i}]"
-        entry = _table(entry, where)
+    for i, where, entry in _array_tables(doc.get("rules", []), "rules"):
         _keys(entry, where, ("state", "detail", "priority", "region", "match", "skip_state_update"))
         for req in ("state", "region", "match"):
             if req not in entry:
@@ -492,13 +482,18 @@ def from_dict(name: str, doc: dict[str, Any], engine: str = ENGINE_VERSION) -> M
 
 def loads(name: str, text: str, engine: str = ENGINE_VERSION) -> Manifest:
     """Parse TOML text into a Manifest (the gate runs before the strict parse)."""
+    return from_dict(name, toml_doc(text), engine)
+
+
+def toml_doc(text: str, error: type[ManifestError] = ManifestError) -> dict[str, Any]:
+    """The document TOML `text` decodes to; a decoding error is raised as `error` (a
+    manifest's, or an action's)."""
     import tomllib  # lazy: the bundled set ships decoded and user documents are cached
 
     try:
-        doc = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ManifestError(f"TOML: {exc}") from None
-    return from_dict(name, doc, engine)
+        raise error(f"TOML: {exc}") from None
 
 
 def long_process_names(manifest: Manifest) -> list[str]:

@@ -159,12 +159,10 @@ def parse_claude_statusline(payload: str) -> ContextReading:
     whose `version` is at least 2.1.132 (numeric, component-wise); never a
     sibling such as `subagentStatusLine.tokenCount`.
     """
-    obj = _load_object(payload)
-    if obj is None:
+    owned = _owned_object(payload)
+    if owned is None:
         return IGNORED
-    ok, session = _session(obj)
-    if not ok:
-        return IGNORED
+    obj, session = owned
 
     kind: Kind = IGNORE
     pct: int | None = None
@@ -225,15 +223,10 @@ def parse_cursor_statusline(payload: str) -> ContextReading:
     window, more tokens than the window holds) is IGNORE, never a clear: this
     channel is undocumented, so a shape change must degrade to an absent gauge.
     """
-    obj = _load_object(payload)
-    if obj is None:
+    section = _owned_section(payload, "context_window")
+    if section is None:
         return IGNORED
-    ok, session = _session(obj)
-    if not ok:
-        return IGNORED
-    window = obj.get("context_window")
-    if not isinstance(window, dict):
-        return IGNORED
+    window, session = section
     pct = _ratio_pct(window.get("total_input_tokens"), window.get("context_window_size"))
     if pct is None:
         return IGNORED
@@ -253,15 +246,10 @@ def parse_pi_context(payload: str) -> ContextReading:
     * anything else (`context_usage` null or absent, post-/compact nulls, a count
       with no window) -> IGNORE. No window is ever guessed.
     """
-    obj = _load_object(payload)
-    if obj is None:
+    section = _owned_section(payload, "context_usage")
+    if section is None:
         return IGNORED
-    ok, session = _session(obj)
-    if not ok:
-        return IGNORED
-    usage = obj.get("context_usage")
-    if not isinstance(usage, dict):
-        return IGNORED
+    usage, session = section
     tokens = _count(usage.get("tokens"))
     raw = usage.get("percent")
     if raw is not None:
@@ -376,6 +364,26 @@ def _load_object(text: Any) -> dict[str, Any] | None:
     except (ValueError, RecursionError):  # JSONDecodeError, int-digit limit, deep nesting
         return None
     return value if isinstance(value, dict) else None
+
+
+def _owned_object(payload: Any) -> tuple[dict[str, Any], str | None] | None:
+    """(the JSON object, its session id), or None when the payload is not an object or
+    carries an implausible session id: every statusline channel starts here."""
+    obj = _load_object(payload)
+    if obj is None:
+        return None
+    ok, session = _session(obj)
+    return (obj, session) if ok else None
+
+
+def _owned_section(payload: Any, key: str) -> tuple[dict[str, Any], str | None] | None:
+    """(the object's `key` object, the session id), or None when either is unusable."""
+    owned = _owned_object(payload)
+    if owned is None:
+        return None
+    obj, session = owned
+    section = obj.get(key)
+    return (section, session) if isinstance(section, dict) else None
 
 
 def _refuse_constant(name: str) -> Any:

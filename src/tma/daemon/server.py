@@ -271,9 +271,12 @@ class Server(Part):
             self._receive(self.partial[fd], events_only=True)
 
     def _accept(self, events_only: bool = False) -> None:
+        listener = self.listener
+        if listener is None:  # closed: nothing to accept
+            return
         for _ in range(ACCEPT_BURST):
             try:
-                sock, _addr = self.listener.accept()
+                sock, _addr = listener.accept()
             except (BlockingIOError, InterruptedError):
                 return
             except OSError as exc:  # EMFILE and friends: try again next turn
@@ -392,7 +395,9 @@ class Server(Part):
         """`tma status`'s answer from the status segment the daemon keeps, when it is
         fresh and rendered for the caller's config; NAK otherwise (the caller runs its
         own cycle)."""
-        part = next((p for p in self.daemon.parts if p.name == "segment"), None)
+        from tma.daemon.segment import Segment  # loaded already: the daemon runs one
+
+        part = next((p for p in self.daemon.parts if isinstance(p, Segment)), None)
         text = part.serve(_mono()) if part is not None and scope_ == self.scope else None
         if text is None:
             self.counts["segment_naks"] += 1

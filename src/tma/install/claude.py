@@ -35,10 +35,9 @@ def path(ctx: common.Ctx) -> str:
 
 def status(ctx: common.Ctx, manifest) -> common.Status:
     p = path(ctx)
-    st, doc = common.load_status(AGENT, lambda: common.JsonDoc.load(p))
+    st, doc = common.json_hooks_status(AGENT, p, SHAPE, common.wired_events(manifest), ctx)
     if doc is None:
         return st
-    common.json_hooks_check(st, doc, SHAPE, common.wired_events(manifest), ctx)
     sl = statusline.state(doc.data, AGENT, ctx.tma_bin)
     st.ours = st.ours or sl in (statusline.WIRED, statusline.STALE)
     want = statusline.wanted(AGENT, ctx.statusline, ctx.optout)
@@ -47,20 +46,13 @@ def status(ctx: common.Ctx, manifest) -> common.Status:
 
 
 def plan(ctx: common.Ctx, manifest, uninstall: bool) -> common.Plan:
-    p = path(ctx)
-    doc = common.JsonDoc.load(p)
-    new = doc.copy()
-    common.json_hooks_edit(new, SHAPE, common.wired_events(manifest), ctx, p,
-                           uninstall=uninstall)
+    doc, new = common.json_hooks_planned(path(ctx), SHAPE, common.wired_events(manifest), ctx,
+                                         uninstall)
     want = False if uninstall else statusline.wanted(AGENT, ctx.statusline, ctx.optout)
     if want is True:
         statusline.install(new, AGENT, ctx.tma_bin)
     elif want is False:
         statusline.uninstall(new, AGENT)
     out = common.Plan(AGENT)
-    ch = doc.change(new, LABEL, uninstall=uninstall)
-    if ch is not None:
-        out.changes.append(ch)
-    if not uninstall:
-        out.caveats.append("claude: the hooks take effect when Claude Code next starts")
-    return out
+    out.add(doc.change(new, LABEL, uninstall=uninstall))
+    return out.caveat("claude: the hooks take effect when Claude Code next starts", uninstall)

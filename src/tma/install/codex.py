@@ -465,9 +465,5 @@ def plan(ctx: common.Ctx, manifest, uninstall: bool) -> common.Plan:
                 out.notes.append(f"codex: the [features] hooks = true line tma added is removed; "
                                  f"{common.tilde(hp)} still holds other hooks, which codex now "
                                  "ignores: set it yourself to keep them")
-    ch = hooks.change(new_hooks, "Codex hooks", uninstall=uninstall)
-    if ch is not None:
-        out.changes.append(ch)
-    if not uninstall:
-        out.caveats.append(CAVEAT)
-    return out
+    out.add(hooks.change(new_hooks, "Codex hooks", uninstall=uninstall))
+    return out.caveat(CAVEAT, uninstall)

@@ -42,6 +42,9 @@ from dataclasses import dataclass, field
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import TypeVar
+
+    T = TypeVar("T")
 
 WRAPPER_NAME = "tma-hook"
 #: Wired for every hook-capable agent beside its manifest's events (ownership bookkeeping).
@@ -445,6 +448,17 @@ class Plan:
     caveats: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
+    def add(self, change: Change | None) -> None:
+        """One file's change; None (the file is as wanted) adds nothing."""
+        if change is not None:
+            self.changes.append(change)
+
+    def caveat(self, text: str, uninstall: bool) -> Plan:
+        """Say `text` after an install (an uninstall leaves nothing to wait for)."""
+        if not uninstall:
+            self.caveats.append(text)
+        return self
+
 
 # ---------------------------------------------------------------- diff, prompt, apply
 
@@ -770,7 +784,26 @@ def json_hooks_edit(new: dict, shape: Shape, events: list[str], ctx: Ctx, path: 
                uninstall=uninstall, where=path, key=key)
 
 
-def load_status(agent: str, loader) -> tuple[Status, object]:
+def json_hooks_status(agent: str, path: str, shape: Shape, events: list[str],
+                      ctx: Ctx) -> tuple[Status, JsonDoc | None]:
+    """The Status of tma's hooks in the JSON file at `path`, and the document (None when
+    it could not be read: the Status carries why)."""
+    st, doc = load_status(agent, lambda: JsonDoc.load(path))
+    if doc is not None:
+        json_hooks_check(st, doc, shape, events, ctx)
+    return st, doc
+
+
+def json_hooks_planned(path: str, shape: Shape, events: list[str], ctx: Ctx,
+                       uninstall: bool) -> tuple[JsonDoc, dict]:
+    """The JSON file at `path` as it is, and its data with tma's hooks put in (or out)."""
+    doc = JsonDoc.load(path)
+    new = doc.copy()
+    json_hooks_edit(new, shape, events, ctx, path, uninstall=uninstall)
+    return doc, new
+
+
+def load_status(agent: str, loader: Callable[[], T]) -> tuple[Status, T | None]:
     """A Status plus what loader() returned; a refusal becomes the Status's error."""
     st = Status(agent)
     try:
@@ -791,6 +824,27 @@ def js_render(asset: str, marker: str, ctx: Ctx) -> str:
     if TOKEN not in text or marker not in text:
         raise InstallError(f"the {asset} asset lacks {TOKEN!r} or its marker {marker!r}")
     return text.replace(TOKEN, json.dumps(ctx.ref))
+
+
+@dataclass(frozen=True)
+class JsBridge:
+    """An adapter whose whole wiring is one bundled JS file carrying the wrapper's path
+    (OpenCode's plugin, pi's extension): those adapters differ only in this data."""
+
+    agent: str
+    key: str  # its FileOption's: ctx.paths[key] is the file
+    asset: str
+    marker: str
+    label: str
+    caveat: str
+
+    def status(self, ctx: Ctx, manifest) -> Status:
+        return js_status(self.agent, ctx.paths[self.key], self.asset, self.marker, ctx)
+
+    def plan(self, ctx: Ctx, manifest, uninstall: bool) -> Plan:
+        out = js_plan(self.agent, ctx.paths[self.key], self.asset, self.marker, self.label,
+                      ctx, uninstall)
+        return out.caveat(self.caveat, uninstall)
 
 
 def js_status(agent: str, path: str, asset: str, marker: str, ctx: Ctx) -> Status:

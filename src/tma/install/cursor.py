@@ -57,22 +57,17 @@ def status(ctx: common.Ctx, manifest) -> common.Status:
 
 def plan(ctx: common.Ctx, manifest, uninstall: bool) -> common.Plan:
     hp, cp = paths(ctx)
-    hooks = common.JsonDoc.load(hp)
+    hooks, new = common.json_hooks_planned(hp, SHAPE, common.wired_events(manifest), ctx,
+                                           uninstall)
     cli = common.JsonDoc.load(cp)
     out = common.Plan(AGENT)
-
-    new = hooks.copy()
-    common.json_hooks_edit(new, SHAPE, common.wired_events(manifest), ctx, hp,
-                           uninstall=uninstall)
     if not uninstall and "version" not in new:
         new = {"version": 1, **new}
     if (uninstall and not common.same(new, hooks.data) and new.get("version") == 1
             and not new.get("hooks")):
         del new["version"]
         new.pop("hooks", None)
-    ch = hooks.change(new, "Cursor hooks", uninstall=uninstall)
-    if ch is not None:
-        out.changes.append(ch)
+    out.add(hooks.change(new, "Cursor hooks", uninstall=uninstall))
 
     want = False if uninstall else statusline.wanted(AGENT, ctx.statusline, ctx.optout,
                                                      exists=cli.text is not None)
@@ -85,10 +80,6 @@ def plan(ctx: common.Ctx, manifest, uninstall: bool) -> common.Plan:
         out.notes.append(f"cursor: {common.tilde(cp)} does not exist yet, so the context "
                          "statusline shim was skipped; run cursor-agent once, then install "
                          "again (or pass --statusline)")
-    ch = cli.change(new_cli, "Cursor CLI config", uninstall=uninstall)
-    if ch is not None:
-        out.changes.append(ch)
-    if not uninstall:
-        out.caveats.append(CAVEAT)
-    return out
+    out.add(cli.change(new_cli, "Cursor CLI config", uninstall=uninstall))
+    return out.caveat(CAVEAT, uninstall)
 

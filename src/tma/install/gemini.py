@@ -31,24 +31,13 @@ def path(ctx: common.Ctx) -> str:
 
 
 def status(ctx: common.Ctx, manifest) -> common.Status:
-    p = path(ctx)
-    st, doc = common.load_status(AGENT, lambda: common.JsonDoc.load(p))
-    if doc is None:
-        return st
-    common.json_hooks_check(st, doc, SHAPE, common.wired_events(manifest), ctx)
-    return st
+    return common.json_hooks_status(AGENT, path(ctx), SHAPE, common.wired_events(manifest),
+                                    ctx)[0]
 
 
 def plan(ctx: common.Ctx, manifest, uninstall: bool) -> common.Plan:
-    p = path(ctx)
-    doc = common.JsonDoc.load(p)
-    new = doc.copy()
-    common.json_hooks_edit(new, SHAPE, common.wired_events(manifest), ctx, p,
-                           uninstall=uninstall)
+    doc, new = common.json_hooks_planned(path(ctx), SHAPE, common.wired_events(manifest), ctx,
+                                         uninstall)
     out = common.Plan(AGENT)
-    ch = doc.change(new, LABEL, uninstall=uninstall)
-    if ch is not None:
-        out.changes.append(ch)
-    if not uninstall:
-        out.caveats.append(CAVEAT)
-    return out
+    out.add(doc.change(new, LABEL, uninstall=uninstall))
+    return out.caveat(CAVEAT, uninstall)

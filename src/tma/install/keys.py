@@ -16,7 +16,7 @@ command carries no socket flag: a hook's run-shell inherits $TMUX, which names t
 server it runs in.
 
 Text in, text out (but `read`); the tmux lines come from tma.tmux.keyfile, and
-cli/install_keys.py shows the diff, asks and writes.
+tma.install.keybind plans the change, shows the diff, asks and writes.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ class Features:
 
 @dataclass(frozen=True)
 class Options:
-    tma: str = "tma"  # how a binding names tma: the absolute path (cli/install_keys.py)
+    tma: str = "tma"  # how a binding names tma: the absolute path (tma.install.keybind)
     tma_bin: str = "tma"  # the absolute tma the hooks late-bind to
     mouse: bool = False
     daemon: bool = True

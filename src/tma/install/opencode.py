@@ -32,16 +32,6 @@ CAVEAT = ("opencode: the plugin loads when OpenCode next starts; with a plugin d
           "start, needs the registry)")
 
 
-def path(ctx: common.Ctx) -> str:
-    return ctx.paths["opencode_plugin"]
-
-
-def status(ctx: common.Ctx, manifest) -> common.Status:
-    return common.js_status(AGENT, path(ctx), ASSET, MARKER, ctx)
-
-
-def plan(ctx: common.Ctx, manifest, uninstall: bool) -> common.Plan:
-    out = common.js_plan(AGENT, path(ctx), ASSET, MARKER, LABEL, ctx, uninstall)
-    if not uninstall:
-        out.caveats.append(CAVEAT)
-    return out
+BRIDGE = common.JsBridge(AGENT, "opencode_plugin", ASSET, MARKER, LABEL, CAVEAT)
+status = BRIDGE.status
+plan = BRIDGE.plan

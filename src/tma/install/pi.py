@@ -30,16 +30,6 @@ CAVEAT = ("pi: the extension loads when pi next starts and stays inert outside t
           "no permission prompt, so its panes are never blocked")
 
 
-def path(ctx: common.Ctx) -> str:
-    return ctx.paths["pi_extension"]
-
-
-def status(ctx: common.Ctx, manifest) -> common.Status:
-    return common.js_status(AGENT, path(ctx), ASSET, MARKER, ctx)
-
-
-def plan(ctx: common.Ctx, manifest, uninstall: bool) -> common.Plan:
-    out = common.js_plan(AGENT, path(ctx), ASSET, MARKER, LABEL, ctx, uninstall)
-    if not uninstall:
-        out.caveats.append(CAVEAT)
-    return out
+BRIDGE = common.JsBridge(AGENT, "pi_extension", ASSET, MARKER, LABEL, CAVEAT)
+status = BRIDGE.status
+plan = BRIDGE.plan

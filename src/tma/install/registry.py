@@ -56,13 +56,23 @@ class FileOption:
         return paths.expand(chosen) if chosen else os.path.abspath(self.default(paths))
 
 
+_ADAPTERS: dict[str, object] = {}
+
+
+def _adapters() -> dict[str, object]:
+    """name -> adapter module, imported on first use: each adapter imports FileOption
+    from this module, so they cannot be imported at its top."""
+    if not _ADAPTERS:
+        from tma.install import claude, codex, cursor, gemini, opencode, pi
+
+        _ADAPTERS.update(claude=claude, codex=codex, gemini=gemini, cursor=cursor,
+                         opencode=opencode, pi=pi)
+    return _ADAPTERS
+
+
 def adapter(name: str) -> Adapter:
     """The adapter of one agent (KeyError for an agent without an installer)."""
-    if name not in AGENTS:
-        raise KeyError(name)
-    import importlib
-
-    return importlib.import_module(f"tma.install.{name}")  # type: ignore[return-value]
+    return _adapters()[name]  # type: ignore[return-value]
 
 
 def file_options() -> tuple[FileOption, ...]:

@@ -68,6 +68,7 @@ class Output:
 
     def say(self, text: str) -> None:
         self.out.write(text + "\n")
+        self.out.flush()  # before a prompt or a child's output, in order
 
     def warn(self, text: str) -> None:
         self.err.write(text + "\n")
@@ -407,6 +408,21 @@ def wire(req: Request, setup: Setup, mset, server, cfg, io: Output) -> int:
     return FAIL if failed or problems else 0
 
 
+def run(req: Request, cfg, mset, server, io: Output) -> int:
+    """One install-hooks run for a request whose agent (if any) is valid: --check, or
+    wire / unwire. `server`: the tmux server (its hooks)."""
+    try:
+        setup = prepare(req, cfg)
+        for w in setup.warnings:
+            io.warn(w)
+        if req.check:
+            return check(req, setup, mset, server, cfg, io)
+        return wire(req, setup, mset, server, cfg, io)
+    except common.InstallError as exc:
+        io.warn(f"tma: {exc}")
+        return FAIL
+
+
 def _quiet_sweep(server) -> None:
     from tma.tmux.adapter import TmuxError
 
@@ -427,3 +443,192 @@ def unwire_all(req: Request, setup: Setup, mset, io: Output) -> list[str]:
             run_agent(name, manifest, setup, req, pending, io)
     setup.created.save()
     return wired_agents(setup, lambda n: manifest_for_removal(n, mset))
+
+
+# ---------------------------------------------------------------- init's steps
+
+#: process names that name a runtime, not an agent: never evidence an agent is installed.
+GENERIC = frozenset(("node", "bun", "deno", "python", "python3", "ruby", "perl", "sh", "bash",
+                     "zsh", "fish", "agent"))
+
+#: what the agents' own status line is called in init's question
+STATUS_LINE = {"claude": "Claude Code's status line", "cursor": "Cursor CLI's status line"}
+
+
+def detect(mset) -> list[tuple[str, str]]:
+    """(agent, the executable found) for every loaded agent installed on $PATH: its
+    manifest name, or a process name of it that is not a generic runtime's."""
+    import shutil
+
+    found = []
+    for m in mset.ordered():
+        names = [m.name] + [n for n in m.identity.process_names
+                            if n not in GENERIC and n != m.name]
+        for name in names:
+            path = shutil.which(name)
+            if path is not None:
+                found.append((m.name, path))
+                break
+    return found
+
+
+def statusline_choice(manifest, cfg, io: Output, *, yes: bool,
+                      config_dir: str | None) -> str:
+    """Ask, apart from the agent's wiring, before tma's context shim takes the agent's
+    own status line (Claude's footer hint `? for shortcuts` gives way to it; a
+    statusLine command of the user's is wrapped). "keep" when nothing is at stake
+    (the agent has none, the shim is there already, or it was declined before), "on"
+    or "off" (recorded: install-hooks keeps to it) by the answer; `yes` says yes."""
+    name = manifest.name
+    if not getattr(registry.adapter(name), "STATUSLINE", False):
+        return "keep"
+    try:
+        setup = prepare(Request(agent=name, config_dir=config_dir, statusline="on"), cfg)
+        plan = registry.adapter(name).plan(setup.ctx, manifest, False)
+    except common.InstallError:
+        return "keep"  # the wiring step says what is wrong
+    if name in setup.ctx.optout:
+        return "keep"  # declined before: install-hooks keeps to that
+    marker = f"event --agent {name} --kind context"
+    if not any(isinstance(c.new, str) and marker in c.new
+               and marker not in (c.old if isinstance(c.old, str) else "")
+               for c in plan.changes):
+        return "keep"
+    what = STATUS_LINE.get(name, f"{name}'s status line")
+    io.say(f"tma: init: {name}: tma's context gauge reads {what}: the shim takes its place "
+           "(the built-in footer hint gives way to a model · context line; a statusLine "
+           "command of yours keeps running inside it)")
+    return "on" if common.confirm(yes, question=f"Put the shim into {what}?") else "off"
+
+
+def status_right_runs_tma(server) -> bool:
+    from tma.install.tmux_status import runs_tma_status
+    from tma.tmux import setup
+    from tma.tmux.adapter import TmuxError
+
+    try:
+        return runs_tma_status(setup.status_right(server))
+    except TmuxError:
+        return False
+
+
+def status_line_advice(server, paths, conf: str | None, io: Output) -> None:
+    """Does status-right run `tma status`? Read, never edited: the line to add, where."""
+    from tma.install import binary, tmux_status
+    from tma.tmux import setup
+    from tma.tmux.adapter import TmuxError
+
+    try:
+        value: str | None = setup.status_right(server)
+    except TmuxError:
+        value = None
+    if tmux_status.runs_tma_status(value):
+        io.say("tma: init: status-right already runs `tma status`")
+        return
+    path = common.tilde(tmux_status.tmux_conf(paths, conf))
+    if value is None:
+        io.say("tma: init: no tmux server to ask whether status-right runs `tma status`; if "
+               f"it does not, add this line to {path}:")
+    else:
+        io.say(f"tma: init: status-right does not run `tma status`; add this line to {path}:")
+    # by its absolute path, as the key file and the attention hooks name it: tmux runs
+    # the line with its own PATH, which need not hold tma's directory
+    command = binary.running_tma() or binary.NAME
+    io.say(f"    {tmux_status.status_line(command)}")
+    try:
+        interval = setup.global_option(server, "status-interval") if value is not None \
+            else ""
+    except TmuxError:
+        interval = ""
+    if not interval.isdigit() or int(interval) > 5:
+        # tmux's default redraws every 15 s: counts that lag that long read as wrong
+        io.say("    set -g status-interval 2")
+    io.say(f"  then reload it: tmux source-file {path}")
+
+
+# ---------------------------------------------------------------- uninstall's steps
+
+
+def stop_watches(server, io: Output) -> None:
+    """SIGTERM every `tma watch` the panes advertise (@tma_watch_pid) and wait up to 2 s
+    for each to leave; only a process whose command line is a tma watch (a running
+    watch would stamp every pane again after the sweep)."""
+    import signal
+    import time
+
+    from tma.tmux import attention
+    from tma.tmux.adapter import NoServer, TmuxError
+
+    try:
+        pids = attention.watcher_pids(server)
+    except (NoServer, TmuxError):
+        return
+    stopped = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if pid == os.getpid() or b"watch" not in argv or not any(b"tma" in a for a in argv):
+            continue
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            continue
+        stopped.append(pid)
+    deadline = time.monotonic() + 2.0
+    while stopped and time.monotonic() < deadline and any(alive(p) for p in stopped):
+        time.sleep(0.05)
+    for pid in stopped:
+        io.out.write(f"tma: stopped tma watch (pid {pid})\n")
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie waiting for tmux to reap it has stopped)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rpartition(b")")[2].split()[:1] != [b"Z"]
+    except OSError:
+        return False
+
+
+def sweep_all(server, io: Output) -> dict | None:
+    """`sweep`, said: the counts; None when it failed ({} when no server runs)."""
+    from tma.tmux.adapter import NoServer, TmuxError
+
+    try:
+        counts = sweep(server)
+    except NoServer:
+        io.out.write("tmux: no server running; no pane options to remove\n")
+        return {}
+    except TmuxError as exc:
+        io.warn(f"tma: tmux: {exc}; the pane options were not removed")
+        return None
+    io.out.write(f"tmux: removed tma's options from {counts['panes']} pane(s), "
+                 f"{counts['windows']} window(s), {counts['sessions']} session(s) and "
+                 f"{counts['server_options']} server option(s)\n")
+    return counts
+
+
+def forget(setup: Setup, io: Output) -> None:
+    """The tma-hook wrapper tma wrote, tma's own files in its config dir (the statusline
+    choices, the hooks-state-*.toml records, the record of what it created) and every
+    now-empty folder it created."""
+    import glob
+
+    from tma.install import statusline
+    from tma.install import tmux_hooks as th
+
+    setup.created.remove_wrapper(setup.ctx.wrapper_path, io)
+    setup.created.prune(io)
+    # the statusline choices, and the record of the tmux hooks of every server (the
+    # hooks live in a server's memory: a server not running now has none to remove)
+    states = glob.glob(os.path.join(glob.escape(setup.config_dir),
+                                    f"{th.STATE_PREFIX}*.toml"))
+    for path in [statusline.state_path(setup.config_dir), *states]:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    setup.created.forget_config_dir(io)

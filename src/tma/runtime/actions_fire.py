@@ -330,6 +330,7 @@ class Broker:
             return result(action.name, pane.pane_id, G.ERROR,
                           f"cannot start `{action.name}`'s supervisor: {exc}", agent=agent)
         old = action_lock.parse(mine)
+        assert old is not None  # mine is the lock value this very call built
         theirs = action_lock.Lock(old.expiry_ms, old.nonce, proc.pid, old.name).value
         held = action_lock.acquire(self.server, pane.pane_id, theirs, mine)
         spec["lock"] = held if held == theirs else mine

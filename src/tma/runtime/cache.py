@@ -12,6 +12,10 @@ import os
 
 from tma import __version__
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 def directory() -> str:
     from tma.core.paths import here
@@ -23,7 +27,8 @@ def _path(name: str) -> str:
     return os.path.join(directory(), f"{name}.marshal")
 
 
-def get(name: str, key: object) -> object | None:
+def get(name: str, key: Any) -> Any:
+    """The value stored under `key` (marshal data: its shape is the caller's), or None."""
     try:
         with open(_path(name), "rb") as fh:
             # loads(read()), not load(fh): load pulls a file object item by item through
@@ -34,7 +39,7 @@ def get(name: str, key: object) -> object | None:
     return value if stored_key == (__version__, key) else None
 
 
-def put(name: str, key: object, value: object) -> None:
+def put(name: str, key: Any, value: Any) -> None:
     path = _path(name)
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
@@ -54,21 +59,12 @@ def clear() -> list[str]:
 
     Only `*.marshal` entries and stray temp files go: anything else in the folder was
     not written here and stays, and so does the folder then."""
+    from tma.runtime.daemon_files import remove
+
     base = directory()
-    removed: list[str] = []
     try:
         names = os.listdir(base)
     except OSError:
-        return removed
-    for name in names:
-        if name.endswith(".marshal") or (".marshal." in name and name.endswith(".tmp")):
-            try:
-                os.unlink(os.path.join(base, name))
-                removed.append(name)
-            except OSError:
-                pass
-    try:
-        os.rmdir(base)
-    except OSError:
-        pass
-    return removed
+        return []
+    return remove(base, [n for n in names if n.endswith(".marshal")
+                         or (".marshal." in n and n.endswith(".tmp"))])

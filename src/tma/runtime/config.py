@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 CLASSES = ("blocked", "working", "idle", "done", "unknown")
 
 STATUS_DEFAULTS = {
@@ -254,7 +258,7 @@ _SECTIONS = (_fold, _glyphs, _tmux_hooks, _notify, _focus_install, _telemetry_da
              _agents, _api)
 
 
-def _build(path: str | None, settings: dict[str, object]) -> Config:
+def _build(path: str | None, settings: dict[str, Any]) -> Config:
     cfg = Config(path=path)
     for key in ("dwell_secs", "hook_decay_secs", "blocked_decay_secs", "freshness_secs",
                 "tmux_bin", "claude_reply_lane", "hold_ms", "focus_events", "wrapper_ref",

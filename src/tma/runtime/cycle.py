@@ -19,6 +19,10 @@ from tma.core import codec, options, states
 from tma.core.record import Record
 from tma.tmux import read
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from tma.runtime.manifests import ManifestSet
+
 
 class _LazyWrite:
     """tma.tmux.write (and the plan types it pulls in) loads on the first write built:
@@ -239,8 +243,8 @@ class Cycle:
                 return time.time_ns() // 1_000_000
         self.clock = clock
         self.warn = warn
-        self._mset = None
-        self._index = None
+        self._mset: ManifestSet | None = None
+        self._index: dict[str, tuple[str, ...]] | None = None
         self._table = _DUMMY
         self._subtrees: bool | None = None
         self._guarded: bool | None = None
@@ -490,7 +494,7 @@ class Cycle:
                    clear_anchor: bool) -> None:
         """No agent of ours in the pane. tma's own stamp (its name is a loaded manifest's:
         every tma write names one) is a leftover and goes; any other decodable stamp is
-        a second writer's, read as a foreign row and never removed (seed 001)."""
+        a second writer's, read as a foreign row and never removed (the second-writer contract)."""
         if stamp is not None and stamp.name in self.index():
             work.remove(pane)
         elif stamp is not None:

@@ -32,10 +32,15 @@ from tma.runtime import daemon_files
 from tma.tmux import control, spawn
 from tma.tmux.adapter import NoServer
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from tma.runtime.daemon_files import Files
+    from tma.tmux.adapter import Server
+
 ENSURE_WAIT = 5.0
 
 
-def server_instance(server) -> tuple[str, str, str]:
+def server_instance(server: Server) -> tuple[str, str, str]:
     """(socket path, server pid, instance): the instance is `<pid>:<start_time>`, which
     tells a server apart from the one it replaced at the same socket. NoServer raises."""
     from tma.tmux import read
@@ -46,17 +51,17 @@ def server_instance(server) -> tuple[str, str, str]:
     return path, pid, f"{pid}:{start}"
 
 
-def serves(paths, instance: str, timeout: float = 0.5) -> bool | None:
+def serves(paths: Files, instance: str, timeout: float = 0.5) -> bool | None:
     """Whether the daemon answering on the socket serves this server instance; None
     when none answers (starting, or on its way out). A daemon that does not say (an
     older version) is taken at its word, as before."""
     status = daemon_files.read_status(paths.sock, timeout)
     if status is None:
         return None
-    return status.get("server", instance) == instance
+    return bool(status.get("server", instance) == instance)
 
 
-def _current(paths) -> bool:
+def _current(paths: Files) -> bool:
     """Does the daemon holding the lock run this very tma (version and package dir)?"""
     _pid, version, package = daemon_files.read_identity(paths.lock)
     return daemon_files.is_current(version, package)
@@ -84,7 +89,7 @@ def private() -> bool:
     return True
 
 
-def ensure(server, child_argv: list[str]) -> int:
+def ensure(server: Server, child_argv: list[str]) -> int:
     """Start a detached daemon unless one runs for this server; exit 0 either way."""
     try:
         socket_path, _pid, instance = server_instance(server)
@@ -134,14 +139,14 @@ def ensure(server, child_argv: list[str]) -> int:
     return 1
 
 
-def running(server) -> str | None:
+def running(server: Server) -> str | None:
     """This server's daemon when one runs or is starting (a live process holds the
     lock), described; None when none does."""
     found = _holder(server)
     return _describe(found[1]) if found is not None and found[1] is not None else None
 
 
-def _holder(server):
+def _holder(server: Server) -> tuple[str, Files | None] | None:
     """(socket path, this server's daemon files when a live process holds the lock,
     else None); None when no server runs."""
     from tma.runtime import rundir
@@ -155,7 +160,7 @@ def _holder(server):
     return socket_path, paths if held else None
 
 
-def _describe(paths) -> str:
+def _describe(paths: Files) -> str:
     pid, version, package = daemon_files.read_identity(paths.lock)
     return (f"daemon pid {pid or '?'} (tma {version or '?'}"
             + (f" at {package})" if package else ", which does not say where it runs from)"))
@@ -164,7 +169,7 @@ def _describe(paths) -> str:
 STOP_WAIT = 5.0
 
 
-def _terminate(paths) -> bool:
+def _terminate(paths: Files) -> bool:
     """SIGTERM the daemon holding the lock, wait until the lock is free (SIGKILL after
     STOP_WAIT s); True when it is. The pid is the one the lock's holder recorded, and
     is signalled only while the lock is held (a live daemon holds it for its whole
@@ -194,7 +199,7 @@ def _terminate(paths) -> bool:
     return not daemon_files.held(paths.lock)
 
 
-def stop(server) -> int:
+def stop(server: Server) -> int:
     """`tma daemon --stop`: stop this server's daemon (SIGTERM, then SIGKILL after 5 s)
     and wait until it has let go of its lock. Nothing running is not a failure."""
     found = _holder(server)
@@ -213,7 +218,7 @@ def stop(server) -> int:
     return 0
 
 
-def restart(server, child_argv: list[str]) -> int:
+def restart(server: Server, child_argv: list[str]) -> int:
     """`tma daemon --restart`: stop this server's daemon (if one runs), start a new one."""
     rc = stop(server)
     if rc != 0:
@@ -225,7 +230,7 @@ def restart(server, child_argv: list[str]) -> int:
     return rc
 
 
-def reload(server) -> int:
+def reload(server: Server) -> int:
     """SIGHUP the daemon of this server and report what it did. No daemon: a no-op."""
     import signal
 

@@ -94,8 +94,9 @@ def is_current(version: str | None, package: str | None) -> bool:
     daemon that does not report its package is older than the report: not current."""
     from tma import __version__
 
-    return bool(version) and version == __version__ and bool(package) \
-        and os.path.realpath(package) == this_tma()
+    if not version or not package:
+        return False
+    return version == __version__ and os.path.realpath(package) == this_tma()
 
 
 def _ask(path: str, request: bytes, timeout: float):
@@ -179,15 +180,24 @@ def forget(directory: str | None = None) -> list[str]:
         return []
     live = {n[:-5] for n in names if n.endswith(".lock")
             and held(os.path.join(directory, n))}
+
+    def stale(name: str) -> bool:
+        stem, dot, ext = name.partition(".")
+        return bool(dot) and ext in ("log", "failed", "lock", "sock") and stem not in live
+
+    return remove(directory, [n for n in names if stale(n)])
+
+
+def remove(directory: str, names: list[str]) -> list[str]:
+    """Unlink each of `names` in `directory` (one that will not go stays), then the
+    directory when that left it empty (tma's cache folder too). The names removed."""
     removed = []
     for name in names:
-        stem, dot, ext = name.partition(".")
-        if dot and ext in ("log", "failed", "lock", "sock") and stem not in live:
-            try:
-                os.unlink(os.path.join(directory, name))
-                removed.append(name)
-            except OSError:
-                pass
+        try:
+            os.unlink(os.path.join(directory, name))
+            removed.append(name)
+        except OSError:
+            pass
     try:
         os.rmdir(directory)
     except OSError:

@@ -9,9 +9,10 @@ cached the answer in @tma_setpf_ok.
 
 The document is built section by section (`SECTIONS`, each `fn(ctx) -> {key: value}`);
 what counts toward `doctor --exit-code` is decided from the finished document alone
-(`warning_items`), so a later tier (the daemon, the actions) extends doctor by adding
-a section function, its keys in the schema, and its lines in `warning_items` and the
-renderer.
+(`judge`: `warning_items`, the `verdict` key), so a later tier (the daemon, the
+actions) extends doctor by adding a section function, its keys in the schema, its
+lines in `warning_items` and in the renderer (tma.ui.doctor, which renders the
+verdicts and judges nothing).
 """
 
 from __future__ import annotations
@@ -249,11 +250,19 @@ def section_tmux(ctx: Context) -> dict:
         from tma.runtime.cycle import probe
 
         setpf = probe(ctx.server)  # caches its answer in @tma_setpf_ok
+    return {"tmux": tmux_facts(snap.version, setpf)}
+
+
+def tmux_facts(version: str | None, setpf: bool | None) -> dict:
+    """The tmux section: the version, where it stands against the tested releases, and
+    whether it is too old for guarded writes (decided here, so text and JSON agree)."""
     from tma.tmux import releases
 
-    return {"tmux": {"version": snap.version or None, "setpf_ok": setpf,
-                     "standing": releases.standing(snap.version).standing,
-                     "tested": list(releases.TESTED)}}
+    return {"version": version or None, "setpf_ok": setpf,
+            "standing": releases.standing(version or "").standing,
+            "tested": list(releases.TESTED), "range": releases.RANGE,
+            "oldest": releases.OLDEST, "newest": releases.NEWEST,
+            "too_old": tmux_too_old(version or "")}
 
 
 def section_ambient(ctx: Context) -> dict:
@@ -271,9 +280,14 @@ def section_ambient(ctx: Context) -> dict:
         value = None
     runs = tmux_status.runs_tma_status(value)
     command = status_command(ctx.server, tmux_status.status_program(value)) if runs else None
+    fix = None
+    if not runs:  # the status-right entry to add, naming this tma by its absolute path
+        from tma.install import binary
+
+        fix = f"#({binary.running_tma() or binary.NAME} status)"
     return {"ambient_driver": {"polling": runs, "last_poll_age_ms": age,
                                "status_right": value, "status_command": command,
-                               "daemon_segment": daemon_segment(ctx, value)}}
+                               "fix": fix, "daemon_segment": daemon_segment(ctx, value)}}
 
 
 def daemon_segment(ctx: Context, status_right: str | None) -> dict:
@@ -296,7 +310,7 @@ def daemon_segment(ctx: Context, status_right: str | None) -> dict:
 
 def status_command(server, program: str | None) -> dict:
     """The tma status-right names: does it resolve on tmux's PATH, and does it run?"""
-    from tma.install import binary
+    from tma.install import binary, tmux_status
     from tma.runtime import notify_backends
     from tma.tmux import setup
     from tma.tmux.adapter import TmuxError
@@ -306,20 +320,22 @@ def status_command(server, program: str | None) -> dict:
     except TmuxError:
         path = None
     path = path if path is not None else os.environ.get("PATH", os.defpath)
-    out = {"program": program, "path": path, "resolved": None, "runs": False, "problem": None}
+    out = {"program": program, "path": path, "resolved": None, "runs": False, "problem": None,
+           "fix": None}
+    resolved = binary.resolves(program, path) if program else None
+    out["resolved"] = resolved
     if not program:
         out["problem"] = "status-right names no program before `status`"
-        return out
-    resolved = binary.resolves(program, path)
-    out["resolved"] = resolved
-    if resolved is None:
+    elif resolved is None:
         out["problem"] = f"{program} is not found on the PATH tmux runs status-right with"
-        return out
-    env = dict(os.environ, PATH=path)
-    ok, reason = notify_backends.run_command([resolved, "version"], b"", env, timeout=5.0)
-    out["runs"] = ok
-    if not ok:
-        out["problem"] = f"{resolved} version: {reason}"
+    else:
+        env = dict(os.environ, PATH=path)
+        ok, reason = notify_backends.run_command([resolved, "version"], b"", env, timeout=5.0)
+        out["runs"] = ok
+        if not ok:
+            out["problem"] = f"{resolved} version: {reason}"
+    if not out["runs"]:  # the line that names tma as tmux can run it
+        out["fix"] = tmux_status.status_line(binary.tma_command(path))
     return out
 
 
@@ -655,6 +671,50 @@ def gather(server, cfg, manifest_dir: str | None, now: int) -> dict:
     doc: dict = {"schema": SCHEMA}
     for section in SECTIONS:
         doc.update(section(ctx))
+    return judge(doc)
+
+
+def judge(doc: dict) -> dict:
+    """Add the verdicts to a gathered document: the warnings `--exit-code` counts, the
+    panes below their tier, whether the tmux hooks and the wrapper matter, and the exit
+    status and summary line `--exit-code` gives. The text report renders these; it
+    decides nothing of its own."""
+    from tma.core.errors import FAIL, OK
+
     doc["below_expected_tier"] = below_expected_tier(doc["agents"])
-    doc["warnings"] = len(warning_items(doc))
+    counted = warning_items(doc)
+    doc["warnings"] = len(counted)
+    below = doc["below_expected_tier"]
+    doc["verdict"] = {
+        "counted": counted, "wiring_matters": wired_any(doc),
+        "exit_code": FAIL if counted or below else OK,
+        "summary": f"{len(counted)} warning(s), {below} pane(s) below the tier their "
+                   "manifest supports"}
+    return doc
+
+
+def check(session, now: int | None = None) -> dict:
+    """`tma doctor`'s document for a Session's server, judged. A config that does not
+    load is reported in the document (`config.error`) and the rest runs on the
+    defaults; a mistyped --manifest-dir still raises. Each skipped user manifest is
+    named through the session's warn. Raises NoServer / TmuxError /
+    BundledManifestError (exit 1 at the boundary)."""
+    from tma.runtime import manifests
+    from tma.runtime.config import Config, ConfigError, resolve_path
+
+    try:
+        cfg = session.config
+    except ConfigError as exc:  # one ✗ line; the rest is diagnosed on the defaults
+        if "manifest dir" in str(exc):  # a mistyped --manifest-dir: nothing to diagnose
+            raise
+        cfg = Config(path=session.g.config or resolve_path(session.g.config))
+        text = str(exc).removeprefix("tma: ")
+        cfg.load_error = text[7:] if text.startswith("config ") else text
+    if now is None:
+        import time
+
+        now = time.time_ns() // 1_000_000
+    doc = gather(session.server, cfg, session.g.manifest_dir, now)
+    manifests.report_skipped([(i["file"], i["problem"]) for i in doc["manifests"]["issues"]],
+                             session.warn)
     return doc

@@ -42,7 +42,7 @@ def user_dir() -> str:
 
 def _listing(directory: str) -> list[tuple[str, str, int, int]]:
     """(stem, path, mtime_ns, size) for every *.toml, sorted by stem."""
-    out = []
+    out: list[tuple[str, str, int, int]] = []
     try:
         names = sorted(os.listdir(directory))
     except OSError:

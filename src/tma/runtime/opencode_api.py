@@ -4,7 +4,7 @@ The routes are OpenCode's v1 plane (verified against the pinned 1.18.33, by its 
 and by running it): `POST /permission/{requestID}/reply` with `{"reply": "once"|"reject"}`
 and `POST /question/{requestID}/reject` with no body. Both answer 200 `true` when the request
 was pending and 404 (`PermissionNotFoundError` / `QuestionNotFoundError`) once it is gone.
-The `/api/**` family is a different set of objects (seed 002) and is never used here.
+The `/api/**` family is a different set of objects (the opencode server's own API) and is never used here.
 
 OpenCode's TUI serves HTTP only when started with `--port` (or `--hostname`, `--mdns`);
 without one its plugin still reports the SDK's default `http://localhost:4096`, where nothing
@@ -206,7 +206,8 @@ def _http(method: str, base: str, path: str, payload: dict | None,
     parts = urlsplit(base)
     timeout_s = max(0.05, float(timeout_s))
     conn_cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    conn = conn_cls(parts.hostname, parts.port, timeout=timeout_s)
+    # check_endpoint refused a base without a host before any request is made
+    conn = conn_cls(parts.hostname or "", parts.port, timeout=timeout_s)
     fired = threading.Event()
     held: list[socket.socket] = []  # the connected socket (the response outlives conn.sock)
 

@@ -22,10 +22,14 @@ from tma.core.record import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
     from tma.core.paths import Paths
     from tma.runtime.config import Config
+    from tma.runtime.cycle import Result, Row
+    from tma.runtime.git import GitInfo
+    from tma.runtime.manifests import ManifestSet
+    from tma.runtime.selectors import Selector
     from tma.tmux.adapter import Server
 
 AUTOSTART_BACKOFF_S = 60
@@ -57,7 +61,7 @@ class Session:
         self.warn = warn if warn is not None else _stderr
         self._cfg: Config | None = None
         self._server: Server | None = None
-        self._manifests = None
+        self._manifests: ManifestSet | None = None
         self._paths: Paths | None = None
 
     # ------------------------------------------------------------------ places
@@ -146,7 +150,7 @@ class Session:
     # ------------------------------------------------------------------ manifests
 
     @property
-    def manifests(self):
+    def manifests(self) -> ManifestSet:
         """The manifest set; a broken bundled manifest raises BundledManifestError (exit
         1) and each skipped user manifest is named with one line, once."""
         if self._manifests is None:
@@ -172,27 +176,29 @@ class Session:
     # ------------------------------------------------------------------ rows
 
     def cycle(self, *, produce: bool = True, report: bool = True, lean: bool = False,
-              current: bool = True, warn: Callable[[str], object] | None | bool = True):
+              current: bool = True,
+              warn: Callable[[str], object] | None | bool = True) -> Result:
         """One poll cycle on this server: its CycleResult (rows, snapshot, stats).
         NoServer, TmuxError and BundledManifestError reach the error boundary (exit 1).
         `report`: name broken user manifests even when the cycle did not need the full
         set. `lean`: rows without telemetry, request lane or pane path (the status
         line's counts). `current`: no verdict older than its screen; only the status
         line, polled by every client at once, passes False. `warn`: the cycle's own
-        complaints (True: this session's; None: dropped)."""
+        complaints (True: this session's; None: dropped, and no --debug-timing line)."""
         from tma.runtime.cycle import Cycle
 
-        cycle = Cycle(self.server, self.config, self.g.manifest_dir,
-                      warn=self.warn if warn is True else (warn or None), lean=lean)
+        sink = self.warn if warn is True else (warn or None)
+        cycle = Cycle(self.server, self.config, self.g.manifest_dir, warn=sink, lean=lean)
         result = cycle.run(produce=produce, current=current)
         if report:
             self.report_manifests()
-        if self.g.debug_timing:
+        if self.g.debug_timing and sink is not None:  # a quiet surface owns the terminal
             self.warn(result.stats.line() + "\n")
         return result
 
     @staticmethod
-    def select(rows, sel, git=None) -> list:
+    def select(rows: Iterable[Row], sel: Selector | None,
+               git: GitInfo | None = None) -> list[Row]:
         """The rows a selector keeps (all of them for an empty one)."""
         if sel is None or sel.empty:
             return list(rows)

@@ -189,3 +189,51 @@ class Waiter:
         order = {id(r): i for i, r in enumerate(rows)}
         matched.sort(key=lambda r: order.get(id(r), 0))
         return Step(MATCHED, rows=matched)
+
+
+def _count(flag: str, text: str, minimum: int = 0) -> int:
+    if not text.strip().isdigit() or int(text) < minimum:
+        raise errors.UsageError(f"{flag} needs an integer >= {minimum}, got {text!r}")
+    return int(text)
+
+
+def _timeout(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise errors.UsageError(f"--timeout needs a number of seconds >= 0, got {text!r}")
+    return value
+
+
+def from_args(sel, args) -> tuple[Waiter, float | None]:
+    """`tma wait`'s target and timeout from its parsed flags; UsageError (exit 2) for a
+    target that is missing, malformed or at odds with the selector."""
+    from tma.runtime import selectors
+
+    try:
+        until = selectors.parse_states(args.until)
+    except selectors.SelectorError as exc:
+        raise errors.UsageError(f"--until: {exc}") from None
+    since = _count("--since", args.since) if args.since is not None else None
+    timeout = _timeout(args.timeout) if args.timeout is not None else None
+    goal = Goal(until, since)
+    if args.pane is not None:
+        if not sel.empty:
+            raise errors.UsageError(
+                "--pane names one pane; drop the selector flags or target with "
+                "--agent/--any/--all/--count")
+        if not args.pane:
+            raise errors.UsageError("--pane needs a pane id")
+        return Waiter(PANE, goal, pane=args.pane), timeout
+    if args.all:
+        return Waiter(ALL, goal), timeout
+    if args.count is not None:
+        return Waiter(COUNT, goal, count=_count("--count", args.count, minimum=1)), timeout
+    if args.any:
+        return Waiter(ANY, goal), timeout
+    if sel.agent is not None:
+        return Waiter(AGENT, goal), timeout
+    raise errors.UsageError("name a target: --pane ID, --agent NAME, --any, --all or "
+                            "--count N")

@@ -213,3 +213,16 @@ def watcher_pids(server: Server) -> list[int]:
     """The pids every pane advertises as its running `tma watch` (@tma_watch_pid)."""
     out = server.run("list-panes", "-a", "-F", "#{" + WATCH_PID + "}")
     return sorted({int(v) for v in out.split() if v.isdigit() and int(v) > 1})
+
+
+def advertise_watch(server: Server, pane: str | None, pid: int | None) -> None:
+    """Set (pid) or remove (None) `@tma_watch_pid` on watch's own pane, where the focus
+    hooks' clear-attention finds it to nudge it; never fatal."""
+    if not pane:
+        return
+    from tma.tmux import write
+
+    try:
+        server.source([write.set_plain(pane, WATCH_PID, str(pid) if pid else "")])
+    except TmuxError:
+        pass

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import zlib
 
+from tma.core.nav import TRAIL_CAP
+from tma.core.nav import push as push  # the trail's logic is pure (tma.core.nav)
 from tma.tmux import attention, write
 from tma.tmux.adapter import Server, Timeout, TmuxError, quote
 
@@ -31,7 +33,6 @@ if TYPE_CHECKING:
     from tma.tmux.read import Pane
 
 TRAIL_PREFIX = "@tma_origin_"
-TRAIL_CAP = 8
 ATTENTION = "@agent_attention"
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
@@ -68,14 +69,6 @@ def trail_line(client: str, entries: list[str]) -> str:
     if not kept:
         return f"set-option -s -u {key}"
     return write.server_option(key, " ".join(kept))
-
-
-def push(entries: list[str], origin: str, live: set[str] | None = None) -> list[str]:
-    """The trail with `origin` on top: dead panes pruned, no repeat of the top, capped."""
-    out = [e for e in entries if live is None or e in live]
-    if origin and (not out or out[-1] != origin):
-        out.append(origin)
-    return out[-TRAIL_CAP:]
 
 
 # ---------------------------------------------------------------- focus

@@ -1,4 +1,4 @@
-"""The one write renderer: core plans -> seed-001 server-side conditional writes.
+"""The one write renderer: core plans -> server-side conditional writes (the guarded-write contract).
 
 Each pane's write is one command line. A guarded tuple write is one `if-shell -F`
 block: tmux evaluates the guard once, in the pane's context, when the block runs,
@@ -28,7 +28,7 @@ PROBE_EXPECT = "1"
 
 
 def suppress(guard: P.Guard, clock: int = 0) -> str:
-    """The seed-001 format that expands truthy when the write must hold. `clock`: the
+    """The guard format that expands truthy when the write must hold. `clock`: the
     writer's time now (0: the guard's own time), which bounds a claim's future skew."""
     if guard.kind == P.UNCONDITIONAL:
         return "0"

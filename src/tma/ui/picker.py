@@ -2,7 +2,7 @@
 
 Pure: row dicts (the `ls --json` rows) + a View (query, selection, scope, preview text) +
 a size -> lines, each a list of (text, style) spans. No terminal and no tmux here: the
-driver in tma.cli.picker reads the snapshots and paints the spans.
+driver (tma.runtime.screen, tma.ui.app) reads the snapshots and paints the spans.
 
 Styles are space-separated tokens the driver maps to attributes: `state:<class>` (the
 class's palette colour), `dim`, `bold`, `sel` (the highlighted row), `head`. In plain mode

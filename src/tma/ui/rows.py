@@ -1,8 +1,14 @@
-"""Rendering agent rows: the `ls` text line and the schema-1 JSON row."""
+"""Rendering agent rows: the `ls` text line, the schema-1 JSON row and document (ls,
+wait and subscribe write the same one), and subscribe's edge records."""
 
 from __future__ import annotations
 
+import os
+
 from tma.core import codec
+
+#: subscribe --events names a finished turn (idle with attention) as its own state
+VOCAB_DONE = "done"
 
 #: The ls --json row keys, in order (schema 1; additive only). Pinned by schemas/ls.schema.json.
 ROW_KEYS = (
@@ -13,7 +19,7 @@ ROW_KEYS = (
 )
 
 #: What the vendor says about its own cost figure; it rides every row that carries one
-#: (seed 002: the note "applies to the number and travels with it").
+#: (the note "applies to the number and travels with it").
 COST_CAVEAT = ("the vendor's own live estimate at list price, not the bill; on a Max or "
                "Pro subscription it isn't relevant for billing purposes")
 
@@ -72,6 +78,41 @@ def row_dict(row, *, server: str, host: str, git=None) -> dict:
         "host": host,
         "cost_caveat": COST_CAVEAT if cost is not None else None,
     }
+
+
+def document(rows, *, server: str, git=None, host: str | None = None,
+             one: bool = False) -> dict:
+    """The schema-1 document (schemas/ls.schema.json): `{"schema": 1, "agents": [...]}`,
+    each row with the server's socket path and this host; `one`: the single row's keys
+    beside "schema" instead (wait on one pane)."""
+    host = os.uname().nodename if host is None else host
+    dicts = [row_dict(r, server=server, host=host, git=git) for r in rows]
+    return {"schema": 1, **dicts[0]} if one else {"schema": 1, "agents": dicts}
+
+
+def edges(before: dict | None, dicts: list[dict], now: int) -> tuple[dict, list[dict]]:
+    """subscribe --events: the states of this document's rows (pane -> (state, row))
+    and the edge records since `before` (none against no baseline: the first document
+    is the baseline, no synthetic edges)."""
+    states = {d["pane"]: (VOCAB_DONE if d["done"] else d["state"], d) for d in dicts}
+    if before is None:
+        return states, []
+    records = []
+    for pane, (state, d) in states.items():
+        prior = before.get(pane)
+        if prior is None or prior[0] != state:
+            records.append(edge(now, d, prior[0] if prior else "", state))
+    for pane, (state, d) in before.items():
+        if pane not in states:
+            records.append(edge(now, d, state, ""))
+    return states, records
+
+
+def edge(now: int, row: dict, before: str, after: str) -> dict:
+    """One edge record (schemas/subscribe-events.schema.json)."""
+    return {"schema": 1, "at_ms": now, "pane": row["pane"], "agent": row["agent"],
+            "from": before, "to": after, "detail": row["detail"] if after else None,
+            "locator": row["locator"], "repo": row["repo"], "branch": row["branch"]}
 
 
 def _clean(text: str) -> str:

@@ -1,12 +1,14 @@
-"""The tma(1) man page, rendered from the command declarations in tma.cli.spec.
+"""The tma(1) man page in roff, rendered from the command table.
 
-tools/gen_man.py writes it to docs/man/tma.1; tests/unit/test_cli_docs.py fails when
-the committed page and the declarations drift apart.
+The table (a tma.core.cmdspec.Table) is tma.cli.spec's, passed in. tools/gen_man.py
+writes the page to docs/man/tma.1; tests/unit/test_cli_docs.py fails when the
+committed page and the declarations drift apart.
 """
 
 from __future__ import annotations
 
-from tma.cli import spec
+from tma.core.cmdspec import Command, Flag, Table
+from tma.ui.help import usage
 
 
 def _esc(text: str) -> str:
@@ -15,15 +17,15 @@ def _esc(text: str) -> str:
     return "\\&" + out if out.startswith((".", "'")) else out
 
 
-def _flag(flag: spec.Flag) -> list[str]:
+def _flag(flag: Flag) -> list[str]:
     names = ", ".join(f"\\fB{_esc(n)}\\fR" for n in flag.names)
-    head = f"{names} \\fI{_esc(flag.metavar)}\\fR" if flag.takes_value else names
+    head = f"{names} \\fI{_esc(flag.metavar or '')}\\fR" if flag.takes_value else names
     return [".TP", head, _esc(flag.help)]
 
 
-def _command(cmd: spec.Command, parent: str = "") -> list[str]:
+def _command(cmd: Command, parent: str = "") -> list[str]:
     title = f"{parent} {cmd.name}".strip()
-    lines = [".SS " + _esc(f"tma {title}"), _esc(spec.usage(cmd, parent)[len("usage: "):]),
+    lines = [".SS " + _esc(f"tma {title}"), _esc(usage(cmd, parent)[len("usage: "):]),
              ".PP", _esc(cmd.summary)]
     if cmd.notes:
         lines += [".PP", _esc(cmd.notes)]
@@ -43,7 +45,7 @@ def _command(cmd: spec.Command, parent: str = "") -> list[str]:
     return lines
 
 
-def render() -> str:
+def render(table: Table) -> str:
     from tma import __version__
 
     lines = [
@@ -58,15 +60,15 @@ def render() -> str:
         ".SH GLOBAL OPTIONS",
         _esc("Accepted before or after the command."),
     ]
-    for flag in spec.GLOBALS + spec.TOP_FLAGS:
+    for flag in table.globals + table.top_flags:
         lines += _flag(flag)
     lines += [".SH SELECTORS",
               _esc("Exact matches that AND together; they choose what is shown, after a "
                    "full poll cycle over every pane.")]
-    for flag in spec.SELECTOR:
+    for flag in table.selector:
         lines += _flag(flag)
     lines += [".SH COMMANDS"]
-    for cmd in spec.public():
+    for cmd in table.public():
         lines += _command(cmd)
     lines += [".SH EXIT STATUS",
               _esc("0 success; 1 a runtime failure (no tmux server, a tmux error, a config "

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ASSETS = HERE / "assets"
+# the extension files stay with the live suite they configure
+ASSETS = HERE.parents[2] / "tests" / "live" / "assets"
 FAKE_KEY = "fake-key-0000"
 # claude accepts a custom key once its last 20 characters are approved in ~/.claude.json
 CLAUDE_KEY = "sk-ant-fake-" + "0" * 28

@@ -44,7 +44,7 @@ Gemini's structured side calls (`responseMimeType: application/json`: model rout
 next-speaker check) get JSON built from the schema they send.
 
 Use it in-process (`FakeLLM().start()` … `.stop()`), or run this file for manual work:
-`python tests/live/fakellm.py [--port 0]` prints the URL.
+`python tests/helpers/live/fakellm.py [--port 0]` prints the URL.
 """
 
 from __future__ import annotations

@@ -23,16 +23,13 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from tests.helpers import tmux_sockets
+from tests.helpers.live import agents as agents_mod
+from tests.helpers.live.fakellm import FakeLLM
+from tma.tmux import frame
+
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent))  # tests/: tmux_sockets
-
-import agents as agents_mod  # noqa: E402
-from fakellm import FakeLLM  # noqa: E402
-
-import tmux_sockets  # noqa: E402
-from tma.tmux import frame  # noqa: E402
+REPO = HERE.parents[2]
 
 LIVE_CACHE = Path(os.environ.get("TMA_LIVE_CACHE") or Path.home() / ".cache" / "tma-live")
 REQUIRE = bool(os.environ.get("TMA_REQUIRE_LIVE"))

@@ -13,7 +13,7 @@ import ast
 import re
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "tma"
+SRC = Path(__file__).resolve().parents[2] / "src" / "tma"
 
 #: operator -> [(format, what every release must print)]; expanded with display-message -p
 #: in a pane whose @t option is "7" and @e is unset.

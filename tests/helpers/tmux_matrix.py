@@ -24,7 +24,7 @@ import pytest
 
 ENV = "TMA_TMUX_MATRIX"
 MARK = "tmux_contract"
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 #: The releases CI proves (one per line); src/tma/tmux/releases.py carries the same list.
 RELEASES_FILE = REPO / ".ci" / "tmux-releases"
 

@@ -1,4 +1,4 @@
-"""The terminal under the picker and watch: paint styled lines, read keys. Nothing else.
+"""The terminal under the picker and watch: paint styled lines, read keys, hold an error.
 
 Two screens with one interface (size, draw, keys, close):
 
@@ -148,7 +148,7 @@ class CursesScreen:
 
     def resize(self) -> None:
         try:
-            size = os.get_terminal_size(sys.__stdout__.fileno())
+            size = os.get_terminal_size(sys.__stdout__.fileno())  # type: ignore[union-attr]
         except (OSError, AttributeError, ValueError):
             return
         self.curses.resizeterm(size.lines, size.columns)
@@ -250,3 +250,29 @@ def open_screen(palette: dict):
         except curses.error:
             pass  # "could not find terminal": the plain frames still work
     return PlainScreen()
+
+
+def hold(why: str) -> None:
+    """Say why, then wait for one key (only on a terminal: a script is not held). In a
+    popup or a split the pane closes with the process, and the error would go with it."""
+    try:
+        if not (os.isatty(0) and os.isatty(2)):
+            return
+    except OSError:
+        return
+    import termios
+    import tty
+
+    sys.stderr.write(f"{why}\n\npress any key to close\n")
+    sys.stderr.flush()
+    try:
+        old = termios.tcgetattr(0)
+    except termios.error:
+        return
+    try:
+        tty.setcbreak(0)
+        os.read(0, 1)
+    except (OSError, KeyboardInterrupt):
+        pass
+    finally:
+        termios.tcsetattr(0, termios.TCSADRAIN, old)

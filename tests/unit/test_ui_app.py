@@ -1,13 +1,14 @@
-"""The picker/watch driver without a terminal: key decoding, colours, and the App's key
-handling against a screen and a feed that record what they are asked."""
+"""The picker/watch loop (tma.ui.app) and its terminal (tma.ui.term) without a terminal:
+key decoding, colours, and the App's key handling against a screen and a feed that
+record what they are asked."""
 
 from __future__ import annotations
 
-from test_ui_picker import row
-
-from tma.cli import picker, picker_term, watch
+from tests.helpers.picker_rows import row
 from tma.runtime.config import PICKER_DEFAULTS
+from tma.ui import app as ui_app
 from tma.ui import picker as ui_picker
+from tma.ui import term
 from tma.ui import watch as ui_watch
 
 
@@ -54,7 +55,7 @@ class Screen:
         self.frames.append(ui_picker.text(lines))
 
 
-def app(rows, cls=picker.App, view=None, **kw):
+def app(rows, cls=ui_app.App, view=None, **kw):
     a = cls(Feed(rows), view or ui_picker.View(), Screen(**kw))
     a.update(capture=True)
     return a
@@ -64,27 +65,27 @@ ROWS = [row("%1", "idle"), row("%2", "blocked", locator="b:1.0"), row("%3", "wor
 
 
 def test_decode_keys():
-    assert picker_term.decode("\x1b[A\x1b[Bq\r\t\x13\x0e\x10\x7f\x1b\x03") == [
+    assert term.decode("\x1b[A\x1b[Bq\r\t\x13\x0e\x10\x7f\x1b\x03") == [
         "up", "down", "q", "enter", "tab", "ctrl-s", "ctrl-n", "ctrl-p", "backspace", "esc",
         "ctrl-c"]
-    assert picker_term.decode("a\x1b[1;5Cb") == ["a", "b"]  # unknown sequences skipped
-    assert picker_term.decode("\x1bOA") == ["up"]
+    assert term.decode("a\x1b[1;5Cb") == ["a", "b"]  # unknown sequences skipped
+    assert term.decode("\x1bOA") == ["up"]
 
 
 def test_colour_numbers():
-    assert picker_term.colour_number("red", 8) == 1
-    assert picker_term.colour_number("brightred", 256) == 9
-    assert picker_term.colour_number("colour244", 256) == 244
-    assert picker_term.colour_number("colour244", 8) == -1
-    assert picker_term.colour_number("darkgray", 256) == 8
-    assert picker_term.colour_number("#ff0000", 256) == 196
-    assert picker_term.colour_number("nonsense", 256) == -1
+    assert term.colour_number("red", 8) == 1
+    assert term.colour_number("brightred", 256) == 9
+    assert term.colour_number("colour244", 256) == 244
+    assert term.colour_number("colour244", 8) == -1
+    assert term.colour_number("darkgray", 256) == 8
+    assert term.colour_number("#ff0000", 256) == 196
+    assert term.colour_number("nonsense", 256) == -1
 
 
 def test_plain_wanted():
-    assert picker_term.plain_wanted({"NO_COLOR": "1", "TERM": "xterm"})
-    assert picker_term.plain_wanted({"TERM": "dumb"})
-    assert not picker_term.plain_wanted({"TERM": "xterm", "NO_COLOR": ""})
+    assert term.plain_wanted({"NO_COLOR": "1", "TERM": "xterm"})
+    assert term.plain_wanted({"TERM": "dumb"})
+    assert not term.plain_wanted({"TERM": "xterm", "NO_COLOR": ""})
 
 
 def test_selection_starts_on_the_most_urgent_and_moves():
@@ -142,7 +143,7 @@ def test_tab_closes_the_picker_for_the_action_menu():
     a = app(ROWS)
     a.on_key("tab")
     assert a.done and a.after_close == "%2" and a.feed.menus == []
-    w = app(ROWS, cls=watch.WatchApp, view=ui_watch.WatchView())
+    w = app(ROWS, cls=ui_app.WatchApp, view=ui_watch.WatchView())
     w.on_key("tab")
     assert not w.done and w.feed.menus == ["%2"] and w.view.message == "actions for %2"
 
@@ -168,7 +169,7 @@ def test_no_preview_capture_when_narrow():
 
 
 def test_watch_keys():
-    a = app(ROWS, cls=watch.WatchApp, view=ui_watch.WatchView())
+    a = app(ROWS, cls=ui_app.WatchApp, view=ui_watch.WatchView())
     a.on_key("j")
     assert a.view.selected == "%3"
     a.on_key("k")

@@ -1,0 +1,102 @@
+"""argparse parsers built from the declarations (tma.core.cmdspec).
+
+The mechanics of tma.cli.spec's parse step, which owns the table and the value types
+(a pane id is checked by the runtime's selectors): every argparse error becomes one
+UsageError (exit 2 at the boundary), an unknown option with a did-you-mean.
+argparse is imported only when a parser is built.
+"""
+
+from __future__ import annotations
+
+from tma.core.cmdspec import Command, Flag, Table, did_you_mean
+from tma.core.errors import UsageError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
+    from typing import Any, NoReturn
+
+    Types = dict[str, Callable[[str], Any]]
+
+
+def usage_error(message: str, table: Table, cmd: Command | None = None) -> UsageError:
+    """argparse's message, in tma's words."""
+    prefix = "unrecognized arguments: "
+    if message.startswith(prefix):
+        words = message[len(prefix):].split()
+        opts = [w for w in words if w.startswith("-")]
+        if opts:
+            hint = (did_you_mean(opts[0].partition("=")[0], table.flag_names(cmd), "")
+                    if cmd else "")
+            return UsageError(f"unknown option {opts[0]}{hint} (see its --help)")
+        return UsageError(f"unexpected argument {words[0]!r}")
+    return UsageError(message)
+
+
+def _add(target: argparse._ActionsContainer, flag: Flag, types: Types) -> None:
+    kw: dict[str, Any] = {"help": flag.help}
+    if flag.const is not None:
+        kw.update(action="store_const", const=flag.const, dest=flag.dest)
+    elif not flag.takes_value:
+        kw.update(action="store_true")
+    else:
+        kw.update(metavar=flag.metavar, action="append" if flag.repeat else "store")
+        if flag.choices:
+            kw["choices"] = flag.choices
+        if flag.type:
+            kw["type"] = types[flag.type]
+        if flag.required:
+            kw["required"] = True
+    if flag.default is not None:
+        kw["default"] = flag.default
+    target.add_argument(*flag.names, **kw)
+
+
+def _fill(parser: argparse.ArgumentParser, cmd: Command, types: Types) -> None:
+    groups: dict[str, argparse._MutuallyExclusiveGroup] = {}
+    for flag in cmd.flags:
+        target: argparse._ActionsContainer = parser
+        if flag.group:
+            if flag.group not in groups:
+                groups[flag.group] = parser.add_mutually_exclusive_group()
+            target = groups[flag.group]
+        _add(target, flag, types)
+    for arg in cmd.args:
+        kw: dict[str, Any] = {"metavar": arg.name, "help": arg.help}
+        if arg.optional:
+            kw["nargs"] = "?"
+        if arg.choices:
+            kw["choices"] = arg.choices
+        if arg.type:
+            kw["type"] = types[arg.type]
+        parser.add_argument(arg.name.lower(), **kw)
+    if cmd.subcommands:
+        subs = parser.add_subparsers(dest="sub", required=True, metavar="SUBCOMMAND",
+                                     parser_class=type(parser))
+        for s in cmd.subcommands:
+            _fill(subs.add_parser(s.name, prog=f"tma {cmd.name} {s.name}", add_help=False), s,
+                  types)
+
+
+def build(table: Table, name: str, types: Types) -> argparse.ArgumentParser:
+    """The argparse parser for one command (its flags only: no globals, no selectors)."""
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> NoReturn:
+            raise usage_error(message, table, cmd)  # one usage-error path, for cli/main.py
+
+    cmd = table.commands[name]
+    p = Parser(prog=f"tma {name}", add_help=False, allow_abbrev=False)
+    _fill(p, cmd, types)
+    return p
+
+
+def help_request(cmd: Command, argv: list[str]) -> tuple[bool, str | None]:
+    """(whether argv asks for help, the subcommand it names): -h/--help before any `--`."""
+    head = argv[:argv.index("--")] if "--" in argv else argv
+    if not any(a in ("-h", "--help") for a in head):
+        return False, None
+    sub = next((a for a in head if cmd.sub(a) is not None), None)
+    return True, sub

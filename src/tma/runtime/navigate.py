@@ -1,0 +1,232 @@
+"""Moving a tmux client to an agent pane: `tma jump`, the picker's Enter, the menus.
+
+One Navigator per cycle result: it picks the acting client (tma.core.nav), reads and
+writes the client's trail, and issues the move (tma.tmux.nav). Forward jumps (to a
+pane, --attention, --blocked, --next) record the pane the client was showing on its
+trail; --back pops it and --home unwinds it. Notes for a person (nothing to jump to)
+go to the Session's warn; they are not errors (exit 0).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from tma.core import nav as order
+from tma.core import states
+from tma.core.errors import NoPane
+from tma.core.nav import NoClient
+
+__all__ = ["NO_ORIGIN", "NoClient", "Navigator", "self_argv"]
+
+NO_ORIGIN = ("tma: nowhere to go back to: no earlier jump from this client is recorded "
+             "(or the panes it left have closed)")
+
+
+def self_argv() -> list[str]:
+    """How a menu entry runs this same tma."""
+    argv0 = sys.argv[0] if sys.argv else ""
+    if os.path.basename(argv0) == "__main__.py" or not argv0:
+        return [sys.executable, "-m", "tma"]
+    if os.sep in argv0 and os.path.exists(argv0):
+        return [os.path.abspath(argv0)]
+    return [argv0]
+
+
+class Navigator:
+    """Jumps on `session`'s server from one cycle's `result`, within the selector `sel`
+    (none: every row)."""
+
+    def __init__(self, session, result, sel=None) -> None:
+        self.session = session
+        self.g = session.g
+        self.server = session.server
+        self.result = result
+        self.sel = sel
+        self.snap = result.snapshot
+        self.live = {p.pane_id: p for p in self.snap.panes}
+        self._client = None
+
+    def say(self, text: str) -> None:
+        self.session.warn(text + "\n")
+
+    # -- inputs
+    def client(self):
+        """The acting client; raises NoClient."""
+        if self._client is None:
+            self._client = order.pick_client(self.snap.clients, self.snap.panes,
+                                             self.g.client,
+                                             self.session.env.get("TMUX_PANE") or None)
+        return self._client
+
+    def scoped(self) -> list:
+        if self.sel is None or self.sel.empty:
+            return list(self.result.rows)
+        git = None
+        if self.sel.needs_git:
+            from tma.runtime.git import GitInfo
+
+            git = GitInfo()
+        return self.session.select(self.result.rows, self.sel, git)
+
+    def _scope_note(self, msg: str, why: str) -> int:
+        in_scope = self.sel is not None and not self.sel.empty
+        self.say(f"tma: {msg}{' in scope' if in_scope else ''}: {why}")
+        return 0
+
+    # -- moves
+    def _go(self, pane, *, clear_attention: bool) -> int:
+        """Move the client to `pane`, the pane it leaves pushed on its trail."""
+        from tma.tmux import nav
+
+        client = self.client()
+        old = nav.read_trail(self.server, client.name)
+        origin = client.pane_id if client.pane_id != pane.pane_id else ""
+        new = order.push(old, origin, set(self.live))
+        nav.jump(self.server, client.name, client.session_name, pane,
+                 clear_attention=clear_attention, trail=new if new != old else None)
+        return 0
+
+    def forward(self, direction: str) -> int:
+        """--blocked, --attention, or --next (any other direction)."""
+        rows = self.scoped()
+        if direction == "blocked":
+            target = order.longest_blocked(rows)
+            if target is None:
+                return self._scope_note("no agent is blocked",
+                                        "nothing is waiting for your answer")
+            return self._go(target.pane, clear_attention=True)
+        if direction == "attention":
+            ordered = order.attention_order(rows)
+            if not ordered:
+                return self._scope_note("no agent is waiting for you",
+                                        "none is blocked and no finished turn is unseen")
+            target = order.after(ordered, self.client().pane_id)
+            return self._go(target.pane, clear_attention=True)
+        if not rows:
+            return self._scope_note("no agent panes to jump to", "tma ls lists what tma sees")
+        current = self.live.get(self.client().pane_id)
+        target = order.next_by_position(rows, current.order_key if current is not None
+                                        else None)
+        return self._go(target.pane, clear_attention=False)
+
+    def to_pane(self, pane_id: str) -> int:
+        """`tma jump --pane ID` (and the picker's Enter). Raises NoPane, NoClient, TmuxError."""
+        row = next((r for r in self.result.rows if r.pane.pane_id == pane_id), None)
+        if row is None:
+            if pane_id not in self.live:
+                raise NoPane(pane_id)
+            self.say(f"tma: no agent in pane {pane_id}")
+            return 0
+        return self._go(row.pane, clear_attention=True)
+
+    def back(self) -> int:
+        from tma.tmux import nav
+
+        client = self.client()
+        trail = nav.read_trail(self.server, client.name)
+        pane_id, rest = order.back(trail, self.live, client.pane_id)
+        if pane_id is not None:
+            nav.jump(self.server, client.name, client.session_name, self.live[pane_id],
+                     clear_attention=False, trail=rest)
+            return 0
+        return self._nowhere(client, trail)
+
+    def home(self) -> int:
+        from tma.tmux import nav
+
+        client = self.client()
+        trail = nav.read_trail(self.server, client.name)
+        oldest = order.home(trail, self.live)
+        if oldest is None:
+            return self._nowhere(client, trail)
+        nav.jump(self.server, client.name, client.session_name, self.live[oldest],
+                 clear_attention=False, trail=[])
+        return 0
+
+    def _nowhere(self, client, trail: list[str]) -> int:
+        from tma.tmux import nav
+
+        if trail:  # only dead panes on it: clear it
+            nav.store_trail(self.server, client.name, [])
+        self.say(NO_ORIGIN)
+        return 0
+
+    # -- the menus
+    def menu(self, cfg, now: int) -> int:
+        """--menu: a tmux menu on the client whose entries run `tma jump --pane`."""
+        from tma.tmux import nav
+
+        rows = self.scoped()
+        if not rows:
+            in_scope = self.sel is not None and not self.sel.empty
+            self.say("tma: no agent panes" + (" in scope" if in_scope else "")
+                     + ": nothing for the menu")
+            return 0
+        try:
+            client = self.client()
+        except NoClient as exc:
+            raise NoClient(f"{exc}; the menu needs one to show on") from None
+        rows = [r for r in rows if r.pane.pane_id != client.pane_id]
+        if not rows:
+            self.say("tma: no agent panes but this one: nothing for the menu")
+            return 0
+        base = self.child_argv()
+        items = []
+        for i, r in enumerate(order.menu_order(rows)):
+            key = str(i + 1) if i < 9 else ""
+            argv = base + ["jump", "--pane", r.pane.pane_id, "--client", client.name]
+            items.append((label(r, cfg, now), key, nav.run_shell_command(argv)))
+        nav.display_menu(self.server, client.name, " tma ", items)
+        return 0
+
+    def action_menu(self, client, pane, title: str, actions) -> None:
+        """`tma act --menu`: one entry per action, each running `tma act NAME --pane`; an
+        action that asks first gets a nested yes/no menu."""
+        from tma.tmux import nav
+
+        base = self.child_argv()
+        items = []
+        for i, a in enumerate(actions):
+            argv = base + ["act", a.name, "--pane", pane.pane_id] + (["--yes"] if a.confirm
+                                                                      else [])
+            command = nav.run_shell_command(argv)
+            if a.confirm:
+                command = nav.confirm_menu_command(client.name, f"{a.label} on {pane.pane_id}?",
+                                                   command)
+            items.append((nav.menu_text(a.label), str(i + 1) if i < 9 else "", command))
+        nav.display_menu(self.server, client.name, title, items)
+
+    def child_argv(self) -> list[str]:
+        """tma with this server (and config, manifests) baked in: how a child (a menu
+        entry, the picker's action menu) runs this tma on this server."""
+        argv = self_argv()
+        flags = self.server.flags()
+        if not flags and self.snap.socket_path:
+            flags = ["--socket-path", self.snap.socket_path]
+        argv += flags
+        if self.g.config:
+            argv += ["--config", os.path.abspath(self.g.config)]
+        if self.g.manifest_dir:
+            argv += ["--manifest-dir", os.path.abspath(self.g.manifest_dir)]
+        return argv
+
+
+def label(row, cfg, now: int) -> str:
+    """A jump menu entry: the state glyph in its colour, agent, state, place, age, title."""
+    from tma.tmux.nav import menu_text
+
+    cls = row.cls
+    glyph, color = cfg.status.get(cls, ("?", "default"))
+    color = color.replace("]", "").replace(",", "")
+    state = row.stamp.state + (f"/{row.stamp.detail}" if row.stamp.detail else "")
+    if cls == states.DONE:
+        state = states.DONE
+    when = order.age(now - row.stamp.since) if row.stamp.since else "-"
+    title = " ".join(row.pane.title.split())
+    if len(title) > 32:
+        title = title[:31] + "…"
+    text = f"{row.agent or '?'}  {state}  {row.pane.locator}  {when}"
+    if title:
+        text += f"  {title}"
+    return f"#[fg={color}]{menu_text(glyph)}#[default] {menu_text(text)}"

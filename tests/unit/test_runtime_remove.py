@@ -1,0 +1,44 @@
+"""What uninstall clears: tma's cache entries and a runtime dir's leftovers, through
+tma.runtime.daemon_files.remove (real files in a temp dir)."""
+
+import os
+
+from tma.runtime import cache, daemon_files
+
+
+def test_remove_unlinks_the_names_then_an_emptied_dir(tmp_path):
+    d = tmp_path / "d"
+    d.mkdir()
+    (d / "a.log").write_text("x")
+    (d / "b.sock").write_text("x")
+    assert daemon_files.remove(str(d), ["a.log", "b.sock", "gone.lock"]) == ["a.log", "b.sock"]
+    assert not d.exists()
+
+
+def test_remove_keeps_a_dir_that_still_holds_something(tmp_path):
+    (tmp_path / "a.log").write_text("x")
+    (tmp_path / "keep.txt").write_text("x")
+    assert daemon_files.remove(str(tmp_path), ["a.log"]) == ["a.log"]
+    assert sorted(os.listdir(tmp_path)) == ["keep.txt"]
+
+
+def test_cache_clear_removes_only_its_entries(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    cache.put("titles", ("k",), {"v": 1})
+    base = tmp_path / "tma"
+    (base / "titles.marshal.123.tmp").write_text("")
+    (base / "notes.txt").write_text("mine")
+    assert sorted(cache.clear()) == ["titles.marshal", "titles.marshal.123.tmp"]
+    assert os.listdir(base) == ["notes.txt"]
+    (base / "notes.txt").unlink()
+    assert cache.clear() == [] and not base.exists()
+
+
+def test_forget_removes_a_stopped_daemons_files_and_nothing_else(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    for name in ("k1.log", "k1.failed", "k1.lock", "k1.sock", "other.txt"):
+        (run / name).write_text("")
+    assert sorted(daemon_files.forget(str(run))) == ["k1.failed", "k1.lock", "k1.log",
+                                                     "k1.sock"]
+    assert os.listdir(run) == ["other.txt"]
