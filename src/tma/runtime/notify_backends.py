@@ -16,8 +16,9 @@ from __future__ import annotations
 import os
 
 from tma.runtime import notify_gate, notify_log
-from tma.runtime.notify_note import Note, child_env, stdin, strip_controls
+from tma.runtime.notify_note import Note, child_env, stdin
 from tma.tmux import spawn
+from tma.tmux.notify import strip_controls
 
 COMMAND_TIMEOUT = 10.0  # seconds the hook path waits for the command before killing it
 _SH = "/bin/sh" if os.path.exists("/bin/sh") else "sh"
