@@ -10,6 +10,14 @@ from __future__ import annotations
 import sys
 
 from tma.cli import common, spec
+from tma.core.actions_gate import worst_exit
+from tma.runtime import actions
+from tma.runtime import actions_describe as D
+from tma.runtime import actions_fire as F
+from tma.runtime.actions_fire import Broker, Request, gone
+from tma.runtime.cycle import Cycle
+from tma.runtime.navigate import Navigator, NoClient
+from tma.tmux.adapter import NoServer, PaneGone, TmuxError
 
 
 def _usage(args, sel) -> None:
@@ -42,7 +50,6 @@ def main(session: common.Session, argv: list[str]) -> int:
     args.arg = args.arg or []
     _usage(args, sel)
     cfg = session.config
-    from tma.runtime import actions
 
     try:
         aset = actions.load()
@@ -79,9 +86,6 @@ class _Act:
         self.cfg, self.args, self.sel, self.aset = cfg, args, sel, aset
 
     def run(self, action) -> int:
-        from tma.runtime.actions_fire import Broker
-        from tma.runtime.cycle import Cycle
-
         # the broker re-reads the screen of the pane it acts on (its gate check)
         server, res = self.session.server, self.session.cycle(current=False)
         self.server, self.res = server, res
@@ -138,17 +142,12 @@ class _Act:
 
     # -- firing
     def _request(self, yes: bool | None = None, prompt: bool = True):
-        from tma.runtime.actions_fire import Request
-
         ask = _ask if prompt and common.on_terminal(0) and common.on_terminal(2) else None
         return Request(self.args.text, tuple(self.args.arg), self.args.force,
                        self.args.yes if yes is None else yes, self.args.dry_run, ask,
                        2 if self.args.json else 1)  # --json: a command's stdout to stderr
 
     def _fire(self, action, target, req=None):
-        from tma.runtime import actions_fire as F
-        from tma.tmux.adapter import NoServer, PaneGone, TmuxError
-
         pane, stamp, agent = target
         if pane is None:
             return F.gone(action.name, agent)
@@ -162,8 +161,6 @@ class _Act:
             return F.result(action.name, pane.pane_id, "error", f"tmux refused: {exc}")
 
     def _fan_out(self, action) -> int:
-        from tma.core.actions_gate import worst_exit
-
         rows = self._rows()
         if not rows:
             raise common.UsageError("no agent pane matches the selectors: nothing to fire at")
@@ -194,8 +191,6 @@ class _Act:
 
     # -- dry run
     def _dry_run(self, action, target) -> int:
-        from tma.runtime import actions_describe as D
-
         pane, stamp, agent = target
         if pane is None:
             return self._report(_gone(action.name, agent))
@@ -210,8 +205,6 @@ class _Act:
         return 0
 
     def _dry_run_many(self, action, rows) -> int:
-        from tma.runtime import actions_describe as D
-
         now = common.now_ms()
         docs = [D.describe(self.broker, action, r.pane, r.stamp, r.agent, self._request(), now)
                 for r in rows]
@@ -228,12 +221,9 @@ class _Act:
 
     # -- the menu
     def _menu(self, target) -> int:
-        from tma.runtime import actions_describe as D
-
         pane, stamp, agent = target
         if pane is None:
             return self._report(_gone("menu", agent))
-        from tma.runtime.navigate import Navigator, NoClient
 
         fireable = [a for a in self.aset.actions.values() if not a.text
                     and D.refusal(self.broker, a, pane, stamp, agent) is None]
@@ -251,8 +241,6 @@ class _Act:
 
 
 def _gone(name: str, pane_id: str):
-    from tma.runtime.actions_fire import gone
-
     return gone(name, pane_id)
 
 
@@ -285,8 +273,6 @@ def _lane(action, agent: str) -> str:
 
 
 def _list(args, aset, ctx) -> int:
-    from tma.runtime import actions_describe as D
-
     entries = D.listing(aset, ctx)
     if args.json:
         from tma.ui.text import dumps

@@ -12,11 +12,11 @@ from __future__ import annotations
 import sys
 
 from tma.cli import spec
+from tma.ui import completions
 
 
 def main(session, argv: list[str]) -> int:
     _, args = spec.parse("completions", argv, session)
-    from tma.ui import completions
 
     sys.stdout.write(completions.GENERATORS[args.shell](spec.TABLE))
     return 0

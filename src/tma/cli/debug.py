@@ -7,14 +7,14 @@ from __future__ import annotations
 import sys
 
 from tma.cli import common, spec
+from tma.runtime import debug
 from tma.runtime.session import Session
+from tma.ui import debug as render
+from tma.ui import text
 
 
 def main(session: Session, argv: list[str]) -> int:
     _, args = spec.parse("debug", argv, session)
-    from tma.runtime import debug
-    from tma.ui import debug as render
-    from tma.ui import text
 
     try:
         if args.sub == "explain":

@@ -23,6 +23,8 @@ import time
 
 from tma.cli import common, spec
 from tma.runtime.demo import AGENTS, Demo, Stop
+from tma.tmux import demo_server
+from tma.tmux.adapter import resolve_bin
 from tma.ui import table
 
 
@@ -56,8 +58,6 @@ def main(session: common.Session, argv: list[str]) -> int:
                                 "--socket-name/--socket-path do not apply")
     if args.seconds <= 0:
         raise common.UsageError("--seconds must be positive")
-    from tma.tmux import demo_server
-    from tma.tmux.adapter import resolve_bin
 
     if shutil.which(resolve_bin()) is None:
         common.err("tma: the demo needs tmux (3.2 or newer) on PATH")

@@ -9,12 +9,12 @@ from __future__ import annotations
 import sys
 
 from tma.cli import common, spec
+from tma.runtime import doctor
 from tma.runtime.session import Session
 
 
 def main(session: Session, argv: list[str]) -> int:
     _, args = spec.parse("doctor", argv, session)
-    from tma.runtime import doctor
 
     # no server, a tmux error, a broken bundled manifest: reported by cli/main.py (exit 1)
     doc = doctor.check(session)

@@ -29,8 +29,11 @@ from __future__ import annotations
 import sys
 
 from tma.cli import common, spec
-from tma.install import wiring
+from tma.install import keybind, registry, wiring
+from tma.install.common import confirm
+from tma.runtime import doctor
 from tma.runtime.session import Session
+from tma.ui.doctor import render
 
 
 def main(session: Session, argv: list[str]) -> int:
@@ -42,8 +45,6 @@ def main(session: Session, argv: list[str]) -> int:
     wiring.status_line_advice(session.server, session.paths, args.conf, io)
     failed += _daemon(session, args, io)
     io.say("tma: init: tma doctor")
-    from tma.runtime import doctor
-    from tma.ui.doctor import render
 
     # no server, a tmux error, a broken bundled manifest: reported by cli/main.py (exit 1)
     doc = doctor.check(session)
@@ -57,8 +58,6 @@ def main(session: Session, argv: list[str]) -> int:
 
 def _wire(session: Session, mset, args, io: wiring.Output) -> list[str]:
     """Steps 1 and 2: detect the agents, wire each one that has an installer; what failed."""
-    from tma.install import registry
-
     found = wiring.detect(mset)
     if found:
         io.say("tma: init: found " + ", ".join(f"{name} ({path})" for name, path in found))
@@ -85,8 +84,6 @@ def _wire(session: Session, mset, args, io: wiring.Output) -> list[str]:
 
 def _keys(session: Session, args, io: wiring.Output) -> list[str]:
     """Step 3: `tma install-keys` (its diff, its question); what failed."""
-    from tma.install import keybind
-
     io.say("tma: init: keys (tma install-keys)")
     req = keybind.Request(yes=args.yes, conf=args.conf, config_dir=args.config_dir,
                           no_daemon=args.no_daemon, summary=not args.diff, reminder=False)
@@ -100,8 +97,6 @@ def _keys(session: Session, args, io: wiring.Output) -> list[str]:
 
 def _daemon(session: Session, args, io: wiring.Output) -> list[str]:
     """Step 5: start the daemon (tier 3) unless one runs; what failed."""
-    from tma.install.common import confirm
-
     if args.no_daemon:
         io.say("tma: init: daemon not started (--no-daemon; start it later: tma daemon "
                "--ensure)")

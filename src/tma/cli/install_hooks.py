@@ -14,6 +14,7 @@ drift.
 from __future__ import annotations
 
 from tma.cli import common, spec
+from tma.install import wiring
 from tma.install.registry import AGENTS
 from tma.runtime.session import Session
 
@@ -27,7 +28,6 @@ def main(session: Session, argv: list[str]) -> int:
                                 "(or --check)")
     if args.check and args.uninstall:
         raise common.UsageError("--check and --uninstall are exclusive")
-    from tma.install import wiring
 
     cfg = session.config
     mset = session.manifests  # BundledManifestError: cli/main.py

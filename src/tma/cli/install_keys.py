@@ -10,6 +10,8 @@ tma.install.keybind's; see docs/reference/install-keys.md.
 from __future__ import annotations
 
 from tma.cli import common, spec
+from tma.install import keybind
+from tma.install.wiring import Output
 from tma.runtime.session import Session
 
 
@@ -17,8 +19,6 @@ def main(session: Session, argv: list[str]) -> int:
     _, args = spec.parse("install-keys", argv, session)
     if args.check and args.uninstall:
         raise common.UsageError("--check and --uninstall are exclusive")
-    from tma.install import keybind
-    from tma.install.wiring import Output
 
     req = keybind.Request(yes=args.yes, check=args.check, uninstall=args.uninstall,
                           mouse=args.mouse, no_daemon=args.no_daemon, conf=args.conf,

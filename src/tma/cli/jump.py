@@ -10,13 +10,13 @@ tma.runtime.navigate's; the choices (which pane, the trail) tma.core.nav's.
 from __future__ import annotations
 
 from tma.cli import common, spec
+from tma.runtime.navigate import Navigator, NoClient
 
 
 def main(session: common.Session, argv: list[str]) -> int:
     sel, args = spec.parse("jump", argv, session)
     direction = "pane" if args.pane is not None else (args.direction or "next")
     cfg = session.surface_config()
-    from tma.runtime.navigate import Navigator, NoClient
 
     job = Navigator(session, session.cycle(), sel)
     try:

@@ -5,13 +5,15 @@ from __future__ import annotations
 import sys
 
 from tma.cli import common, spec
+from tma.runtime.git import GitInfo
 from tma.runtime.session import Session
+from tma.ui import rows as render
+from tma.ui import table
 
 
 def main(session: Session, argv: list[str]) -> int:
     sel, args = spec.parse("ls", argv, session)
     cfg = session.surface_config()
-    from tma.runtime.git import GitInfo
 
     result = session.cycle()
     git = GitInfo()
@@ -20,7 +22,6 @@ def main(session: Session, argv: list[str]) -> int:
         if all(p.pane_id != args.pane for p in result.snapshot.panes):
             raise common.NoPane(args.pane)
         rows = [r for r in rows if r.pane.pane_id == args.pane]
-    from tma.ui import rows as render
 
     if args.json:
         from tma.ui import text
@@ -36,9 +37,6 @@ def main(session: Session, argv: list[str]) -> int:
 
 
 def _for_a_person(rows, result, git, cfg) -> str:
-    from tma.ui import rows as render
-    from tma.ui import table
-
     if not rows:
         return "no agent panes (tma doctor says what it sees)\n"
     dicts = [render.row_dict(r, server="", host="", git=git) for r in rows]

@@ -9,6 +9,9 @@ from __future__ import annotations
 import sys
 
 from tma.cli import common, spec
+from tma.core import codec, notice
+from tma.tmux import notify as tnotify
+from tma.tmux import read
 
 
 def main(session: common.Session, argv: list[str]) -> int:
@@ -22,7 +25,6 @@ def main(session: common.Session, argv: list[str]) -> int:
         raise common.UsageError("--clear takes no --for")
     if args.pane and sel is not None and not sel.empty:
         raise common.UsageError("--pane takes no selector flags")
-    from tma.core import notice
 
     ms = None
     if duration is not None:
@@ -34,7 +36,6 @@ def main(session: common.Session, argv: list[str]) -> int:
     if not panes:
         common.err("tma: no agent pane matches the selectors")
         return 3
-    from tma.tmux import notify as tnotify
 
     until = None if args.clear else notice.mute_deadline(common.now_ms(), ms)
     session.server.source(tnotify.mute_lines(panes, until))
@@ -71,7 +72,6 @@ def _targets(session: common.Session, sel, pane: str | None) -> list[str]:
                 "one with --pane ID or a selector (--agent, --session...); `tma ls` lists "
                 "them, `tma mute --list` the muted ones")
         return [pane]
-    from tma.tmux import read
 
     snap = read.list_panes(session.server)
     if all(p.pane_id != pane for p in snap.panes):
@@ -81,8 +81,6 @@ def _targets(session: common.Session, sel, pane: str | None) -> list[str]:
 
 def _list(session: common.Session, sel) -> int:
     """Every pane whose mute has not run out: pane, where, agent, until when."""
-    from tma.core import notice
-
     result = session.cycle()
     now = common.now_ms()
     agents = {r.pane.pane_id: r.agent for r in result.rows}
@@ -109,8 +107,6 @@ def _list(session: common.Session, sel) -> int:
 
 
 def _until(until: int, now: int) -> str:
-    from tma.core import codec, notice
-
     until = codec.to_ms(until)
     if until >= codec.to_ms(notice.MUTE_FOREVER):
         return "muted indefinitely"

@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import sys
 
+from tma.cli import common
 from tma.core import cmdparse
 from tma.core.cmdspec import Arg, Command, Flag, Table
 from tma.core.cmdspec import did_you_mean as did_you_mean  # re-exported: the commands' hints
+from tma.runtime.selectors import SelectorError, parse_pane_id
+from tma.ui import help
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -450,14 +453,10 @@ flag_names = TABLE.flag_names
 
 
 def help_text(name: str, sub: str | None = None) -> str:
-    from tma.ui import help
-
     return help.help_text(TABLE, name, sub)
 
 
 def top_help() -> str:
-    from tma.ui import help
-
     return help.top_help(TABLE)
 
 
@@ -465,8 +464,6 @@ def top_help() -> str:
 
 
 def pane_id(text: str) -> str:
-    from tma.runtime.selectors import SelectorError, parse_pane_id
-
     try:
         return parse_pane_id(text)
     except SelectorError as exc:
@@ -490,8 +487,6 @@ def parse(name: str, argv: list[str], session=None):
     `-h`/`--help` prints the command's help and exits 0; a bad flag raises
     UsageError (exit 2 at the boundary); an unknown --agent lists the known ones.
     """
-    from tma.cli import common
-
     cmd = COMMANDS[name]
     wants, sub = cmdparse.help_request(cmd, argv)
     if wants:

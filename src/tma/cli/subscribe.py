@@ -21,7 +21,12 @@ import sys
 import time
 
 from tma.cli import common, spec
+from tma.runtime import daemon_files
+from tma.runtime.feed import Closed, Feed, Wakes
 from tma.runtime.session import Session
+from tma.tmux import control
+from tma.ui import rows as render
+from tma.ui import text
 
 BELT_S = 5.0
 PROBE_S = 5.0
@@ -32,10 +37,6 @@ class _Stop(Exception):
 
 
 def main(session: Session, argv: list[str]) -> int:
-    from tma.runtime import daemon_files
-    from tma.runtime.feed import Closed, Feed, Wakes
-    from tma.tmux import control
-
     sel, args = spec.parse("subscribe", argv, session)
     if not args.json:
         raise common.UsageError("--json is required (one JSON document per line)")
@@ -94,9 +95,6 @@ class _Out:
         self.last_states: dict | None = None
 
     def tick(self, feed, force: bool) -> None:
-        from tma.ui import rows as render
-        from tma.ui import text
-
         tick = feed.tick()
         if tick.result is None:
             return  # tmux slow: said once, no document

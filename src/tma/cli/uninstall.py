@@ -24,6 +24,9 @@ from __future__ import annotations
 import sys
 
 from tma.cli import common, spec
+from tma.install import common as ic
+from tma.install import keybind, wiring
+from tma.runtime import cache, daemon_files
 from tma.runtime.session import Session
 
 REMINDER = ("tma: if you added #(tma status) to your tmux status-right by hand, remove it "
@@ -34,9 +37,6 @@ REMINDER = ("tma: if you added #(tma status) to your tmux status-right by hand, 
 def main(session: Session, argv: list[str]) -> int:
     _, args = spec.parse("uninstall", argv, session)
     cfg = session.config
-
-    from tma.install import common as ic
-    from tma.install import keybind, wiring
 
     mset = session.manifests  # BundledManifestError: cli/main.py
     req = wiring.Request.from_args(args, uninstall=True)
@@ -68,7 +68,6 @@ def main(session: Session, argv: list[str]) -> int:
     wiring.stop_watches(server, io)  # a running watch would stamp every pane again
     failed = wiring.sweep_all(server, io) is None or failed
     wiring.forget(setup, io)
-    from tma.runtime import cache, daemon_files
 
     if daemon_files.forget():  # the stopped daemons' logs, and tma's cache
         io.say(f"removed the stopped daemons' logs from {daemon_files.runtime_dir()}")

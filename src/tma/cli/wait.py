@@ -14,13 +14,13 @@ from __future__ import annotations
 import sys
 
 from tma.cli import common, spec
+from tma.runtime import waiting
+from tma.runtime.feed import Feed
 from tma.runtime.session import Session
+from tma.ui import rows as render
 
 
 def main(session: Session, argv: list[str]) -> int:
-    from tma.runtime import waiting
-    from tma.runtime.feed import Feed
-
     sel, args = spec.parse("wait", argv, session)
     waiter, timeout = waiting.from_args(sel, args)
     session.surface_config()
@@ -55,9 +55,6 @@ def main(session: Session, argv: list[str]) -> int:
 
 
 def _finish(step, waiter, sel, tick, as_json: bool, palette: dict) -> int:
-    from tma.runtime import waiting
-    from tma.ui import rows as render
-
     goal = waiter.goal.describe()
     if step.kind == waiting.MATCHED:
         if as_json:

@@ -8,6 +8,8 @@ argparse is imported only when a parser is built.
 
 from __future__ import annotations
 
+import argparse
+
 from tma.core.cmdspec import Command, Flag, Table, did_you_mean
 from tma.core.errors import UsageError
 
@@ -81,8 +83,6 @@ def _fill(parser: argparse.ArgumentParser, cmd: Command, types: Types) -> None:
 
 def build(table: Table, name: str, types: Types) -> argparse.ArgumentParser:
     """The argparse parser for one command (its flags only: no globals, no selectors)."""
-    import argparse
-
     class Parser(argparse.ArgumentParser):
         def error(self, message: str) -> NoReturn:
             raise usage_error(message, table, cmd)  # one usage-error path, for cli/main.py

@@ -8,6 +8,8 @@ autostart reach them.
 
 from __future__ import annotations
 
+from tma.daemon import main as daemon
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
@@ -23,6 +25,5 @@ def run(session: Session, args: argparse.Namespace) -> int:
         return session.stop_daemon()
     if args.restart:
         return session.restart_daemon()
-    from tma.daemon import main as daemon
 
     return daemon.run(session.server, cfg, session.g.manifest_dir, session.g.config)

@@ -12,9 +12,10 @@ from __future__ import annotations
 import fcntl
 import os
 import stat
+import time
 
 from tma import __version__
-from tma.runtime import daemon_files
+from tma.runtime import daemon_files, rundir
 from tma.runtime.rundir import RuntimeDirError  # noqa: F401 - raised by private_dir
 
 
@@ -26,8 +27,6 @@ def private_dir() -> str:
     """The runtime dir, created 0700; RuntimeDirError when it is a symlink, another
     user's, or open to others (a socket there would accept their connections, and the
     lock, log and socket would land where they point): tma.runtime.rundir.make."""
-    from tma.runtime import rundir
-
     return rundir.make(runtime_dir())
 
 
@@ -38,8 +37,6 @@ def try_lock(path: str, patience: float = 0.0) -> int | None:
     been unlinked in between; a lock on a file no longer at the path guards nothing,
     so it is dropped and the path opened again. `patience`: keep trying that long,
     because a `held()` probe holds the lock for an instant."""
-    import time
-
     deadline = time.monotonic() + patience
     for _ in range(8):
         # never through a symlink, never onto a FIFO or device planted at the path

@@ -21,6 +21,7 @@ from tma.core import codec, states
 from tma.daemon import parts as parts_mod
 from tma.daemon.demotion import Demotion
 from tma.daemon.edges import Edges
+from tma.runtime import config, daemon_files
 from tma.runtime import cycle as cycle_mod
 from tma.tmux import control, read
 from tma.tmux.adapter import NoServer, TmuxError
@@ -67,7 +68,6 @@ class Daemon:
         self.server_pid = server_pid
         self.replaced = False  # the server at this socket is another instance now
         self.instance = instance  # "<pid>:<start_time>" of the server it serves
-        from tma.runtime import daemon_files
 
         self.package = daemon_files.this_tma()  # which installed tma this daemon runs
         self.log = log
@@ -235,7 +235,6 @@ class Daemon:
         what runs now, and says why in the log and the status document. Control
         clients, the activity gauge and its deadlines carry over."""
         self.reload_wanted = False
-        from tma.runtime import config
 
         try:
             cfg = config.load(self.config_path)

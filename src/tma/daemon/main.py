@@ -12,6 +12,7 @@ import os
 import time
 
 from tma.daemon import lock
+from tma.daemon.loop import Daemon
 from tma.runtime import daemon_files
 from tma.runtime.daemon_control import ENSURE_WAIT, log, private, server_instance, serves
 from tma.tmux.adapter import NoServer
@@ -20,8 +21,6 @@ from tma.tmux.adapter import NoServer
 def run(server, cfg, manifest_dir: str | None, config_path: str | None = None) -> int:
     """The foreground daemon. Exit 0 also when another daemon already runs or there
     is no server (nothing to watch is not a failure of the daemon)."""
-    from tma.daemon.loop import Daemon
-
     try:
         socket_path, server_pid, instance = server_instance(server)
     except NoServer:

@@ -37,11 +37,14 @@ the daemon running, its quiet edges and sweeps are what refresh panes.
 
 from __future__ import annotations
 
+import os
 import time
 
+from tma.core.paths import here
 from tma.daemon.parts import Part
 from tma.install import tmux_status
 from tma.runtime import cycle as cycle_mod
+from tma.runtime import manifests
 from tma.tmux import frame, read, write
 from tma.tmux.adapter import TmuxError
 from tma.ui import status as render
@@ -173,11 +176,6 @@ class Segment(Part):
     def _config_stat(self) -> tuple:
         """The config file's and every manifest file's mtime and size: what the daemon
         loaded its rendering and identification from (a change means a reload is due)."""
-        import os
-
-        from tma.core.paths import here
-        from tma.runtime import manifests
-
         try:
             st = os.stat(here().config_file(self.daemon.config_path or None))
             config: tuple = (st.st_mtime_ns, st.st_size)

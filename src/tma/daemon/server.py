@@ -28,7 +28,11 @@ import socket
 import time
 from collections import deque
 
+from tma.core.codec import clamp_future
 from tma.daemon.parts import Part, Transition
+from tma.daemon.stamper import Stamper
+from tma.runtime import handoff, manifests, notify, notify_gate
+from tma.tmux import spawn
 
 MAGIC_EVENT, MAGIC_STATUS, MAGIC_SUB, MAGIC_HISTORY, MAGIC_WAKE, MAGIC_SEGMENT = (
     b"TMA1", b"TMAQ", b"TMAS", b"TMAH", b"TMAW", b"TMAT")
@@ -134,17 +138,14 @@ class Server(Part):
         self.counts = {"handoffs": 0, "handoff_naks": 0, "handoffs_abandoned": 0,
                        "segment_answers": 0, "segment_naks": 0,
                        "refused": 0, "wakes": 0}
-        from tma.runtime import handoff
 
         self.scope = handoff.scope({"config": daemon.config_path or "",
                                     "manifest-dir": daemon.manifest_dir or ""})
         self.tables: dict | None = None
         self.blocking_sink = False
-        from tma.daemon.stamper import Stamper
 
         self.stamper = Stamper(daemon)
         self._bind()  # first: `daemon --ensure` returns once the lock is held and this exists
-        from tma.tmux import spawn
 
         # while the loop waits on tmux, hooks are still answered (and queued)
         spawn.set_side(self._side_fds, self._side_ready)
@@ -232,8 +233,6 @@ class Server(Part):
         self.blocking_sink = notify_gate.blocking_sink(cfg)
 
     def close(self) -> None:
-        from tma.tmux import spawn
-
         spawn.set_side(None)
         # what was ACKed is stamped first, for a second at most; never onto a server that
         # replaced the one these events came from (pane ids start again at %0)
@@ -466,7 +465,6 @@ class Server(Part):
             self.counts["handoffs_abandoned"] += 1
             return
         self.counts["handoffs"] += 1
-        from tma.core.codec import clamp_future
 
         # the hook's clock may be ahead of this one (or forged): never write evidence
         # from the future beyond the skew

@@ -25,7 +25,12 @@ hear of them) as it did before.
 
 from __future__ import annotations
 
+import time
 from collections import deque
+
+from tma.runtime import hook
+from tma.tmux import read
+from tma.tmux.adapter import NoServer, TmuxError
 
 MAX_QUEUE = 1024
 QUEUE_BYTES = 32 << 20  # payload bytes held at once
@@ -78,8 +83,6 @@ class Stamper:
         when a round wrote. A round that tmux refused (a timeout on a loaded machine) goes
         back to the front of the queue and ends this turn: an ACKed event is a promise,
         kept unless the same round fails MAX_ATTEMPTS times. NoServer ends the daemon."""
-        from tma.tmux.adapter import NoServer, TmuxError
-
         wrote = False
         every = None  # the panes read by the last round's write spawn, if any
         while self.queue:
@@ -110,12 +113,6 @@ class Stamper:
         writes; None: read them now). While more events wait, the round's write spawn
         reads every pane after its writes, for the next round: a round costs one tmux
         spawn, not two (in a storm the daemon's spawns are what its rounds wait on)."""
-        import time
-
-        from tma.runtime import hook
-        from tma.tmux import read
-        from tma.tmux.adapter import NoServer, TmuxError
-
         server = self.daemon.server
         if every is not None:
             known = {p.pane_id for p in every}

@@ -43,6 +43,8 @@ import json
 import os
 import tomllib
 
+import tomlkit
+
 from tma.install import common
 from tma.install.registry import FileOption
 
@@ -337,8 +339,6 @@ class _Fallback(Exception):
 
 
 def _tomlkit_edit(text: str, ctx: common.Ctx, uninstall: bool) -> str:
-    import tomlkit
-
     d = tomlkit.parse(text)
     if uninstall:
         if notify_ours(d.get("notify")):

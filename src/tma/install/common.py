@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import fcntl
 import json
 import os
 import shlex
@@ -38,6 +39,10 @@ import stat
 import sys
 import tempfile
 from dataclasses import dataclass, field
+from importlib import resources
+
+from tma.core.paths import here
+from tma.install.jsonsplice import splice
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -72,7 +77,6 @@ def asset_bytes(name: str) -> bytes:
                 return fh.read()
         except OSError as exc:
             raise InstallError(f"the {name} asset is missing ({exc.strerror})") from None
-    from importlib import resources
 
     try:
         return resources.files("tma.install").joinpath("assets").joinpath(name).read_bytes()
@@ -118,8 +122,6 @@ def wired_events(manifest) -> list[str]:
 
 def tilde(path: str) -> str:
     """path with $HOME shown as `~` (for messages)."""
-    from tma.core.paths import here
-
     return here().tilde(path)
 
 
@@ -240,7 +242,6 @@ class JsonDoc:
             return None
         if self.text is None or not self.text.strip():
             return Change(self.path, self.text, self.fmt.dump(new), label)
-        from tma.install.jsonsplice import splice
 
         return Change(self.path, self.text, splice(self.text, new), label)
 
@@ -605,8 +606,6 @@ def file_lock(path: str):
     """An exclusive lock among tma processes on one file: flock(2) on a sibling
     `.<name>.tma-lock`, removed again before it is released. A holder that finds the lock
     file replaced under it (a previous holder removed it) takes the new one instead."""
-    import fcntl
-
     target = _target(path)
     directory = os.path.dirname(os.path.abspath(target))
     os.makedirs(directory, exist_ok=True)

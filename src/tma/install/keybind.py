@@ -16,8 +16,11 @@ import sys
 from dataclasses import dataclass
 
 from tma.install import common as ic
-from tma.install import keys
+from tma.install import keys, tmux_hooks
 from tma.install.common import Change, InstallError, tilde
+from tma.tmux import attention, keyfile
+from tma.tmux.adapter import TmuxError
+from tma.tmux.keyfile import MARKER, MARKER_NL
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -95,8 +98,6 @@ class Ctx:
 
     def __init__(self, req: Request, cfg, server, paths: Paths, env: Mapping[str, str],
                  features: keys.Features) -> None:
-        from tma.install import tmux_hooks
-
         self.env = {k: v for k, v in env.items() if v}
         self.home = paths.home
         explicit = req.config_dir or paths.get("TMA_CONFIG_DIR")
@@ -131,9 +132,6 @@ class Ctx:
 
 def live_server(server):
     """The server when one answers, else None."""
-    from tma.tmux import attention
-    from tma.tmux.adapter import TmuxError
-
     try:
         attention.socket_path(server)
     except TmuxError:
@@ -182,9 +180,6 @@ def uninstall_plan(ctx: Ctx) -> tuple[list[Change], list[str]]:
 
 def check_problems(ctx: Ctx) -> list[str]:
     """What `--check` finds wrong (empty: all holds)."""
-    from tma.install import tmux_hooks
-    from tma.tmux.adapter import TmuxError
-
     if ctx.old_managed is None:
         return [f"the managed file {tilde(ctx.managed)} is missing"]
     out = []
@@ -193,7 +188,6 @@ def check_problems(ctx: Ctx) -> list[str]:
     if keys.render(ctx.options(created)) != ctx.old_managed:
         out.append(f"the managed file {tilde(ctx.managed)} is not what `{ctx.rerun()}` "
                    "writes")
-    from tma.tmux.keyfile import MARKER, MARKER_NL
 
     lines = (ctx.old_conf or "").splitlines()
     at = keys.marked(ctx.old_conf or "")
@@ -283,10 +277,6 @@ def confirm_and_write(changes: list[Change], yes: bool, io: Output,
 def load_into(ctx: Ctx, io: Output) -> int:
     """Source the managed file into the running server (asked), then let the hook
     installer drop older copies of the hooks and record them."""
-    from tma.install import tmux_hooks
-    from tma.tmux import keyfile
-    from tma.tmux.adapter import TmuxError
-
     try:
         ok = ask(f"Load it into the running tmux server now (tmux source-file "
                  f"{tilde(ctx.managed)})?", ctx.req.yes, io)
@@ -311,9 +301,6 @@ def load_into(ctx: Ctx, io: Output) -> int:
 
 
 def server_has_hooks(ctx: Ctx) -> bool:
-    from tma.install import tmux_hooks
-    from tma.tmux.adapter import TmuxError
-
     try:
         states = tmux_hooks.inspect(ctx.server, focus_events=ctx.cfg.focus_events,
                                     cdir=ctx.cdir, tma_bin=ctx.tma_bin)

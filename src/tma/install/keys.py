@@ -25,7 +25,9 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from tma.core.paths import here
 from tma.install import tmux_hooks
+from tma.install.common import InstallError
 from tma.tmux import keyfile
 from tma.tmux.keyfile import MARKED, MARKER, MARKER_NL  # noqa: F401 (re-exported)
 
@@ -43,8 +45,6 @@ _BIND = re.compile(r"^\s*bind(?:-key)?\s+(.*)$")
 def find_conf(explicit: str | None, home: str, env) -> str:
     """--conf, else the first existing of tmux's own search order, else ~/.tmux.conf
     (to be created). A symlink counts as existing, dangling or not: it is followed."""
-    from tma.core.paths import here
-
     paths = here(dict(env, HOME=home))
     if explicit:
         return paths.expand(explicit)
@@ -59,8 +59,6 @@ def managed_path(cdir: str) -> str:
 def source_line(cdir: str, home: str, env, pinned: bool) -> str:
     """The marked line. The default place goes through tmux's own XDG config home and
     $HOME (so a moved HOME still finds it); a pinned dir is written literally."""
-    from tma.core.paths import here
-
     default_xdg = os.path.join(here(dict(env, HOME=home)).config_home, "tma")
     literal = pinned or os.path.abspath(cdir) != os.path.abspath(default_xdg)
     return keyfile.source_line(managed_path(cdir) if literal else None)
@@ -212,8 +210,6 @@ def without_line(text: str) -> str:
 def read(path: str) -> str | None:
     """The file's text (bytes that are not UTF-8 kept as they are), None when absent;
     InstallError naming the file when it cannot be read."""
-    from tma.install.common import InstallError
-
     try:
         with open(path, "rb") as fh:
             return fh.read().decode("utf-8", "surrogateescape")

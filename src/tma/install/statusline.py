@@ -27,7 +27,11 @@ a reinstall re-wraps it. Uninstall restores the user's command, or removes a
 
 from __future__ import annotations
 
+import os
 import shlex
+import tomllib
+
+from tma.install.common import Change, InstallError, read_text
 
 SEP = " & printf '%s' \"$_TMA_SL\" | "
 OPEN = "{\n"
@@ -193,17 +197,11 @@ STATE_HEADER = ("# tma: agents whose statusline shim was declined (a \"no\" to i
 
 
 def state_path(config_dir: str) -> str:
-    import os
-
     return os.path.join(config_dir, STATE_FILE)
 
 
 def read_optout(config_dir: str) -> tuple[set[str], str | None]:
     """The recorded opt-outs and the file's text (None when absent or unreadable)."""
-    import tomllib
-
-    from tma.install.common import InstallError, read_text
-
     try:
         text = read_text(state_path(config_dir))
     except InstallError:
@@ -219,8 +217,6 @@ def read_optout(config_dir: str) -> tuple[set[str], str | None]:
 
 
 def optout_change(config_dir: str, optout: set[str], text: str | None):
-    from tma.install.common import Change
-
     body = STATE_HEADER + "declined = [" + ", ".join(f'"{n}"' for n in sorted(optout)) + "]\n"
     if text == body or (text is None and not optout):
         return None

@@ -20,7 +20,11 @@ from __future__ import annotations
 
 import os
 import sys
+import tomllib
 
+from tma.core.paths import here
+from tma.install import keys
+from tma.install.binary import NAME, running_tma
 from tma.tmux import attention, keyfile
 from tma.tmux.adapter import NoServer, Server, TmuxError
 
@@ -42,8 +46,6 @@ MANAGED_INDEX = keyfile.MANAGED_INDEX
 
 def config_dir(explicit: str | None = None) -> str:
     """--config-dir > TMA_CONFIG_DIR > $XDG_CONFIG_HOME/tma > ~/.config/tma (empty = unset)."""
-    from tma.core.paths import here
-
     return here().config_dir(explicit)
 
 
@@ -62,8 +64,6 @@ def state_path(cdir: str, socket_path: str) -> str:
 
 def resolve_tma() -> str:
     """The running tma (tma.install.binary: the one answer every installer uses)."""
-    from tma.install.binary import NAME, running_tma
-
     return running_tma() or NAME
 
 
@@ -72,8 +72,6 @@ def resolve_tma() -> str:
 
 def read_state(path: str) -> list[tuple[str, int]]:
     """Recorded (hook, index) pairs; an absent or unreadable record is empty."""
-    import tomllib
-
     try:
         with open(path, "rb") as fh:
             doc = tomllib.loads(fh.read().decode("utf-8"))
@@ -183,8 +181,6 @@ NOWHERE = "missing"
 def owned_by_keys(cdir: str) -> str | None:
     """The managed key file when it installs the hooks (then it is their owner:
     `install-hooks` adds them to a running server but never removes them)."""
-    from tma.install import keys
-
     path = keys.managed_path(cdir)
     return path if keys.holds_hooks(keys.read(path)) else None
 

@@ -10,12 +10,25 @@ return values are exit statuses (0, or 1 = FAIL).
 
 from __future__ import annotations
 
+import glob
 import os
+import shutil
+import signal
 import sys
+import time
 from dataclasses import dataclass, field
 
-from tma.install import common, registry
+from tma.core import bundled, options
+from tma.core.paths import here
+from tma.install import binary, common, registry, statusline, tmux_status
+from tma.install import tmux_hooks as th
+from tma.install.binary import running_tma
 from tma.install.created import Created
+from tma.install.tmux_hooks import UNCHECKED
+from tma.install.tmux_status import runs_tma_status
+from tma.tmux import attention, setup
+from tma.tmux import setup as tsetup
+from tma.tmux.adapter import NoServer, TmuxError
 
 FAIL = 1
 
@@ -79,10 +92,6 @@ class Output:
 
 def prepare(req: Request, cfg, env=None) -> Setup:
     """The context every adapter reads. Raises InstallError when no wrapper place is known."""
-    from tma.core.paths import here
-    from tma.install import statusline
-    from tma.install.binary import running_tma
-
     paths = here(env)
     tma = running_tma()
     explicit = req.wrapper_path or paths.get("TMA_WRAPPER_PATH")
@@ -123,7 +132,6 @@ def manifest_for_removal(name: str, mset):
     m = mset.get(name)
     if m is not None and m.hook_capable:
         return m
-    from tma.core import bundled
 
     try:
         return bundled.load(name)
@@ -175,8 +183,6 @@ def tmux_hooks(server, cfg, setup: Setup, io: Output, *, check: bool = False,
     """Install, remove or (check) verify the tmux attention hooks; their problems."""
     if not tmux_hooks_enabled():
         return []
-    from tma.install import tmux_hooks as th
-    from tma.tmux.adapter import TmuxError
 
     try:
         return list(th.ensure(server, check=check, uninstall=uninstall, out=io.out,
@@ -190,9 +196,6 @@ def tmux_hooks(server, cfg, setup: Setup, io: Output, *, check: bool = False,
 def sweep(server) -> dict:
     """Unset every option tma writes on the server (panes, rollups, @tma_*); the counts.
     Raises NoServer / TmuxError."""
-    from tma.core import options
-    from tma.tmux import setup as tsetup
-
     session = tuple(o.name for o in options.OPTIONS if o.scope == "session"
                     and o.removal == options.SERVER)
     return tsetup.sweep(server, options.UNINSTALL_PANE_OPTIONS, session)
@@ -224,7 +227,6 @@ def check(req: Request, setup: Setup, mset, server, cfg, io: Output) -> int:
     if wired:
         reasons += common.wrapper_problems(setup.ctx, setup.bare)
         reasons += tmux_hooks(server, cfg, setup, io, check=True)
-    from tma.install.tmux_hooks import UNCHECKED
 
     if reasons == [UNCHECKED]:  # the files hold; only the server side is unknown
         io.warn("tma: agent wiring OK, but the tmux hooks cannot be checked: no tmux server "
@@ -347,8 +349,6 @@ def targets(req: Request, setup: Setup, mset) -> list[str]:
 
 def shared_changes(req: Request, setup: Setup, names: list[str]) -> Pending:
     """The wrapper and the recorded statusline choice, written with the first agent."""
-    from tma.install import statusline
-
     pending = Pending()
     if req.uninstall:
         return pending
@@ -364,8 +364,6 @@ def shared_changes(req: Request, setup: Setup, names: list[str]) -> Pending:
 
 def bare_wrapper_problem(setup: Setup) -> tuple[str | None, bool]:
     """(a message about the bare-named wrapper on $PATH, whether it is fatal)."""
-    import shutil
-
     found = shutil.which(common.WRAPPER_NAME)
     if found is None:
         return (f"tma: {common.WRAPPER_NAME} is wired by bare name but is not on $PATH; add "
@@ -424,8 +422,6 @@ def run(req: Request, cfg, mset, server, io: Output) -> int:
 
 
 def _quiet_sweep(server) -> None:
-    from tma.tmux.adapter import TmuxError
-
     try:
         sweep(server)
     except TmuxError:
@@ -458,8 +454,6 @@ STATUS_LINE = {"claude": "Claude Code's status line", "cursor": "Cursor CLI's st
 def detect(mset) -> list[tuple[str, str]]:
     """(agent, the executable found) for every loaded agent installed on $PATH: its
     manifest name, or a process name of it that is not a generic runtime's."""
-    import shutil
-
     found = []
     for m in mset.ordered():
         names = [m.name] + [n for n in m.identity.process_names
@@ -502,10 +496,6 @@ def statusline_choice(manifest, cfg, io: Output, *, yes: bool,
 
 
 def status_right_runs_tma(server) -> bool:
-    from tma.install.tmux_status import runs_tma_status
-    from tma.tmux import setup
-    from tma.tmux.adapter import TmuxError
-
     try:
         return runs_tma_status(setup.status_right(server))
     except TmuxError:
@@ -514,10 +504,6 @@ def status_right_runs_tma(server) -> bool:
 
 def status_line_advice(server, paths, conf: str | None, io: Output) -> None:
     """Does status-right run `tma status`? Read, never edited: the line to add, where."""
-    from tma.install import binary, tmux_status
-    from tma.tmux import setup
-    from tma.tmux.adapter import TmuxError
-
     try:
         value: str | None = setup.status_right(server)
     except TmuxError:
@@ -553,12 +539,6 @@ def stop_watches(server, io: Output) -> None:
     """SIGTERM every `tma watch` the panes advertise (@tma_watch_pid) and wait up to 2 s
     for each to leave; only a process whose command line is a tma watch (a running
     watch would stamp every pane again after the sweep)."""
-    import signal
-    import time
-
-    from tma.tmux import attention
-    from tma.tmux.adapter import NoServer, TmuxError
-
     try:
         pids = attention.watcher_pids(server)
     except (NoServer, TmuxError):
@@ -595,8 +575,6 @@ def alive(pid: int) -> bool:
 
 def sweep_all(server, io: Output) -> dict | None:
     """`sweep`, said: the counts; None when it failed ({} when no server runs)."""
-    from tma.tmux.adapter import NoServer, TmuxError
-
     try:
         counts = sweep(server)
     except NoServer:
@@ -615,11 +593,6 @@ def forget(setup: Setup, io: Output) -> None:
     """The tma-hook wrapper tma wrote, tma's own files in its config dir (the statusline
     choices, the hooks-state-*.toml records, the record of what it created) and every
     now-empty folder it created."""
-    import glob
-
-    from tma.install import statusline
-    from tma.install import tmux_hooks as th
-
     setup.created.remove_wrapper(setup.ctx.wrapper_path, io)
     setup.created.prune(io)
     # the statusline choices, and the record of the tmux hooks of every server (the

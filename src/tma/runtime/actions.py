@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 
 from tma.core import actions_schema as schema
+from tma.core.paths import here
 
 
 class BundledActionError(Exception):
@@ -17,8 +18,6 @@ class BundledActionError(Exception):
 
 
 def user_dir() -> str:
-    from tma.core.paths import here
-
     return here().action_dir
 
 

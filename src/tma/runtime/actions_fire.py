@@ -12,13 +12,21 @@ prompt's answer is typed at most once, however many acts race for it.
 from __future__ import annotations
 
 import os
+import signal
+import time
 from dataclasses import replace
 
 from tma.core import actions_gate as G
-from tma.core import codec, states
+from tma.core import codec, options, states
 from tma.core.actions_schema import Action
+from tma.core.fold import Facts, evidence_from, verdict
 from tma.core.record import Record
-from tma.tmux import action_lock
+from tma.core.rules import Screen, evaluate
+from tma.runtime import actions_exec as X
+from tma.runtime import notify
+from tma.runtime.procs import alive
+from tma.tmux import action_lock, read, write
+from tma.tmux import keys as keys_mod
 from tma.tmux.adapter import NoServer, PaneGone, TmuxError
 
 TYPE_CHECKING = False
@@ -153,8 +161,6 @@ class Broker:
 
     def _under_lock(self, action: Action, pane_id: str, agent: str, req: Request,
                     mine: str) -> Result:
-        from tma.tmux import read
-
         panes = read.session_panes(self.server, pane_id)
         pane = next((p for p in panes if p.pane_id == pane_id), None)
         if pane is None:
@@ -187,7 +193,6 @@ class Broker:
         if refusal is not None:
             return refused(action.name, pane.pane_id, G.Refusal(
                 refusal.reason, refusal.message + " (the screen read just now)"), agent)
-        from tma.tmux import keys as keys_mod
 
         try:
             if state == states.BLOCKED and not action_lock.claim(
@@ -212,8 +217,6 @@ class Broker:
         second: with no stamp between the two, a second prompt would share the first's
         episode and its answer would be refused as already given. A half-drawn frame
         (unknown) or a screen that still asks stamps nothing here."""
-        import time
-
         deadline = time.monotonic() + ANSWER_SETTLE_MS / 1000
         settled = 0
         try:
@@ -232,10 +235,6 @@ class Broker:
     def screen_reading(self, pane, agent: str):
         """(state, detail) the pane's screen shows right now, folded with the agent's
         manifest and no prior claim; or a Refusal when the agent is not in the foreground."""
-        from tma.core.fold import Facts, evidence_from, verdict
-        from tma.core.rules import Screen, evaluate
-        from tma.tmux import read
-
         ident = self.cycle.identify(pane, None)
         if ident.agent != agent:
             what = pane.current_command or "nothing"
@@ -259,8 +258,6 @@ class Broker:
 
     # -- the hook reply lane (Claude's PermissionRequest hook holding for a verdict)
     def _hook_reply(self, action: Action, pane, agent: str) -> Result:
-        from tma.tmux import write
-
         request = pane.options.get("@agent_permission_request", "")
         self.server.source([write.set_plain(pane.pane_id, "@tma_reply_verdict",
                                             f"{request} {action.hook_reply}")])
@@ -296,8 +293,6 @@ class Broker:
     # -- a command
     def _exec(self, action: Action, pane, stamp, agent: str, req: Request,
               mine: str) -> Result:
-        from tma.runtime import actions_exec as X
-
         env = X.child_env(action, pane, stamp, agent, tuple(req.args))
         if action.detach:
             return self._detach(action, pane, agent, env, mine)
@@ -370,10 +365,6 @@ def nudge_watchers(panes) -> None:
     """SIGUSR1 to every `tma watch` advertised in a pane's @tma_watch_pid, as the focus
     hooks' clear-attention does: a watch re-reads at once instead of on its next tick,
     so its row shows the answer act just stamped."""
-    import signal
-
-    from tma.core import options
-
     pids = {p.options.get(options.WATCH_PID, "") for p in panes}
     for pid in sorted(int(v) for v in pids if v.isdigit() and int(v) > 1):
         if pid != os.getpid():
@@ -418,8 +409,6 @@ def _decode(pane) -> codec.Stamp | None:
 
 
 def _alive(pid: int) -> bool:
-    from tma.runtime.procs import alive
-
     return pid > 0 and alive(pid)
 
 

@@ -24,12 +24,13 @@ foreground runs it.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 
 from tma import __version__
-from tma.runtime import daemon_files
-from tma.tmux import control, spawn
+from tma.runtime import daemon_files, rundir
+from tma.tmux import control, read, spawn
 from tma.tmux.adapter import NoServer
 
 TYPE_CHECKING = False
@@ -43,8 +44,6 @@ ENSURE_WAIT = 5.0
 def server_instance(server: Server) -> tuple[str, str, str]:
     """(socket path, server pid, instance): the instance is `<pid>:<start_time>`, which
     tells a server apart from the one it replaced at the same socket. NoServer raises."""
-    from tma.tmux import read
-
     path, pid, start = read.server_values(server, ("socket_path", "pid", "start_time"))
     if not pid:
         raise NoServer("no server facts")
@@ -79,8 +78,6 @@ def log(line: str) -> None:
 def private() -> bool:
     """The runtime dir, created 0700 (tma.runtime.rundir.make): False after one line
     when it is a symlink, another user's, or open to others."""
-    from tma.runtime import rundir
-
     try:
         rundir.make(daemon_files.runtime_dir())
     except (rundir.RuntimeDirError, OSError) as exc:
@@ -149,8 +146,6 @@ def running(server: Server) -> str | None:
 def _holder(server: Server) -> tuple[str, Files | None] | None:
     """(socket path, this server's daemon files when a live process holds the lock,
     else None); None when no server runs."""
-    from tma.runtime import rundir
-
     try:
         socket_path, _pid = control.server_facts(server)
     except NoServer:
@@ -175,8 +170,6 @@ def _terminate(paths: Files) -> bool:
     is signalled only while the lock is held (a live daemon holds it for its whole
     life and its record names itself); a daemon that answers on its socket must
     report the same pid."""
-    import signal
-
     for sig, wait in ((signal.SIGTERM, STOP_WAIT), (signal.SIGKILL, 2.0)):
         if not daemon_files.held(paths.lock):
             return True
@@ -232,8 +225,6 @@ def restart(server: Server, child_argv: list[str]) -> int:
 
 def reload(server: Server) -> int:
     """SIGHUP the daemon of this server and report what it did. No daemon: a no-op."""
-    import signal
-
     try:
         socket_path, _pid = control.server_facts(server)
     except NoServer:

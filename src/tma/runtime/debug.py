@@ -11,7 +11,15 @@ from __future__ import annotations
 
 import time
 
+from tma.core import codec, explain, fixture, options
+from tma.core import explain as ex
+from tma.core import plan as P
 from tma.core.errors import NoPane, UsageError
+from tma.core.fold import Facts
+from tma.core.rules import Screen
+from tma.runtime import daemon_files, notify
+from tma.runtime.cycle import Cycle
+from tma.tmux import control, read, write
 
 
 class DebugError(Exception):
@@ -23,16 +31,12 @@ def _now() -> int:
 
 
 def _cycle(session):
-    from tma.runtime.cycle import Cycle
-
     cycle = Cycle(session.server, session.config, session.g.manifest_dir, warn=session.warn)
     cycle.manifests()  # loaded now: a broken user manifest is named even on a shell pane
     return cycle
 
 
 def _pane(server, pane_id: str):
-    from tma.tmux import read
-
     for p in read.list_panes(server).panes:  # NoServer: exit 1 at cli/main.py
         if p.pane_id == pane_id:
             return p
@@ -41,8 +45,6 @@ def _pane(server, pane_id: str):
 
 def _decode(pane):
     """(stamp, why it does not decode)."""
-    from tma.core import codec
-
     try:
         return codec.decode(pane.options), None
     except codec.DecodeError as exc:
@@ -51,12 +53,6 @@ def _decode(pane):
 
 def explain_pane(session, pane_id: str) -> dict:
     """Identity, carve-outs, foreground, freeze facts, every rule, and the verdict."""
-    from tma.core import explain as ex
-    from tma.core import options
-    from tma.core.fold import Facts
-    from tma.core.rules import Screen
-    from tma.tmux import read
-
     cycle = _cycle(session)
     server = session.server
     pane = _pane(server, pane_id)
@@ -105,10 +101,6 @@ def explain_pane(session, pane_id: str) -> dict:
 
 def explain_capture(session, path: str, agent: str | None, prior: str | None) -> dict:
     """The same document for a capture saved in the fixture format (offline)."""
-    from tma.core import explain, fixture
-    from tma.core.fold import Facts
-    from tma.core.rules import Screen
-
     try:
         with open(path, encoding="utf-8", errors="surrogateescape", newline="") as fh:
             cap = fixture.parse(fh.read())
@@ -131,9 +123,6 @@ def explain_capture(session, path: str, agent: str | None, prior: str | None) ->
 
 def capture_pane(session, pane_id: str) -> str:
     """The pane in the fixture format (what the rule engine reads, escapes kept)."""
-    from tma.core import fixture
-    from tma.tmux import read
-
     cycle = _cycle(session)
     server = session.server
     pane = _pane(server, pane_id)
@@ -158,9 +147,6 @@ def capture_pane(session, pane_id: str) -> str:
 def stamp(server, args) -> None:
     """Apply exactly one guarded write per repetition (the race and contract tests drive
     this). `args`: the parsed `tma debug stamp` flags."""
-    from tma.core import plan as P
-    from tma.tmux import write
-
     now = args.stamped_at if args.stamped_at is not None else _now()
     evidence = args.evidence_at if args.evidence_at is not None else now
     kind, _, arg = args.guard.partition(":")
@@ -192,9 +178,6 @@ def stamp(server, args) -> None:
 
 def transitions(server) -> dict:
     """The daemon's ring of recent transitions (TMAH on its socket)."""
-    from tma.runtime import daemon_files
-    from tma.tmux import control
-
     socket_path, _pid = control.server_facts(server)  # NoServer: exit 1
     doc = daemon_files.read_history(daemon_files.Files(socket_path).sock)
     if doc is None:
@@ -206,8 +189,6 @@ def transitions(server) -> dict:
 def notify_test(session, trigger: str, cwd: str) -> tuple[list[str], int]:
     """Run the resolved notification sink for a made-up note: what it did, its status.
     (An unknown trigger is refused before the config is read.)"""
-    from tma.runtime import notify
-
     if trigger not in notify.TRIGGERS:
         raise DebugError(f"unknown trigger {trigger!r} (expected one of: "
                          f"{', '.join(notify.TRIGGERS)})")

@@ -10,6 +10,7 @@ cli/demo.py is the command: it parses, prints the introduction and handles signa
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -19,6 +20,10 @@ import sys
 import tempfile
 import time
 
+import tma
+from tma.runtime.procs import alive
+from tma.tmux import demo_server
+from tma.tmux.adapter import Server, resolve_bin
 from tma.ui import table
 
 TYPE_CHECKING = False
@@ -40,16 +45,12 @@ class Stop(Exception):
 
 
 def _agent_script() -> str:
-    import tma
-
     return os.path.join(os.path.dirname(os.path.abspath(tma.__file__)), "demo_agent.py")
 
 
 class Demo:
     def __init__(self, session: Session, seconds: float, keep: bool,
                  say: Callable[..., None], width: Callable[[], int]):
-        from tma.tmux.adapter import Server, resolve_bin
-
         self.g = session.g
         self.seconds = seconds
         self.keep = keep
@@ -75,8 +76,6 @@ class Demo:
         return argv + list(args)
 
     def setup(self) -> None:
-        from tma.tmux import demo_server
-
         self.tmp = tempfile.mkdtemp(prefix=f"{self.name}-")
         bin_dir = os.path.join(self.tmp, "bin")
         self.pid_dir = os.path.join(self.tmp, "pids")
@@ -134,7 +133,6 @@ class Demo:
         if res.returncode != 0:
             self.say(f"{self.elapsed()} tma ls failed ({res.returncode}): {res.stderr.strip()}")
             return last
-        import json
 
         rows = json.loads(res.stdout)["agents"]
         key = tuple(sorted((r["pane"], r["state"], r["detail"] or "", r["attention"])
@@ -166,8 +164,6 @@ class Demo:
 
     # ------------------------------------------------------------ teardown
     def teardown(self) -> None:
-        from tma.tmux import demo_server
-
         demo_server.kill(self.server)
         pids = set(self.pids)
         if self.pid_dir:
@@ -195,8 +191,6 @@ def _mine(pid: int, tmp: str) -> bool:
 
 
 def _alive(pid: int) -> bool:
-    from tma.runtime.procs import alive
-
     return alive(pid)
 
 

@@ -18,8 +18,18 @@ verdicts and judges nothing).
 from __future__ import annotations
 
 import os
+import shutil
 
 from tma.core import codec, identity, manifest, states
+from tma.core.errors import FAIL, OK
+from tma.core.paths import here
+from tma.install import binary, registry, tmux_hooks, tmux_status, wiring
+from tma.install import common as ic
+from tma.runtime import daemon_files, manifests, notify, notify_gate, opencode_api
+from tma.runtime.config import Config, ConfigError, resolve_path
+from tma.runtime.cycle import Cycle
+from tma.tmux import read, releases, setup
+from tma.tmux.adapter import TmuxError
 
 SCHEMA = 1
 COMM_MAX = manifest.COMM_WIDTH
@@ -123,8 +133,6 @@ def stamp_problem(opts: dict) -> tuple[codec.Stamp | None, str | None]:
 def tmux_too_old(version: str) -> bool:
     """A tmux before 3.2: `set-option -F` stores its format literally. (A version text
     that names no release says nothing; the -F probe still does.)"""
-    from tma.tmux import releases
-
     key = releases.parse(version)
     return key is not None and key[:2] < MIN_TMUX
 
@@ -174,10 +182,6 @@ class Installers:
     """
 
     def __init__(self, cfg, mset) -> None:
-        from tma.core.paths import here
-        from tma.install import common as ic
-        from tma.install import registry, wiring
-
         self.agents: tuple[str, ...] = registry.AGENTS
         self.config_dir: str = here().config_dir()
         self.error: str | None = None
@@ -197,9 +201,6 @@ class Installers:
             self.status[name] = self._status(name, m)
 
     def _status(self, name: str, m) -> tuple[str, list[str]]:
-        from tma.install import common as ic
-        from tma.install import wiring
-
         if not m.hook_capable:
             return HOOK_HOOKLESS, []
         if self.setup is None:
@@ -216,8 +217,6 @@ class Installers:
 
     def wired_at(self, agent: str) -> float | None:
         """When the agent's wiring files last changed (their newest mtime, epoch s)."""
-        from tma.install import registry
-
         if self.ctx is None or agent not in self.agents:
             return None
         times = []
@@ -256,8 +255,6 @@ def section_tmux(ctx: Context) -> dict:
 def tmux_facts(version: str | None, setpf: bool | None) -> dict:
     """The tmux section: the version, where it stands against the tested releases, and
     whether it is too old for guarded writes (decided here, so text and JSON agree)."""
-    from tma.tmux import releases
-
     return {"version": version or None, "setpf_ok": setpf,
             "standing": releases.standing(version or "").standing,
             "tested": list(releases.TESTED), "range": releases.RANGE,
@@ -268,10 +265,6 @@ def tmux_facts(version: str | None, setpf: bool | None) -> dict:
 def section_ambient(ctx: Context) -> dict:
     """Does the server's status-right run `tma status` (a hand-run tma is not polling),
     and does the program it names run with tmux's PATH?"""
-    from tma.install import tmux_status
-    from tma.tmux import setup
-    from tma.tmux.adapter import TmuxError
-
     last = ctx.snapshot.last_poll
     age = max(0, ctx.now - codec.to_ms(last)) if last else None
     try:
@@ -294,10 +287,6 @@ def daemon_segment(ctx: Context, status_right: str | None) -> dict:
     """The daemon form of the status line: does status-right read the daemon's segment,
     and is the segment live now (its deadline ahead of the clock: the status line shows
     it and runs no `tma status`)?"""
-    from tma.install import tmux_status
-    from tma.tmux import setup
-    from tma.tmux.adapter import TmuxError
-
     reads = tmux_status.reads_daemon_segment(status_right)
     try:
         raw = setup.server_option(ctx.server, tmux_status.SEGMENT_UNTIL).strip()
@@ -399,8 +388,6 @@ def live_sinks(ctx: Context) -> dict:
 def section_config(ctx: Context) -> dict:
     """The config file: loaded, or why not (the rest of the report then runs on the
     defaults); and whether it changed after the running daemon loaded it."""
-    from tma.core.paths import here
-
     path = here().config_file(getattr(ctx.cfg, "path", None))
     try:
         mtime: int | None = os.stat(path).st_mtime_ns // 1_000_000
@@ -428,9 +415,6 @@ def section_wiring(ctx: Context) -> dict:
 
 def section_tmux_hooks(ctx: Context) -> dict:
     """Each tmux attention hook tma manages here (absent ones it does not install: left out)."""
-    from tma.install import tmux_hooks
-    from tma.tmux.adapter import TmuxError
-
     inst = ctx.installers
     try:
         states = tmux_hooks.inspect(ctx.server, focus_events=ctx.cfg.focus_events,
@@ -452,10 +436,6 @@ def section_tmux_hooks(ctx: Context) -> dict:
 
 def section_wrapper(ctx: Context) -> dict:
     """The tma-hook the agent configs name: does it resolve to an executable file?"""
-    import shutil
-
-    from tma.install import common as ic
-
     inst = ctx.installers
     if inst.ctx is None:
         return {"wrapper": {"path": None, "reference": None, "present": False,
@@ -580,8 +560,6 @@ def api_lane(opts: dict, cfg, probes: dict) -> dict:
     """What `tma act` can do over the pane's API: the endpoint it would use (the pane's
     @agent_api_endpoint, else [api.opencode] api_base), and whether that endpoint answers
     now (a short GET /global/health, once per endpoint per run)."""
-    from tma.runtime import opencode_api
-
     endpoint = opencode_api.resolve_endpoint(opts, cfg)
     stamped = opts.get("@agent_api_endpoint") or None
     if endpoint is None:
@@ -662,9 +640,6 @@ def warning_items(doc: dict) -> list[str]:
 
 def gather(server, cfg, manifest_dir: str | None, now: int) -> dict:
     """The whole document. Raises NoServer / TmuxError / BundledManifestError."""
-    from tma.runtime.cycle import Cycle
-    from tma.tmux import read
-
     snapshot = read.list_panes(server)  # no stamp_poll_ms: doctor is not a poll cycle
     ctx = Context(server, cfg, manifest_dir, now, snapshot,
                   Cycle(server, cfg, manifest_dir, clock=lambda: now))
@@ -679,8 +654,6 @@ def judge(doc: dict) -> dict:
     panes below their tier, whether the tmux hooks and the wrapper matter, and the exit
     status and summary line `--exit-code` gives. The text report renders these; it
     decides nothing of its own."""
-    from tma.core.errors import FAIL, OK
-
     doc["below_expected_tier"] = below_expected_tier(doc["agents"])
     counted = warning_items(doc)
     doc["warnings"] = len(counted)
@@ -699,9 +672,6 @@ def check(session, now: int | None = None) -> dict:
     defaults; a mistyped --manifest-dir still raises. Each skipped user manifest is
     named through the session's warn. Raises NoServer / TmuxError /
     BundledManifestError (exit 1 at the boundary)."""
-    from tma.runtime import manifests
-    from tma.runtime.config import Config, ConfigError, resolve_path
-
     try:
         cfg = session.config
     except ConfigError as exc:  # one ✗ line; the rest is diagnosed on the defaults

@@ -21,7 +21,12 @@ around them, kept here once:
 
 from __future__ import annotations
 
+import select
+import socket
 import time
+
+from tma.runtime import rundir
+from tma.tmux.adapter import NoServer, Timeout, TmuxError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -87,8 +92,6 @@ class Feed:
         self.session.warn(msg if msg.endswith("\n") else msg + "\n")
 
     def tick(self, produce: bool = True) -> Tick:
-        from tma.tmux.adapter import NoServer, Timeout, TmuxError
-
         if self.ticks == 0:
             self.start = self.clock()
         problem = self._reload() if self.ticks else ""
@@ -166,10 +169,6 @@ class Wakes:
     def probe(self) -> bool:
         """Subscribe when this server's daemon listens (the user's, answering); the
         connection is kept. True when subscribed."""
-        import socket
-
-        from tma.runtime import rundir
-
         if self.sock is not None:
             return True
         if not rundir.socket_ok(self.sock_path):
@@ -192,8 +191,6 @@ class Wakes:
 
     def wait(self, secs: float, sock: bool = False) -> bool:
         """Sleep up to secs, or until the daemon pushes (True; only with `sock`)."""
-        import select
-
         poller = select.poll()
         if self.out_fd is not None:
             try:

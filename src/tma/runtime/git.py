@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 
 
 class GitInfo:
@@ -23,7 +24,6 @@ def resolve(cwd: str) -> tuple[str | None, str | None, bool | None]:
     """
     if not cwd or not os.path.isdir(cwd):
         return None, None, None
-    import subprocess
 
     try:
         res = subprocess.run(

@@ -16,6 +16,8 @@ from tma.core import nav as order
 from tma.core import states
 from tma.core.errors import NoPane
 from tma.core.nav import NoClient
+from tma.tmux import nav
+from tma.tmux.nav import menu_text
 
 __all__ = ["NO_ORIGIN", "NoClient", "Navigator", "self_argv"]
 
@@ -77,8 +79,6 @@ class Navigator:
     # -- moves
     def _go(self, pane, *, clear_attention: bool) -> int:
         """Move the client to `pane`, the pane it leaves pushed on its trail."""
-        from tma.tmux import nav
-
         client = self.client()
         old = nav.read_trail(self.server, client.name)
         origin = client.pane_id if client.pane_id != pane.pane_id else ""
@@ -121,8 +121,6 @@ class Navigator:
         return self._go(row.pane, clear_attention=True)
 
     def back(self) -> int:
-        from tma.tmux import nav
-
         client = self.client()
         trail = nav.read_trail(self.server, client.name)
         pane_id, rest = order.back(trail, self.live, client.pane_id)
@@ -133,8 +131,6 @@ class Navigator:
         return self._nowhere(client, trail)
 
     def home(self) -> int:
-        from tma.tmux import nav
-
         client = self.client()
         trail = nav.read_trail(self.server, client.name)
         oldest = order.home(trail, self.live)
@@ -145,8 +141,6 @@ class Navigator:
         return 0
 
     def _nowhere(self, client, trail: list[str]) -> int:
-        from tma.tmux import nav
-
         if trail:  # only dead panes on it: clear it
             nav.store_trail(self.server, client.name, [])
         self.say(NO_ORIGIN)
@@ -155,8 +149,6 @@ class Navigator:
     # -- the menus
     def menu(self, cfg, now: int) -> int:
         """--menu: a tmux menu on the client whose entries run `tma jump --pane`."""
-        from tma.tmux import nav
-
         rows = self.scoped()
         if not rows:
             in_scope = self.sel is not None and not self.sel.empty
@@ -183,8 +175,6 @@ class Navigator:
     def action_menu(self, client, pane, title: str, actions) -> None:
         """`tma act --menu`: one entry per action, each running `tma act NAME --pane`; an
         action that asks first gets a nested yes/no menu."""
-        from tma.tmux import nav
-
         base = self.child_argv()
         items = []
         for i, a in enumerate(actions):
@@ -214,8 +204,6 @@ class Navigator:
 
 def label(row, cfg, now: int) -> str:
     """A jump menu entry: the state glyph in its colour, agent, state, place, age, title."""
-    from tma.tmux.nav import menu_text
-
     cls = row.cls
     glyph, color = cfg.status.get(cls, ("?", "default"))
     color = color.replace("]", "").replace(",", "")

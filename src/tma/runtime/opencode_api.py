@@ -18,6 +18,7 @@ anything is sent. Stdlib only, one request, a strict whole-request deadline.
 
 from __future__ import annotations
 
+import http.client
 import ipaddress
 import json
 import re
@@ -200,8 +201,6 @@ def _http(method: str, base: str, path: str, payload: dict | None,
           timeout_s: float) -> ApiResult:
     """One request with a whole-request deadline: a watchdog shuts the socket down when
     `timeout_s` passes, so a server that trickles bytes cannot hold the caller."""
-    import http.client
-
     url = base + path
     parts = urlsplit(base)
     timeout_s = max(0.05, float(timeout_s))

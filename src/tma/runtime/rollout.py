@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import os
 
+from tma.core import codec, telemetry
+from tma.tmux import telemetry_write
+
 TAIL_BYTES = 64 * 1024
 FORMAT = "codex-rollout-jsonl"
 
@@ -34,8 +37,6 @@ def read_tail(path: str, context_at_ms: int) -> str | None:
 
 def lines_for(panes, formats: dict[str, str], now: int) -> list[str]:
     """Telemetry writes for every pane whose agent's context channel is the rollout tail."""
-    from tma.core import codec
-
     out: list[str] = []
     for pane in panes:
         opts = pane.options
@@ -47,8 +48,6 @@ def lines_for(panes, formats: dict[str, str], now: int) -> list[str]:
         text = read_tail(path, at)
         if text is None:
             continue
-        from tma.core import telemetry
-        from tma.tmux import telemetry_write
 
         reading = telemetry.parse_context(FORMAT, text, now_ms=now)
         # the rollout carries no statusline clock: a file change always advances the lane

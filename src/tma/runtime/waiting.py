@@ -24,6 +24,7 @@ Targets:
 from __future__ import annotations
 
 from tma.core import errors, states
+from tma.runtime import selectors
 
 PANE = "pane"
 AGENT = "agent"
@@ -210,8 +211,6 @@ def _timeout(text: str) -> float:
 def from_args(sel, args) -> tuple[Waiter, float | None]:
     """`tma wait`'s target and timeout from its parsed flags; UsageError (exit 2) for a
     target that is missing, malformed or at odds with the selector."""
-    from tma.runtime import selectors
-
     try:
         until = selectors.parse_states(args.until)
     except selectors.SelectorError as exc:

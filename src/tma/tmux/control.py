@@ -22,8 +22,9 @@ is cut to its head so a flood of output cannot grow memory.
 from __future__ import annotations
 
 import os
+import time
 
-from tma.tmux import spawn
+from tma.tmux import read, spawn
 from tma.tmux.adapter import Server
 
 LINE_CAP = 256 * 1024
@@ -156,8 +157,6 @@ class ControlClient:
 
     def close(self, wait: float = 0.5) -> None:
         """Detach (EOF on stdin), then make sure the process is gone and reaped."""
-        import time
-
         for fd in (self._stdin, self._out):
             if fd is None or fd < 0:
                 continue
@@ -201,7 +200,5 @@ def session_ids(server: Server) -> tuple[str, list[str]]:
 
 def server_facts(server: Server) -> tuple[str, str]:
     """(socket path, server pid): what keys a daemon to its server. Raises NoServer."""
-    from tma.tmux import read
-
     path, pid = read.server_values(server, ("socket_path", "pid"))
     return path, pid

@@ -21,6 +21,7 @@ would, naming only the destination and the pane actually left:
 
 from __future__ import annotations
 
+import shlex
 import zlib
 
 from tma.core.nav import TRAIL_CAP
@@ -137,8 +138,6 @@ def run_shell_command(argv: list[str]) -> str:
     the shell command again, so each `#` is quadrupled; the tmux parser reads the
     double-quoted argument, then /bin/sh the words.
     """
-    import shlex
-
     shell = " ".join(shlex.quote(a) for a in argv).replace("#", "##")
     return menu_text(f"run-shell -b {quote(shell)}")
 
@@ -147,8 +146,6 @@ def run_detached(server: Server, argv: list[str]) -> None:
     """Run argv as a child of the tmux server (`run-shell -b`): it outlives the caller,
     a popup that is closing say, and nobody has to reap it. run-shell expands formats
     once, so each `#` is doubled."""
-    import shlex
-
     server.run("run-shell", "-b", " ".join(shlex.quote(a) for a in argv).replace("#", "##"))
 
 

@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from tma.tmux import read, write
-from tma.tmux.adapter import Server
+from tma.tmux.adapter import Server, TmuxError
 
 #: The server-scope namespace tma owns (`@tma_last_poll`, `@tma_setpf_ok`,
 #: `@tma_origin_*`, `@tma_keep_attention`, ...).
@@ -38,8 +38,6 @@ def server_option(server: Server, key: str) -> str:
 def global_path(server: Server) -> str | None:
     """PATH in the server's global environment (what #() jobs and hooks run with);
     None when it is unset there. Raises NoServer / TmuxError."""
-    from tma.tmux.adapter import TmuxError
-
     try:
         line = server.run("show-environment", "-g", "PATH").strip()
     except TmuxError as exc:

@@ -8,6 +8,8 @@ tmux hooks and the wrapper matter are in the document (`verdict`, `tmux.too_old`
 
 from __future__ import annotations
 
+import time
+
 LABEL = 9  # "ambient: " and friends, padded to one column
 
 
@@ -121,7 +123,6 @@ def _config_stale(doc: dict) -> list[str]:
     c = doc.get("config") or {}
     if not c.get("daemon_stale"):
         return []
-    import time
 
     at = time.strftime("%H:%M:%S", time.localtime(c["daemon_loaded_at"] / 1000))
     return [_item(f"✗ the config changed after the daemon loaded it ({at}): it still runs "

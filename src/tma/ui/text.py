@@ -11,7 +11,9 @@ Nothing raises UnicodeEncodeError. JSON documents use `dumps()`, which escapes i
 from __future__ import annotations
 
 import codecs
+import json
 import sys
+import unicodedata
 
 HANDLER = "tma-ascii"
 
@@ -33,7 +35,6 @@ def is_utf8(stream) -> bool:
 def _ascii(ch: str) -> str:
     if ch in ASCII:
         return ASCII[ch]
-    import unicodedata
 
     base = "".join(c for c in unicodedata.normalize("NFKD", ch) if ord(c) < 128)
     return base or "?"
@@ -85,6 +86,4 @@ def safe(text: str, stream=None) -> str:
 
 def dumps(doc) -> str:
     """A JSON document for stdout: UTF-8 as is, escaped (ensure_ascii) anywhere else."""
-    import json
-
     return json.dumps(doc, ensure_ascii=not is_utf8(sys.stdout))
