@@ -25,6 +25,9 @@ import time
 
 from tma.core import notice
 from tma.daemon.parts import Part
+from tma.runtime import notify, notify_backends, notify_gate
+from tma.runtime.notify_note import Note
+from tma.tmux import notify as tnotify
 
 MAX_IN_FLIGHT = 64
 REAP_EVERY_MS = 500
@@ -75,8 +78,6 @@ class Notifier(Part):
     def status(self) -> dict:
         """Counts, and the sink each trigger reaches as this process sees it (its PATH
         and session bus, which doctor's own environment may not share)."""
-        from tma.runtime import notify_backends, notify_gate
-
         cfg = self.daemon.cfg
         sinks = {}
         for trigger in notify_gate.TRIGGERS:
@@ -91,9 +92,6 @@ class Notifier(Part):
 
     # ------------------------------------------------------------ dispatch
     def dispatch(self, rows: list, now: int) -> None:
-        from tma.runtime import notify_gate
-        from tma.tmux import notify as tnotify
-
         cfg = self.daemon.cfg
         plan = decide(rows, cfg, now, notify_gate)
         if not plan.lines:
@@ -113,9 +111,6 @@ class Notifier(Part):
             self._fire(row, trigger, clients, now)
 
     def _fire(self, row, trigger: str, clients: list[str], now: int) -> None:
-        from tma.runtime import notify
-        from tma.runtime.notify_note import Note
-
         stamp = row.stamp
         note = Note.for_pane(trigger, row.agent or stamp.name, row.pane, detail=stamp.detail,
                              session=stamp.session,
@@ -157,8 +152,6 @@ class Plan:
 
 def decide(rows: list, cfg, now: int, gate) -> Plan:
     """Every marker to commit (and context flag to re-arm) for these rows."""
-    from tma.tmux import notify as tnotify
-
     on = tuple(t for t in ("blocked", "done") if gate.enabled(cfg, t))
     threshold = gate.context_threshold(cfg) if gate.enabled(cfg, "context_high") else None
     plan = Plan()

@@ -31,7 +31,7 @@ from collections import deque
 from tma.core.codec import clamp_future
 from tma.daemon.parts import Part, Transition
 from tma.daemon.stamper import Stamper
-from tma.runtime import handoff, manifests, notify, notify_gate
+from tma.runtime import handoff, manifests, notify_gate
 from tma.tmux import spawn
 
 MAGIC_EVENT, MAGIC_STATUS, MAGIC_SUB, MAGIC_HISTORY, MAGIC_WAKE, MAGIC_SEGMENT = (
@@ -220,7 +220,6 @@ class Server(Part):
                 "queued": self.stamper.pending(), "stamps_dropped": self.stamper.dropped}
 
     def reloaded(self) -> None:
-        from tma.runtime import manifests, notify_gate
 
         cfg = self.daemon.cfg
         try:

@@ -23,7 +23,7 @@ from tma.core.fold import Facts, evidence_from, verdict
 from tma.core.record import Record
 from tma.core.rules import Screen, evaluate
 from tma.runtime import actions_exec as X
-from tma.runtime import notify
+from tma.runtime import notify_gate
 from tma.runtime.procs import alive
 from tma.tmux import action_lock, read, write
 from tma.tmux import keys as keys_mod
@@ -310,9 +310,6 @@ class Broker:
                       child_code=code, agent=agent)
 
     def _detach(self, action: Action, pane, agent: str, env: dict, mine: str) -> Result:
-        from tma.runtime import actions_exec as X
-        from tma.runtime import notify_gate
-
         spec = {"action": action.name, "pane": pane.pane_id, "agent": agent,
                 "locator": pane.locator, "command": action.command, "env": env,
                 "timeout_ms": action.detach_timeout_ms, "tmux_bin": self.server.bin,

@@ -25,7 +25,14 @@ from tma.core.errors import FAIL, OK
 from tma.core.paths import here
 from tma.install import binary, registry, tmux_hooks, tmux_status, wiring
 from tma.install import common as ic
-from tma.runtime import daemon_files, manifests, notify, notify_gate, opencode_api
+from tma.runtime import (
+    daemon_files,
+    manifests,
+    notify_backends,
+    notify_gate,
+    notify_log,
+    opencode_api,
+)
 from tma.runtime.config import Config, ConfigError, resolve_path
 from tma.runtime.cycle import Cycle
 from tma.tmux import read, releases, setup
@@ -299,11 +306,6 @@ def daemon_segment(ctx: Context, status_right: str | None) -> dict:
 
 def status_command(server, program: str | None) -> dict:
     """The tma status-right names: does it resolve on tmux's PATH, and does it run?"""
-    from tma.install import binary, tmux_status
-    from tma.runtime import notify_backends
-    from tma.tmux import setup
-    from tma.tmux.adapter import TmuxError
-
     try:
         path = setup.global_path(server)
     except TmuxError:
@@ -352,8 +354,6 @@ def section_process_walk(ctx: Context) -> dict:
 
 
 def section_notify(ctx: Context) -> dict:
-    from tma.runtime import notify_log
-
     failure = notify_log.last_failure()
     age = max(0, ctx.now - failure["at"]) if failure is not None and failure["at"] else None
     return {"notify": {"last_failure": failure, "last_failure_age_ms": age,
@@ -363,8 +363,6 @@ def section_notify(ctx: Context) -> dict:
 def live_sinks(ctx: Context) -> dict:
     """Who rings (the daemon, the hook path or nobody) and what sink (5) does for each
     trigger there: {"kind": command|desktop|none|off, "what": ...}."""
-    from tma.runtime import daemon_files, notify_backends, notify_gate
-
     cfg = ctx.cfg
     files = daemon_files.Files(ctx.snapshot.socket_path) if ctx.snapshot.socket_path else None
     daemon = files is not None and daemon_files.held(files.lock)

@@ -1,0 +1,132 @@
+"""Imports stand at the top of a module, except where a hot path asks for them late.
+
+`tma status` (every status line), `tma event` (every agent hook) and `tma
+clear-attention` (every pane switch) pay for each module they import
+(tests/integration/test_import_audit.py pins what they may not load); the modules they
+load keep their imports inside the functions that need them. Everywhere else an
+import is at the top, where a reader and the import linter see it, unless it is
+listed below with a reason; the numbers there may fall and never rise.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+#: The modules the hot paths load (measured: `tma status` with and without a daemon,
+#: `tma event` handed off and direct, `tma clear-attention`).
+HOT = frozenset({
+    "tma.cli",
+    "tma.cli.clear_attention",
+    "tma.cli.common",
+    "tma.cli.event",
+    "tma.cli.main",
+    "tma.cli.status",
+    "tma.core",
+    "tma.core.bundled",
+    "tma.core.codec",
+    "tma.core.errors",
+    "tma.core.fold",
+    "tma.core.hookmap",
+    "tma.core.identity",
+    "tma.core.intake",
+    "tma.core.jsonlite",
+    "tma.core.manifest",
+    "tma.core.manifests",
+    "tma.core.manifests._docs",
+    "tma.core.manifests._lanes",
+    "tma.core.notice",
+    "tma.core.options",
+    "tma.core.paths",
+    "tma.core.plan",
+    "tma.core.record",
+    "tma.core.rollup",
+    "tma.core.rules",
+    "tma.core.states",
+    "tma.runtime",
+    "tma.runtime.cache",
+    "tma.runtime.config",
+    "tma.runtime.cycle",
+    "tma.runtime.handoff",
+    "tma.runtime.hook",
+    "tma.runtime.manifests",
+    "tma.runtime.notify_gate",
+    "tma.runtime.procs",
+    "tma.runtime.session",
+    "tma.tmux",
+    "tma.tmux.adapter",
+    "tma.tmux.attention",
+    "tma.tmux.frame",
+    "tma.tmux.read",
+    "tma.tmux.spawn",
+    "tma.tmux.write",
+    "tma.ui",
+    "tma.ui.contrast",
+    "tma.ui.status",
+})
+
+#: Late imports kept elsewhere, and why: the picker's first frame (it opens from a key),
+#: the hook's notification path, the status line's daemon probe (autostart), a child
+#: process's entry, import cycles an early import would close, optional or platform
+#: pieces imported under a guard.
+KEPT = {
+    "tma.cli.act": 6,
+    "tma.cli.debug": 1,
+    "tma.cli.demo": 1,
+    "tma.cli.doctor": 2,
+    "tma.cli.ls": 1,
+    "tma.cli.mute": 2,
+    "tma.cli.picker": 4,
+    "tma.cli.spec": 1,
+    "tma.cli.version": 1,
+    "tma.cli.wait": 2,
+    "tma.cli.watch": 4,
+    "tma.daemon.notifier": 2,
+    "tma.daemon.parts": 3,
+    "tma.daemon.server": 1,
+    "tma.demo_agent": 3,
+    "tma.install.keybind": 2,
+    "tma.install.registry": 1,
+    "tma.runtime.actions_exec": 6,
+    "tma.runtime.actions_fire": 3,
+    "tma.runtime.daemon_files": 11,
+    "tma.runtime.doctor": 4,
+    "tma.runtime.feed": 1,
+    "tma.runtime.navigate": 1,
+    "tma.runtime.notify": 3,
+    "tma.runtime.notify_backends": 4,
+    "tma.runtime.notify_log": 6,
+    "tma.runtime.screen": 13,
+    "tma.tmux.demo_server": 1,
+    "tma.ui.app": 11,
+    "tma.ui.term": 7,
+}
+
+
+def _late_imports(path: Path) -> int:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    seen = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            seen.update(id(n) for n in ast.walk(node) if isinstance(n, (ast.Import, ast.ImportFrom)))
+    return len(seen)
+
+
+def test_imports_are_late_only_where_a_hot_path_asks():
+    over = []
+    for path in sorted((SRC / "tma").rglob("*.py")):
+        module = ".".join(path.relative_to(SRC).with_suffix("").parts)
+        if module in HOT:
+            continue
+        late = _late_imports(path)
+        if late > KEPT.get(module, 0):
+            over.append(f"{module}: {late} imports inside functions (kept: {KEPT.get(module, 0)})")
+    assert over == [], "move them to the top of the module:\n" + "\n".join(over)
+
+
+def test_the_hot_set_names_real_modules():
+    for module in HOT | set(KEPT):
+        assert (SRC / (module.replace(".", "/") + ".py")).exists() or \
+            (SRC / module.replace(".", "/") / "__init__.py").exists(), module
