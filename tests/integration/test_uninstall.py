@@ -8,20 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.doctor import INSTALL_ENV
 from tma.core import options
-
-INSTALL_ENV = {
-    "TMA_CLAUDE_SETTINGS": "claude/settings.json",
-    "TMA_GEMINI_SETTINGS": "gemini/settings.json",
-    "TMA_CODEX_CONFIG": "codex/config.toml",
-    "TMA_CODEX_HOOKS": "codex/hooks.json",
-    "TMA_CURSOR_HOOKS": "cursor/hooks.json",
-    "TMA_CURSOR_CLI_CONFIG": "cursor/cli-config.json",
-    "TMA_OPENCODE_PLUGIN": "opencode/plugin/tma.js",
-    "TMA_PI_EXTENSION": "pi/extensions/tma.js",
-    "TMA_WRAPPER_PATH": "wbin/tma-hook",
-    "TMA_CONFIG_DIR": "tma-config",
-}
 
 CLAUDE = {
     "model": "opus",
