@@ -260,9 +260,10 @@ text = st.text(max_size=12)
 opt_text = st.none() | text
 ints = st.integers(min_value=0, max_value=2**64 - 1)
 opt_ints = st.none() | ints
+panes = st.integers(min_value=0, max_value=999_999_999).map(lambda n: f"%{n}")
 rows = st.builds(
     P.FleetRow,
-    pane=text, agent=text, state=st.sampled_from(sorted(P.STATES)), detail=opt_text,
+    pane=panes, agent=text, state=st.sampled_from(sorted(P.STATES)), detail=opt_text,
     since=ints, since_ms=ints, episode_ms=ints, locator=text, attention=st.booleans(),
     done=st.booleans(), session=opt_text, transcript=opt_text, permission_request=opt_text,
     stamped_at_ms=opt_ints, context=opt_ints, context_at_ms=opt_ints, muted=st.booleans(),
@@ -272,9 +273,9 @@ rows = st.builds(
     repo=opt_text, branch=opt_text, worktree=st.none() | st.booleans(), pending_tool=opt_text,
     pending_call=opt_text, pending_summary=opt_text, server=text, host=text)
 edge_states = st.sampled_from(sorted(P.EDGE_STATES))
-edges = st.builds(P.Edge, id=text, at_ms=ints, pane=text, agent=text, from_=edge_states,
+edges = st.builds(P.Edge, id=text, at_ms=ints, pane=panes, agent=text, from_=edge_states,
                   to=edge_states, detail=opt_text, locator=text, repo=opt_text, branch=opt_text)
-receipt_rows = st.builds(P.ReceiptRow, slot=text, pane=text, action=text, outcome=text,
+receipt_rows = st.builds(P.ReceiptRow, slot=text, pane=panes, action=text, outcome=text,
                          reason=opt_text, exit_code=st.integers(-255, 255),
                          cached=st.booleans(), device=opt_text, at_ms=ints)
 
@@ -310,3 +311,62 @@ def test_receipts_round_trip(row, id_, more):
     assert ("device" in json.loads(P.dumps(one))) == (row.device is not None)
     many = P.Receipts(id_, tuple(more))
     assert P.parse_line(P.encode(many), P.RESPONSE) == many
+
+
+# --- the JSON Schema of what serve sends ---------------------------------------------------
+
+SCHEMA_FILE = Path(__file__).resolve().parents[2] / "schemas" / "proto.schema.json"
+
+#: frame type -> its $defs entry in schemas/proto.schema.json
+DEFS = {P.HelloResponse: "hello", P.Snapshot: "snapshot", P.Ack: "ack", P.Edge: "edge",
+        P.PermissionCard: "card_permission", P.QuestionCard: "card_question",
+        P.InformationalCard: "card_informational", P.NoCard: "card_none",
+        P.Receipt: "receipt", P.Receipts: "receipts", P.Error: "error"}
+
+
+def _validator(entry: str | None = None):
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    if entry is not None:
+        schema = {**schema, "oneOf": [{"$ref": f"#/$defs/{entry}"}]}
+    return jsonschema.Draft202012Validator(schema)
+
+
+def test_every_host_vector_validates_against_its_frame_schema():
+    for name, (direction, kind) in sorted(EXPECTED.items()):
+        if direction != P.RESPONSE or kind not in DEFS:
+            continue
+        for doc in frames_of(name):
+            _validator(DEFS[kind]).validate(doc)
+            _validator().validate(doc)  # and the root takes exactly one frame
+
+
+def test_the_schema_names_every_frame_serve_sends_and_nothing_else():
+    schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    assert [r["$ref"].rsplit("/", 1)[1] for r in schema["oneOf"]] == list(DEFS.values())
+    # requests are not what serve sends
+    hello_req = '{"schema":1,"id":"1","t":"hello","app":"a","app_version":"1","device":"d"}'
+    assert not _validator().is_valid(json.loads(hello_req))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(rows, max_size=2), edges, receipt_rows, st.lists(receipt_rows, max_size=2))
+def test_built_frames_validate(agents, edge, row, more):
+    check = _validator()
+    built = [
+        P.HelloResponse("1", "host", "0.9.0", 2000, ("read", "act:answer")),
+        P.Snapshot("2", tuple(agents)), P.Ack("3"), edge, P.Receipt("5", row),
+        P.Receipts("6", tuple(more)), P.NoCard("4"),
+        P.InformationalCard("4", "trust", "Trust this folder?"),
+        P.PermissionCard("4", "%1", "claude", "hook",
+                         (P.CardOption("allow-once", "Yes", "y"),
+                          P.CardOption("reject-once", "No")),
+                         "exact", None, P.Binder(0)),
+        P.QuestionCard("4", "%1", "opencode", "r1",
+                       (P.Question("Which?", "pick", (P.QuestionOption("a", ""),), False, True),),
+                       P.Binder(7, "req")),
+        P.Error("0", P.TOO_MANY_CONNECTIONS, "4 open"),
+    ]
+    for frame in built:
+        check.validate(json.loads(P.dumps(frame)))
