@@ -15,8 +15,8 @@ pass) and therefore dropped when written. Open vocabularies (detail, outcome, re
 option kind, error code, lane, extraction) keep a token this build does not know; the
 pane state set is closed and a state outside it is a bad request.
 
-Pure: no I/O and no clock. `json` is imported here and nowhere on the hot paths, since
-only the serve process and its clients load this module.
+Pure: no I/O and no clock. Only the serve process and its clients load this module, never
+the hot paths, so it uses `json` and dataclasses freely.
 """
 
 from __future__ import annotations
@@ -554,20 +554,20 @@ class LineSplitter:
             if self._skipping:
                 self._skipping = False
             elif end - start > self.limit:
-                out.append(_too_long())
+                out.append(_too_long(self.limit))
             else:
                 out.append(data[start:end])
             start = end + 1
         rest = data[start:]
         if not self._skipping and len(rest) > self.limit:
-            out.append(_too_long())
+            out.append(_too_long(self.limit))
             self._skipping = True
         self.pending = b"" if self._skipping else rest
         return out
 
 
-def _too_long() -> ProtoError:
-    return ProtoError(BAD_REQUEST, f"line longer than {MAX_LINE_BYTES} bytes")
+def _too_long(limit: int = MAX_LINE_BYTES) -> ProtoError:
+    return ProtoError(BAD_REQUEST, f"line longer than {limit} bytes")
 
 
 # --- reading -----------------------------------------------------------------------------
