@@ -303,13 +303,13 @@ def _blocked_elsewhere(srv, home, install_env: dict | None = None):
     there = srv.agent_pane()  # s:1, not shown
     client = PtyClient(srv, "s")
     assert client.pane() == here
-    now = time.time_ns() // 1_000_000
-    for key, value in (("@agent_since", now), ("@agent_state", "blocked"),
-                       ("@agent_detail", "permission"), ("@agent_source", "hook"),
-                       ("@agent_evidence_at", now), ("@agent_name", "fake"),
-                       ("@agent_pid", 0), ("@agent_stamped_at", now),
-                       ("@agent_attention", 1)):
-        srv.tmux("set-option", "-p", "-t", there, key, str(value))
+    # blocked as every reader sees it: the screen asks, and a cycle stamped it so. A stamp
+    # written by hand (another pid, no such screen) lost to the daemon the conf's launcher
+    # starts, whenever its first cycle came after the write: then C-a g found nothing
+    # blocked (1 run in 4 or so, on any build)
+    srv.draw(there, "FAKE-BLOCKED\n")
+    srv.wait_for(lambda: (srv.row(there) or {}).get("state") == "blocked", timeout=10)
+    srv.tmux("set-option", "-p", "-t", there, "@agent_attention", "1")
     return client, there
 
 
