@@ -10,8 +10,6 @@ exactly as `tma jump --pane` does (tma.runtime.navigate: trail, attention clear)
 
 from __future__ import annotations
 
-import sys
-
 from tma.runtime.session import Session
 from tma.ui.term import hold
 
@@ -21,10 +19,6 @@ if TYPE_CHECKING:
     from tma.runtime.cycle import Result
     from tma.runtime.git import GitInfo
     from tma.runtime.selectors import Selector
-
-
-def _err(msg: str) -> None:
-    sys.stderr.write(msg if msg.endswith("\n") else msg + "\n")
 
 
 class Feed:
@@ -134,7 +128,7 @@ def load_or_hold(session: Session, what: str):
         return session.surface_config()
     except ConfigError as exc:
         message = str(exc) if str(exc).startswith("tma:") else f"tma: {exc}"
-        _err(message)
+        session.warn(message + "\n")
         hold(f"{what} cannot start until the config loads: fix it (tma doctor checks "
              "it), then open it again")
         return None
@@ -147,7 +141,7 @@ def run(feed: Feed, make_view, app_class) -> int:
     try:
         feed.refresh(first=True)
     except NoServer:
-        _err("tma: no tmux server running")
+        feed.session.warn("tma: no tmux server running" + "\n")
         return 1
     view = make_view()
     client = feed.client()
@@ -165,12 +159,12 @@ def run(feed: Feed, make_view, app_class) -> int:
             screen = None
             why = feed.action_menu(app.after_close)
             if why:
-                _err(f"tma: {why}")
+                feed.session.warn(f"tma: {why}" + "\n")
         return code
     except NoServer:
         screen.close()
         screen = None
-        _err("tma: the tmux server went away")
+        feed.session.warn("tma: the tmux server went away" + "\n")
         return 1
     finally:
         if screen is not None:
