@@ -385,14 +385,15 @@ def test_the_acting_client_follows_tmux_pane_and_keeps_its_own_trail(srv, attach
 
 
 def test_trail_key_and_menu_command_quoting():
+    from tma.core.nav import push
     from tma.tmux import nav
 
     key = nav.trail_key("/dev/pts/1")
     assert re.fullmatch(r"@tma_origin__dev_pts_1_[0-9a-f]{8}", key)
     assert nav.trail_key("_dev_pts_1") != key  # sanitizing alone would collide
-    assert nav.push(["%1", "%2"], "%2") == ["%1", "%2"]
-    assert nav.push([f"%{n}" for n in range(8)], "%9") == [f"%{n}" for n in range(1, 8)] + ["%9"]
-    assert nav.push(["%1", "%2"], "%3", live={"%2", "%3"}) == ["%2", "%3"]
+    assert push(["%1", "%2"], "%2") == ["%1", "%2"]
+    assert push([f"%{n}" for n in range(8)], "%9") == [f"%{n}" for n in range(1, 8)] + ["%9"]
+    assert push(["%1", "%2"], "%3", live={"%2", "%3"}) == ["%2", "%3"]
     assert nav.trail_line("c", []).endswith("-u " + nav.trail_key("c"))
     cmd = nav.run_shell_command(["/x y/tma", "--socket-name", "a#b", "jump", "--pane", "%3"])
     # menu expansion, then the tmux parser, then run-shell's expansion, then sh

@@ -25,7 +25,6 @@ import shlex
 import zlib
 
 from tma.core.nav import TRAIL_CAP
-from tma.core.nav import push as push  # the trail's logic is pure (tma.core.nav)
 from tma.tmux import attention, write
 from tma.tmux.adapter import Server, Timeout, TmuxError, quote
 
