@@ -46,7 +46,7 @@ def _clean_env(monkeypatch):
 def test_payload_key_order_is_pinned():
     assert list(notify_note.payload(full_note())) == [
         "schema", "agent", "pane", "state", "detail", "session", "locator", "title", "repo",
-        "branch", "age_ms", "context_pct"]
+        "branch", "age_ms", "context_pct", "tool", "summary"]
     assert tuple(SCHEMA["required"]) == notify_note.PAYLOAD_KEYS
     assert list(SCHEMA["properties"]) == list(notify_note.PAYLOAD_KEYS)
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 
-from tma.runtime import notify_gate, notify_log
+from tma.runtime import notify_gate, notify_log, notify_sinks
 from tma.runtime.notify_backends import Child, notify_send_actions, run_sink, sink, sink_argv
 from tma.runtime.notify_note import Note, child_env, dumps, message, osc9, payload, stdin
 from tma.tmux import notify as tnotify
@@ -104,6 +104,12 @@ def dispatch(server, cfg, note: Note, *, wait: bool = True, now: int | None = No
             child = run_sink(run[0], run[1], note, wait, now, jump if actions else None)
         if child is not None:
             out.append(child)
+    except Exception:
+        pass
+    # (6) the registered sinks (tma.runtime.notify_sinks): each returns at once
+    try:
+        notify_sinks.fire_all(notify_sinks.Ring(server=server, cfg=cfg, now=now,
+                                                daemon=daemon, clients=clients), note)
     except Exception:
         pass
     return out
@@ -184,4 +190,17 @@ def run_test(cfg, note: Note, now: int) -> tuple[list[str], int]:
                            else f"exit status {code}", now)
     text = err.decode("utf-8", "replace").rstrip("\n")
     out.extend("stderr " + line for line in text.split("\n") if text)
+    out.extend(sink_tests(cfg, note, now))
     return out, 0 if ok else 1
+
+
+def sink_tests(cfg, note: Note, now: int) -> list[str]:
+    """Every live registered sink tried for real, a line or more each."""
+    ring = notify_sinks.Ring(server=None, cfg=cfg, now=now, daemon=True)
+    out: list[str] = []
+    for s in notify_sinks.live(cfg):
+        try:
+            out.extend(s.test(ring, note))
+        except Exception as exc:  # a sink's bug is its own line, not the test's end
+            out.append(f"{s.NAME} failed: {exc}")
+    return out

@@ -17,16 +17,18 @@ SCHEMA = 2  # 2: `since_ms` (an age, unlike ls --json's epoch since_ms) renamed 
 OSC_MAX = 200  # bytes of OSC 9 body
 
 PAYLOAD_KEYS = ("schema", "agent", "pane", "state", "detail", "session", "locator", "title",
-                "repo", "branch", "age_ms", "context_pct")
+                "repo", "branch", "age_ms", "context_pct", "tool", "summary")
 LOG_KEYS = ("schema", "at") + PAYLOAD_KEYS[1:]
 ENV_ALWAYS = ("TMA_AGENT", "TMA_PANE", "TMA_STATE", "TMA_LOCATOR", "TMA_TITLE", "TMA_AGE_MS")
-ENV_OPTIONAL = ("TMA_DETAIL", "TMA_SESSION", "TMA_REPO", "TMA_BRANCH", "TMA_CONTEXT_PCT")
+ENV_OPTIONAL = ("TMA_DETAIL", "TMA_SESSION", "TMA_REPO", "TMA_BRANCH", "TMA_CONTEXT_PCT",
+                "TMA_TOOL", "TMA_SUMMARY")
 
 
 class Note(Record):
     """One notification. `trigger` is the word a sink sees as the state: blocked, done
     or context_high. `tty` is optional: the pane's tty when the caller already has it
-    (saves resolving it); `since_ms` is the episode's age (0 for a hook's own fire)."""
+    (saves resolving it); `since_ms` is the episode's age (0 for a hook's own fire).
+    `tool` and `summary` say what a blocked pane asks (empty when nobody knows)."""
 
     trigger: str = "blocked"
     agent: str = ""
@@ -40,6 +42,8 @@ class Note(Record):
     since_ms: int = 0
     context_pct: int | None = None
     tty: str = ""
+    tool: str = ""      # the pending call's tool ("Bash"), when the pane says
+    summary: str = ""   # what the blocked pane asks, one line ("Bash: rm -rf build/")
 
     @property
     def state(self) -> str:
@@ -51,10 +55,13 @@ class Note(Record):
         """The note for a tmux pane (a tma.tmux.read Pane): its id, locator, title and
         context % from the pane; empty detail and session read as absent."""
         ctx = pane.options.get("@agent_context_pct", "")
+        asks = trigger == "blocked"
         return cls(trigger=trigger, agent=agent, pane=pane.pane_id, detail=detail or None,
                    session=session or None, locator=pane.locator, title=pane.title,
                    repo="", branch="", since_ms=max(0, since_ms),
-                   context_pct=int(ctx) if ctx.isdigit() else None, tty=tty)
+                   context_pct=int(ctx) if ctx.isdigit() else None, tty=tty,
+                   tool=pane.options.get("@agent_pending_tool", "") if asks else "",
+                   summary=pane.options.get("@agent_pending_summary", "") if asks else "")
 
 
 # ------------------------------------------------------------------ payload and env
@@ -75,6 +82,8 @@ def payload(note: Note) -> dict:
         "branch": note.branch or "",
         "age_ms": int(note.since_ms or 0),
         "context_pct": None if note.context_pct is None else int(note.context_pct),
+        "tool": note.tool or None,
+        "summary": note.summary or None,
     }
 
 
@@ -93,7 +102,7 @@ def log_record(note: Note, at: int) -> dict:
 
 def env(note: Note) -> dict[str, str]:
     """The TMA_* variables of the command. The first six are always set; the optional
-    five only when they have a value (a child never inherits a stale one, see child_env)."""
+    seven only when they have a value (a child never inherits a stale one, see child_env)."""
     out = {
         "TMA_AGENT": note.agent,
         "TMA_PANE": note.pane,
@@ -104,7 +113,8 @@ def env(note: Note) -> dict[str, str]:
     }
     for key, value in (("TMA_DETAIL", note.detail), ("TMA_SESSION", note.session),
                        ("TMA_REPO", note.repo), ("TMA_BRANCH", note.branch),
-                       ("TMA_CONTEXT_PCT", note.context_pct)):
+                       ("TMA_CONTEXT_PCT", note.context_pct), ("TMA_TOOL", note.tool),
+                       ("TMA_SUMMARY", note.summary)):
         if value is not None and value != "":
             out[key] = str(value)
     return out

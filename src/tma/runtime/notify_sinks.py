@@ -1,0 +1,75 @@
+"""The sinks that reach a person away from this pane: one registry, one shape.
+
+tma.runtime.notify rings the built-in five (message line, bell, OSC in the pane, log,
+command or desktop notifier); every other sink is a module with the `Sink` shape below,
+named in `SINKS`. `dispatch` asks each whether the config makes it live and fires the
+live ones; `tma debug notify-test` asks each to `test` and prints its lines.
+
+A sink's contract (why: the hook path must never block the agent, and one sink that
+hangs must never delay another):
+- `fire` returns within a few milliseconds: slow work (an HTTP request, waiting on a
+  notifier's button) runs in a thread or a child process the sink owns, with its own
+  timeout and bounded retries; it never raises and never writes to stdout.
+- `test` may wait (bounded by the sink's own timeout) and returns lines saying what it
+  did, each starting with the sink's name.
+"""
+
+from __future__ import annotations
+
+from tma.core.record import Record
+from tma.runtime.notify_note import Note
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs the hook path ~5 ms; the shape is for the checker
+    from typing import Protocol
+else:
+    Protocol = object
+
+
+class Ring(Record):
+    """What a sink is handed besides the note: who rings and what they already know.
+    `server` is the tmux server (tma.tmux.adapter.Server) or None; `clients` the attached
+    client names when the caller read them; `daemon` whether the daemon rings (else the
+    hook path or a test); `now` epoch ms."""
+
+    server: object = None
+    cfg: object = None
+    now: int = 0
+    daemon: bool = False
+    clients: list[str] | None = None
+
+
+class Sink(Protocol):
+    NAME: str
+
+    def live(self, cfg) -> bool: ...
+
+    def fire(self, ring: Ring, note: Note) -> None: ...
+
+    def test(self, ring: Ring, note: Note) -> list[str]: ...
+
+
+def registry() -> list[Sink]:
+    """Every sink beyond the built-in five, in firing order (imported only when asked:
+    the hook path pays for a sink's imports only when a notification fires)."""
+    return []
+
+
+def live(cfg) -> list[Sink]:
+    out = []
+    for sink in registry():
+        try:
+            if sink.live(cfg):
+                out.append(sink)
+        except Exception:
+            continue
+    return out
+
+
+def fire_all(ring: Ring, note: Note) -> None:
+    """Fire every live sink; one sink's failure never stops the next."""
+    for sink in live(ring.cfg):
+        try:
+            sink.fire(ring, note)
+        except Exception:
+            continue
