@@ -210,3 +210,19 @@ def test_subscribe_baseline_then_edges(srv, device):
     assert "no tmux server" in err["message"]
     assert d.ask("snapshot")["code"] == "internal"
     assert d.close() == 0
+
+
+def test_the_connection_cap_refuses_with_a_frame_and_exit_2(srv, device):
+    srv.shell_pane()
+    srv.config.write_text("[serve]\nmax_connections = 1\n")
+    first = device()
+    hello(first)
+    second = device()
+    refused = second.frame()
+    assert (refused["id"], refused["code"]) == ("0", "too-many-connections")
+    assert second.proc.wait(timeout=10) == 2
+    first.proc.terminate()  # SIGTERM: a clean end, and the seat is free again
+    assert first.proc.wait(timeout=10) == 0
+    third = device()
+    assert hello(third)["t"] == "hello"
+    assert third.close() == 0

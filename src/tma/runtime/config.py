@@ -52,6 +52,7 @@ class Config:
         self.daemon: dict = {}
         self.agents: list = []
         self.api: dict = {}
+        self.serve: dict = {}
 
     def fold(self):
         from tma.core.fold import FoldConfig
@@ -113,7 +114,8 @@ DAEMON_RANGES = {"sweep_secs": (1, 86_400), "quiet_ms": (100, 10_000),
 def validate(path: str, doc: dict[str, object]) -> dict[str, object]:
     """Check every key; return a plain dict (marshal-able) of the settings."""
     _known(path, "", doc, ("fold", "status", "picker", "tmux", "hooks", "notify", "focus",
-                           "install", "telemetry", "daemon", "agent", "api", "agents"))
+                           "install", "telemetry", "daemon", "agent", "api", "agents",
+                           "serve"))
     if "agents" in doc:
         raise _err(path, "agents", "the [agents] table was renamed to [api]")
     out: dict[str, object] = {}
@@ -253,16 +255,26 @@ def _api(path: str, doc: dict, out: dict) -> None:
     out["api"] = out_api
 
 
+def _serve(path: str, doc: dict, out: dict) -> None:
+    serve = _table(path, "serve", doc.get("serve", {}))
+    _known(path, "serve", serve, ("max_connections",))
+    if "max_connections" in serve:
+        n = _uint(path, "serve.max_connections", serve["max_connections"])
+        if n > 64:
+            raise _err(path, "serve.max_connections", f"must be at most 64, got {n}")
+    out["serve"] = serve
+
+
 #: validate()'s steps, in the order the keys are reported (the first bad key wins).
 _SECTIONS = (_fold, _glyphs, _tmux_hooks, _notify, _focus_install, _telemetry_daemon,
-             _agents, _api)
+             _agents, _api, _serve)
 
 
 def _build(path: str | None, settings: dict[str, Any]) -> Config:
     cfg = Config(path=path)
     for key in ("dwell_secs", "hook_decay_secs", "blocked_decay_secs", "freshness_secs",
                 "tmux_bin", "claude_reply_lane", "hold_ms", "focus_events", "wrapper_ref",
-                "telemetry_windows", "notify", "daemon", "agents", "api"):
+                "telemetry_windows", "notify", "daemon", "agents", "api", "serve"):
         if key in settings:
             setattr(cfg, key, settings[key])
     for section, defaults in (("status", STATUS_DEFAULTS), ("picker", PICKER_DEFAULTS)):

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -32,6 +33,7 @@ from tma import __version__
 from tma.core import proto
 from tma.core.paths import here
 from tma.install.binary import running_tma
+from tma.runtime import rundir
 from tma.runtime.git import GitInfo
 from tma.runtime.ledger import Ledger
 from tma.runtime.selectors import Selector
@@ -48,6 +50,63 @@ SCOPE_OF = {
 SCOPES = ("read", "act:answer", "act:steer", "act:always")
 DEFAULT_INTERVAL_MS = 2000
 DISPATCH_TIMEOUT_S = 15.0
+#: Serve processes one host runs at once (`[serve] max_connections`; 0 counts as 1): each
+#: runs its own cycle, so a reconnect storm must not become a cycle storm.
+MAX_CONNECTIONS = 4
+
+
+class Seat:
+    """One of the host's numbered connection seats: `serve/slot-N.conn` in the runtime
+    dir, made with O_EXCL and holding the owner's pid; a dead owner's seat is taken over."""
+
+    def __init__(self, directory: str, cap: int) -> None:
+        self.dir, self.cap, self.path = directory, max(1, cap), ""
+
+    def take(self, device: str | None) -> bool:
+        os.makedirs(self.dir, mode=0o700, exist_ok=True)
+        for n in range(self.cap):
+            path = os.path.join(self.dir, f"slot-{n}.conn")
+            for _attempt in range(2):
+                try:
+                    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                except FileExistsError:
+                    if _seat_alive(path):
+                        break
+                    try:
+                        os.unlink(path)  # its process died: the seat is free again
+                    except FileNotFoundError:
+                        pass
+                    continue
+                with os.fdopen(fd, "w") as fh:
+                    fh.write(f"pid={os.getpid()}\ndevice={device or ''}\n")
+                self.path = path
+                return True
+        return False
+
+    def leave(self) -> None:
+        if self.path:
+            try:
+                os.unlink(self.path)
+            except FileNotFoundError:
+                pass
+            self.path = ""
+
+
+def _seat_alive(path: str) -> bool:
+    try:
+        with open(path) as fh:
+            pid = int(fh.readline().partition("=")[2] or 0)
+    except (OSError, ValueError):
+        return True  # being written right now: not ours to take
+    if pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def parse_scopes(text: str) -> tuple[str, ...]:
@@ -299,12 +358,34 @@ def _act_result(out: bytes, code: int) -> tuple[str, str | None]:
 
 def run(session, *, scopes: tuple[str, ...], device: str | None, interval_ms: int,
         stdin_fd: int = 0, stdout_fd: int = 1) -> int:
-    """Serve one connection until stdin closes (exit 0)."""
+    """Serve one connection until stdin closes or SIGTERM (exit 0); 2 when the host's
+    connection seats are all taken."""
     def write(data: bytes) -> None:
         view = memoryview(data)
         while view:
             view = view[os.write(stdout_fd, view):]
 
+    paths = here(session.env)
+    cap = session.config.serve.get("max_connections", MAX_CONNECTIONS)
+    seat = Seat(os.path.join(rundir.make(paths.runtime_dir), "serve"), cap)
+    if not seat.take(device):
+        write(proto.encode(proto.Error(proto.NO_REQUEST_ID, proto.TOO_MANY_CONNECTIONS,
+                                       f"this host serves at most {max(1, cap)} "
+                                       "connections at once")))
+        return 2
+    def stop(_signo, _frame):
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGHUP, stop)
+    try:
+        return _serve(session, scopes=scopes, device=device, interval_ms=interval_ms,
+                      paths=paths, write=write, stdin_fd=stdin_fd)
+    finally:
+        seat.leave()
+
+
+def _serve(session, *, scopes, device, interval_ms, paths, write, stdin_fd) -> int:
     git = GitInfo()
 
     def rows(sel):
@@ -318,7 +399,6 @@ def run(session, *, scopes: tuple[str, ...], device: str | None, interval_ms: in
         code, out, _err = spawn.run([tma, *flags, *argv], timeout=DISPATCH_TIMEOUT_S)
         return code, out
 
-    paths = here(session.env)
     conn = Conn(host=os.uname().nodename, version=__version__, scopes=scopes, device=device,
                 interval_ms=interval_ms, rows=rows, write=write,
                 ledger=Ledger(os.path.join(paths.state_dir, "serve", "ledger.jsonl")),
