@@ -494,6 +494,30 @@ def _optional_regex(table: dict[str, Any], key: str, where: str) -> re.Pattern[s
     return _compile(table[key], f"{where}.{key}") if key in table else None
 
 
+def _dialog_target(i: int, twhere: str, entry: dict[str, Any]) -> DialogTarget:
+    _keys(entry, twhere, _TARGET_KEYS)
+    if "header" not in entry:
+        raise ManifestError(f"{twhere}.header: required")
+    header = _compile(entry["header"], f"{twhere}.header")
+    tool = entry.get("tool", "")
+    if not isinstance(tool, str):
+        raise ManifestError(f"{twhere}.tool: must be a string")
+    if not tool and "tool" not in header.groupindex:
+        raise ManifestError(f"{twhere}: needs tool = \"...\" or a (?P<tool>...) group "
+                            "in header")
+    key = entry.get("key", "command")
+    if not isinstance(key, str) or not key:
+        raise ManifestError(f"{twhere}.key: must be a non-empty string")
+    item = _optional_regex(entry, "item", twhere)
+    if item is not None and "text" not in item.groupindex:
+        raise ManifestError(f"{twhere}.item: needs a (?P<text>...) group")
+    drop_last = entry.get("drop_last", False)
+    if not isinstance(drop_last, bool):
+        raise ManifestError(f"{twhere}.drop_last: must be true or false")
+    return DialogTarget(i, header, tool, key, _optional_regex(entry, "start", twhere),
+                        _optional_regex(entry, "until", twhere), item, drop_last)
+
+
 def _dialog(doc: dict[str, Any]) -> DialogRules | None:
     """`[dialog]`, the screen reading of a permission dialog. Every regex is compiled here,
     so a broken one fails the manifest at load (and a user manifest is skipped with one
@@ -510,29 +534,8 @@ def _dialog(doc: dict[str, Any]) -> DialogRules | None:
     option = _compile(table["option"], f"{where}.option")
     if "name" not in option.groupindex:
         raise ManifestError(f"{where}.option: needs a (?P<name>...) group, the option's line")
-    targets = []
-    for i, twhere, entry in _array_tables(table.get("targets", []), "dialog.targets"):
-        _keys(entry, twhere, _TARGET_KEYS)
-        if "header" not in entry:
-            raise ManifestError(f"{twhere}.header: required")
-        header = _compile(entry["header"], f"{twhere}.header")
-        tool = entry.get("tool", "")
-        if not isinstance(tool, str):
-            raise ManifestError(f"{twhere}.tool: must be a string")
-        if not tool and "tool" not in header.groupindex:
-            raise ManifestError(f"{twhere}: needs tool = \"...\" or a (?P<tool>...) group "
-                                "in header")
-        key = entry.get("key", "command")
-        if not isinstance(key, str) or not key:
-            raise ManifestError(f"{twhere}.key: must be a non-empty string")
-        item = _optional_regex(entry, "item", twhere)
-        if item is not None and "text" not in item.groupindex:
-            raise ManifestError(f"{twhere}.item: needs a (?P<text>...) group")
-        drop_last = entry.get("drop_last", False)
-        if not isinstance(drop_last, bool):
-            raise ManifestError(f"{twhere}.drop_last: must be true or false")
-        targets.append(DialogTarget(i, header, tool, key, _optional_regex(entry, "start", twhere),
-                                    _optional_regex(entry, "until", twhere), item, drop_last))
+    targets = tuple(_dialog_target(i, w, e) for i, w, e in
+                    _array_tables(table.get("targets", []), "dialog.targets"))
     kinds = []
     for _i, kwhere, entry in _array_tables(table.get("kinds", []), "dialog.kinds"):
         _keys(entry, kwhere, ("kind", "match"))
@@ -554,7 +557,7 @@ def _dialog(doc: dict[str, Any]) -> DialogRules | None:
         below=_count(table, "below", 16, where),
         within=_count(table, "within", 0, where),
         strip=_optional_regex(table, "strip", where),
-        targets=tuple(targets),
+        targets=targets,
         kinds=tuple(kinds),
         aliases=tuple(aliases.items()),
     )
