@@ -165,8 +165,10 @@ def _target(t: DialogTarget, rules: DialogRules, rows: list[str],
     block = _block(t, rows, i + 1, limit)
     if not block:
         return tool, "", FAILED
-    if len(block) == 1:
+    if len(block) == 1 and not t.drop_last:
         return tool, block[0], EXACT
+    # several rows joined; or a guess that the last row was a description, which a call
+    # without one would turn into a cut command: neither is shown as read whole
     return tool, _join(block), WRAPPED
 
 
