@@ -122,10 +122,10 @@ LIVE_ASKS: dict[str, tuple[str, str, str]] = {
     **{f"codex-0.171.0_blocked_shell_w{w}.txt": ("Bash", ECHO, "exact") for w in (40, 60, 100, 200)},
     **{f"codex-0.171.0_blocked_file_write_w{w}.txt":
        ("Edit", "Edit: /var/tmp/codex-lab/notes.txt", "exact") for w in (40, 60, 100, 200)},
-    # at 40 columns the MCP heading wraps and its tool name is not read
-    "codex-0.171.0_blocked_mcp_tool_w40.txt": ("", "", "failed"),
+    # at 40 columns the heading wraps; the tool name is read off its second row
     **{f"codex-0.171.0_blocked_mcp_tool_w{w}.txt":
-       ("write_note", "write_note: text: remember the milk", "exact") for w in (60, 100, 200)},
+       ("write_note", "write_note: text: remember the milk", "exact")
+       for w in (40, 60, 100, 200)},
     **{f"gemini-0.61.0_blocked_shell_w{w}.txt": ("Bash", "Bash: ls -la /tmp", "exact")
        for w in (40, 60, 100, 200)},
     **{f"gemini-0.61.0_blocked_edit_diff_w{w}.txt": ("Edit", "Edit: button.toml", "exact")
@@ -300,3 +300,23 @@ def test_a_broken_dialog_table_fails_the_manifest_naming_the_field(table: str,
 
 def test_a_manifest_without_a_dialog_table_loads_with_none() -> None:
     assert manifest.loads("x", BASE).dialog is None
+
+
+def test_a_user_manifest_with_a_broken_dialog_is_skipped_with_one_line(tmp_path: Path) -> None:
+    """The runtime loader's rule for any broken field: the file is skipped, one line names
+    the file and the field, and the other manifests load."""
+    from tma.runtime import manifests
+
+    (tmp_path / "quill.toml").write_text(
+        BASE + "[dialog]\nanchor = 'Allow?'\noption = '(?P<name>[0-9]+\\. .*'\n",
+        encoding="utf-8")
+    good = bundled.text("opencode")
+    (tmp_path / "opencode.toml").write_text(good, encoding="utf-8")
+    mset = manifests.load(str(tmp_path))
+    assert list(mset.manifests) == ["opencode"]
+    assert mset.manifests["opencode"].dialog is not None
+    lines: list[str] = []
+    manifests.report_skipped(mset, lines.append)
+    assert len(lines) == 1
+    assert lines[0].startswith(f"tma: skipping manifest {tmp_path / 'quill.toml'}: "
+                               "[dialog].option: bad regex")
