@@ -28,6 +28,7 @@ WRAPPED = "wrapped"
 FAILED = "failed"
 EXTRACTIONS = (EXACT, WRAPPED, FAILED)
 SUMMARY_MAX = 200
+INPUT_MAX = 4096  # the card's string budget (a screen is smaller than this anyway)
 OTHER = "other"  # the kind of an option no `[[dialog.kinds]]` entry names
 
 
@@ -207,7 +208,7 @@ def extract(agent: str, lines: list[str], rules: DialogRules | None) -> ScreenAs
         if not text:
             tool = tool or name
             continue
-        text = one_line(text, 4096)
+        text = text[:INPUT_MAX]  # rows were cleaned; inner spacing stays as drawn
         summary = one_line(f"{name}: {text}" if name else text)
         return ScreenAsk(name, summary, ((t.key, text),), tuple(options), level)
     return ScreenAsk(tool, one_line(tool), (), tuple(options), FAILED)
