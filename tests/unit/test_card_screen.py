@@ -228,6 +228,16 @@ def test_a_wrapped_command_is_joined_back_and_says_so(name: str) -> None:
     assert got.summary == f"Bash: {LONG}"
 
 
+def test_a_redraw_that_lost_the_space_after_the_digit_still_gives_the_option() -> None:
+    got = ask(DIALOGS / "claude-2.1.197_permission_wrapped_w40.txt")
+    assert got is not None
+    assert [(o.kind, o.name, o.option_id) for o in got.options] == [
+        ("allow-once", "1. Yes", "1"),
+        ("allow-always", "2.Yes, and always allow access to", "2"),
+        ("reject-once", "3. No", "3"),
+    ]
+
+
 # ------------------------------------------------------------------ properties
 
 
