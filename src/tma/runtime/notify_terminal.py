@@ -132,7 +132,8 @@ def test(ring, note: Note) -> list[str]:
         return [f"{NAME} none: no attached client (OSC {codes} would carry {body(note)!r})"]
     lines = []
     for view, how in reached:
-        where = f"client {view.client} ({view.client_tty}) on pane {view.pane}"
+        tty = f" ({view.client_tty})" if view.client_tty not in ("", view.client) else ""
+        where = f"client {view.client}{tty} on pane {view.pane}"
         setting = view.setting or "absent"
         if how == "osc":
             lines.append(f"{NAME} {where}: OSC {codes} through passthrough "
