@@ -9,7 +9,9 @@ pane writes, unwrapped, to the clients on which that pane is visible, when the p
 So tma writes the wrapped sequence to the tty of the pane each attached client shows:
 tmux serializes it with its own drawing (a write straight to the client's tty could
 land inside one of tmux's escape sequences), and every client gets it whichever pane
-it is on. The option is probed per pane through the format `#{allow-passthrough}`,
+it is on. (The one risk is the program in that pane: bytes written while it is in the
+middle of an escape sequence of its own would cut it; the write is one `write(2)` of a
+few hundred bytes, as the `[notify] osc` sink's.) The option is probed per pane through the format `#{allow-passthrough}`,
 which expands to the value in effect there (pane, window or global) and to nothing on
 a release without the option: no version is parsed. 3.3a prints a flag as 1/0, later
 releases print on/off/all.
