@@ -203,3 +203,21 @@ def test_the_daemon_rings_the_client_when_a_hooked_pane_blocks(srv, attach, tmp_
         assert srv.option(pane, "@agent_state") == "blocked"
         want = "\x1b]9;claude blocked: Bash: rm -rf build/\x07" if on else "\x07"
         srv.wait_for(lambda: want in client.output(), timeout=10)
+
+
+def test_the_hook_path_rings_the_client_without_a_daemon(srv, attach):
+    """`from_event`: the hook process itself fires, and leaves with os._exit; the sink's
+    thread has finished its write by then (it waits HOOK_WAIT at most)."""
+    on = passthrough_on(srv)
+    pane = srv.agent_pane("claude")
+    srv.config.write_text("[hooks]\nclaude_reply_lane = false\n[notify]\nfrom_event = true\n"
+                          "desktop = false\nmessage = false\n[notify.terminal]\nenabled = true\n")
+    client = attach()
+    settle(client)
+    payload = ('{"session_id": "s1", "tool_name": "Bash", "tool_use_id": "t-1",'
+               ' "tool_input": {"command": "make deploy"}}')
+    res = srv.tma("event", "--agent", "claude", "--kind", "PermissionRequest", "--pane",
+                  pane, input=payload, manifests=False, env={"TMA_HOOK_STRICT": "1"})
+    assert res.returncode == 0 and res.stdout == "", res.stderr
+    want = "\x1b]9;claude blocked: Bash: make deploy\x07" if on else "\x07"
+    srv.wait_for(lambda: want in client.output(), timeout=5)
