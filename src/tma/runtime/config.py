@@ -103,7 +103,7 @@ def _known(path: str, prefix: str, table: dict[str, object], allowed: tuple[str,
 
 
 _NOTIFY_KEYS = ("from_event", "command", "on", "bell", "osc", "log", "blocked", "done",
-                "context_high", "desktop", "message")
+                "context_high", "desktop", "message", "terminal")
 _DAEMON_KEYS = ("sweep_secs", "quiet_ms", "zero_member_recheck_secs", "demote_edges", "autostart")
 # checked here, not only in the daemon: with autostart a surface that loaded a config the
 # daemon would refuse would start a doomed daemon on every run
@@ -194,7 +194,26 @@ def _notify(path: str, doc: dict, out: dict) -> None:
                 _str(path, f"notify.{trig}.command", t["command"])
     if "context_high" in notify:
         _context_high(path, notify["context_high"])
+    if "terminal" in notify:
+        _terminal(path, notify["terminal"])
     out["notify"] = notify
+
+
+def _terminal(path: str, value: object) -> None:
+    from tma.runtime.notify_gate import TERMINAL_OSC
+
+    t = _table(path, "notify.terminal", value)
+    _known(path, "notify.terminal", t, ("enabled", "osc", "bell"))
+    for key in ("enabled", "bell"):
+        if key in t:
+            _bool(path, f"notify.terminal.{key}", t[key])
+    if "osc" in t:
+        osc = t["osc"]
+        codes = [osc] if isinstance(osc, int) and not isinstance(osc, bool) else osc
+        if not isinstance(codes, list) or not codes or any(
+                isinstance(c, bool) or c not in TERMINAL_OSC for c in codes):
+            raise _err(path, "notify.terminal.osc",
+                       "must be 9, 777 or 99, or a non-empty list of them")
 
 
 def _context_high(path: str, value: object) -> None:

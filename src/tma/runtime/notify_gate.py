@@ -17,6 +17,9 @@ from tma.core import notice
 
 DEFAULT_ON = ("blocked",)
 TRIGGERS = ("blocked", "done", "context_high")
+#: The terminal notifications `[notify.terminal] osc` may name: 9 (iTerm2, WezTerm,
+#: ghostty, ConEmu, Windows Terminal), 777 (urxvt, foot, ghostty, WezTerm), 99 (kitty).
+TERMINAL_OSC = (9, 777, 99)
 
 
 def table(cfg) -> dict:
@@ -94,6 +97,18 @@ def log_path(cfg) -> str | None:
 def flag(cfg, key: str) -> bool:
     """A boolean `[notify]` switch that defaults off (bell, osc)."""
     return table(cfg).get(key) is True
+
+
+def terminal(cfg) -> tuple[tuple[int, ...], bool] | None:
+    """`[notify.terminal]`: (the OSC codes to send, ring a BEL where passthrough is off),
+    or None when the sink is off (the default: `enabled` is not true). `osc` is one code
+    or a list (default [9]); `bell` defaults true."""
+    t = table(cfg).get("terminal")
+    if not isinstance(t, dict) or t.get("enabled") is not True:
+        return None
+    osc = t.get("osc", [9])
+    codes = [osc] if isinstance(osc, int) else osc if isinstance(osc, list) else [9]
+    return (tuple(c for c in TERMINAL_OSC if c in codes) or (9,), t.get("bell") is not False)
 
 
 def blocking_sink(cfg) -> bool:
