@@ -73,3 +73,40 @@ def test_it_says_what_rings_when_no_sink_resolves(tmp_path):
     assert res.returncode == 0
     assert res.stdout.splitlines()[-1] == \
         'rings nothing for done: done is not in [notify] on (default ["blocked"])'
+
+
+def test_with_a_server_and_a_client_every_live_sink_rings_and_is_reported(srv, tmp_path):
+    """Run in a pane of a live server with a real client attached: the message line is
+    shown on the client for real, the bell and OSC reach the pane's tty, the log gets
+    its line and the command runs; one report line (or more) per sink, exit 0."""
+    from tests.helpers.ptyclient import PtyClient
+
+    pane = srv.shell_pane()
+    client = PtyClient(srv, "s")
+    try:
+        log = tmp_path / "n.jsonl"
+        out = tmp_path / "cmd.out"
+        srv.config.write_text(f'[notify]\nbell = true\nosc = true\nlog = "{log}"\n'
+                              f'command = "cat > {out}"\n')
+        tty = srv.display(pane, "#{pane_tty}")
+        res = srv.tma("debug", "notify-test", env={"TMUX_PANE": pane})
+        lines = res.stdout.splitlines()
+        shown = "tma: test blocked — tma notify-test"
+        assert lines[1:8] == [f"message shown on 1 attached client: {shown}",
+                              f"bell written to {tty}", f"osc written to {tty}",
+                              f"log appended a line to {log}", f"command cat > {out}",
+                              "exit 0", "rings the tmux message line on every attached client; "
+                              f"a bell in the pane; an OSC 9 notification in the pane; "
+                              f"a line in {log}; the command above"], res.stdout
+        assert res.returncode == 0, res.stdout + res.stderr
+        srv.wait_for(lambda: shown in client.output())  # on the client's status line
+        assert '"agent":"test"' in log.read_text() and '"pane":"' + pane in out.read_text()
+
+        # one sink that fails makes the exit 1; the others are still rung and reported
+        srv.config.write_text('[notify]\ncommand = "exit 3"\n')
+        res = srv.tma("debug", "notify-test", env={"TMUX_PANE": pane})
+        assert res.returncode == 1
+        assert res.stdout.splitlines()[1:4] == [
+            f"message shown on 1 attached client: {shown}", "command exit 3", "exit 3"]
+    finally:
+        client.close()

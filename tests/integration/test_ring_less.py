@@ -208,7 +208,7 @@ def test_three_done_within_the_window_ring_once_and_blocked_is_not_held(srv, dae
 
     srv.wait_for(lambda: len(rings()) >= 1, timeout=8)
     blocked_after = time.monotonic() - t0
-    assert rings() == [f"blocked|claude|✳ Claude Code"]  # rung while the done are held
+    assert rings() == ["blocked|claude|✳ Claude Code"]  # rung while the done are held
     srv.wait_for(lambda: len(rings()) >= 2, timeout=10)
     _sweeps_past(daemon, 2)
     got = rings()
