@@ -84,13 +84,12 @@ def test_on_screen_needs_the_pane_shown_and_input_within_the_window():
 
 
 def test_held_done_notes_combine_into_one_naming_each():
-    from tma.daemon.notifier import combine
     from tma.runtime.notify_note import Note, message, payload
 
     notes = [Note(trigger="done", agent="claude", pane="%1", locator="s:1.0", since_ms=900),
              Note(trigger="done", agent="codex", pane="%4", locator="s:2.0", since_ms=300),
              Note(trigger="done", agent="claude", pane="%7", locator="s:3.0", since_ms=500)]
-    one = combine(notes)
+    one = Note.combined(notes)
     assert message(one) == "tma: 3 agents done — claude %1, codex %4, claude %7"
     doc = payload(one)
     assert (doc["state"], doc["agent"], doc["pane"], doc["age_ms"]) == (

@@ -156,7 +156,7 @@ class Notifier(Part):
             return
         if len(held) > 1:
             self.counts["coalesced"] += len(held)
-        self._send(held[0] if len(held) == 1 else combine(held), now, None)
+        self._send(held[0] if len(held) == 1 else Note.combined(held), now, None)
 
     def _send(self, note: Note, now: int, clients: list[str] | None) -> None:
         started = notify.dispatch(self.daemon.server, self.daemon.cfg, note, wait=False,
@@ -182,16 +182,6 @@ class Notifier(Part):
 
     def _reap(self) -> None:
         self.children = [c for c in self.children if not c.poll()]
-
-
-def combine(notes: list[Note]) -> Note:
-    """Several done notes as one: agent "3 agents", the title naming each agent and
-    pane in the order they finished ("claude %1, codex %4, claude %7"); the first
-    pane is the note's pane (what a jump action or a bell reaches)."""
-    first = notes[0]
-    return Note(trigger=first.trigger, agent=f"{len(notes)} agents", pane=first.pane,
-                locator=first.locator, title=", ".join(f"{n.agent} {n.pane}" for n in notes),
-                since_ms=min(n.since_ms for n in notes))
 
 
 class Plan:
