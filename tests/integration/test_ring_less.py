@@ -238,3 +238,22 @@ def test_a_lone_done_rings_after_the_window_as_itself(srv, daemon, tmp_path):
     assert time.monotonic() - t0 >= 0.5  # held (the marker is committed at the read)
     assert [(x["state"], x["agent"], x["pane"]) for x in _lines(log)] == [
         ("done", "claude", pane)]
+
+
+def test_a_daemon_that_stops_rings_the_done_it_holds(srv, daemon, tmp_path):
+    """The markers are committed at the read: a held done dropped at exit would never
+    ring (no later daemon sees it due), so stopping rings it."""
+    log = tmp_path / "notify.jsonl"
+    srv.config.write_text(f'[daemon]\nsweep_secs = 1\n[notify]\nlog = "{log}"\n'
+                          'on = ["done"]\ncoalesce_done_ms = 60000\n')
+    pane, _ = _claude(srv)
+    _draw(srv, pane, "working")
+    daemon.start()
+    _until(srv, pane, "@agent_state", "working", timeout=10)
+    time.sleep(0.3)
+    _draw(srv, pane, "idle")
+    _until(srv, pane, "@agent_notified_at", str.isdigit, timeout=8)
+    _sweeps_past(daemon, 1)
+    assert _lines(log) == []  # held for the minute
+    daemon.stop()
+    assert [(x["state"], x["pane"]) for x in _lines(log)] == [("done", pane)]
