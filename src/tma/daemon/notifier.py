@@ -121,8 +121,8 @@ class Notifier(Part):
         if plan.candidates:
             lines.append(tnotify.clients_line())
         out = tnotify.commit(self.daemon.server, lines)
-        clients, marks = tnotify.parse_batch(out)
-        _names, watchers = tnotify.parse_clients(out)
+        _clients, marks = tnotify.parse_batch(out)
+        clients, watchers = tnotify.parse_clients(out)  # (pane shown, last input) each
         for key, (row, trigger, value) in plan.candidates.items():
             got = marks.get(key)
             if got is None or got[0] != str(value):
