@@ -103,7 +103,10 @@ def _known(path: str, prefix: str, table: dict[str, object], allowed: tuple[str,
 
 
 _NOTIFY_KEYS = ("from_event", "command", "on", "bell", "osc", "log", "blocked", "done",
-                "context_high", "desktop", "message", "terminal")
+                "context_high", "desktop", "message", "terminal", "quiet_if_active_s",
+                "coalesce_done_ms")
+# a day of quiet, a minute of holding `done`: beyond these a value is a typo, not a wish
+NOTIFY_RANGES = {"quiet_if_active_s": (0, 86_400), "coalesce_done_ms": (0, 60_000)}
 _DAEMON_KEYS = ("sweep_secs", "quiet_ms", "zero_member_recheck_secs", "demote_edges", "autostart")
 # checked here, not only in the daemon: with autostart a surface that loaded a config the
 # daemon would refuse would start a doomed daemon on every run
@@ -182,6 +185,9 @@ def _notify(path: str, doc: dict, out: dict) -> None:
     for key in ("command", "log"):
         if key in notify:
             _str(path, f"notify.{key}", notify[key])
+    for key, (lo, hi) in NOTIFY_RANGES.items():
+        if key in notify and not lo <= _uint(path, f"notify.{key}", notify[key]) <= hi:
+            raise _err(path, f"notify.{key}", f"must be {lo}-{hi}")
     if "on" in notify:
         on = notify["on"]
         if not isinstance(on, list) or any(v not in ("blocked", "done") for v in on):

@@ -16,6 +16,14 @@ import os
 from tma.core import notice
 
 DEFAULT_ON = ("blocked",)
+# 30 s: long enough to cover reading an agent's output after the last key typed into
+# its pane (an agent that blocks while you watch it), short enough that a person who
+# turned to another window or left the desk without touching tmux is rung again
+QUIET_IF_ACTIVE_S = 30
+# 3 s: agents started together (a fan-out, one prompt sent to several panes) finish
+# within a few seconds of each other; `done` is never urgent, so holding it that long
+# costs little, and blocked is never held
+COALESCE_DONE_MS = 3000
 TRIGGERS = ("blocked", "done", "context_high")
 #: The terminal notifications `[notify.terminal] osc` may name: 9 (iTerm2, WezTerm,
 #: ghostty, ConEmu, Windows Terminal), 777 (urxvt, foot, ghostty, WezTerm), 99 (kitty).
@@ -86,6 +94,27 @@ def desktop_mode(cfg) -> str | bool:
 def message_on(cfg) -> bool:
     """`[notify] message` (default true): the tmux message line on attached clients."""
     return table(cfg).get("message") is not False
+
+
+def quiet_if_active_s(cfg) -> int:
+    """`[notify] quiet_if_active_s` (default 30; 0 = never quiet): no ring for a pane
+    shown on an attached client that had input within this many seconds."""
+    value = table(cfg).get("quiet_if_active_s", QUIET_IF_ACTIVE_S)
+    return value if isinstance(value, int) and not isinstance(value, bool) else QUIET_IF_ACTIVE_S
+
+
+def coalesce_done_ms(cfg) -> int:
+    """`[notify] coalesce_done_ms` (default 3000; 0 = ring each at once): the daemon
+    holds `done` this long and rings every `done` of the window as one notification."""
+    value = table(cfg).get("coalesce_done_ms", COALESCE_DONE_MS)
+    return value if isinstance(value, int) and not isinstance(value, bool) else COALESCE_DONE_MS
+
+
+def on_screen(cfg, pane: str, watchers, now: int) -> bool:
+    """Is PANE in front of a person now: shown on an attached client that had input
+    within `quiet_if_active_s` (tma.core.notice.on_screen; watchers from
+    tma.tmux.notify.parse_clients)?"""
+    return notice.on_screen(pane, watchers, now, quiet_if_active_s(cfg))
 
 
 def log_path(cfg) -> str | None:

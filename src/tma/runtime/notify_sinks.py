@@ -11,7 +11,9 @@ hangs must never delay another):
   notifier's button) runs in a thread or a child process the sink owns, with its own
   timeout and bounded retries; it never raises and never writes to stdout.
 - `test` may wait (bounded by the sink's own timeout) and returns lines saying what it
-  did, each starting with the sink's name.
+  did, each starting with the sink's name. A line starting "<NAME> failed" marks the
+  test failed (so does raising, or returning `(lines, False)`): `tma debug notify-test`
+  exits 0 only when every live sink worked.
 """
 
 from __future__ import annotations
