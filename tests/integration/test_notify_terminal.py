@@ -189,8 +189,11 @@ def test_the_daemon_rings_the_client_when_a_hooked_pane_blocks(srv, attach, tmp_
     on = passthrough_on(srv)
     pane, _pid = _claude(srv)
     _draw(srv, pane, "idle")
+    # the client looks at this pane and attached just now (input, to the ring-less rule):
+    # quiet_if_active_s = 0 lets the ring through
     srv.config.write_text("[daemon]\nsweep_secs = 1\n[hooks]\nclaude_reply_lane = false\n"
-                          "[notify]\ndesktop = false\n[notify.terminal]\nenabled = true\n")
+                          "[notify]\nquiet_if_active_s = 0\ndesktop = false\n"
+                          "[notify.terminal]\nenabled = true\n")
     client = attach()
     with watched(srv, tmp_path) as daemon:
         daemon.start()
@@ -211,7 +214,8 @@ def test_the_hook_path_rings_the_client_without_a_daemon(srv, attach):
     on = passthrough_on(srv)
     pane = srv.agent_pane("claude")
     srv.config.write_text("[hooks]\nclaude_reply_lane = false\n[notify]\nfrom_event = true\n"
-                          "desktop = false\nmessage = false\n[notify.terminal]\nenabled = true\n")
+                          "desktop = false\nmessage = false\nquiet_if_active_s = 0\n"
+                          "[notify.terminal]\nenabled = true\n")
     client = attach()
     settle(client)
     payload = ('{"session_id": "s1", "tool_name": "Bash", "tool_use_id": "t-1",'

@@ -69,6 +69,10 @@ def dispatch(server, cfg, note: Note, *, wait: bool = True, now: int | None = No
     osc = notify_gate.flag(cfg, "osc")
     show = notify_gate.message_on(cfg)
     tty = note.tty or ""
+    ring = notify_sinks.Ring(server=server, cfg=cfg, now=now, daemon=daemon, clients=clients)
+    # (0) the sinks that pass through tmux to a terminal: before the message line freezes
+    # the client's output (they ring in (6) with the others when no message shows)
+    _registered(ring, note, early=True, show=show)
     # (1) display-message on every attached client (and resolve the tty on the way)
     try:
         if (show and clients is None) or ((bell or osc) and not tty):
@@ -107,12 +111,21 @@ def dispatch(server, cfg, note: Note, *, wait: bool = True, now: int | None = No
     except Exception:
         pass
     # (6) the registered sinks (tma.runtime.notify_sinks): each returns at once
+    _registered(notify_sinks.Ring(server=server, cfg=cfg, now=now, daemon=daemon,
+                                  clients=clients), note, early=False, show=show)
+    return out
+
+
+def _registered(ring, note: Note, *, early: bool, show: bool) -> None:
+    """The registered sinks: with a message line, the EARLY ones first and now, the rest
+    last; without one, all of them last."""
     try:
-        notify_sinks.fire_all(notify_sinks.Ring(server=server, cfg=cfg, now=now,
-                                                daemon=daemon, clients=clients), note)
+        if early and show:
+            notify_sinks.fire_early(ring, note)
+        elif not early:
+            notify_sinks.fire_all(ring, note, early=False if show else None)
     except Exception:
         pass
-    return out
 
 
 # ------------------------------------------------------------------ tma debug notify-test
@@ -164,6 +177,11 @@ def run_test(cfg, note: Note, now: int, server=None) -> tuple[list[str], int]:
     a real fire would. `server` is the tmux server (None: none to reach)."""
     out = ["payload " + dumps(payload(note))]
     worked: list[bool] = []
+    early = notify_gate.message_on(cfg)  # as dispatch: terminal sinks before the message
+    if early:
+        lines, oks = sink_results(cfg, note, now, server, None, early=True)
+        out.extend(lines)
+        worked.extend(oks)
     clients, tty = _test_targets(cfg, server, note, out, worked)
     _test_tty(cfg, tty, note, out, worked)
     log = notify_gate.log_path(cfg)
@@ -172,7 +190,8 @@ def run_test(cfg, note: Note, now: int, server=None) -> tuple[list[str], int]:
         out.append(f"log failed: {where}: {err}" if err else f"log appended a line to {where}")
         worked.append(not err)
     _test_command(cfg, note, now, out, worked)
-    lines, oks = sink_results(cfg, note, now, server, clients)
+    lines, oks = sink_results(cfg, note, now, server, clients,
+                              early=False if early else None)
     out.extend(lines)
     worked.extend(oks)
     return out, 0 if worked and all(worked) else 1
@@ -287,15 +306,15 @@ def sink_tests(cfg, note: Note, now: int, server=None,
     return sink_results(cfg, note, now, server, clients)[0]
 
 
-def sink_results(cfg, note: Note, now: int, server=None, clients: list[str] | None = None
-                 ) -> tuple[list[str], list[bool]]:
+def sink_results(cfg, note: Note, now: int, server=None, clients: list[str] | None = None,
+                 early: bool | None = None) -> tuple[list[str], list[bool]]:
     """Every live registered sink tried for real: (its lines, whether each worked). A
     sink failed when its test raised, returned (lines, False), or wrote a line that
     starts with "<NAME> failed" (tma.runtime.notify_sinks)."""
     ring = notify_sinks.Ring(server=server, cfg=cfg, now=now, daemon=True, clients=clients)
     out: list[str] = []
     oks: list[bool] = []
-    for s in notify_sinks.live(cfg):
+    for s in notify_sinks.live(cfg, early):
         try:
             got: object = s.test(ring, note)
         except Exception as exc:  # a sink's bug is its own line, not the test's end

@@ -112,6 +112,15 @@ def _run(ring, note: Note) -> None:
         pass
 
 
+#: written before the message line when both ring (tma.runtime.notify_sinks.fire_early)
+EARLY = True
+
+
+def fire_now(ring, note: Note) -> None:
+    """The write done here and now (before a message line freezes the client)."""
+    _run(ring, note)
+
+
 def fire(ring, note: Note) -> None:
     t = threading.Thread(target=_run, args=(ring, note), name="tma-notify-terminal",
                          daemon=True)
