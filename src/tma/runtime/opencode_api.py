@@ -275,7 +275,8 @@ def _request_of(raw: object) -> QuestionRequest | None:
     parsed = tuple(q for q in (_question_of(x) for x in qs) if q is not None)
     if len(parsed) != len(qs) or not parsed:
         return None  # answers go by position: a request with an unreadable question is unusable
-    tool = raw.get("tool") if isinstance(raw.get("tool"), dict) else {}
+    tool = raw.get("tool")
+    tool = tool if isinstance(tool, dict) else {}
     return QuestionRequest(raw["id"], _str(raw.get("sessionID")), parsed,
                            _str(tool.get("messageID")), _str(tool.get("callID")))
 
@@ -283,7 +284,8 @@ def _request_of(raw: object) -> QuestionRequest | None:
 def _question_of(raw: object) -> Question | None:
     if not isinstance(raw, dict) or not isinstance(raw.get("question"), str):
         return None
-    opts = raw.get("options") if isinstance(raw.get("options"), list) else []
+    opts = raw.get("options")
+    opts = opts if isinstance(opts, list) else []
     options = tuple(QuestionOption(o["label"], _str(o.get("description")))
                     for o in opts if isinstance(o, dict) and isinstance(o.get("label"), str))
     return Question(raw["question"], _str(raw.get("header")), options,
