@@ -40,6 +40,7 @@ from tests.helpers.live import agents as agents_mod
 from tests.helpers.live.harness import Scenario
 from tests.helpers.live.opencode import free_port, opencode, wait_option
 from tests.helpers.live.steps import answer_dialog, settle
+from tma.runtime import opencode_api
 
 pytestmark = pytest.mark.live
 
@@ -389,6 +390,15 @@ def test_opencode_question_reply_over_http(scenario_factory, fake_llm):
     verdict(sc, "blocked", "question")
     rid = wait_option(sc, "@agent_question_request", bool)
     assert rid.startswith("que_"), rid
+    # GET /question on the real server: the request, verbatim, in tma's reading of it
+    endpoint = opencode_api.resolve_endpoint(
+        {"@agent_api_endpoint": sc.pane_option("@agent_api_endpoint")}, None)
+    [req] = [r for r in opencode_api.questions(endpoint, 10.0) if r.id == rid]
+    assert [(q.question, q.header, q.labels, q.multiple, q.custom) for q in req.questions] == [
+        ("Which colour", "Colour", ("Blue", "Green"), False, True),
+        ("Which extras", "Extras", ("Border", "Shadow", "Icon"), True, True)]
+    assert req.questions[0].options[0].description == "calm"
+    assert req.session_id.startswith("ses_") and req.call_id, req
 
     # the labels are checked against the real request: two for a single-choice question
     # is refused, and nothing reaches OpenCode (its dialog stays up)
