@@ -385,6 +385,8 @@ def answer_question(endpoint: str, request_id: str, texts: tuple[str, ...],
     api = _lane_module()
     if api is None:
         return G.ERROR, None, API_NOT_INSTALLED
+    # one budget for both calls: the pane's lock outlives the action's timeout by a slack only
+    deadline = time.monotonic() + timeout_s
     try:
         pending = api.questions(endpoint, timeout_s)
     except api.ApiError as exc:
@@ -401,7 +403,8 @@ def answer_question(endpoint: str, request_id: str, texts: tuple[str, ...],
     why = api.check_answers(request, chosen)
     if why is not None:
         return G.REFUSED, G.REQUIRES_UNMET, f"{why}: nothing sent"
-    res = api.reply_question(endpoint, request_id, chosen, timeout_s)
+    res = api.reply_question(endpoint, request_id, chosen,
+                             max(0.5, deadline - time.monotonic()))
     if res.outcome == api.REPLIED:
         said = "; ".join(f"{q.header or n}={', '.join(a)}" for n, (q, a) in
                          enumerate(zip(request.questions, chosen, strict=True), 1))
