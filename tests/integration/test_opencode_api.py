@@ -341,3 +341,78 @@ def test_a_base_path_prefixes_the_route(server):
     server.routes[("POST", f"/opencode/permission/{RID}/reply")] = (
         200, "application/json", b"true")
     assert api.reply_permission(server.url + "/opencode", RID, "once", 2.0).outcome == "replied"
+
+
+# ---------------------------------------------------------------- questions
+
+#: GET /question as OpenCode 1.18.33 answers it (its QuestionRequest schema): `multiple`
+#: and `custom` are optional, and a question the question tool asked carries neither.
+PENDING = [
+    {"id": QID, "sessionID": "ses_1",
+     "questions": [
+         {"question": "Which database?", "header": "DB",
+          "options": [{"label": "Postgres", "description": "relational"},
+                      {"label": "SQLite", "description": "a file"}]},
+         {"question": "Which features?", "header": "Features", "multiple": True,
+          "custom": False,
+          "options": [{"label": "auth", "description": ""},
+                      {"label": "logs", "description": "structured"}]}],
+     "tool": {"messageID": "msg_1", "callID": "call_1"}},
+    {"id": "que_bad"},  # no questions: skipped
+    "not an object",
+]
+
+
+def test_questions_lists_the_pending_requests_verbatim(server):
+    server.routes[("GET", "/question")] = (200, "application/json",
+                                           json.dumps(PENDING).encode())
+    [req] = api.questions(server.url, 2.0)
+    assert (req.id, req.session_id, req.message_id, req.call_id) == (
+        QID, "ses_1", "msg_1", "call_1")
+    db, feats = req.questions
+    assert (db.question, db.header, db.labels, db.multiple, db.custom) == (
+        "Which database?", "DB", ("Postgres", "SQLite"), False, True)
+    assert db.options[0] == api.QuestionOption("Postgres", "relational")
+    assert (feats.multiple, feats.custom, feats.labels) == (True, False, ("auth", "logs"))
+    assert server.requests[0]["method"] == "GET" and server.requests[0]["path"] == "/question"
+
+
+def test_questions_of_an_empty_server_is_an_empty_list(server):
+    server.routes[("GET", "/question")] = (200, "application/json", b"[]")
+    assert api.questions(server.url, 2.0) == []
+
+
+@pytest.mark.parametrize("route", [(200, "application/json", b'{"x": 1}'),
+                                   (404, "application/json", b"{}"),
+                                   (500, "application/json", b'{"message": "boom"}')])
+def test_questions_that_are_not_opencodes_list_raise_with_a_reason(server, route):
+    server.routes[("GET", "/question")] = route
+    with pytest.raises(api.ApiError) as exc:
+        api.questions(server.url, 2.0)
+    assert exc.value.result.outcome == "error" and "/question" in str(exc.value)
+
+
+def test_questions_of_a_closed_port_raise_unreachable():
+    with pytest.raises(api.ApiError, match="connection refused"):
+        api.questions(f"http://127.0.0.1:{free_port()}", 1.0)
+
+
+def test_reply_question_posts_one_label_list_per_question(server):
+    server.routes[("POST", f"/question/{QID}/reply")] = (200, "application/json", b"true")
+    res = api.reply_question(server.url, QID, [["Postgres"], ["auth", "logs"]], 2.0)
+    assert res.outcome == "replied" and QID in res.message
+    [req] = server.requests
+    assert (req["method"], req["path"]) == ("POST", f"/question/{QID}/reply")
+    assert json.loads(req["body"]) == {"answers": [["Postgres"], ["auth", "logs"]]}
+    assert req["headers"]["Content-Type"] == "application/json"
+
+
+def test_reply_question_once_gone_is_vanished(server):
+    res = api.reply_question(server.url, QID, [["Postgres"]], 2.0)
+    assert res.outcome == "vanished" and QID in res.message
+
+
+@pytest.mark.parametrize("answers", [[], [[]][:0], [["a"], "b"], [[1]], "Postgres"])
+def test_reply_question_refuses_a_malformed_answer_before_any_request(server, answers):
+    res = api.reply_question(server.url, QID, answers, 2.0)
+    assert res.outcome == "error" and not server.requests

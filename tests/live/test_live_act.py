@@ -40,6 +40,7 @@ from tests.helpers.live import agents as agents_mod
 from tests.helpers.live.harness import Scenario
 from tests.helpers.live.opencode import free_port, opencode, wait_option
 from tests.helpers.live.steps import answer_dialog, settle
+from tma.runtime import opencode_api
 
 pytestmark = pytest.mark.live
 
@@ -347,4 +348,81 @@ def test_opencode_approve_deny_over_http(scenario_factory, fake_llm):
         time.sleep(0.5 if ran else 1.0)
         assert (sc.work / TOOL_FILE).exists() is ran, f"{name}: the tool ran: " \
             f"{(sc.work / TOOL_FILE).exists()}"
+    quit_agent(sc)
+
+
+QUESTIONS = [
+    {"question": "Which colour", "header": "Colour",
+     "options": [{"label": "Blue", "description": "calm"},
+                 {"label": "Green", "description": "bold"}]},
+    {"question": "Which extras", "header": "Extras", "multiple": True,
+     "options": [{"label": "Border", "description": "line"},
+                 {"label": "Shadow", "description": "drop"},
+                 {"label": "Icon", "description": "glyph"}]},
+]
+
+
+def type_long(sc: Scenario, text: str, echo: str) -> float:
+    """Type a line longer than the composer's width in short pieces (one long burst reads
+    as a paste), wait for `echo`, then press Enter; -> the instant Enter was sent."""
+    t0 = time.time()
+    for i in range(0, len(text), 60):
+        sc.server.tmux("send-keys", "-t", sc.pane, "-l", text[i:i + 60])
+        time.sleep(0.05)
+    sc.wait_screen(lambda s: echo in s.screen, 15, f"the typed text {echo!r}", t0)
+    time.sleep(0.5)
+    t = time.time()
+    sc.keys("Enter")
+    return t
+
+
+def test_opencode_question_reply_over_http(scenario_factory, fake_llm):
+    """A real question from OpenCode's question tool (two questions, the second multiple
+    choice), answered by `tma act question_reply` over its API: never a key, and OpenCode
+    hands the model exactly the labels chosen."""
+    sc: Scenario = scenario_factory(opencode(f"--port {free_port()}"), "hooked")
+    start(sc)
+    wait_option(sc, "@agent_api_endpoint", bool)
+    call = json.dumps({"questions": QUESTIONS}, separators=(",", ":"))
+    t = type_long(sc, f"ask1 CALLTOOL:question{call}", '"Icon"')
+    # two questions draw as tabs (Colour, Extras, Confirm) over the one key-hint footer
+    sc.wait_regex(r"↑↓ select\s+enter \w+\s+esc dismiss", 60, since=t)
+    verdict(sc, "blocked", "question")
+    rid = wait_option(sc, "@agent_question_request", bool)
+    assert rid.startswith("que_"), rid
+    # GET /question on the real server: the request, verbatim, in tma's reading of it
+    endpoint = opencode_api.resolve_endpoint(
+        {"@agent_api_endpoint": sc.pane_option("@agent_api_endpoint")}, None)
+    [req] = [r for r in opencode_api.questions(endpoint, 10.0) if r.id == rid]
+    assert [(q.question, q.header, q.labels, q.multiple, q.custom) for q in req.questions] == [
+        ("Which colour", "Colour", ("Blue", "Green"), False, True),
+        ("Which extras", "Extras", ("Border", "Shadow", "Icon"), True, True)]
+    assert req.questions[0].options[0].description == "calm"
+    assert req.session_id.startswith("ses_") and req.call_id, req
+
+    # the labels are checked against the real request: two for a single-choice question
+    # is refused, and nothing reaches OpenCode (its dialog stays up)
+    out, keys = act(sc, "question_reply", "--answer", "Colour=Blue", "--answer", "1=Green",
+                    "--answer", "2=Border")
+    assert (out["outcome"], out["reason"], keys) == ("refused", "requires-unmet", []), out
+    assert "takes one choice, not 2" in out["message"], out
+    time.sleep(1.0)
+    assert sc.pane_option("@agent_question_request") == rid
+    assert sc.pane_option("@agent_state") == "blocked"
+
+    mark = llm_mark(fake_llm)
+    out, keys = act(sc, "question_reply", "--answer", "Colour=Green", "--answer",
+                    "Extras=Shadow", "--answer", "2=Border")
+    assert (out["outcome"], keys) == ("replied", []), out
+    assert "Colour=Green; Extras=Shadow, Border" in out["message"], out
+    hit = wait_llm(sc, fake_llm, mark, lambda r: r.get("decision") == "after_tool", 30,
+                   "the question tool's result")
+    result = hit.get("tool_result") or ""
+    assert '"Which colour"="Green"' in result, result
+    assert '"Which extras"="Shadow, Border"' in result, result
+    wait_cls(sc, "idle", t)
+    wait_option(sc, "@agent_question_request", lambda v: v == "")
+    # answered: OpenCode no longer holds it, and tma no longer offers the action
+    again, keys = act(sc, "question_reply", "--answer", "Colour=Blue", "--answer", "2=Icon")
+    assert again["outcome"] == "refused" and keys == [], again
     quit_agent(sc)

@@ -89,6 +89,12 @@ def test_a_text_action_has_no_api_arm():
               api={"opencode": {"op": "opencode.question_reject"}})
 
 
+def test_an_answering_action_has_no_keys_arm():
+    with pytest.raises(S.ActionError, match="answers with --answer labels has no \\[keys\\]"):
+        _load(keys={"claude": ["1"]}, api={"opencode": {"op": "opencode.question_reply"}})
+    assert _load(keys=None, api={"opencode": {"op": "opencode.question_reply"}}).takes_answers
+
+
 def test_an_exec_action():
     a = _load(kind="exec", keys=None, command="notify-send hi", agents=["claude"],
               detach=True)
@@ -107,13 +113,17 @@ def test_a_bad_toml_file_is_one_error():
 def test_the_bundled_actions():
     aset = actions.load("/nonexistent")
     assert sorted(aset.names()) == ["approve", "compact", "deny", "interrupt",
-                                    "question_reject", "steer", "steer_now"]
+                                    "question_reject", "question_reply", "steer",
+                                    "steer_now"]
     assert aset.get("approve").covered_agents() == ("claude", "codex", "cursor", "gemini",
                                                     "opencode")
     assert "pi" not in aset.get("approve").covered_agents()  # pi has no permission prompt
     assert "gemini" not in aset.get("steer").keys and "gemini" not in aset.get("steer_now").keys
     assert aset.get("compact").covered_agents() == ("claude",)
     assert aset.get("question_reject").keys == {}  # API only, even for OpenCode
+    reply = aset.get("question_reply")
+    assert reply.keys == {} and reply.takes_answers and not aset.get("question_reject").takes_answers
+    assert reply.when.details == ("question",)
     assert not aset.skipped
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 
 from tma.cli import common, spec
+from tma.core import answers
 from tma.core.actions_gate import worst_exit
 from tma.runtime import actions
 from tma.runtime import actions_describe as D
@@ -25,7 +26,8 @@ def _usage(args, sel) -> None:
     if args.list or args.menu:
         bad = [f for f, on in (("--all", args.all), ("--dry-run", args.dry_run),
                                ("--arg", args.arg), ("--force", args.force),
-                               ("--yes", args.yes), ("NAME", args.action),
+                               ("--yes", args.yes), ("--answer", args.answer),
+                               ("NAME", args.action),
                                ("--agent", sel.agent)) if on]
         if bad:
             raise common.UsageError(f"--list/--menu take no {bad[0]}")
@@ -48,6 +50,7 @@ def main(session: common.Session, argv: list[str]) -> int:
     sel, args = spec.parse("act", argv, session)
     args.action = args.name
     args.arg = args.arg or []
+    args.answer = args.answer or []
     _usage(args, sel)
     cfg = session.config
 
@@ -75,6 +78,18 @@ def _action_usage(args, action) -> None:
         raise common.UsageError(f"`{action.name}` types a message: pass --text MESSAGE")
     if not action.text and args.text is not None:
         raise common.UsageError(f"`{action.name}` takes no --text (only a text action does)")
+    if action.takes_answers and not args.answer:
+        raise common.UsageError(f"`{action.name}` answers a question with chosen labels: pass "
+                                "--answer [Q=]LABEL (Q: the question's number or header; one "
+                                "--answer per label)")
+    if args.answer and not action.takes_answers:
+        raise common.UsageError(f"`{action.name}` takes no --answer (only question_reply "
+                                "does)")
+    if args.answer:
+        try:
+            answers.parse(args.answer)
+        except answers.AnswerError as exc:
+            raise common.UsageError(str(exc)) from None
     if args.arg and action.kind != "exec":
         raise common.UsageError(f"`{action.name}` is a keys action: --arg is for command "
                                 "actions only")
@@ -145,7 +160,8 @@ class _Act:
         ask = _ask if prompt and common.on_terminal(0) and common.on_terminal(2) else None
         return Request(self.args.text, tuple(self.args.arg), self.args.force,
                        self.args.yes if yes is None else yes, self.args.dry_run, ask,
-                       2 if self.args.json else 1)  # --json: a command's stdout to stderr
+                       2 if self.args.json else 1,  # --json: a command's stdout to stderr
+                       tuple(self.args.answer))
 
     def _fire(self, action, target, req=None):
         pane, stamp, agent = target
@@ -226,7 +242,7 @@ class _Act:
             return self._report(_gone("menu", agent))
 
         fireable = [a for a in self.aset.actions.values() if not a.text
-                    and D.refusal(self.broker, a, pane, stamp, agent) is None]
+                    and not a.takes_answers and D.refusal(self.broker, a, pane, stamp, agent) is None]
         if not fireable:
             common.err(f"tma: no actions are fireable on {pane.pane_id} right now")
             return 0

@@ -274,7 +274,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             selectors=SELECTOR,
             args=(Arg("NAME", "The action (see --list); omit with --list or --menu.",
                       optional=True, values=("approve", "deny", "interrupt", "compact",
-                                             "steer", "steer_now", "question_reject")),),
+                                             "steer", "steer_now", "question_reject",
+                                             "question_reply")),),
             flags=(Flag("--pane", metavar="ID", type="pane",
                         help="The target pane (default: $TMUX_PANE); takes no selectors."),
                    Flag("--all", help="Fire at every pane the selectors match."),
@@ -293,7 +294,11 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                              "literally."),
                    Flag("--arg", metavar="VALUE", repeat=True,
                         help="An argument for a command action (env TMA_ARG*); "
-                             "repeatable.")),
+                             "repeatable."),
+                   Flag("--answer", metavar="[Q=]LABEL", repeat=True,
+                        help="question_reply: one chosen label for question Q (its number "
+                             "from 1 or its header; Q= may go when one question is asked); "
+                             "repeat for more labels or questions.")),
             exits=(OK, (1, "an error: no tmux server, an unreachable API, several panes "
                            "match the selectors"), USAGE,
                    (3, "vanished: the pane is gone (or the API request), or no pane "

@@ -26,7 +26,10 @@ REQUIRES = ("session", "cwd", "pid", "title", "context")
 API_OPS: dict[str, tuple[str, ...]] = {
     "opencode.permission_reply": ("once", "reject"),
     "opencode.question_reject": (),
+    "opencode.question_reply": (),
 }
+#: The ops that carry the caller's chosen labels (`tma act --answer`, tma.core.answers).
+ANSWER_OPS = ("opencode.question_reply",)
 
 #: The placeholder a text action's key arm holds once: the caller's --text, sent literally.
 TEXT_SLOT = "{text}"
@@ -91,6 +94,11 @@ class Action:
         if self.kind == KIND_EXEC:
             return not self.agents or agent in self.agents
         return agent in self.keys or agent in self.api
+
+    @property
+    def takes_answers(self) -> bool:
+        """Whether the action carries `--answer` labels (an answering API op)."""
+        return any(op.op in ANSWER_OPS for op in self.api.values())
 
     def covered_agents(self) -> tuple[str, ...]:
         """The agents this action names: keys + api arms, or exec's list (empty = all)."""
@@ -252,6 +260,10 @@ def from_dict(name: str, doc: dict[str, Any], engine: str = ENGINE_VERSION) -> A
     _kind_rules(doc, kind, keys, api)
     if text and api:
         raise _fail("[api]", "a text action has no API arm (its text goes through the pane)")
+    answering = sorted(a for a, op in api.items() if op.op in ANSWER_OPS)
+    if answering and keys:
+        raise _fail(f"[api].{answering[0]}", "an action that answers with --answer labels "
+                    "has no [keys] arms (keys cannot carry the labels)")
     hook_reply = doc.get("hook_reply", "")
     if hook_reply and hook_reply not in HOOK_REPLIES:
         raise _fail("hook_reply", f"{hook_reply!r} is not one of {', '.join(HOOK_REPLIES)}")

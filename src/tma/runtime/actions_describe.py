@@ -18,7 +18,8 @@ def refusal(broker, action, pane, stamp, agent: str, force: bool = False):
     return why
 
 
-def effect_words(broker, action, pane, agent: str, text: str | None) -> str:
+def effect_words(broker, action, pane, agent: str, text: str | None,
+                 answers: tuple[str, ...] = ()) -> str:
     if not agent or not action.applies_to(agent):
         return "none (the action does not cover this pane)"
     lane = broker.lane(action, agent, pane)
@@ -27,8 +28,12 @@ def effect_words(broker, action, pane, agent: str, text: str | None) -> str:
     if lane == "api":
         op = action.api[agent]
         endpoint = api_endpoint(pane, agent, broker.cfg) or "<no endpoint>"
-        if op.op.endswith("question_reject"):
+        if op.op.startswith("opencode.question_"):
             request = pane.options.get("@agent_question_request", "") or "<no request>"
+            if op.op.endswith("question_reply"):
+                return (f"api: GET {endpoint}/question (the labels are checked against "
+                        f"request {request}), then POST {endpoint}/question/{request}/reply "
+                        f"op={op.op} answers={list(answers)!r}")
             return f"api: POST {endpoint}/question/{request}/reject op={op.op}"
         request = pane.options.get("@agent_permission_request", "") or "<no request>"
         return f"api: POST {endpoint}/permission/{request}/reply op={op.op} reply={op.reply}"
@@ -67,7 +72,7 @@ def describe(broker, action, pane, stamp, agent: str, req, now: int) -> dict:
     return {"action": action.name, "pane": pane.pane_id, "agent": agent or None,
             "fireable": why is None, "reason": why.reason if why else None,
             "message": why.message if why else "would fire",
-            "effect": effect_words(broker, action, pane, agent, req.text),
+            "effect": effect_words(broker, action, pane, agent, req.text, req.answers),
             "context": context_values(pane, stamp, now)}
 
 

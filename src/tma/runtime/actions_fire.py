@@ -17,8 +17,9 @@ import time
 from dataclasses import replace
 
 from tma.core import actions_gate as G
+from tma.core import answers as A
 from tma.core import codec, options, states
-from tma.core.actions_schema import Action
+from tma.core.actions_schema import ANSWER_OPS, Action
 from tma.core.fold import Facts, evidence_from, verdict
 from tma.core.record import Record
 from tma.core.rules import Screen, evaluate
@@ -48,6 +49,7 @@ class Request(Record):
     dry_run: bool = False
     confirm_prompt: Callable[..., bool] | None = None  # (action, pane) -> the person's yes
     stdout_fd: int = 1
+    answers: tuple[str, ...] = ()  # `--answer [Q=]LABEL` texts (tma.core.answers)
 
 
 class Result(Record):
@@ -177,7 +179,7 @@ class Broker:
             return self._hook_reply(action, pane, agent)
         if lane == "exec":
             return self._exec(action, pane, stamp, agent, req, mine)
-        return self._api(action, pane, agent)
+        return self._api(action, pane, agent, req)
 
     # -- keys: only into a pane whose foreground is the agent and whose screen still asks
     def _keys(self, action: Action, pane, agent: str, req: Request) -> Result:
@@ -266,9 +268,9 @@ class Broker:
                       agent=agent)
 
     # -- an API op
-    def _api(self, action: Action, pane, agent: str) -> Result:
+    def _api(self, action: Action, pane, agent: str, req: Request) -> Result:
         op = action.api[agent]
-        key = "@agent_question_request" if op.op.endswith("question_reject") \
+        key = "@agent_question_request" if op.op.startswith("opencode.question_") \
             else "@agent_permission_request"
         request = pane.options.get(key, "")
         if not request:
@@ -284,7 +286,14 @@ class Broker:
             return result(action.name, pane.pane_id, G.ERROR,
                           f"no usable API endpoint for {agent} on {pane.pane_id} ({why}): "
                           f"set [api.{agent}] api_base in config.toml", agent=agent)
-        outcome, message = call_api(op, endpoint, request, action.timeout_ms / 1000)
+        if op.op in ANSWER_OPS:
+            outcome, reason, message = answer_question(endpoint, request, req.answers,
+                                                       action.timeout_ms / 1000)
+            if outcome == G.REFUSED:
+                return refused(action.name, pane.pane_id, G.Refusal(
+                    reason or G.REQUIRES_UNMET, message), agent)
+        else:
+            outcome, message = call_api(op, endpoint, request, action.timeout_ms / 1000)
         if outcome == G.REPLIED and not message:
             message = f"replied `{action.name}` to {pane.pane_id} over the API"
         return result(action.name, pane.pane_id, outcome, message, agent=agent)
@@ -335,19 +344,27 @@ class Broker:
 def api_endpoint(pane, agent: str, cfg) -> str:
     """The lane's endpoint: the pane's loopback @agent_api_endpoint, else [api.<agent>]
     api_base (the lane module decides what is usable)."""
-    try:
-        from tma.runtime import opencode_api
-    except ImportError:
+    opencode_api = _lane_module()
+    if opencode_api is None:
         return pane.options.get("@agent_api_endpoint", "") or \
             (cfg.api.get(agent) or {}).get("api_base", "")
     return opencode_api.resolve_endpoint(pane.options, cfg) or ""
 
 
-def call_api(op, endpoint: str, request_id: str, timeout_s: float) -> tuple[str, str]:
-    """Route one API op to its lane: (outcome, message)."""
+def _lane_module():
+    """tma.runtime.opencode_api, or None where it is not installed (imported late: only
+    an API op needs it)."""
     try:
         from tma.runtime import opencode_api
     except ImportError:
+        return None
+    return opencode_api
+
+
+def call_api(op, endpoint: str, request_id: str, timeout_s: float) -> tuple[str, str]:
+    """Route one API op to its lane: (outcome, message)."""
+    opencode_api = _lane_module()
+    if opencode_api is None:
         return G.ERROR, API_NOT_INSTALLED
     if op.op == "opencode.permission_reply":
         res = opencode_api.reply_permission(endpoint, request_id, op.reply, timeout_s)
@@ -356,6 +373,43 @@ def call_api(op, endpoint: str, request_id: str, timeout_s: float) -> tuple[str,
     else:  # pragma: no cover - the schema's closed vocabulary
         return G.ERROR, f"unknown API op {op.op!r}"
     return res.outcome, res.message
+
+
+def answer_question(endpoint: str, request_id: str, texts: tuple[str, ...],
+                    timeout_s: float) -> tuple[str, str | None, str]:
+    """Answer question request `request_id` with the `--answer` texts: read the pending
+    requests afresh (GET /question), so the labels are placed on and checked against the
+    questions OpenCode holds for that very id right now, then POST the reply. (outcome,
+    refusal reason, message): a request no longer pending is vanished, answers that do
+    not fit it are refused requires-unmet, and nothing is sent for either."""
+    api = _lane_module()
+    if api is None:
+        return G.ERROR, None, API_NOT_INSTALLED
+    # one budget for both calls: the pane's lock outlives the action's timeout by a slack only
+    deadline = time.monotonic() + timeout_s
+    try:
+        pending = api.questions(endpoint, timeout_s)
+    except api.ApiError as exc:
+        return G.ERROR, None, str(exc)
+    request = api.find_question(pending, request_id)
+    base = str(endpoint).rstrip("/")
+    if request is None:
+        return G.VANISHED, None, (f"OpenCode at {base} no longer holds question request "
+                                  f"{request_id} (answered or withdrawn): nothing sent")
+    try:
+        chosen = A.place(A.parse(texts), [q.header for q in request.questions])
+    except A.AnswerError as exc:
+        return G.REFUSED, G.REQUIRES_UNMET, f"{exc}: nothing sent"
+    why = api.check_answers(request, chosen)
+    if why is not None:
+        return G.REFUSED, G.REQUIRES_UNMET, f"{why}: nothing sent"
+    res = api.reply_question(endpoint, request_id, chosen,
+                             max(0.5, deadline - time.monotonic()))
+    if res.outcome == api.REPLIED:
+        said = "; ".join(f"{q.header or n}={', '.join(a)}" for n, (q, a) in
+                         enumerate(zip(request.questions, chosen, strict=True), 1))
+        return G.REPLIED, None, f"{res.message}: {said}"
+    return res.outcome, None, res.message
 
 
 def nudge_watchers(panes) -> None:

@@ -57,7 +57,7 @@ CARRIES_WIRING = (HOOK_WIRED, HOOK_INCOMPLETE)
 #: The agent whose permission prompts are answered over its server API ([api.<agent>]).
 API_AGENT = "opencode"
 #: Does `tma act` send that agent's approve/deny over the API lane (tma.runtime.opencode_api)?
-#: Yes: the bundled approve/deny/question_reject carry an [api].opencode arm.
+#: Yes: the bundled approve/deny/question_reject/question_reply carry an [api].opencode arm.
 ACT_USES_API = True
 #: doctor's probe of that API: one short GET per distinct endpoint.
 API_PROBE_TIMEOUT_S = 2.0  # a busy OpenCode answers its first requests slowly (seen: > 0.5 s)

@@ -1,9 +1,14 @@
 """OpenCode's HTTP lane: answer a pending permission or question over OpenCode's own server.
 
-The routes are OpenCode's v1 plane (verified against the pinned 1.18.33, by its route table
-and by running it): `POST /permission/{requestID}/reply` with `{"reply": "once"|"reject"}`
-and `POST /question/{requestID}/reject` with no body. Both answer 200 `true` when the request
-was pending and 404 (`PermissionNotFoundError` / `QuestionNotFoundError`) once it is gone.
+The routes are OpenCode's v1 plane (verified against the pinned 1.18.33, by its schemas
+and by running it): `POST /permission/{requestID}/reply` with `{"reply": "once"|"reject"}`,
+`POST /question/{requestID}/reject` with no body, and `POST /question/{requestID}/reply`
+with `{"answers": [[label, ...], ...]}` (one list of chosen labels per question, in the
+questions' order). They answer 200 `true` when the request was pending and 404
+(`PermissionNotFoundError` / `QuestionNotFoundError`) once it is gone. `GET /question` lists
+the pending question requests: `[{id, sessionID, questions: [{question, header, options:
+[{label, description}], multiple?, custom?}], tool?: {messageID, callID}}]`; `custom` absent
+means true (OpenCode's own default: the TUI offers "Type your own answer").
 The `/api/**` family is a different set of objects (the opencode server's own API) and is never used here.
 
 OpenCode's TUI serves HTTP only when started with `--port` (or `--hostname`, `--mdns`);
@@ -43,6 +48,7 @@ HOW_TO_LISTEN = ("start OpenCode with a port (`opencode --port 4096`; `--port 0`
 _SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 _SAFE_PATH = re.compile(r"(/[A-Za-z0-9._~-]+)*/?")
 _MAX_BODY = 64 * 1024
+_MAX_LIST_BODY = 1024 * 1024  # GET /question: every pending request, options and all
 
 
 @dataclass(frozen=True)
@@ -55,6 +61,47 @@ class ApiResult:
     status: int | None = None
     url: str = ""
     body: object = None  # the decoded JSON answer of a 2xx (probe: the pending list)
+
+
+class ApiError(Exception):
+    """A read that did not come back as OpenCode's answer; `result` says why."""
+
+    def __init__(self, result: ApiResult) -> None:
+        super().__init__(result.message)
+        self.result = result
+
+
+@dataclass(frozen=True)
+class QuestionOption:
+    label: str
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question of a request, verbatim. `custom`: whether a typed answer (a label not
+    among `options`) is accepted; OpenCode's default is yes."""
+
+    question: str
+    header: str = ""
+    options: tuple[QuestionOption, ...] = ()
+    multiple: bool = False
+    custom: bool = True
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(o.label for o in self.options)
+
+
+@dataclass(frozen=True)
+class QuestionRequest:
+    """One pending question request: what `GET /question` lists, one entry."""
+
+    id: str
+    session_id: str = ""
+    questions: tuple[Question, ...] = ()
+    message_id: str = ""
+    call_id: str = ""
 
 
 class Endpoint(str):
@@ -157,6 +204,98 @@ def reject_question(endpoint: str, request_id: str, timeout_s: float) -> ApiResu
     return _answer(endpoint, "question", request_id, "reject", None, timeout_s)
 
 
+def reply_question(endpoint: str, request_id: str, answers: list[list[str]],
+                   timeout_s: float) -> ApiResult:
+    """Answer OpenCode question request `request_id`: `answers` holds one list of chosen
+    labels per question, in the questions' order (what the TUI sends when the person picks).
+    The shape is checked here; whether the labels fit the questions is `check_answers`."""
+    if not (isinstance(answers, list) and answers and all(
+            isinstance(a, list) and all(isinstance(x, str) for x in a) for a in answers)):
+        return ApiResult(ERROR, "tma sends question answers as a non-empty list of label "
+                                "lists, one per question")
+    return _answer(endpoint, "question", request_id, "reply",
+                   {"answers": [list(a) for a in answers]}, timeout_s)
+
+
+def questions(endpoint: str, timeout_s: float) -> list[QuestionRequest]:
+    """The question requests OpenCode at `endpoint` holds pending (GET /question), parsed.
+    Raises ApiError (its `result` says why) when the endpoint is unusable, does not answer,
+    or answers something that is not OpenCode's list. Malformed entries are skipped."""
+    why = _usable(endpoint)
+    if why:
+        raise ApiError(ApiResult(ERROR, why))
+    base = str(endpoint).rstrip("/")
+    res = _http("GET", base, "/question", None, timeout_s, _MAX_LIST_BODY)
+    if res.outcome == VANISHED or (res.outcome == REPLIED and not isinstance(res.body, list)):
+        raise ApiError(ApiResult(ERROR, f"{base} answers, but not like OpenCode's server "
+                                        "(GET /question)", res.status, res.url))
+    if res.outcome != REPLIED:
+        raise ApiError(res)
+    assert isinstance(res.body, list)
+    return [r for r in (_request_of(x) for x in res.body) if r is not None]
+
+
+def find_question(requests: list[QuestionRequest], request_id: str) -> QuestionRequest | None:
+    return next((r for r in requests if r.id == request_id), None)
+
+
+def check_answers(request: QuestionRequest, answers: list[list[str]]) -> str | None:
+    """Why `answers` must not be sent to `request`, or None: one answer per question, at
+    least one label each, one only unless the question is `multiple`, every label one of
+    the question's options unless the question accepts a custom answer, no label twice."""
+    qs = request.questions
+    if len(answers) != len(qs):
+        return (f"question request {request.id} asks {len(qs)} question"
+                f"{'s' if len(qs) != 1 else ''}; {len(answers)} answer"
+                f"{'s were' if len(answers) != 1 else ' was'} given (one per question)")
+    for n, (q, chosen) in enumerate(zip(qs, answers, strict=True), 1):
+        name = f"question {n} ({_shown(q.header or q.question)})"
+        if not chosen:
+            return f"{name}: no label chosen"
+        if any(not c.strip() for c in chosen):
+            return f"{name}: an empty label"
+        if len(chosen) > 1 and not q.multiple:
+            return f"{name} takes one choice, not {len(chosen)}"
+        if len(set(chosen)) != len(chosen):
+            return f"{name}: a label is chosen twice"
+        unknown = [c for c in chosen if c not in q.labels]
+        if unknown and not q.custom:
+            offered = ", ".join(_shown(x) for x in q.labels) or "none"
+            return (f"{name}: {_shown(unknown[0])} is not one of its options ({offered}), "
+                    "and it takes no custom answer")
+    return None
+
+
+def _request_of(raw: object) -> QuestionRequest | None:
+    if not isinstance(raw, dict) or not isinstance(raw.get("id"), str):
+        return None
+    qs = raw.get("questions")
+    if not isinstance(qs, list):
+        return None
+    parsed = tuple(q for q in (_question_of(x) for x in qs) if q is not None)
+    if len(parsed) != len(qs) or not parsed:
+        return None  # answers go by position: a request with an unreadable question is unusable
+    tool = raw.get("tool")
+    tool = tool if isinstance(tool, dict) else {}
+    return QuestionRequest(raw["id"], _str(raw.get("sessionID")), parsed,
+                           _str(tool.get("messageID")), _str(tool.get("callID")))
+
+
+def _question_of(raw: object) -> Question | None:
+    if not isinstance(raw, dict) or not isinstance(raw.get("question"), str):
+        return None
+    opts = raw.get("options")
+    opts = opts if isinstance(opts, list) else []
+    options = tuple(QuestionOption(o["label"], _str(o.get("description")))
+                    for o in opts if isinstance(o, dict) and isinstance(o.get("label"), str))
+    return Question(raw["question"], _str(raw.get("header")), options,
+                    raw.get("multiple") is True, raw.get("custom") is not False)
+
+
+def _str(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
 def probe(endpoint: str, timeout_s: float) -> ApiResult:
     """A cheap check that OpenCode answers at `endpoint`: GET {endpoint}/global/health,
     which 1.18.33 answers `{"healthy": true, "version": …}` in milliseconds (the first
@@ -188,8 +327,12 @@ def _answer(endpoint: str, kind: str, request_id: str, verb: str, payload: dict 
         return ApiResult(VANISHED, f"OpenCode at {base} no longer holds {kind} request "
                                    f"{request_id} (answered or withdrawn)", res.status, res.url)
     if res.outcome == REPLIED:
-        what = {"reply": f"replied {payload['reply'] if payload else ''} to",
-                "reject": "dismissed"}[verb]
+        if verb == "reject":
+            what = "dismissed"
+        elif kind == "question":
+            what = "took the answers to"
+        else:
+            what = f"replied {payload['reply'] if payload else ''} to"
         return ApiResult(REPLIED, f"OpenCode at {base} {what} {kind} request {request_id}",
                          res.status, res.url, res.body)
     return res
@@ -198,7 +341,7 @@ def _answer(endpoint: str, kind: str, request_id: str, verb: str, payload: dict 
 # ---------------------------------------------------------------- HTTP
 
 def _http(method: str, base: str, path: str, payload: dict | None,
-          timeout_s: float) -> ApiResult:
+          timeout_s: float, max_body: int = _MAX_BODY) -> ApiResult:
     """One request with a whole-request deadline: a watchdog shuts the socket down when
     `timeout_s` passes, so a server that trickles bytes cannot hold the caller."""
     url = base + path
@@ -232,7 +375,7 @@ def _http(method: str, base: str, path: str, payload: dict | None,
         conn.request(method, (parts.path.rstrip("/") or "") + path, body=body or None,
                      headers=headers)
         resp = conn.getresponse()
-        raw = resp.read(_MAX_BODY + 1)
+        raw = resp.read(max_body + 1)
         status = resp.status
     except TimeoutError:
         return _timed_out(url, timeout_s)
@@ -247,11 +390,14 @@ def _http(method: str, base: str, path: str, payload: dict | None,
         conn.close()
     if fired.is_set():
         return _timed_out(url, timeout_s)
+    if len(raw) > max_body:
+        return ApiResult(ERROR, f"{method} {url} answered more than {max_body} bytes",
+                         status, url)
     return _classify(method, url, status, raw)
 
 
 def _classify(method: str, url: str, status: int, raw: bytes) -> ApiResult:
-    text = raw[:_MAX_BODY].decode("utf-8", "replace")
+    text = raw.decode("utf-8", "replace")
     try:
         decoded, is_json = (json.loads(text), True) if text.strip() else (None, False)
     except ValueError:

@@ -645,7 +645,10 @@ class _Handler(BaseHTTPRequestHandler):
                                                       json.dumps(body))
         self.llm.record({"path": "/v1/chat/completions", "decision": kind, "tool": tname,
                          "slow_id": slow_id, "prompt": snip(text),
-                         "tools": [n for n, _ in tools], "args": targs})
+                         "tools": [n for n, _ in tools], "args": targs,
+                         # what the agent's tool returned (an answered question's labels)
+                         "tool_result": snip(text_of(last.get("content"))) if after_tool
+                         else ""})
         cid = "chatcmpl-" + uuid.uuid4().hex[:20]
         model = body.get("model", "mock-model")
         usage = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
