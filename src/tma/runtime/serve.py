@@ -313,8 +313,9 @@ class Conn:
             argv += ["--expect-episode", str(d.binder.expect_episode_ms)]
         if d.text is not None:
             argv += ["--text", d.text]
-        for answer in d.answers or ():
-            argv += ["--answer", ",".join(answer)]
+        for number, answer in enumerate(d.answers or (), 1):
+            for label in answer:  # tma act takes one label a flag, keyed by question
+                argv += ["--answer", f"{number}={label}"]
         try:
             code, out = self._fire(argv)
         except Exception as exc:
