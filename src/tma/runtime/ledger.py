@@ -19,6 +19,7 @@ import json
 import os
 
 from tma.core import proto
+from tma.runtime import procs
 
 KEEP_MS = 7 * 24 * 3600 * 1000
 MAX_BYTES = 1 << 20
@@ -129,15 +130,7 @@ class Ledger:
 def _alive(doc: dict) -> bool:
     """Is the serve process that claimed this slot still firing it?"""
     pid = doc.get("pid")
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return isinstance(pid, int) and procs.alive(pid)
 
 
 def _row(doc: dict, cached: bool) -> proto.ReceiptRow | None:

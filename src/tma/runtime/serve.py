@@ -33,7 +33,7 @@ from tma import __version__
 from tma.core import proto
 from tma.core.paths import here
 from tma.install.binary import running_tma
-from tma.runtime import rundir
+from tma.runtime import procs, rundir
 from tma.runtime.git import GitInfo
 from tma.runtime.ledger import Ledger
 from tma.runtime.selectors import Selector
@@ -98,15 +98,7 @@ def _seat_alive(path: str) -> bool:
             pid = int(fh.readline().partition("=")[2] or 0)
     except (OSError, ValueError):
         return True  # being written right now: not ours to take
-    if pid <= 0:
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return pid <= 0 or procs.alive(pid)  # no pid yet: being written, not ours to take
 
 
 def parse_scopes(text: str) -> tuple[str, ...]:
