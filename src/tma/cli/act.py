@@ -24,6 +24,7 @@ def _usage(args, sel) -> None:
     """The flag combinations that are usage errors (exit 2)."""
     if args.list or args.menu:
         bad = [f for f, on in (("--all", args.all), ("--dry-run", args.dry_run),
+                               ("--expect-episode", args.expect_episode is not None),
                                ("--arg", args.arg), ("--force", args.force),
                                ("--yes", args.yes), ("NAME", args.action),
                                ("--agent", sel.agent)) if on]
@@ -39,6 +40,12 @@ def _usage(args, sel) -> None:
     if args.all and sel.empty:
         raise common.UsageError("--all fans out over the selector matches: pass at least one "
                                 "selector (--session --repo --branch --agent --state)")
+    if args.expect_episode is not None and not (args.expect_episode.isdigit()
+                                                and int(args.expect_episode) > 0):
+        raise common.UsageError("--expect-episode takes the episode's start in epoch ms "
+                                "(a positive integer, the pane's @agent_since)")
+    if args.expect_episode is not None and args.all:
+        raise common.UsageError("--expect-episode pins one pane's episode: it takes no --all")
     if args.text is not None and any(ord(c) < 32 or ord(c) == 127 for c in args.text):
         raise common.UsageError("--text is typed as one line: it may hold no line break or "
                                 "control character")
@@ -145,7 +152,8 @@ class _Act:
         ask = _ask if prompt and common.on_terminal(0) and common.on_terminal(2) else None
         return Request(self.args.text, tuple(self.args.arg), self.args.force,
                        self.args.yes if yes is None else yes, self.args.dry_run, ask,
-                       2 if self.args.json else 1)  # --json: a command's stdout to stderr
+                       2 if self.args.json else 1,  # --json: a command's stdout to stderr
+                       int(self.args.expect_episode or 0))
 
     def _fire(self, action, target, req=None):
         pane, stamp, agent = target

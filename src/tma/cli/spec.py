@@ -293,12 +293,17 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                              "literally."),
                    Flag("--arg", metavar="VALUE", repeat=True,
                         help="An argument for a command action (env TMA_ARG*); "
-                             "repeatable.")),
+                             "repeatable."),
+                   Flag("--expect-episode", metavar="MS",
+                        help="Fire only while the pane is still in the episode that began "
+                             "at MS (its @agent_since, epoch ms); else refused "
+                             "episode-changed.")),
             exits=(OK, (1, "an error: no tmux server, an unreachable API, several panes "
                            "match the selectors"), USAGE,
                    (3, "vanished: the pane is gone (or the API request), or no pane "
                        "matches"),
-                   (4, "refused: gated, requires-unmet, wrong-agent or no-coverage"),
+                   (4, "refused: gated, requires-unmet, wrong-agent, no-coverage or "
+                       "episode-changed"),
                    (5, "refused: another tma act holds the pane's lock"),
                    (6, "refused: another tma act already answered this prompt"),
                    (124, "a command action timed out and was killed")),
