@@ -102,7 +102,7 @@ def _known(path: str, prefix: str, table: dict[str, object], allowed: tuple[str,
 
 
 _NOTIFY_KEYS = ("from_event", "command", "on", "bell", "osc", "log", "blocked", "done",
-                "context_high", "desktop", "message")
+                "context_high", "desktop", "desktop_actions", "message")
 _DAEMON_KEYS = ("sweep_secs", "quiet_ms", "zero_member_recheck_secs", "demote_edges", "autostart")
 # checked here, not only in the daemon: with autostart a surface that loaded a config the
 # daemon would refuse would start a doomed daemon on every run
@@ -177,6 +177,10 @@ def _notify(path: str, doc: dict, out: dict) -> None:
     if "desktop" in notify and not (notify["desktop"] == "auto"
                                     or isinstance(notify["desktop"], bool)):
         raise _err(path, "notify.desktop", "must be \"auto\", true or false")
+    if "desktop_actions" in notify and not (notify["desktop_actions"] == "jump"
+                                            or isinstance(notify["desktop_actions"], bool)):
+        raise _err(path, "notify.desktop_actions", "must be true (Approve / Deny buttons "
+                   "and jump), \"jump\" (the jump only) or false (no actions)")
     for key in ("command", "log"):
         if key in notify:
             _str(path, f"notify.{key}", notify[key])
