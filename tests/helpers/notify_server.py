@@ -144,6 +144,10 @@ class NotifyBus:
         self._out.put(("ActionInvoked", "us", (nid, key)))
         self._out.put(("NotificationClosed", "uu", (nid, CLOSED_DISMISSED)))
 
+    def dismiss(self, nid: int) -> None:
+        """The user closed it without choosing: no action, the notification closes."""
+        self._out.put(("NotificationClosed", "uu", (nid, CLOSED_DISMISSED)))
+
     # -- the server
     def _loop(self) -> None:
         from jeepney import DBusAddress, MessageType, new_signal
