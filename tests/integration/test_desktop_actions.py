@@ -86,6 +86,7 @@ def test_approve_on_the_notification_types_exactly_one_answer(srv, daemon, bus):
     bus.wait_closed(note.id)  # notify-send closed it once it had the answer
     srv.wait_for(lambda: daemon.status()["notify"]["in_flight"] == 0, timeout=10)
     assert rec.settle(quiet=1.0) == b"1"  # and nothing more, ever
+    assert len(bus.notes) == 1  # a sent answer says nothing more
 
 
 def test_a_click_on_a_stale_notification_types_nothing(srv, daemon, bus):
@@ -105,6 +106,9 @@ def test_a_click_on_a_stale_notification_types_nothing(srv, daemon, bus):
     assert srv.option(rec.pane, "@agent_since") != old
     bus.invoke(first.id, "approve")  # stale: the prompt on screen is another episode's
     bus.wait_closed(first.id)
+    said = bus.wait_notify(3, timeout=15)  # the refusal, said in a notification
+    assert said.summary == "tma: approve not sent" and not said.actions
+    assert "moved on from the episode" in said.body and "nothing done" in said.body
     assert rec.settle(quiet=2.0) == b"1"  # only the hand's key
     bus.invoke(second.id, "approve")
     assert rec.settle(2, timeout=15) == b"11"

@@ -32,7 +32,14 @@ from __future__ import annotations
 import os
 
 from tma.runtime import notify_gate, notify_log, notify_sinks
-from tma.runtime.notify_backends import Child, notify_send_actions, run_sink, sink, sink_argv
+from tma.runtime.notify_backends import (
+    Child,
+    notify_send_actions,
+    refusal_env,
+    run_sink,
+    sink,
+    sink_argv,
+)
 from tma.runtime.notify_note import Note, child_env, dumps, message, osc9, payload, stdin
 from tma.tmux import notify as tnotify
 
@@ -130,6 +137,7 @@ def _sink5(cfg, note: Note, wait: bool, now: int, daemon: bool, jump, answers,
         env = dict(jump or {})
         if answers:
             env["TMA_EPISODE_MS"] = str(episode_ms)
+            env.update(refusal_env())
     return run_sink(run[0], run[1], note, wait, now, env)
 
 

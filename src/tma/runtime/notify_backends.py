@@ -7,8 +7,8 @@ true`. The daemon's notify-send offers actions (`[notify] desktop_actions`): a c
 the body jumps to the pane (`tma jump --pane`), and on a permission prompt the agent's
 manifest can answer, Approve / Deny buttons run `tma act approve|deny --pane P
 --expect-episode MS`: the broker, bound to the episode the notification was for, so a
-click on a stale notification types nothing, and keys go only to a screen that still
-asks. The waiting notify-send runs under `timeout` (WAIT_SECS, then SIGINT: notify-send
+click on a stale notification types nothing (and says why in a notification of its
+own), and keys go only to a screen that still asks. The waiting notify-send runs under `timeout` (WAIT_SECS, then SIGINT: notify-send
 closes its notification on SIGINT), so no child outlives a forgotten notification.
 
 Processes: every child is started by tma.tmux.spawn in its own process group, its
@@ -57,7 +57,13 @@ JUMP_SCRIPT = (
     'esac\n'
     'if [ -n "$TMA_JUMP_SOCKET_NAME" ]; then set -- --socket-name "$TMA_JUMP_SOCKET_NAME" "$@"\n'
     'elif [ -n "$TMA_JUMP_SOCKET_PATH" ]; then set -- --socket-path "$TMA_JUMP_SOCKET_PATH" "$@"; fi\n'
-    '"$TMA_JUMP_BIN" "$@" >/dev/null 2>&1\n'
+    'case $c in approve|deny) ;; *) "$TMA_JUMP_BIN" "$@" >/dev/null 2>&1; exit 0 ;; esac\n'
+    # an answer the broker refused says why, in a notification of its own (no wait):
+    # a click that seems to do nothing would leave the person guessing
+    'why=$("$TMA_JUMP_BIN" "$@" 2>&1 >/dev/null) && exit 0\n'
+    '[ -n "$TMA_NOTIFY_SEND" ] || exit 0\n'
+    'why=$(printf %s "$why" | tr -d "<>&")\n'
+    '"$TMA_NOTIFY_SEND" --app-name=tma "tma: $c not sent" "${why#tma: }" >/dev/null 2>&1\n'
     'exit 0\n')
 
 
@@ -175,6 +181,12 @@ def desktop_argv(note: Note, platform: str | None = None, actions: bool = False,
             str(WAIT_SECS)] if bound else []
     return [_SH, "-c", JUMP_SCRIPT, "sh", *wait, exe, "--app-name=tma", "--wait",
             *buttons, summary, body]
+
+
+def refusal_env() -> dict[str, str]:
+    """What the wrapper needs to say a refused answer: the notify-send to say it with."""
+    exe = _which("notify-send")
+    return {"TMA_NOTIFY_SEND": exe} if exe else {}
 
 
 ANSWERS = ("approve", "deny")  # the broker actions a desktop button may fire
