@@ -11,7 +11,9 @@ hangs must never delay another):
   notifier's button) runs in a thread or a child process the sink owns, with its own
   timeout and bounded retries; it never raises and never writes to stdout.
 - `test` may wait (bounded by the sink's own timeout) and returns lines saying what it
-  did, each starting with the sink's name.
+  did, each starting with the sink's name. A line starting "<NAME> failed" marks the
+  test failed (so does raising, or returning `(lines, False)`): `tma debug notify-test`
+  exits 0 only when every live sink worked.
 """
 
 from __future__ import annotations
@@ -52,7 +54,9 @@ class Sink(Protocol):
 def registry() -> list[Sink]:
     """Every sink beyond the built-in five, in firing order (imported only when asked:
     the hook path pays for a sink's imports only when a notification fires)."""
-    return []
+    from tma.runtime import notify_terminal
+
+    return [notify_terminal]
 
 
 def live(cfg) -> list[Sink]:
