@@ -29,7 +29,7 @@ def test_a_stale_episode_types_nothing_and_the_current_one_answers(srv):
     rec = KeyRecorder.start(srv, "claude", _cap("blocked"))
     row = srv.row(rec.pane, manifests=False)
     assert row is not None and row["state"] == "blocked"
-    since = int(srv.option(rec.pane, "@agent_since"))
+    since = row["episode_ms"]
     res, doc = _act(srv, rec.pane, "--expect-episode", str(since - 1))
     assert (res.returncode, doc["outcome"], doc["reason"]) == (4, "refused", "episode-changed")
     assert "moved on from the episode" in res.stderr and "nothing done" in res.stderr
@@ -46,8 +46,9 @@ def test_a_pane_answered_by_hand_refuses_the_bound_answer(srv):
     (and the fresh screen) refuse, and no key reaches the agent."""
     rec = KeyRecorder.start(srv, "claude", _cap("blocked"), after=_cap("working"),
                             redraw_ms=50)
-    assert srv.row(rec.pane, manifests=False)["state"] == "blocked"
-    since = srv.option(rec.pane, "@agent_since")
+    row = srv.row(rec.pane, manifests=False)
+    assert row["state"] == "blocked"
+    since = str(row["episode_ms"])
     srv.tmux("send-keys", "-t", rec.pane, "1")  # by hand
     assert rec.settle(1) == b"1"
     srv.next_second()

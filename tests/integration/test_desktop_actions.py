@@ -131,7 +131,7 @@ def test_deny_and_the_body_click(srv, daemon, bus):
     # the same episode, a second notification for it never comes: fire deny by hand
     # through the same wrapper the notification runs, with the episode pinned
     res = srv.tma("act", "deny", "--pane", rec.pane, "--expect-episode",
-                  srv.option(rec.pane, "@agent_since"), manifests=False)
+                  str(srv.row(rec.pane, manifests=False)["episode_ms"]), manifests=False)
     assert res.returncode == 0, res.stderr
     assert rec.settle(len(deny)) == deny
 

@@ -43,7 +43,7 @@ def _usage(args, sel) -> None:
     if args.expect_episode is not None and not (args.expect_episode.isdigit()
                                                 and int(args.expect_episode) > 0):
         raise common.UsageError("--expect-episode takes the episode's start in epoch ms "
-                                "(a positive integer, the pane's @agent_since)")
+                                "(a positive integer, the pane's episode_ms in ls --json)")
     if args.expect_episode is not None and args.all:
         raise common.UsageError("--expect-episode pins one pane's episode: it takes no --all")
     if args.text is not None and any(ord(c) < 32 or ord(c) == 127 for c in args.text):

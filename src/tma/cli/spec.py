@@ -296,7 +296,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                              "repeatable."),
                    Flag("--expect-episode", metavar="MS",
                         help="Fire only while the pane is still in the episode that began "
-                             "at MS (its @agent_since, epoch ms); else refused "
+                             "at MS (its episode_ms in ls --json); else refused "
                              "episode-changed.")),
             exits=(OK, (1, "an error: no tmux server, an unreachable API, several panes "
                            "match the selectors"), USAGE,

@@ -169,8 +169,9 @@ def _requires_refusal(action: Action, t: Target) -> Refusal | None:
 
 def binder_refusal(action: Action, pane: str, expect_episode_ms: int, since: int | None,
                    state: str | None) -> Refusal | None:
-    """The episode binder: a caller that saw the pane in one episode (its state's `since`,
-    epoch ms) fires only into that episode. 0 expects nothing. Why: a desktop button or a
+    """The episode binder: a caller that saw the pane in one episode (its `episode_ms`:
+    the later of `@agent_since` and `@agent_turn_at`, epoch ms; `since` here is the pane's
+    now) fires only into that episode. 0 expects nothing. Why: a desktop button or a
     card answered late must not land on the next prompt, nor on one answered by hand."""
     if not expect_episode_ms or (since == expect_episode_ms and state is not None):
         return None

@@ -155,7 +155,7 @@ class Notifier(Part):
             if self._flush_at is None:
                 self._flush_at = _mono() + window
             return
-        self._send(note, now, clients, answers, stamp.since)
+        self._send(note, now, clients, answers, stamp.episode_ms)
 
     def flush(self, now: int) -> None:
         """Ring the held done notes: one as itself, several as one combined note."""

@@ -50,7 +50,7 @@ class Request(Record):
     dry_run: bool = False
     confirm_prompt: Callable[..., bool] | None = None  # (action, pane) -> the person's yes
     stdout_fd: int = 1
-    expect_episode_ms: int = 0  # the binder: the pane's `since` the caller saw (0: any)
+    expect_episode_ms: int = 0  # the binder: the pane's episode_ms the caller saw (0: any)
 
 
 class Result(Record):
@@ -410,7 +410,7 @@ def binder_of(action: Action, pane_id: str, req: Request,
     if not req.expect_episode_ms:
         return None
     return G.binder_refusal(action, pane_id, req.expect_episode_ms,
-                            stamp.since if stamp is not None else None,
+                            stamp.episode_ms if stamp is not None else None,
                             stamp.state if stamp is not None else None)
 
 

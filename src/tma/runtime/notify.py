@@ -72,7 +72,7 @@ def dispatch(server, cfg, note: Note, *, wait: bool = True, now: int | None = No
     `daemon`: the daemon's resolution of sink (5) (a desktop notifier by default);
     `jump`: jump_env() when the desktop notification may offer a jump action;
     `answers`: its Approve / Deny buttons (tma.daemon.notifier.answer_buttons), bound to the
-    episode that began at `episode_ms` (the pane's `since`).
+    episode that began at `episode_ms` (the stamp's episode_ms).
     Returns the children started with wait=False (the caller reaps them)."""
     if now is None:
         now = notify_log.now_ms()
