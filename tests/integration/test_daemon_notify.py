@@ -232,7 +232,9 @@ def test_the_desktop_notifier_rings_once_and_its_action_jumps(srv, daemon, tmp_p
     text = record.read_text().splitlines()
     argv = [x for x in text if x.startswith("ARGV")]
     assert len(argv) == 1, text
-    assert "[--wait]" in argv[0] and "[--action=jump=Jump to the pane]" in argv[0]
+    # a permission prompt claude's actions answer: Approve / Deny, and the body jumps
+    assert "[--wait]" in argv[0] and "[--action=default=Jump]" in argv[0]
+    assert "[--action=approve=Approve] [--action=deny=Deny]" in argv[0]
     assert "[tma: claude blocked]" in argv[0]
     assert f"TMA_PANE={pane} TMA_STATE=blocked" in text[1]
     assert client is not None

@@ -75,6 +75,30 @@ def test_it_says_what_rings_when_no_sink_resolves(tmp_path):
         'rings nothing for done: done is not in [notify] on (default ["blocked"])'
 
 
+def test_the_desktop_notifier_says_what_its_notification_offers(tmp_path):
+    """With the real notify-send on a real session bus: the test notification is shown
+    (its Notify received), and a line says whether the daemon's one offers actions."""
+    from tests.helpers.notify_server import NotifyBus, need_tools
+
+    need_tools()
+    with NotifyBus() as bus:
+        res, _ = _run(tmp_path, "", DBUS_SESSION_BUS_ADDRESS=bus.address)
+        assert res.returncode == 0, res.stdout + res.stderr
+        note = bus.wait_notify()
+        assert note.summary == "tma: test blocked"
+        lines = res.stdout.splitlines()
+        at = next(i for i, ln in enumerate(lines) if ln.startswith("command "))
+        assert lines[at].startswith("command notify-send (desktop)")
+        assert lines[at + 1].startswith("desktop notify-send: a click on the body jumps to "
+                                        "the pane; Approve / Deny buttons")
+        res, _ = _run(tmp_path, '[notify]\ndesktop_actions = "jump"\n',
+                      DBUS_SESSION_BUS_ADDRESS=bus.address)
+        assert "(desktop_actions = \"jump\": no Approve / Deny)" in res.stdout
+        res, _ = _run(tmp_path, "[notify]\ndesktop_actions = false\n",
+                      DBUS_SESSION_BUS_ADDRESS=bus.address)
+        assert "desktop notify-send: no actions (desktop_actions = false)" in res.stdout
+
+
 def test_with_a_server_and_a_client_every_live_sink_rings_and_is_reported(srv, tmp_path):
     """Run in a pane of a live server with a real client attached: the message line is
     shown on the client for real, the bell and OSC reach the pane's tty, the log gets

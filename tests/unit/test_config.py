@@ -25,6 +25,8 @@ P = "/c.toml"
     ({"notify": {"done": {"x": 1}}}, "notify.done.x"),
     ({"notify": {"desktop": "yes"}}, "notify.desktop"),
     ({"notify": {"desktop": 1}}, "notify.desktop"),
+    ({"notify": {"desktop_actions": "yes"}}, "notify.desktop_actions"),
+    ({"notify": {"desktop_actions": 1}}, "notify.desktop_actions"),
     ({"notify": {"message": "off"}}, "notify.message"),
     ({"notify": {"terminal": True}}, "notify.terminal"),
     ({"notify": {"terminal": {"enabled": "yes"}}}, "notify.terminal.enabled"),

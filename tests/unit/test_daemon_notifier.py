@@ -131,3 +131,34 @@ def test_at_the_cap_the_oldest_child_is_killed_reaped_and_recorded(monkeypatch, 
                 kid.kill("cleanup")
             except OSError:
                 pass
+
+
+def test_a_desktop_waiter_past_its_wait_is_ended_unrecorded(monkeypatch, tmp_path):
+    """Where no `timeout` bounds notify-send, the daemon ends a waiter that outlived
+    WAIT_SECS + GRACE_SECS (not a failure: nobody clicked)."""
+    import os
+
+    from tma.daemon import notifier as mod
+    from tma.runtime import notify_backends, notify_log, notify_note
+
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    monkeypatch.setattr(notify_backends, "WAIT_SECS", 0)
+    monkeypatch.setattr(mod, "GRACE_SECS", 0)
+    part = mod.Notifier(daemon=None)
+    note = notify_note.Note(trigger="blocked", agent="a", pane="%1")
+    waiter = notify_backends.run_sink(["sleep", "30"], "notify-send (desktop)", note, False,
+                                      NOW, {"TMA_JUMP_BIN": "tma"})
+    plain = notify_backends.run_sink(["sleep", "30"], "sleep 30", note, False, NOW)
+    try:
+        part.adopt(waiter)
+        part.adopt(plain)
+        assert waiter.deadline is not None and plain.deadline is None
+        part._reap()
+        assert [c.pid for c in part.children] == [plain.pid]
+        try:
+            assert os.waitpid(waiter.pid, os.WNOHANG) is None
+        except ChildProcessError:
+            pass
+        assert notify_log.last_failure() is None
+    finally:
+        plain.kill("cleanup")

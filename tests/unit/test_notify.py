@@ -463,6 +463,64 @@ def test_the_log_sink_never_blocks_on_a_fifo_without_a_reader(tmp_path):
     assert done.wait(3), "append_log blocked on a FIFO with no reader"
 
 
+# ------------------------------------------------------------------ desktop actions
+
+
+def test_desktop_actions_setting():
+    from types import SimpleNamespace as NS
+
+    assert notify_gate.desktop_actions(NS(notify={})) == "answer"  # the default
+    assert notify_gate.desktop_actions(NS(notify={"desktop_actions": True})) == "answer"
+    assert notify_gate.desktop_actions(NS(notify={"desktop_actions": "jump"})) == "jump"
+    assert notify_gate.desktop_actions(NS(notify={"desktop_actions": False})) == "none"
+    for ok in (True, False, "jump"):
+        assert config.validate("c.toml", {"notify": {"desktop_actions": ok}})
+
+
+def test_the_body_is_one_line_of_the_summary_then_where():
+    note = full_note(summary="Bash: rm -rf build/\n&& echo <gone>", title="")
+    assert notify_backends.body_text(note) == "Bash: rm -rf build/\nin %3"
+    assert notify_backends.body_text(full_note()) == "✳ fix the parser"
+    long = notify_backends.one_line("x" * 500)
+    assert len(long) == notify_backends.SUMMARY_MAX and long.endswith("…")
+    assert notify_backends.one_line("\n \n\x1b[31mred\x1b[0m\nmore") == "[31mred[0m"
+
+
+def test_the_answer_argv(monkeypatch, tmp_path):
+    _exes(tmp_path, "notify-send", "timeout")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    note = full_note(summary="Bash: ls")
+    argv = notify_backends.desktop_argv(note, platform="linux", actions=True,
+                                        answers=(("approve", "Approve"), ("deny", "Deny"),
+                                                 ("steer", "Steer")))
+    assert argv[4:12] == [str(tmp_path / "timeout"), "--foreground", "--preserve-status",
+                          "-s", "INT", "-k", "5", str(notify_backends.WAIT_SECS)]
+    assert argv[12:] == [str(tmp_path / "notify-send"), "--app-name=tma", "--wait",
+                         "--action=approve=Approve", "--action=deny=Deny",
+                         "--action=default=Jump", "tma: claude blocked",
+                         "Bash: ls\n✳ fix the parser"]  # steer is never a button
+    plain = notify_backends.desktop_argv(note, platform="linux", actions=True)
+    assert "--action=jump=Jump to the pane" in plain and "--action=approve=Approve" not in plain
+
+
+def test_answer_buttons_follow_the_gate():
+    from types import SimpleNamespace as NS
+
+    from tma.core import codec
+    from tma.daemon.notifier import answer_buttons
+    from tma.runtime import actions
+
+    aset = actions.load(user="/nonexistent")
+    pane = NS(pane_id="%3", options={}, current_path="/", title="t")
+    blocked = codec.Stamp(state="blocked", detail="permission", since=5)
+    assert answer_buttons("claude", pane, blocked, aset) == (
+        ("approve", "Approve"), ("deny", "Deny"))
+    question = codec.Stamp(state="blocked", detail="question", since=5)
+    assert answer_buttons("claude", pane, question, aset) == ()
+    assert answer_buttons("pi", pane, blocked, aset) == ()  # no prompt arm
+    assert answer_buttons("claude", pane, None, aset) == ()
+
+
 class _FileSink:
     """A registered sink that rings by appending to a file (or fails, as told)."""
 

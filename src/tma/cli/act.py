@@ -25,6 +25,7 @@ def _usage(args, sel) -> None:
     """The flag combinations that are usage errors (exit 2)."""
     if args.list or args.menu:
         bad = [f for f, on in (("--all", args.all), ("--dry-run", args.dry_run),
+                               ("--expect-episode", args.expect_episode is not None),
                                ("--arg", args.arg), ("--force", args.force),
                                ("--yes", args.yes), ("--answer", args.answer),
                                ("NAME", args.action),
@@ -41,6 +42,12 @@ def _usage(args, sel) -> None:
     if args.all and sel.empty:
         raise common.UsageError("--all fans out over the selector matches: pass at least one "
                                 "selector (--session --repo --branch --agent --state)")
+    if args.expect_episode is not None and not (args.expect_episode.isdigit()
+                                                and int(args.expect_episode) > 0):
+        raise common.UsageError("--expect-episode takes the episode's start in epoch ms "
+                                "(a positive integer, the pane's episode_ms in ls --json)")
+    if args.expect_episode is not None and args.all:
+        raise common.UsageError("--expect-episode pins one pane's episode: it takes no --all")
     if args.text is not None and any(ord(c) < 32 or ord(c) == 127 for c in args.text):
         raise common.UsageError("--text is typed as one line: it may hold no line break or "
                                 "control character")
@@ -161,7 +168,8 @@ class _Act:
         return Request(self.args.text, tuple(self.args.arg), self.args.force,
                        self.args.yes if yes is None else yes, self.args.dry_run, ask,
                        2 if self.args.json else 1,  # --json: a command's stdout to stderr
-                       tuple(self.args.answer))
+                       tuple(self.args.answer),
+                       int(self.args.expect_episode or 0))
 
     def _fire(self, action, target, req=None):
         pane, stamp, agent = target

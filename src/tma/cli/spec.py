@@ -298,12 +298,17 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                    Flag("--answer", metavar="[Q=]LABEL", repeat=True,
                         help="question_reply: one chosen label for question Q (its number "
                              "from 1 or its header; Q= may go when one question is asked); "
-                             "repeat for more labels or questions.")),
+                             "repeat for more labels or questions."),
+                   Flag("--expect-episode", metavar="MS",
+                        help="Fire only while the pane is still in the episode that began "
+                             "at MS (its episode_ms in ls --json); else refused "
+                             "episode-changed.")),
             exits=(OK, (1, "an error: no tmux server, an unreachable API, several panes "
                            "match the selectors"), USAGE,
                    (3, "vanished: the pane is gone (or the API request), or no pane "
                        "matches"),
-                   (4, "refused: gated, requires-unmet, wrong-agent or no-coverage"),
+                   (4, "refused: gated, requires-unmet, wrong-agent, no-coverage or "
+                       "episode-changed"),
                    (5, "refused: another tma act holds the pane's lock"),
                    (6, "refused: another tma act already answered this prompt"),
                    (124, "a command action timed out and was killed")),

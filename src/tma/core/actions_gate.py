@@ -32,7 +32,8 @@ WRONG_AGENT = "wrong-agent"
 NO_COVERAGE = "no-coverage"
 LOCKED = "locked"
 ANSWERED = "answered"  # another act already typed this episode's answer
-REASONS = (GATED, REQUIRES_UNMET, WRONG_AGENT, NO_COVERAGE, LOCKED, ANSWERED)
+EPISODE_CHANGED = "episode-changed"  # the pane is no longer in the episode the caller saw
+REASONS = (GATED, REQUIRES_UNMET, WRONG_AGENT, NO_COVERAGE, LOCKED, ANSWERED, EPISODE_CHANGED)
 
 # act's exit statuses, named as the broker knows them, from the one table
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = exits.OK, exits.FAIL, exits.USAGE
@@ -164,6 +165,20 @@ def _requires_refusal(action: Action, t: Target) -> Refusal | None:
             return Refusal(REQUIRES_UNMET, f"`{action.name}` needs the pane's {need}, and "
                                            f"{t.pane} has none")
     return None
+
+
+def binder_refusal(action: Action, pane: str, expect_episode_ms: int, since: int | None,
+                   state: str | None) -> Refusal | None:
+    """The episode binder: a caller that saw the pane in one episode (its `episode_ms`:
+    the later of `@agent_since` and `@agent_turn_at`, epoch ms; `since` here is the pane's
+    now) fires only into that episode. 0 expects nothing. Why: a desktop button or a
+    card answered late must not land on the next prompt, nor on one answered by hand."""
+    if not expect_episode_ms or (since == expect_episode_ms and state is not None):
+        return None
+    now = f"now {state} since {since}" if state is not None and since else "now in no state"
+    return Refusal(EPISODE_CHANGED, f"{pane} moved on from the episode `{action.name}` was "
+                                    f"meant for (since {expect_episode_ms}; {now}): "
+                                    "nothing done")
 
 
 def gate(action: Action, t: Target, *, force: bool = False) -> Refusal | None:

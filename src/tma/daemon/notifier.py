@@ -29,21 +29,26 @@ what it holds on its way out.
 
 Sinks (tma.runtime.notify) never block the loop: a command or desktop notifier is
 started and reaped on later reads or ticks, at most MAX_IN_FLIGHT at once (the
-oldest is killed at the cap).
+oldest is killed at the cap). A desktop notification with actions is such a child: it
+waits for the click (notify_backends.WAIT_SECS at most, under `timeout`; the daemon
+ends one that outlives that by GRACE_SECS, where no `timeout` was found), and the
+click's `tma act` / `tma jump` runs from it, never from the loop.
 """
 
 from __future__ import annotations
 
 import time
 
-from tma.core import notice
+from tma.core import actions_gate, notice
 from tma.daemon.parts import Part
-from tma.runtime import notify, notify_backends, notify_gate
+from tma.runtime import actions, notify, notify_backends, notify_gate
+from tma.runtime.actions_fire import target_of
 from tma.runtime.notify_note import Note
 from tma.tmux import notify as tnotify
 
 MAX_IN_FLIGHT = 64
 REAP_EVERY_MS = 500
+GRACE_SECS = 30
 
 
 def _mono() -> int:
@@ -64,6 +69,7 @@ class Notifier(Part):
         self.counts = {"blocked": 0, "done": 0, "context_high": 0, "muted": 0,
                        "suppressed": 0, "coalesced": 0}
         self._jump: dict[str, str] | None = None
+        self._actions: object = None  # tma.runtime.actions.ActionSet, loaded on the first ring
         self._next_reap: int | None = None
         self.held: list[Note] = []  # done notes waiting for the coalescing window
         self._flush_at: int | None = None  # monotonic ms the held notes go out
@@ -77,6 +83,7 @@ class Notifier(Part):
     def reloaded(self) -> None:
         """A reload acts as a cold start for `notify.on` (a trigger just switched on
         rings for the episodes standing now)."""
+        self._actions = None  # a user action file may have changed with the config
         self.dispatch(self.rows, _wall())
 
     def deadline(self) -> int | None:
@@ -141,13 +148,14 @@ class Notifier(Part):
                              session=stamp.session,
                              since_ms=now - max(stamp.since, stamp.turn_at), tty=row.pane.tty)
         self.counts[trigger] += 1
+        answers = self._answers(row) if trigger == "blocked" else ()
         window = notify_gate.coalesce_done_ms(self.daemon.cfg) if trigger == "done" else 0
         if window > 0:
             self.held.append(note)
             if self._flush_at is None:
                 self._flush_at = _mono() + window
             return
-        self._send(note, now, clients)
+        self._send(note, now, clients, answers, stamp.episode_ms)
 
     def flush(self, now: int) -> None:
         """Ring the held done notes: one as itself, several as one combined note."""
@@ -158,9 +166,11 @@ class Notifier(Part):
             self.counts["coalesced"] += len(held)
         self._send(held[0] if len(held) == 1 else Note.combined(held), now, None)
 
-    def _send(self, note: Note, now: int, clients: list[str] | None) -> None:
+    def _send(self, note: Note, now: int, clients: list[str] | None,
+              answers: tuple = (), episode_ms: int = 0) -> None:
         started = notify.dispatch(self.daemon.server, self.daemon.cfg, note, wait=False,
-                                  now=now, clients=clients, daemon=True, jump=self._jump_env())
+                                  now=now, clients=clients, daemon=True, jump=self._jump_env(),
+                                  answers=answers, episode_ms=episode_ms)
         for child in started:
             self.adopt(child)
 
@@ -170,7 +180,21 @@ class Notifier(Part):
         while len(self.children) >= MAX_IN_FLIGHT:
             self.children.pop(0).kill(f"killed: {MAX_IN_FLIGHT} notification commands "
                                       "were still running")
+        if child.waiter:
+            child.deadline = time.monotonic() + notify_backends.WAIT_SECS + GRACE_SECS
         self.children.append(child)
+
+    def _answers(self, row) -> tuple:
+        """The Approve / Deny buttons this blocked row's desktop notification may carry."""
+        if notify_gate.desktop_actions(self.daemon.cfg) != "answer":
+            return ()
+        try:
+            if self._actions is None:
+                self._actions = actions.load()
+            return answer_buttons(row.agent or row.stamp.name, row.pane, row.stamp,
+                                  self._actions)
+        except Exception:  # a broken bundled action: the notification still rings
+            return ()
 
     def _jump_env(self) -> dict[str, str]:
         if self._jump is None:
@@ -181,7 +205,32 @@ class Notifier(Part):
         return self._jump
 
     def _reap(self) -> None:
-        self.children = [c for c in self.children if not c.poll()]
+        now = time.monotonic()
+        kept = []
+        for c in self.children:
+            if c.deadline is not None and now > c.deadline:
+                c.kill("a desktop notification outlived its wait")  # not recorded: a waiter
+            elif not c.poll():
+                kept.append(c)
+        self.children = kept
+
+
+def answer_buttons(agent: str, pane, stamp, aset) -> tuple[tuple[str, str], ...]:
+    """The desktop buttons a blocked pane gets: each of approve / deny (from the action
+    set `aset`) whose gate passes on the pane as read (blocked on a permission prompt,
+    an action that covers the agent), as (name, label). An action that asks for
+    confirmation, types text or runs a command is never a button. The broker checks
+    everything again, on a fresh screen, when the button is clicked."""
+    if stamp is None or aset is None:
+        return ()
+    out = []
+    for name in notify_backends.ANSWERS:
+        action = aset.get(name)
+        if action is None or action.confirm or action.text or action.kind == "exec":
+            continue
+        if actions_gate.gate(action, target_of(pane, stamp, agent, None)) is None:
+            out.append((name, action.label or name.title()))
+    return tuple(out)
 
 
 class Plan:

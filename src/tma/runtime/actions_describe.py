@@ -7,7 +7,7 @@ just re-verified.
 from __future__ import annotations
 
 from tma.core import actions_gate as G
-from tma.runtime.actions_fire import ANSWERED_WORDS, answered, api_endpoint, target_of
+from tma.runtime.actions_fire import ANSWERED_WORDS, answered, api_endpoint, binder_of, target_of
 
 
 def refusal(broker, action, pane, stamp, agent: str, force: bool = False):
@@ -66,7 +66,8 @@ def context_values(pane, stamp, now: int) -> dict:
 
 
 def describe(broker, action, pane, stamp, agent: str, req, now: int) -> dict:
-    why = refusal(broker, action, pane, stamp, agent, req.force)
+    why = binder_of(action, pane.pane_id, req, stamp) or \
+        refusal(broker, action, pane, stamp, agent, req.force)
     if why is None and action.confirm and not req.yes:
         why = G.Refusal(G.REQUIRES_UNMET, f"`{action.name}` asks for confirmation (--yes)")
     return {"action": action.name, "pane": pane.pane_id, "agent": agent or None,

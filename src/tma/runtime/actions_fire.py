@@ -5,7 +5,9 @@ fresh detection) -> gate (`when` unless --force, `requires`, applicability, cove
 -> the single-flight lock `@agent_action` -> re-check under the lock against a freshly
 read pane (keys: a capture folded with the manifest, and the agent in the foreground)
 -> for keys answering a blocked screen, the episode's answer claim `@agent_answered`
--> effect -> release. Keys never reach a screen that no longer asks for them, and a
+-> effect -> release. A caller that pins the episode it saw (`expect_episode_ms`, the
+binder: a desktop notification's button) is refused `episode-changed` before the lock
+and again under it, against the same fresh read. Keys never reach a screen that no longer asks for them, and a
 prompt's answer is typed at most once, however many acts race for it.
 """
 
@@ -50,6 +52,7 @@ class Request(Record):
     confirm_prompt: Callable[..., bool] | None = None  # (action, pane) -> the person's yes
     stdout_fd: int = 1
     answers: tuple[str, ...] = ()  # `--answer [Q=]LABEL` texts (tma.core.answers)
+    expect_episode_ms: int = 0  # the binder: the pane's episode_ms the caller saw (0: any)
 
 
 class Result(Record):
@@ -120,7 +123,8 @@ class Broker:
     # -- firing
     def fire(self, action: Action, pane, stamp, agent: str, req: Request) -> Result:
         manifest = self.cycle.manifests().get(agent) if agent else None
-        refusal = G.gate(action, target_of(pane, stamp, agent, manifest), force=req.force)
+        refusal = binder_of(action, pane.pane_id, req, stamp) or \
+            G.gate(action, target_of(pane, stamp, agent, manifest), force=req.force)
         if refusal is not None:
             return refused(action.name, pane.pane_id, refusal, agent)
         if action.confirm and not req.yes:
@@ -167,6 +171,9 @@ class Broker:
         pane = next((p for p in panes if p.pane_id == pane_id), None)
         if pane is None:
             return gone(action.name, pane_id)
+        refusal = binder_of(action, pane_id, req, _decode(pane))
+        if refusal is not None:
+            return refused(action.name, pane_id, refusal, agent)
         lane = self.lane(action, agent, pane)
         if lane == "keys":
             return self._keys(action, pane, agent, req)
@@ -450,6 +457,15 @@ def answered(pane, stamp: codec.Stamp | None) -> bool:
 
 
 ANSWERED_WORDS = "{pane}'s prompt was already answered by another tma act: `{name}` not fired"
+
+
+def binder_of(action: Action, pane_id: str, req: Request,
+            stamp: codec.Stamp | None) -> G.Refusal | None:
+    if not req.expect_episode_ms:
+        return None
+    return G.binder_refusal(action, pane_id, req.expect_episode_ms,
+                            stamp.episode_ms if stamp is not None else None,
+                            stamp.state if stamp is not None else None)
 
 
 def _decode(pane) -> codec.Stamp | None:

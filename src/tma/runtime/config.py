@@ -103,8 +103,8 @@ def _known(path: str, prefix: str, table: dict[str, object], allowed: tuple[str,
 
 
 _NOTIFY_KEYS = ("from_event", "command", "on", "bell", "osc", "log", "blocked", "done",
-                "context_high", "desktop", "message", "terminal", "quiet_if_active_s",
-                "coalesce_done_ms")
+                "context_high", "desktop", "desktop_actions", "message", "terminal",
+                "quiet_if_active_s", "coalesce_done_ms")
 # a day of quiet, a minute of holding `done`: beyond these a value is a typo, not a wish
 NOTIFY_RANGES = {"quiet_if_active_s": (0, 86_400), "coalesce_done_ms": (0, 60_000)}
 _DAEMON_KEYS = ("sweep_secs", "quiet_ms", "zero_member_recheck_secs", "demote_edges", "autostart")
@@ -179,9 +179,7 @@ def _notify(path: str, doc: dict, out: dict) -> None:
     for key in ("from_event", "bell", "osc", "message"):
         if key in notify:
             _bool(path, f"notify.{key}", notify[key])
-    if "desktop" in notify and not (notify["desktop"] == "auto"
-                                    or isinstance(notify["desktop"], bool)):
-        raise _err(path, "notify.desktop", "must be \"auto\", true or false")
+    _desktop(path, notify)
     for key in ("command", "log"):
         if key in notify:
             _str(path, f"notify.{key}", notify[key])
@@ -203,6 +201,16 @@ def _notify(path: str, doc: dict, out: dict) -> None:
     if "terminal" in notify:
         _terminal(path, notify["terminal"])
     out["notify"] = notify
+
+
+def _desktop(path: str, notify: dict) -> None:
+    """`desktop` and `desktop_actions`: a bool, or the one string each also takes."""
+    for key, word, must in (("desktop", "auto", "must be \"auto\", true or false"),
+                            ("desktop_actions", "jump",
+                             "must be true (Approve / Deny buttons and jump), \"jump\" "
+                             "(the jump only) or false (no actions)")):
+        if key in notify and not (notify[key] == word or isinstance(notify[key], bool)):
+            raise _err(path, f"notify.{key}", must)
 
 
 def _terminal(path: str, value: object) -> None:

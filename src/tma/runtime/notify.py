@@ -12,7 +12,8 @@ sink swallows its own errors, because the hook path must never fail and never pr
 5. the resolved command, `sh -c CMD`, payload on stdin and `TMA_*` in the environment;
    or, with no command, a desktop notifier (notify-send with a session bus, osascript):
    the daemon's default (`desktop = "auto"`), the hook path's with `desktop = true`.
-   The daemon's notify-send offers a "jump" action that runs `tma jump --pane`.
+   The daemon's notify-send offers a "jump" action that runs `tma jump --pane`, and
+   Approve / Deny buttons that run `tma act` bound to the episode (`desktop_actions`).
 
 A command that cannot start, exits non-zero, dies of a signal or outlives its timeout
 leaves one record, `<runtime dir>/notify-error`; its next clean exit removes it.
@@ -31,7 +32,14 @@ from __future__ import annotations
 import os
 
 from tma.runtime import notify_gate, notify_log, notify_sinks
-from tma.runtime.notify_backends import Child, notify_send_actions, run_sink, sink, sink_argv
+from tma.runtime.notify_backends import (
+    Child,
+    notify_send_actions,
+    refusal_env,
+    run_sink,
+    sink,
+    sink_argv,
+)
 from tma.runtime.notify_note import Note, child_env, dumps, message, osc9, payload, stdin
 from tma.tmux import notify as tnotify
 
@@ -56,12 +64,15 @@ def write_tty(tty: str, data: bytes) -> None:
 
 def dispatch(server, cfg, note: Note, *, wait: bool = True, now: int | None = None,
              clients: list[str] | None = None, daemon: bool = False,
-             jump: dict[str, str] | None = None) -> list[Child]:
+             jump: dict[str, str] | None = None,
+             answers: tuple[tuple[str, str], ...] = (), episode_ms: int = 0) -> list[Child]:
     """Fire one notification through every configured sink, in order. Never raises,
     never writes to stdout. `clients` (attached client names) and `note.tty` skip the
     tmux read when the caller already has them; `now` is the log line's `at`.
     `daemon`: the daemon's resolution of sink (5) (a desktop notifier by default);
-    `jump`: jump_env() when the desktop notification may offer a jump action.
+    `jump`: jump_env() when the desktop notification may offer a jump action;
+    `answers`: its Approve / Deny buttons (tma.daemon.notifier.answer_buttons), bound to the
+    episode that began at `episode_ms` (the stamp's episode_ms).
     Returns the children started with wait=False (the caller reaps them)."""
     if now is None:
         now = notify_log.now_ms()
@@ -99,13 +110,7 @@ def dispatch(server, cfg, note: Note, *, wait: bool = True, now: int | None = No
     # (5) the command, or a desktop notifier
     out: list[Child] = []
     try:
-        kind, what = sink(cfg, note.trigger, daemon)
-        actions = kind == "desktop" and jump is not None and not wait \
-            and what == "notify-send" and notify_send_actions()
-        run = sink_argv(kind, what, note, actions=actions)
-        child = None
-        if run is not None:
-            child = run_sink(run[0], run[1], note, wait, now, jump if actions else None)
+        child = _sink5(cfg, note, wait, now, daemon, jump, answers, episode_ms)
         if child is not None:
             out.append(child)
     except Exception:
@@ -126,6 +131,27 @@ def _registered(ring, note: Note, *, early: bool, show: bool) -> None:
             notify_sinks.fire_all(ring, note, early=False if show else None)
     except Exception:
         pass
+
+
+def _sink5(cfg, note: Note, wait: bool, now: int, daemon: bool, jump, answers,
+           episode_ms: int) -> Child | None:
+    """Run the command or the desktop notifier; with the daemon's notify-send, the
+    actions `[notify] desktop_actions` offers (a started Child, or None)."""
+    kind, what = sink(cfg, note.trigger, daemon)
+    offer = notify_gate.desktop_actions(cfg)
+    actions = kind == "desktop" and jump is not None and not wait and offer != "none" \
+        and what == "notify-send" and notify_send_actions()
+    answers = answers if actions and offer == "answer" and episode_ms > 0 else ()
+    run = sink_argv(kind, what, note, actions=actions, answers=answers)
+    if run is None:
+        return None
+    env = None
+    if actions:
+        env = dict(jump or {})
+        if answers:
+            env["TMA_EPISODE_MS"] = str(episode_ms)
+            env.update(refusal_env())
+    return run_sink(run[0], run[1], note, wait, now, env)
 
 
 # ------------------------------------------------------------------ tma debug notify-test
@@ -166,6 +192,22 @@ def rings(cfg, trigger: str) -> str:
         return "rings nothing: message = false, and no bell, osc, log, command or desktop " \
                "notifier"
     return "rings " + "; ".join(parts)
+
+
+def desktop_words(cfg, what: str) -> str:
+    """What the daemon's desktop notification offers a click, in words."""
+    offer = notify_gate.desktop_actions(cfg)
+    if what != "notify-send":
+        return "no actions (only notify-send offers them; a click shows the notification)"
+    if offer == "none":
+        return "no actions (desktop_actions = false)"
+    if not notify_send_actions():
+        return "no actions (this notify-send takes no --action/--wait: libnotify 0.7.10+ does)"
+    jump = "a click on the body jumps to the pane"
+    if offer == "jump":
+        return jump + " (desktop_actions = \"jump\": no Approve / Deny)"
+    return (jump + "; Approve / Deny buttons on a permission prompt the agent's actions can "
+            "answer, fired through tma act bound to the episode (this test shows none)")
 
 
 def run_test(cfg, note: Note, now: int, server=None) -> tuple[list[str], int]:
@@ -275,6 +317,8 @@ def _test_command(cfg, note: Note, now: int, out: list[str], worked: list[bool])
         return
     argv, shown = sink_argv(kind, what, note) or ([], what + " (desktop)")
     out.append(f"command {shown}")
+    if kind == "desktop":
+        out.append(f"desktop {what}: " + desktop_words(cfg, what))
     timeout = notify_backends.COMMAND_TIMEOUT
     try:
         code, _out, err = spawn.run(argv, stdin=stdin(note), env=child_env(note),

@@ -3,7 +3,13 @@
 Detection: the resolved command (tma.runtime.notify_gate.command_for) or, without one,
 a desktop notifier this host offers (notify-send with a session bus, osascript); the
 daemon takes one by default (`desktop = "auto"`), the hook path only with `desktop =
-true`. The daemon's notify-send offers a "jump" action that runs `tma jump --pane`.
+true`. The daemon's notify-send offers actions (`[notify] desktop_actions`): a click on
+the body jumps to the pane (`tma jump --pane`), and on a permission prompt the agent's
+manifest can answer, Approve / Deny buttons run `tma act approve|deny --pane P
+--expect-episode MS`: the broker, bound to the episode the notification was for, so a
+click on a stale notification types nothing (and says why in a notification of its
+own), and keys go only to a screen that still asks. The waiting notify-send runs under `timeout` (WAIT_SECS, then SIGINT: notify-send
+closes its notification on SIGINT), so no child outlives a forgotten notification.
 
 Processes: every child is started by tma.tmux.spawn in its own process group, its
 stdin fed without blocking, and ended by tma.tmux.spawn's one kill policy. The hook
@@ -35,13 +41,29 @@ def _which(name: str) -> str | None:
     return None
 
 
+WAIT_SECS = 600  # how long a desktop notification waits for a click before it is closed
+SUMMARY_MAX = 200  # characters of the pending call's summary in the body (one line)
+
+# The child the daemon adopts for a notification with actions: run notify-send (argv
+# "$@"), and act on the key it prints. Only the keys offered can come back, and the case
+# below is the whole vocabulary: anything else runs nothing.
 JUMP_SCRIPT = (
     'c=$("$@") || exit\n'
-    'case $c in default|jump) ;; *) exit 0 ;; esac\n'
-    'set -- jump --pane "$TMA_PANE"\n'
+    'case $c in\n'
+    'default|jump) set -- jump --pane "$TMA_PANE" ;;\n'
+    'approve|deny) [ -n "$TMA_EPISODE_MS" ] || exit 0\n'
+    '  set -- act "$c" --pane "$TMA_PANE" --expect-episode "$TMA_EPISODE_MS" ;;\n'
+    '*) exit 0 ;;\n'
+    'esac\n'
     'if [ -n "$TMA_JUMP_SOCKET_NAME" ]; then set -- --socket-name "$TMA_JUMP_SOCKET_NAME" "$@"\n'
     'elif [ -n "$TMA_JUMP_SOCKET_PATH" ]; then set -- --socket-path "$TMA_JUMP_SOCKET_PATH" "$@"; fi\n'
-    '"$TMA_JUMP_BIN" "$@" >/dev/null 2>&1\n'
+    'case $c in approve|deny) ;; *) "$TMA_JUMP_BIN" "$@" >/dev/null 2>&1; exit 0 ;; esac\n'
+    # an answer the broker refused says why, in a notification of its own (no wait):
+    # a click that seems to do nothing would leave the person guessing
+    'why=$("$TMA_JUMP_BIN" "$@" 2>&1 >/dev/null) && exit 0\n'
+    '[ -n "$TMA_NOTIFY_SEND" ] || exit 0\n'
+    'why=$(printf %s "$why" | tr -d "<>&")\n'
+    '"$TMA_NOTIFY_SEND" --app-name=tma "tma: $c not sent" "${why#tma: }" >/dev/null 2>&1\n'
     'exit 0\n')
 
 
@@ -97,18 +119,38 @@ def sink(cfg, trigger: str, daemon: bool = False) -> tuple[str, str]:
     return "desktop", backend
 
 
-def desktop_argv(note: Note, platform: str | None = None, actions: bool = False) -> list[str] | None:
+def one_line(text: str, limit: int = SUMMARY_MAX) -> str:
+    """The first non-blank line of text, no control characters, at most `limit` chars."""
+    for line in (text or "").splitlines():
+        line = strip_controls(line).strip()
+        if line:
+            return line if len(line) <= limit else line[:limit - 1].rstrip() + "…"
+    return ""
+
+
+def body_text(note: Note) -> str:
+    """The notification's body: what the pane asks (the summary, one line of it), then
+    where (the pane's title, or its id)."""
+    title = strip_controls(note.title or "").strip()
+    where = title or f"in {note.pane}"
+    asks = one_line(note.summary)
+    return f"{asks}\n{where}" if asks else where
+
+
+def desktop_argv(note: Note, platform: str | None = None, actions: bool = False,
+                 answers: tuple[tuple[str, str], ...] = ()) -> list[str] | None:
     """notify-send (Linux and friends) or osascript (macOS) argv, or None if absent.
     Text goes as argv, never through a shell or an AppleScript literal. With actions
-    (notify-send only), the notifier waits for a choice inside a small sh wrapper and
-    choosing the notification runs `tma jump --pane` (see jump_env)."""
+    (notify-send only), the notifier waits for a choice inside a small sh wrapper:
+    choosing the notification runs `tma jump --pane` (see jump_env), and each of
+    `answers` ((action, label): approve, deny) is a button that runs `tma act` bound
+    to the episode (TMA_EPISODE_MS in the child's environment)."""
     if platform is None:
         import sys
 
         platform = sys.platform
     summary = strip_controls(f"tma: {note.agent} {note.trigger}")
-    title = strip_controls(note.title or "").strip()
-    body = title or f"in {note.pane}"
+    body = body_text(note)
     if platform == "darwin":
         exe = _which("osascript")
         if exe is None:
@@ -124,17 +166,39 @@ def desktop_argv(note: Note, platform: str | None = None, actions: bool = False)
     body = body.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     if not actions:
         return [exe, "--app-name=tma", summary, body]
-    return [_SH, "-c", JUMP_SCRIPT, "sh", exe, "--app-name=tma", "--wait",
-            "--action=default=Jump to the pane", "--action=jump=Jump to the pane",
-            summary, body]
+    if answers:
+        buttons = [f"--action={key}={strip_controls(label)}" for key, label in answers
+                   if key in ANSWERS]
+        buttons.append("--action=default=Jump")
+    else:
+        buttons = ["--action=default=Jump to the pane", "--action=jump=Jump to the pane"]
+    # `timeout -s INT`: notify-send closes its notification on SIGINT (SIGTERM would
+    # leave it on screen, its buttons answered by nobody); --foreground keeps it in the
+    # daemon's process group for the in-flight cap's kill; --preserve-status keeps a
+    # timed-out wait a clean exit
+    bound = _which("timeout")
+    wait = [bound, "--foreground", "--preserve-status", "-s", "INT", "-k", "5",
+            str(WAIT_SECS)] if bound else []
+    return [_SH, "-c", JUMP_SCRIPT, "sh", *wait, exe, "--app-name=tma", "--wait",
+            *buttons, summary, body]
 
 
-def sink_argv(kind: str, what: str, note: Note, actions: bool = False) -> tuple[list[str], str] | None:
+def refusal_env() -> dict[str, str]:
+    """What the wrapper needs to say a refused answer: the notify-send to say it with."""
+    exe = _which("notify-send")
+    return {"TMA_NOTIFY_SEND": exe} if exe else {}
+
+
+ANSWERS = ("approve", "deny")  # the broker actions a desktop button may fire
+
+
+def sink_argv(kind: str, what: str, note: Note, actions: bool = False,
+              answers: tuple[tuple[str, str], ...] = ()) -> tuple[list[str], str] | None:
     """(argv, the words the failure record shows) for a resolved sink, or None."""
     if kind == "command":
         return [_SH, "-c", what], what
     if kind == "desktop":
-        argv = desktop_argv(note, actions=actions)
+        argv = desktop_argv(note, actions=actions, answers=answers)
         return (argv, what + " (desktop)") if argv is not None else None
     return None
 
@@ -248,6 +312,7 @@ class Child:
         self.shown = shown
         self.feeder = feeder
         self.waiter = waiter
+        self.deadline: float | None = None  # the daemon's monotonic end for a waiter
 
     def poll(self) -> bool:
         """Feed its stdin, reap it if it ended (recording the outcome); True once done."""

@@ -2,8 +2,8 @@
 
 Lean on purpose (os only): the hook intake asks `due` on every stamp, the daemon's
 notifier and server ask `enabled`, `from_event` and `context_threshold`, and the sinks
-(tma.runtime.notify) ask `command_for`, `desktop_mode` and `message_on`. Nothing else
-reads `cfg.notify`. The trigger rule itself is tma.core.notice.trigger; the dedup is
+(tma.runtime.notify) ask `command_for`, `desktop_mode`, `desktop_actions` and
+`message_on`. Nothing else reads `cfg.notify`. The trigger rule itself is tma.core.notice.trigger; the dedup is
 server-side: the marker commits only when @agent_notified_at predates max(@agent_since,
 @agent_turn_at), and only the writer whose marker reads back fires
 (tma.tmux.write.already_notified).
@@ -89,6 +89,18 @@ def desktop_mode(cfg) -> str | bool:
     one is available), true (always try one, the hook path too) or false (never)."""
     value = table(cfg).get("desktop", "auto")
     return value if isinstance(value, bool) else "auto"
+
+
+def desktop_actions(cfg) -> str:
+    """`[notify] desktop_actions`: what the daemon's desktop notification offers where
+    notify-send takes actions. "answer" (true, the default): a click on the body jumps
+    to the pane, and a permission prompt the agent's manifest can answer gets Approve /
+    Deny buttons (fired through the broker, bound to the episode); "jump" (the string
+    "jump"): the jump only; "none" (false): no actions, notify-send does not wait."""
+    value = table(cfg).get("desktop_actions", True)
+    if value is False:
+        return "none"
+    return "jump" if value == "jump" else "answer"
 
 
 def message_on(cfg) -> bool:
