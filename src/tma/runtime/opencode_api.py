@@ -157,6 +157,24 @@ def reject_question(endpoint: str, request_id: str, timeout_s: float) -> ApiResu
     return _answer(endpoint, "question", request_id, "reject", None, timeout_s)
 
 
+def questions(endpoint: str, timeout_s: float) -> ApiResult:
+    """OpenCode's pending questions: GET {endpoint}/question, whose 2xx body is a list of
+    question requests ({id, sessionID, questions: [{question, header, options, multiple?,
+    custom?}], ...}). `replied` carries that list as `body`; anything else is `error`."""
+    why = _usable(endpoint)
+    if why:
+        return ApiResult(ERROR, why)
+    base = str(endpoint).rstrip("/")
+    res = _http("GET", base, "/question", None, timeout_s)
+    if res.outcome == REPLIED and not isinstance(res.body, list):
+        return ApiResult(ERROR, f"GET {base}/question answered, but not with a list",
+                         res.status, res.url)
+    if res.outcome == VANISHED:
+        return ApiResult(ERROR, f"GET {base}/question answered 404: not OpenCode's server?",
+                         res.status, res.url)
+    return res
+
+
 def probe(endpoint: str, timeout_s: float) -> ApiResult:
     """A cheap check that OpenCode answers at `endpoint`: GET {endpoint}/global/health,
     which 1.18.33 answers `{"healthy": true, "version": …}` in milliseconds (the first

@@ -1,0 +1,283 @@
+"""The card a pane shows: what a blocked agent asks, in the protocol's vocabulary.
+
+`build` turns one cycle row into a protocol card frame (tma.core.proto): `none` for a
+pane that is not blocked, `permission` for blocked/permission, `question` for OpenCode's
+blocked/question once its questions are fetched, `informational` for everything else.
+Only the cycle's verdict decides whether a pane is blocked; everything added after that
+is best effort and can never refuse a card (a source that fails only lowers it).
+
+Sources, most faithful first:
+- the hook lane: the hook intake parked the pending call on the pane
+  (@agent_pending_tool, @agent_pending_call, @agent_pending_summary, and the full input
+  as base64 JSON in @agent_pending_input); exactly allow-once and reject-once, `exact`;
+- the api lane: OpenCode answers over its own HTTP server (tma.runtime.opencode_api),
+  and its questions come from `GET /question` under a 750 ms limit;
+- the screen lane: the manifest's `[dialog]` rules read off a fresh capture
+  (tma.core.card.extract); without rules, or when they find nothing, `failed`.
+"""
+
+from __future__ import annotations
+
+import binascii
+import json
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from tma.core import proto, states
+from tma.core.errors import NoPane
+from tma.core.rules import strip_ansi
+from tma.runtime import opencode_api
+from tma.tmux import read
+
+try:  # the screen extractor (the manifests' [dialog] rules) is tma.core.card's
+    from tma.core.card import extract as _core_extract  # type: ignore[import-untyped, import-not-found, unused-ignore]  # noqa: E501
+except ImportError:  # pragma: no cover - a build without it reads no dialog
+    _core_extract = None
+
+#: OpenCode's question fetch limit (on timeout the card is informational).
+QUESTION_TIMEOUT_S = 0.75
+
+HOOK = "hook"
+API = "api"
+SCREEN = "screen"
+EXACT, WRAPPED, FAILED = "exact", "wrapped", "failed"
+
+#: The hook lane's two answers: option ids are the `tma act` actions that fire them.
+HOOK_OPTIONS = (proto.CardOption("allow-once", "Yes", "approve"),
+                proto.CardOption("reject-once", "No", "deny"))
+#: OpenCode's permission replies, by the reply word its API takes.
+API_OPTIONS = (proto.CardOption("allow-once", "Allow once", "once"),
+               proto.CardOption("allow-always", "Allow always", "always"),
+               proto.CardOption("reject-once", "Reject", "reject"))
+
+#: What an informational card says for the details tma knows.
+HEADLINES = {
+    "plan": "Waiting for a plan to be approved",
+    "trust": "Asks whether to trust this folder",
+    "rate_limit": "Rate limited: waiting for the limit to reset",
+    "question": "Asks a question",
+    "permission": "Asks for permission",
+    "error": "Stopped on an error",
+}
+
+
+class ScreenAsk(Protocol):
+    """What a permission dialog on the screen asks (tma.core.card.extract's answer)."""
+
+    tool: str
+    summary: str
+    input: Any
+    options: Sequence[Any]  # each with kind, name, option_id
+    extraction: str
+
+
+# ---------------------------------------------------------------- the screen lane
+
+
+def extract(agent: str, lines: list[str], manifest) -> ScreenAsk | None:
+    """The dialog the screen shows, by the manifest's `[dialog]` rules (None: no rules,
+    no extractor, or nothing found). The extractor lives in tma.core.card."""
+    rules = getattr(manifest, "dialog", None) if manifest is not None else None
+    if not rules:
+        return None
+    if _core_extract is None:
+        return None
+    try:
+        return _core_extract(agent, lines, rules)
+    except Exception:  # noqa: BLE001 - a card never fails on its best-effort sources
+        return None
+
+
+def wants_screen(row) -> bool:
+    """A blocked/permission pane the hook lane says nothing about (only the screen can)."""
+    return (row.stamp.state == states.BLOCKED and row.stamp.detail == "permission"
+            and row.agent != "opencode" and not row.pane.options.get("@agent_pending_tool"))
+
+
+def screen_asks(server, rows, manifests) -> dict[str, ScreenAsk]:
+    """pane id -> what its screen asks, for every row only the screen can speak for whose
+    manifest has `[dialog]` rules: one batched capture (none when no row qualifies)."""
+    wanted = {}
+    for row in rows:
+        if not wants_screen(row):
+            continue
+        manifest = _manifest(manifests, row.agent)
+        if manifest is not None and getattr(manifest, "dialog", None):
+            wanted[row.pane.pane_id] = (row, manifest)
+    if not wanted:
+        return {}
+    caps = read.capture_many(server, [(p, 0) for p in wanted])
+    out = {}
+    for pane_id, (row, manifest) in wanted.items():
+        cap = caps.get(pane_id)
+        if cap is None:
+            continue
+        ask = extract(row.agent, strip_ansi(cap.body).splitlines(), manifest)
+        if ask is not None:
+            out[pane_id] = ask
+    return out
+
+
+def _manifest(manifests, agent: str):
+    if manifests is None:
+        return None
+    try:
+        return manifests.get(agent)
+    except (KeyError, LookupError):
+        return None
+
+
+# ---------------------------------------------------------------- the hook lane
+
+
+def hook_input(opts: dict) -> dict:
+    """The pending call's full input the hook intake parked ({} when none or unreadable)."""
+    raw = opts.get("@agent_pending_input", "")
+    if not raw:
+        return {}
+    try:
+        doc = json.loads(binascii.a2b_base64(raw.encode("ascii")).decode("utf-8"))
+    except (ValueError, binascii.Error, UnicodeError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def screen_pending(server, rows, manifests) -> dict[str, tuple[str, str]]:
+    """pane id -> (tool, summary) the screen's dialog names, for the blocked/permission
+    rows the hook lane says nothing about (ls --json's pending_tool/pending_summary)."""
+    return {pane: (ask.tool or "", ask.summary or ask.tool or "")
+            for pane, ask in screen_asks(server, rows, manifests).items()
+            if ask.tool or ask.summary}
+
+
+# ---------------------------------------------------------------- the card
+
+
+def build(row, *, rid: str = proto.NO_REQUEST_ID, config=None, manifest=None,
+          screen: Callable[[], list[str] | None] | None = None,
+          timeout_s: float = QUESTION_TIMEOUT_S) -> proto.Card:
+    """The card of one cycle row. `screen` reads the pane's lines when (and only when)
+    the screen lane needs them; `config` gives OpenCode's configured endpoint."""
+    stamp = row.stamp
+    if stamp.state != states.BLOCKED:
+        return proto.NoCard(rid)
+    detail = stamp.detail or ""
+    opts = row.pane.options
+    agent = row.agent or stamp.name
+    if detail == "permission":
+        return _permission(row, agent, rid, config, manifest, screen)
+    if detail == "question" and agent == "opencode":
+        card = _question(row, agent, rid, config, timeout_s)
+        if card is not None:
+            return card
+    return informational(detail, opts, rid)
+
+
+def informational(detail: str, opts: dict, rid: str = proto.NO_REQUEST_ID
+                  ) -> proto.InformationalCard:
+    headline = HEADLINES.get(detail) or (f"Blocked: {detail}" if detail else "Blocked")
+    summary = opts.get("@agent_pending_summary", "")
+    if summary:
+        headline = f"{headline}: {summary}"
+    return proto.InformationalCard(rid, detail or "unknown", headline)
+
+
+def _binder(row, request: str = "") -> proto.Binder:
+    return proto.Binder(row.stamp.episode_ms, request or None)
+
+
+def _permission(row, agent: str, rid: str, config, manifest, screen) -> proto.PermissionCard:
+    opts = row.pane.options
+    binder = _binder(row, opts.get("@agent_permission_request", ""))
+    tool = opts.get("@agent_pending_tool", "")
+    hooked = proto.PendingCall(tool, hook_input(opts), opts.get("@agent_pending_call", "")) \
+        if tool else None
+    pane_id = row.pane.pane_id
+    if agent == "opencode":
+        # the answer goes over OpenCode's API; what the call is comes from its plugin
+        return proto.PermissionCard(rid, pane_id, agent, API, API_OPTIONS, FAILED, hooked,
+                                    binder)
+    if hooked is not None:
+        return proto.PermissionCard(rid, pane_id, agent, HOOK, HOOK_OPTIONS, EXACT, hooked,
+                                    binder)
+    lines = screen() if screen is not None else None
+    ask = extract(agent, lines, manifest) if lines else None
+    if ask is None:
+        return proto.PermissionCard(rid, pane_id, agent, SCREEN, (), FAILED, None, binder)
+    options = tuple(proto.CardOption(str(o.kind), str(o.name),
+                                     None if o.option_id is None else str(o.option_id))
+                    for o in ask.options)
+    value = ask.input if isinstance(ask.input, dict) else (
+        {} if ask.input in (None, "") else {"text": str(ask.input)})
+    call = proto.PendingCall(ask.tool, value, "") if ask.tool else None
+    return proto.PermissionCard(rid, pane_id, agent, SCREEN, options, ask.extraction, call,
+                                binder)
+
+
+def _question(row, agent: str, rid: str, config, timeout_s: float) -> proto.QuestionCard | None:
+    """OpenCode's pending question, fetched from its server (None: it did not answer in
+    time, or holds no question for this pane)."""
+    opts = row.pane.options
+    endpoint = opencode_api.resolve_endpoint(opts, config)
+    if endpoint is None:
+        return None
+    res = opencode_api.questions(endpoint, timeout_s)
+    if res.outcome != opencode_api.REPLIED or not isinstance(res.body, list):
+        return None
+    request = _pick(res.body, opts.get("@agent_question_request", ""), row.stamp.session)
+    if request is None:
+        return None
+    try:
+        questions = tuple(_one_question(q) for q in request.get("questions") or ())
+    except (TypeError, AttributeError, ValueError):
+        return None
+    if not questions:
+        return None
+    request_id = str(request.get("id", ""))
+    return proto.QuestionCard(rid, row.pane.pane_id, agent, request_id, questions,
+                              _binder(row, request_id))
+
+
+def _pick(requests: list, request_id: str, session: str) -> dict | None:
+    """The pane's question request: by its id, else by its session, else the only one."""
+    found = [r for r in requests if isinstance(r, dict)]
+    for key, want in (("id", request_id), ("sessionID", session)):
+        if want:
+            match = [r for r in found if r.get(key) == want]
+            if match:
+                return match[0]
+    return found[0] if len(found) == 1 else None
+
+
+def _one_question(q: dict) -> proto.Question:
+    if not isinstance(q, dict):
+        raise ValueError("a question is an object")
+    options = tuple(proto.QuestionOption(str(o.get("label", "")), str(o.get("description") or ""))
+                    for o in q.get("options") or () if isinstance(o, dict))
+    return proto.Question(str(q.get("question", "")), str(q.get("header") or ""), options,
+                          bool(q.get("multiple", False)), bool(q.get("custom", True)))
+
+
+def document(card: proto.Card) -> dict:
+    """The card as `tma card --json` prints it: the protocol's card frame."""
+    return proto.to_wire(card)
+
+
+def for_pane(session, pane_id: str, *, rid: str = proto.NO_REQUEST_ID) -> proto.Card:
+    """The card of one live pane after one poll cycle: NoPane when the pane does not
+    exist (the only failure), `none` when it runs no agent or is not blocked."""
+    result = session.cycle()
+    if all(p.pane_id != pane_id for p in result.snapshot.panes):
+        raise NoPane(pane_id)
+    row = next((r for r in result.rows if r.pane.pane_id == pane_id), None)
+    if row is None:
+        return proto.NoCard(rid)
+    manifest = _manifest(session.manifests, row.agent) if wants_screen(row) else None
+
+    def screen() -> list[str] | None:
+        if manifest is None or not getattr(manifest, "dialog", None):
+            return None
+        cap = read.capture_many(session.server, [(pane_id, 0)]).get(pane_id)
+        return strip_ansi(cap.body).splitlines() if cap is not None else None
+
+    return build(row, rid=rid, config=session.config, manifest=manifest, screen=screen)
