@@ -200,7 +200,8 @@ def _permission(row, agent: str, rid: str, config, manifest, screen) -> proto.Pe
     if hooked is not None:
         return proto.PermissionCard(rid, pane_id, agent, HOOK, HOOK_OPTIONS, EXACT, hooked,
                                     binder)
-    lines = screen() if screen is not None else None
+    rules = getattr(manifest, "dialog", None) if manifest is not None else None
+    lines = screen() if screen is not None and rules else None  # no rules: no capture
     ask = extract(agent, lines, manifest) if lines else None
     if ask is None:
         return proto.PermissionCard(rid, pane_id, agent, SCREEN, (), FAILED, None, binder)
