@@ -25,7 +25,7 @@ import time
 
 from tma.core import notice
 from tma.daemon.parts import Part
-from tma.runtime import notify, notify_backends, notify_gate
+from tma.runtime import card, notify, notify_backends, notify_gate
 from tma.runtime.notify_note import Note
 from tma.tmux import notify as tnotify
 
@@ -115,11 +115,25 @@ class Notifier(Part):
         note = Note.for_pane(trigger, row.agent or stamp.name, row.pane, detail=stamp.detail,
                              session=stamp.session,
                              since_ms=now - max(stamp.since, stamp.turn_at), tty=row.pane.tty)
+        if trigger == "blocked" and not note.summary and card.wants_screen(row):
+            note = self._screen_asks(row, note)
         self.counts[trigger] += 1
         started = notify.dispatch(self.daemon.server, self.daemon.cfg, note, wait=False,
                                   now=now, clients=clients, daemon=True, jump=self._jump_env())
         for child in started:
             self.adopt(child)
+
+    def _screen_asks(self, row, note: Note) -> Note:
+        """What only the screen knows a blocked pane asks (no hook parked the call): the
+        tool and summary of its card's screen lane. Best effort: a manifest with no
+        `[dialog]` rules costs no capture, and a failure leaves the note as it was."""
+        try:
+            asks = card.screen_pending(self.daemon.server, [row], self.daemon.cycle.manifests())
+        except Exception as exc:  # noqa: BLE001 - a ring never waits on a dialog read
+            self.daemon.log(f"tma daemon: the card of {row.pane.pane_id} was not read: {exc}")
+            return note
+        tool, summary = asks.get(row.pane.pane_id, ("", ""))
+        return note.replace(tool=tool, summary=summary) if summary else note
 
     def adopt(self, child) -> None:
         """Track a started sink child; at the cap the oldest is killed and reaped."""

@@ -109,6 +109,9 @@ def desktop_argv(note: Note, platform: str | None = None, actions: bool = False)
     summary = strip_controls(f"tma: {note.agent} {note.trigger}")
     title = strip_controls(note.title or "").strip()
     body = title or f"in {note.pane}"
+    asks = strip_controls(note.summary or "").strip()
+    if asks:  # what the blocked pane asks, on its own line
+        body = f"{body}\n{asks}"
     if platform == "darwin":
         exe = _which("osascript")
         if exe is None:
