@@ -23,10 +23,10 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import tma
 from tests.helpers import tmux_sockets
 from tests.helpers.live import agents as agents_mod
 from tests.helpers.live.fakellm import FakeLLM
-import tma
 from tma.tmux import frame
 
 HERE = Path(__file__).resolve().parent
