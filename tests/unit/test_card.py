@@ -88,6 +88,28 @@ def test_an_informational_card_carries_the_summary_when_the_hook_named_it():
 # ---------------------------------------------------------------- the hook lane
 
 
+def _permission_requests() -> list[tuple[str, dict]]:
+    """Every PermissionRequest a pinned agent sent through the lab, with its tool input."""
+    out = []
+    for path in sorted(LAB.glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            doc = json.loads(line)
+            stdin = doc.get("stdin")
+            if doc.get("event") == "PermissionRequest" and isinstance(stdin, dict) \
+                    and isinstance(stdin.get("tool_input"), dict):
+                out.append((f"{path.stem}:{len(out)}", stdin))
+    return out
+
+
+@pytest.mark.parametrize("name,payload", _permission_requests(),
+                         ids=[n for n, _ in _permission_requests()])
+def test_every_real_permission_request_parks_its_input_exactly(name, payload):
+    assert {name.split("-")[0] for name, _ in _permission_requests()} == {"claude", "codex"}
+    parked = _parked(payload)
+    assert card.hook_input(parked) == payload["tool_input"]
+    assert parked["@agent_pending_summary"].startswith(payload["tool_name"])
+
+
 @pytest.mark.parametrize("lab", ["claude-2.1.332_dialogs-run", "codex-0.171.0_dialogs-run"])
 def test_the_hook_lane_carries_the_real_payloads_tool_and_input_exactly(lab):
     payload = _lab(lab, "PermissionRequest")
