@@ -12,10 +12,16 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from tma.core import proto
+from tma.core.codec import Stamp
+from tma.runtime import card
+from tma.runtime.cycle import Row
+from tma.tmux import read
+from tma.tmux.adapter import Server
 
 LAB = Path(__file__).resolve().parents[1] / "fixtures" / "hooks" / "lab"
 
@@ -174,3 +180,36 @@ def test_a_question_server_slower_than_750_ms_leaves_an_informational_card(srv,
     took = time.monotonic() - t0
     assert (doc["card"], doc["detail"]) == ("informational", "question")
     assert took < 2.5, took  # the fetch gave up at 750 ms, not at the server's 3 s
+
+
+def test_only_the_panes_only_the_screen_speaks_for_are_captured(srv, monkeypatch):
+    """ls --json's and the notifier's screen half: one capture of the blocked/permission
+    panes no hook named, handed to the extractor (a stand-in with tma.core.card's
+    signature: the extractor itself is not under test here)."""
+    bare, hooked, idle = (srv.agent_pane("claude") for _ in range(3))
+    srv.draw(bare, "Bash command\n  rm -rf build/\nDo you want to proceed?\n")
+    srv.tmux("set-option", "-p", "-t", hooked, "@agent_pending_tool", "Edit")
+    server = Server(srv.tmux_bin, socket_name=srv.name)
+    panes = {p.pane_id: p for p in read.list_panes(server).panes}
+
+    def row(pane: str, state: str = "blocked") -> Row:
+        return Row(pane=panes[pane], stamp=Stamp(state=state, detail="permission"),
+                   agent="claude")
+
+    seen = []
+
+    def extract(agent, lines, rules):
+        seen.append((agent, [ln for ln in lines if ln.strip()], rules))
+        return SimpleNamespace(tool="Bash", summary="Bash: rm -rf build/", input={},
+                               options=[], extraction="exact")
+
+    monkeypatch.setattr(card, "_core_extract", extract)
+    rules = {"rules": 1}
+    manifests = SimpleNamespace(get=lambda name: SimpleNamespace(dialog=rules))
+    rows = [row(bare), row(hooked), row(idle, "idle")]
+    assert card.screen_pending(server, rows, manifests) == {bare: ("Bash", "Bash: rm -rf build/")}
+    assert seen == [("claude", ["Bash command", "  rm -rf build/", "Do you want to proceed?"],
+                     rules)]
+    no_rules = SimpleNamespace(get=lambda name: SimpleNamespace(dialog=None))
+    seen.clear()
+    assert card.screen_pending(server, rows, no_rules) == {} and seen == []
