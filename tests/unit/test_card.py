@@ -15,7 +15,7 @@ import pytest
 
 from tma.core import proto
 from tma.core.codec import Stamp
-from tma.runtime import card, hook
+from tma.runtime import card, card_screen, hook
 from tma.runtime.cycle import Row
 from tma.tmux.read import Pane
 from tma.ui import cards as text_render
@@ -190,7 +190,7 @@ def test_the_screen_lane_maps_what_the_extractor_found(monkeypatch):
         return SimpleNamespace(tool="Bash", summary="Bash: ls", input={"command": "ls"},
                                options=opts, extraction="wrapped")
 
-    monkeypatch.setattr(card, "_core_extract", extract)
+    monkeypatch.setattr(card_screen, "_core_extract", extract)
     frame = card.build(_row(), manifest=SimpleNamespace(dialog={"r": 1}),
                        screen=lambda: ["Bash command", "ls"])
     assert seen == [("claude", ["Bash command", "ls"], {"r": 1})]
@@ -205,7 +205,7 @@ def test_an_extractor_that_raises_leaves_a_failed_card(monkeypatch):
     def boom(agent, lines, rules):
         raise RuntimeError("bad rule")
 
-    monkeypatch.setattr(card, "_core_extract", boom)
+    monkeypatch.setattr(card_screen, "_core_extract", boom)
     frame = card.build(_row(), manifest=SimpleNamespace(dialog={"r": 1}), screen=lambda: ["x"])
     assert (frame.lane, frame.extraction) == ("screen", "failed")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from tma.cli import common, spec
-from tma.runtime import card
+from tma.runtime import card_screen
 from tma.runtime.git import GitInfo
 from tma.runtime.session import Session
 from tma.ui import rows as render
@@ -28,8 +28,8 @@ def main(session: Session, argv: list[str]) -> int:
         from tma.ui import text
 
         screen = {}
-        if any(card.wants_screen(r) for r in rows):  # only the screen knows what they ask
-            screen = card.screen_pending(session.server, rows, session.manifests)
+        if any(card_screen.wants_screen(r) for r in rows):  # only the screen knows what they ask
+            screen = card_screen.screen_pending(session.server, rows, session.manifests)
         doc = render.document(rows, server=result.snapshot.socket_path, git=git,
                               screen=screen)
         sys.stdout.write(text.dumps(doc) + "\n")

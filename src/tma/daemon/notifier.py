@@ -25,7 +25,7 @@ import time
 
 from tma.core import notice
 from tma.daemon.parts import Part
-from tma.runtime import card, notify, notify_backends, notify_gate
+from tma.runtime import card_screen, notify, notify_backends, notify_gate
 from tma.runtime.notify_note import Note
 from tma.tmux import notify as tnotify
 
@@ -115,7 +115,7 @@ class Notifier(Part):
         note = Note.for_pane(trigger, row.agent or stamp.name, row.pane, detail=stamp.detail,
                              session=stamp.session,
                              since_ms=now - max(stamp.since, stamp.turn_at), tty=row.pane.tty)
-        if trigger == "blocked" and not note.summary and card.wants_screen(row):
+        if trigger == "blocked" and not note.summary and card_screen.wants_screen(row):
             note = self._screen_asks(row, note)
         self.counts[trigger] += 1
         started = notify.dispatch(self.daemon.server, self.daemon.cfg, note, wait=False,
@@ -128,7 +128,7 @@ class Notifier(Part):
         tool and summary of its card's screen lane. Best effort: a manifest with no
         `[dialog]` rules costs no capture, and a failure leaves the note as it was."""
         try:
-            asks = card.screen_pending(self.daemon.server, [row], self.daemon.cycle.manifests())
+            asks = card_screen.screen_pending(self.daemon.server, [row], self.daemon.cycle.manifests())
         except Exception as exc:  # noqa: BLE001 - a ring never waits on a dialog read
             self.daemon.log(f"tma daemon: the card of {row.pane.pane_id} was not read: {exc}")
             return note

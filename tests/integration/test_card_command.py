@@ -18,7 +18,7 @@ import pytest
 
 from tma.core import proto
 from tma.core.codec import Stamp
-from tma.runtime import card
+from tma.runtime import card_screen
 from tma.runtime.cycle import Row
 from tma.tmux import read
 from tma.tmux.adapter import Server
@@ -203,13 +203,13 @@ def test_only_the_panes_only_the_screen_speaks_for_are_captured(srv, monkeypatch
         return SimpleNamespace(tool="Bash", summary="Bash: rm -rf build/", input={},
                                options=[], extraction="exact")
 
-    monkeypatch.setattr(card, "_core_extract", extract)
+    monkeypatch.setattr(card_screen, "_core_extract", extract)
     rules = {"rules": 1}
     manifests = SimpleNamespace(get=lambda name: SimpleNamespace(dialog=rules))
     rows = [row(bare), row(hooked), row(idle, "idle")]
-    assert card.screen_pending(server, rows, manifests) == {bare: ("Bash", "Bash: rm -rf build/")}
+    assert card_screen.screen_pending(server, rows, manifests) == {bare: ("Bash", "Bash: rm -rf build/")}
     assert seen == [("claude", ["Bash command", "  rm -rf build/", "Do you want to proceed?"],
                      rules)]
     no_rules = SimpleNamespace(get=lambda name: SimpleNamespace(dialog=None))
     seen.clear()
-    assert card.screen_pending(server, rows, no_rules) == {} and seen == []
+    assert card_screen.screen_pending(server, rows, no_rules) == {} and seen == []
