@@ -5,6 +5,9 @@ Claude runs hooked (`tma install-hooks claude --yes`) against the fake LLM, whic
 for one shell tool call (`echo hi > fakellm-hi.txt`) when a prompt says RUNTOOL. While
 the PermissionRequest hook holds, the card is read with `tma card --pane P --json` and
 `tma ls --json`; the prompt is then denied over the same hook lane (so nothing runs).
+
+OpenCode runs hooked with `--port`: its question tool's request is a question card, read
+from its own server with GET /question.
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ import pytest
 from tests.helpers.live import agents as agents_mod
 from tests.helpers.live.fakellm import KEY_TOOL, TOOL_CMD
 from tests.helpers.live.harness import Scenario
+from tests.helpers.live.opencode import free_port, opencode, wait_option
 from tests.helpers.live.steps import answer_dialog, settle
+from tma.runtime import opencode_api as api
 
 pytestmark = pytest.mark.live
 
@@ -87,3 +92,43 @@ def test_a_real_permission_request_is_a_hook_card_with_tool_and_command(scenario
             sc.wait_regex(wait_for, 15)
         sc.keys(key_)
     sc.wait_screen(lambda s: s.cls == "exited", 30, "the shell back")
+
+
+QUESTION = {"question": "Which colour should the new button be",
+            "header": "Colour",
+            "options": [{"label": "Blue", "description": "Matches the theme"},
+                        {"label": "Green", "description": "Stands out"}]}
+
+
+def test_a_real_opencode_question_is_a_question_card(scenario_factory):
+    """OpenCode with its HTTP server (`--port`): the question tool's request, fetched with
+    GET /question, is the card verbatim; then it is dismissed over the same API."""
+    port = free_port()
+    sc: Scenario = scenario_factory(opencode(f"--port {port}"), "hooked")
+    sc.start()
+    sc.wait_regex(r"ctrl\+p commands", 90)
+    endpoint = wait_option(sc, "@agent_api_endpoint", bool)
+    ask = "ask1 CALLTOOL:question" + json.dumps({"questions": [dict(QUESTION, multiple=False)]},
+                                                separators=(",", ":"))
+    sc.type_line(ask, echo="ask1")
+    rid = wait_option(sc, "@agent_question_request", bool, 60)
+    _stamped(sc, "blocked", "question")
+
+    res = sc.server.tma("card", "--pane", sc.pane, "--json", timeout=60)
+    assert res.returncode == 0, res.stderr
+    card = json.loads(res.stdout)
+    if card["card"] == "informational":  # the first v1 read boots OpenCode's instance
+        time.sleep(2)
+        card = json.loads(sc.server.tma("card", "--pane", sc.pane, "--json", timeout=60).stdout)
+    assert (card["card"], card["agent"], card["request_id"]) == ("question", "opencode", rid), card
+    [q] = card["questions"]
+    assert (q["question"], q["header"], q["options"], q["multiple"]) == (
+        QUESTION["question"], QUESTION["header"], QUESTION["options"], False)
+
+    resolved = api.resolve_endpoint({"@agent_api_endpoint": endpoint}, None)
+    assert api.reject_question(resolved, rid, 10.0).outcome == "replied"
+    wait_option(sc, "@agent_question_request", lambda v: v == "")
+    for key_, _ in sc.agent.exit_steps:
+        sc.keys(key_)
+    sc.wait_screen(lambda s: not agents_mod.screen_has_agent(sc.agent, s.screen, s.title), 30,
+                   "the shell back")
