@@ -1,7 +1,8 @@
 """`tma card --pane` on a private tmux server: the card the cycle's verdict earns.
 
 A fake agent (a process named like the agent) is blocked through the real hook path
-(`tma event` with a payload the pinned agent really sent, from the lab fixtures); an
+(`tma event` with a payload the pinned agent really sent, from the lab fixtures), or
+shows a real captured permission dialog with no hook at all (the screen lane); an
 OpenCode question is fetched from a real HTTP server on 127.0.0.1.
 """
 
@@ -12,18 +13,14 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
-from tma.core import proto
-from tma.core.codec import Stamp
-from tma.runtime import card_screen
-from tma.runtime.cycle import Row
-from tma.tmux import read
-from tma.tmux.adapter import Server
+from tests.helpers.keyrecorder import KeyRecorder
+from tma.core import fixture, proto
 
 LAB = Path(__file__).resolve().parents[1] / "fixtures" / "hooks" / "lab"
+CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "captures"
 
 
 def _lab(name: str, event: str) -> dict:
@@ -182,34 +179,20 @@ def test_a_question_server_slower_than_750_ms_leaves_an_informational_card(srv,
     assert took < 2.5, took  # the fetch gave up at 750 ms, not at the server's 3 s
 
 
-def test_only_the_panes_only_the_screen_speaks_for_are_captured(srv, monkeypatch):
-    """ls --json's and the notifier's screen half: one capture of the blocked/permission
-    panes no hook named, handed to the extractor (a stand-in with tma.core.card's
-    signature: the extractor itself is not under test here)."""
-    bare, hooked, idle = (srv.agent_pane("claude") for _ in range(3))
-    srv.draw(bare, "Bash command\n  rm -rf build/\nDo you want to proceed?\n")
-    srv.tmux("set-option", "-p", "-t", hooked, "@agent_pending_tool", "Edit")
-    server = Server(srv.tmux_bin, socket_name=srv.name)
-    panes = {p.pane_id: p for p in read.list_panes(server).panes}
-
-    def row(pane: str, state: str = "blocked") -> Row:
-        return Row(pane=panes[pane], stamp=Stamp(state=state, detail="permission"),
-                   agent="claude")
-
-    seen = []
-
-    def extract(agent, lines, rules):
-        seen.append((agent, [ln for ln in lines if ln.strip()], rules))
-        return SimpleNamespace(tool="Bash", summary="Bash: rm -rf build/", input={},
-                               options=[], extraction="exact")
-
-    monkeypatch.setattr(card_screen, "_core_extract", extract)
-    rules = {"rules": 1}
-    manifests = SimpleNamespace(get=lambda name: SimpleNamespace(dialog=rules))
-    rows = [row(bare), row(hooked), row(idle, "idle")]
-    assert card_screen.screen_pending(server, rows, manifests) == {bare: ("Bash", "Bash: rm -rf build/")}
-    assert seen == [("claude", ["Bash command", "  rm -rf build/", "Do you want to proceed?"],
-                     rules)]
-    no_rules = SimpleNamespace(get=lambda name: SimpleNamespace(dialog=None))
-    seen.clear()
-    assert card_screen.screen_pending(server, rows, no_rules) == {} and seen == []
+@pytest.mark.parametrize("capture", ["claude-2.1.332_blocked.txt", "codex-0.171.0_blocked.txt"])
+def test_a_dialog_no_hook_named_is_read_off_the_screen(srv, capture):
+    """A hookless agent showing a real captured permission dialog: the card is the screen
+    lane, read by the bundled manifest's [dialog] rules; ls --json names the call too."""
+    cap = fixture.parse((CAPTURES / capture).read_text(encoding="utf-8"))
+    pane = KeyRecorder.start(srv, cap.agent, cap).pane
+    doc = _card(srv, pane)
+    assert (doc["card"], doc["lane"], doc["extraction"]) == ("permission", "screen", "exact"), doc
+    assert doc["pending_call"] == {"tool": "Bash", "input": {"command": "echo hi > mockllm-hi.txt"},
+                                   "call_id": ""}
+    assert doc["options"][0]["kind"] == "allow-once" and doc["options"][0]["option_id"] == "1"
+    row = srv.row(pane, manifests=False)
+    assert (row["state"], row["detail"]) == ("blocked", "permission")
+    assert (row["pending_tool"], row["pending_summary"]) == (
+        "Bash", "Bash: echo hi > mockllm-hi.txt")
+    hooked = srv.agent_pane(cap.agent)  # a pane no dialog is drawn on asks nothing
+    assert srv.row(hooked, manifests=False)["pending_tool"] is None

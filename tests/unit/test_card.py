@@ -13,8 +13,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from tma.core import proto
+from tma.core import bundled, fixture, proto
+from tma.core import card as core_card
 from tma.core.codec import Stamp
+from tma.core.rules import raw_lines, strip_ansi
 from tma.runtime import card, card_screen, hook
 from tma.runtime.cycle import Row
 from tma.tmux.read import Pane
@@ -22,6 +24,7 @@ from tma.ui import cards as text_render
 from tma.ui import rows as render
 
 LAB = Path(__file__).resolve().parents[1] / "fixtures" / "hooks" / "lab"
+CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "captures"
 VECTORS = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "proto" / "vectors"
 
 
@@ -178,27 +181,37 @@ def test_the_screen_lane_without_dialog_rules_fails_and_never_reads_the_screen()
     assert read == []  # no rules: no capture
 
 
-def test_the_screen_lane_maps_what_the_extractor_found(monkeypatch):
-    """The extractor (tma.core.card) is another module's; here a stand-in with its
-    signature, so the mapping onto the card is what is under test."""
-    seen = []
+@pytest.mark.parametrize("capture", ["claude-2.1.332_blocked.txt", "codex-0.171.0_blocked.txt"])
+def test_the_screen_lane_reads_a_real_dialog_with_the_manifests_rules(capture):
+    """A real captured permission dialog, the bundled manifest's [dialog] rules: the card
+    carries what the extractor read, options keyed by the digits the dialog shows."""
+    cap = fixture.parse((CAPTURES / capture).read_text(encoding="utf-8"))
+    lines = raw_lines(strip_ansi(cap.body))
+    manifest = bundled.load(cap.agent)
+    frame = card.build(_row(agent=cap.agent), manifest=manifest, screen=lambda: lines)
+    ask = core_card.extract(cap.agent, lines, manifest.dialog)
+    assert ask is not None and ask.extraction == "exact"
+    assert (frame.lane, frame.extraction) == ("screen", "exact")
+    assert frame.pending_call == proto.PendingCall("Bash", {"command": "echo hi > mockllm-hi.txt"},
+                                                   "")
+    assert [(o.kind, o.name, o.option_id) for o in frame.options] == [
+        (o.kind, o.name, o.option_id) for o in ask.options]
+    assert frame.options[0] == proto.CardOption("allow-once", frame.options[0].name, "1")
+    if VECTORS.is_dir():
+        assert list(card.document(frame)) == _keys("card-permission-screen.json")
 
-    def extract(agent, lines, rules):
-        seen.append((agent, lines, rules))
-        opts = [SimpleNamespace(kind="allow-once", name="1. Yes", option_id="1"),
-                SimpleNamespace(kind="reject-once", name="(esc) No", option_id=None)]
-        return SimpleNamespace(tool="Bash", summary="Bash: ls", input={"command": "ls"},
-                               options=opts, extraction="wrapped")
 
-    monkeypatch.setattr(card_screen, "_core_extract", extract)
-    frame = card.build(_row(), manifest=SimpleNamespace(dialog={"r": 1}),
-                       screen=lambda: ["Bash command", "ls"])
-    assert seen == [("claude", ["Bash command", "ls"], {"r": 1})]
-    assert (frame.lane, frame.extraction) == ("screen", "wrapped")
-    assert frame.options == (proto.CardOption("allow-once", "1. Yes", "1"),
+def test_an_option_the_dialog_shows_no_key_for_has_no_option_id(monkeypatch):
+    ask = core_card.ScreenAsk(tool="Bash", summary="Bash: ls", input=(("command", "ls"),),
+                              options=(core_card.Option("allow-once", "Yes", "y"),
+                                       core_card.Option("reject-once", "(esc) No", "")),
+                              extraction="wrapped")
+    monkeypatch.setattr(card_screen, "_core_extract", lambda agent, lines, rules: ask)
+    frame = card.build(_row(), manifest=SimpleNamespace(dialog={"r": 1}), screen=lambda: ["x"])
+    assert frame.options == (proto.CardOption("allow-once", "Yes", "y"),
                              proto.CardOption("reject-once", "(esc) No"))
-    assert frame.pending_call == proto.PendingCall("Bash", {"command": "ls"}, "")
     assert "option_id" not in card.document(frame)["options"][1]  # no keycap
+    assert frame.extraction == "wrapped"
 
 
 def test_an_extractor_that_raises_leaves_a_failed_card(monkeypatch):

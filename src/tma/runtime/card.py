@@ -126,11 +126,9 @@ def _permission(row, agent: str, rid: str, config, manifest, screen) -> proto.Pe
     ask = extract(agent, lines, manifest) if lines else None
     if ask is None:
         return proto.PermissionCard(rid, pane_id, agent, SCREEN, (), FAILED, None, binder)
-    options = tuple(proto.CardOption(str(o.kind), str(o.name),
-                                     None if o.option_id is None else str(o.option_id))
-                    for o in ask.options)
-    value = ask.input if isinstance(ask.input, dict) else (
-        {} if ask.input in (None, "") else {"text": str(ask.input)})
+    # an option the dialog shows no key for has no option_id: the app offers no keycap
+    options = tuple(proto.CardOption(o.kind, o.name, o.option_id or None) for o in ask.options)
+    value: proto.JsonObject = dict(ask.input)
     call = proto.PendingCall(ask.tool, value, "") if ask.tool else None
     return proto.PermissionCard(rid, pane_id, agent, SCREEN, options, ask.extraction, call,
                                 binder)

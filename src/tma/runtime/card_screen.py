@@ -8,28 +8,11 @@ by the manifest's `[dialog]` rules through tma.core.card.extract.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Protocol
-
 from tma.core import states
+from tma.core.card import ScreenAsk
+from tma.core.card import extract as _core_extract
 from tma.core.rules import strip_ansi
 from tma.tmux import read
-
-try:  # the screen extractor (the manifests' [dialog] rules) is tma.core.card's
-    from tma.core.card import extract as _core_extract  # type: ignore[import-untyped, import-not-found, unused-ignore]  # noqa: E501
-except ImportError:  # pragma: no cover - a build without it reads no dialog
-    _core_extract = None
-
-
-class ScreenAsk(Protocol):
-    """What a permission dialog on the screen asks (tma.core.card.extract's answer)."""
-
-    tool: str
-    summary: str
-    input: Any
-    options: Sequence[Any]  # each with kind, name, option_id
-    extraction: str
-
 
 # ---------------------------------------------------------------- the screen lane
 
@@ -40,9 +23,7 @@ def extract(agent: str, lines: list[str], manifest) -> ScreenAsk | None:
     rules = getattr(manifest, "dialog", None) if manifest is not None else None
     if not rules:
         return None
-    if _core_extract is None:
-        return None
-    try:
+    try:  # it never raises by contract; a card does not bet on that
         return _core_extract(agent, lines, rules)
     except Exception:  # noqa: BLE001 - a card never fails on its best-effort sources
         return None
