@@ -192,6 +192,13 @@ def for_pane(session, pane_id: str, *, rid: str = proto.NO_REQUEST_ID) -> proto.
     row = next((r for r in result.rows if r.pane.pane_id == pane_id), None)
     if row is None:
         return proto.NoCard(rid)
+    return for_row(session, row, rid)
+
+
+def for_row(session, row, rid: str = proto.NO_REQUEST_ID) -> proto.Card:
+    """The card of a row a cycle of `session` read (tma serve's card request): the screen
+    is captured only for a permission dialog no hook named, under `[dialog]` rules."""
+    pane_id = row.pane.pane_id
     manifest = manifest_for(session.manifests, row.agent) if wants_screen(row) else None
 
     def screen() -> list[str] | None:
