@@ -387,3 +387,20 @@ def test_a_held_permission_request_reaches_the_daemon_before_its_hold_ends(
     finally:
         hook.kill()
         hook.wait(timeout=5)
+
+
+def test_a_hookless_blocked_ring_says_what_the_dialog_asks(srv, daemon, tmp_path):
+    """No hook parked the call: the daemon's note takes the tool and summary from the
+    card's screen lane (the manifest's [dialog] rules over the real captured dialog), so
+    the log, the command's payload and the message line carry them."""
+    log = tmp_path / "notify.jsonl"
+    _config(srv, log)
+    pane, _pid = _claude(srv)
+    _draw(srv, pane, "idle")
+    daemon.start()
+    _until(srv, pane, "@agent_state", "idle", timeout=10)
+    _draw(srv, pane, "blocked")
+    [got] = _wait_lines(srv, log, 1)
+    assert (got["state"], got["tool"], got["summary"]) == (
+        "blocked", "Bash", "Bash: echo hi > mockllm-hi.txt")
+    assert srv.option(pane, "@agent_pending_tool") == ""  # read off the screen, not stamped
