@@ -234,7 +234,10 @@ def test_the_desktop_notifier_rings_once_and_its_action_jumps(srv, daemon, tmp_p
     assert len(argv) == 1, text
     assert "[--wait]" in argv[0] and "[--action=jump=Jump to the pane]" in argv[0]
     assert "[tma: claude blocked]" in argv[0]
-    assert f"TMA_PANE={pane} TMA_STATE=blocked" in text[1]
+    # the body's second line is what the dialog asks (read off the screen: no hook)
+    assert text[1] == "Bash: echo hi &gt; mockllm-hi.txt]", text  # as markup, escaped
+    [env_line] = [x for x in text if x.startswith("ENV ")]
+    assert f"TMA_PANE={pane} TMA_STATE=blocked" in env_line
     assert client is not None
     # doctor, run from a shell with no session bus, reports what the daemon reaches
     env = {k: v for k, v in daemon.env.items() if k != "DBUS_SESSION_BUS_ADDRESS"}
