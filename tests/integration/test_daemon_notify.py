@@ -236,7 +236,11 @@ def test_the_desktop_notifier_rings_once_and_its_action_jumps(srv, daemon, tmp_p
     assert "[--wait]" in argv[0] and "[--action=default=Jump]" in argv[0]
     assert "[--action=approve=Approve] [--action=deny=Deny]" in argv[0]
     assert "[tma: claude blocked]" in argv[0]
-    assert f"TMA_PANE={pane} TMA_STATE=blocked" in text[1]
+    # the body's first line is what the dialog asks (read off the screen: no hook), as
+    # markup, escaped; the pane's title follows it
+    assert argv[0].endswith("[Bash: echo hi &gt; mockllm-hi.txt"), text
+    [env_line] = [x for x in text if x.startswith("ENV ")]
+    assert f"TMA_PANE={pane} TMA_STATE=blocked" in env_line
     assert client is not None
     # doctor, run from a shell with no session bus, reports what the daemon reaches
     env = {k: v for k, v in daemon.env.items() if k != "DBUS_SESSION_BUS_ADDRESS"}
@@ -389,3 +393,20 @@ def test_a_held_permission_request_reaches_the_daemon_before_its_hold_ends(
     finally:
         hook.kill()
         hook.wait(timeout=5)
+
+
+def test_a_hookless_blocked_ring_says_what_the_dialog_asks(srv, daemon, tmp_path):
+    """No hook parked the call: the daemon's note takes the tool and summary from the
+    card's screen lane (the manifest's [dialog] rules over the real captured dialog), so
+    the log, the command's payload and the message line carry them."""
+    log = tmp_path / "notify.jsonl"
+    _config(srv, log)
+    pane, _pid = _claude(srv)
+    _draw(srv, pane, "idle")
+    daemon.start()
+    _until(srv, pane, "@agent_state", "idle", timeout=10)
+    _draw(srv, pane, "blocked")
+    [got] = _wait_lines(srv, log, 1)
+    assert (got["state"], got["tool"], got["summary"]) == (
+        "blocked", "Bash", "Bash: echo hi > mockllm-hi.txt")
+    assert srv.option(pane, "@agent_pending_tool") == ""  # read off the screen, not stamped

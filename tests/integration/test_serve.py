@@ -133,6 +133,20 @@ def test_hello_first_then_snapshot_without_titles(srv, device):
     assert d.close() == 0
 
 
+def test_a_card_request_is_answered_with_the_panes_card(srv, device):
+    rec = _claude(srv)
+    shell = srv.shell_pane()
+    d = device()
+    hello(d)
+    c = d.ask("card", pane=rec.pane)
+    assert (c["t"], c["card"], c["lane"], c["extraction"]) == ("card", "permission", "screen",
+                                                               "exact"), c
+    assert c["pending_call"]["input"] == {"command": "echo hi > mockllm-hi.txt"}
+    assert c["binder"]["expect_episode_ms"] > 0
+    assert d.ask("card", pane=shell)["code"] == "not-found"  # no agent there
+    assert d.close() == 0
+
+
 def test_bad_lines_are_named_and_the_connection_goes_on(srv, device):
     srv.shell_pane()
     d = device()

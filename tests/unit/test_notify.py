@@ -397,6 +397,18 @@ def test_the_body_is_no_markup_for_notify_send(monkeypatch, tmp_path):
     assert argv[-1] == '&lt;a href="x"&gt;go&lt;/a&gt; &amp; co'
 
 
+def test_the_summary_rides_the_message_and_the_desktop_body(monkeypatch, tmp_path):
+    note = full_note(tool="Bash", summary="Bash: rm -rf <build>/\x1b[2J")
+    assert notify_note.message(note) == \
+        "tma: claude blocked — ✳ fix the parser: Bash: rm -rf <build>/[2J"
+    assert notify_note.message(full_note(title="", summary="Edit: a.py")) == \
+        "tma: claude blocked in %3: Edit: a.py"
+    _exes(tmp_path, "notify-send")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    argv = notify_backends.desktop_argv(note, platform="linux")
+    assert argv[-1] == "Bash: rm -rf &lt;build&gt;/[2J\n✳ fix the parser"  # the ask, then where
+
+
 def test_sink_resolution(monkeypatch, tmp_path):
     from types import SimpleNamespace as NS
 

@@ -80,6 +80,15 @@ def test_preview_only_when_wide_enough():
     assert "HELLO" not in picker.text(render(rows, view, width=75))
 
 
+def test_the_preview_rule_says_what_a_blocked_pane_asks():
+    rows = [row("%1", "blocked", pending_summary="Bash: rm -rf build/\x1b[2J")]
+    view = picker.View(selected="%1", preview="screen\n")
+    wide = picker.text(render(rows, view, width=80))
+    assert "── s:1.0 · Bash: rm -rf build/ [2J ─" in wide and "\x1b" not in wide
+    plain = picker.text(render([row("%1")], view, width=80)).splitlines()
+    assert [ln for ln in plain if ln.startswith("── ")] == ["── s:1.0 " + "─" * 71]
+
+
 def test_exact_size_and_never_wider():
     rows = [row(f"%{i}", title="x" * 300, repo="r" * 50, branch="b") for i in range(40)]
     for w, h in ((80, 24), (200, 50), (40, 12), (30, 5)):

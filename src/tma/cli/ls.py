@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from tma.cli import common, spec
+from tma.runtime import card_screen
 from tma.runtime.git import GitInfo
 from tma.runtime.session import Session
 from tma.ui import rows as render
@@ -26,7 +27,11 @@ def main(session: Session, argv: list[str]) -> int:
     if args.json:
         from tma.ui import text
 
-        doc = render.document(rows, server=result.snapshot.socket_path, git=git)
+        screen = {}
+        if any(card_screen.wants_screen(r) for r in rows):  # only the screen knows what they ask
+            screen = card_screen.screen_pending(session.server, rows, session.manifests)
+        doc = render.document(rows, server=result.snapshot.socket_path, git=git,
+                              screen=screen)
         sys.stdout.write(text.dumps(doc) + "\n")
         return 0
     if common.on_terminal():

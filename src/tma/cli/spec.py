@@ -187,6 +187,16 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                    Flag("--pane", metavar="ID", type="pane",
                         help="Only this pane (e.g. %3); combines with the selectors.")),
             exits=(OK, ERROR, USAGE, NO_PANE)),
+    Command("card", "What a blocked pane asks: its permission, question or headline.",
+            flags=(Flag("--pane", metavar="ID", type="pane", required=True,
+                        help="Required: the pane (e.g. %3)."),
+                   Flag("--json", help="Print the protocol's card frame (schema 1) instead "
+                                       "of text.")),
+            exits=(OK, ERROR, USAGE, NO_PANE),
+            notes="Runs one poll cycle first: only its verdict says whether the pane is "
+                  "blocked. A permission card names its lane (hook, api or screen) and how "
+                  "exactly it was read (exact, wrapped or failed); an OpenCode question "
+                  "is fetched from its server within 750 ms."),
     Command("wait", "Block until a pane (or a set of panes) reaches a state.",
             selectors=SELECTOR,
             flags=(

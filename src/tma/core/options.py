@@ -72,6 +72,8 @@ OPTIONS: tuple[Option, ...] = (
     _pane("@agent_pending_tool", "E", "text", "tool of the pending permission call"),
     _pane("@agent_pending_call", "E", "id", "id of the pending permission call"),
     _pane("@agent_pending_summary", "E", "text", "one-line summary of the pending call"),
+    _pane("@agent_pending_input", "E", "base64 of JSON",
+          "the pending call's full input (compact JSON, at most 4 KiB; the card reads it)"),
     _pane("@agent_api_endpoint", "E", "url", "agent server base URL (OpenCode)"),
     _pane("@agent_transcript", "E", "path", "the agent's rollout file (Codex), tailed for telemetry"),
     _pane("@agent_question_request", "E", "id", "pending question id (OpenCode)"),

@@ -41,7 +41,7 @@ import time
 
 from tma.core import actions_gate, notice
 from tma.daemon.parts import Part
-from tma.runtime import actions, notify, notify_backends, notify_gate
+from tma.runtime import actions, card_screen, notify, notify_backends, notify_gate
 from tma.runtime.actions_fire import target_of
 from tma.runtime.notify_note import Note
 from tma.tmux import notify as tnotify
@@ -147,6 +147,8 @@ class Notifier(Part):
         note = Note.for_pane(trigger, row.agent or stamp.name, row.pane, detail=stamp.detail,
                              session=stamp.session,
                              since_ms=now - max(stamp.since, stamp.turn_at), tty=row.pane.tty)
+        if trigger == "blocked" and not note.summary and card_screen.wants_screen(row):
+            note = self._screen_asks(row, note)
         self.counts[trigger] += 1
         answers = self._answers(row) if trigger == "blocked" else ()
         window = notify_gate.coalesce_done_ms(self.daemon.cfg) if trigger == "done" else 0
@@ -173,6 +175,18 @@ class Notifier(Part):
                                   answers=answers, episode_ms=episode_ms)
         for child in started:
             self.adopt(child)
+
+    def _screen_asks(self, row, note: Note) -> Note:
+        """What only the screen knows a blocked pane asks (no hook parked the call): the
+        tool and summary of its card's screen lane. Best effort: a manifest with no
+        `[dialog]` rules costs no capture, and a failure leaves the note as it was."""
+        try:
+            asks = card_screen.screen_pending(self.daemon.server, [row], self.daemon.cycle.manifests())
+        except Exception as exc:  # noqa: BLE001 - a ring never waits on a dialog read
+            self.daemon.log(f"tma daemon: the card of {row.pane.pane_id} was not read: {exc}")
+            return note
+        tool, summary = asks.get(row.pane.pane_id, ("", ""))
+        return note.replace(tool=tool, summary=summary) if summary else note
 
     def adopt(self, child) -> None:
         """Track a started sink child; at the cap the oldest is killed and reaped."""

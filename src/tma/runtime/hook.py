@@ -371,33 +371,66 @@ def _extras(decision, plan, pane, prev, fields, payload, now, table=None) -> lis
         tool = _label(fields.get("tool_name", ""))
         if tool:
             call = write.safe_id(fields.get("tool_use_id") or fields.get("prompt_id") or "")
+            summary, full = _pending(payload, tool)
             extras.append(E("@agent_pending_tool", tool))
             extras.append(E("@agent_pending_call", call))
-            extras.append(E("@agent_pending_summary", _pending_summary(payload, tool)))
+            extras.append(E("@agent_pending_summary", summary))
+            if full or pane.options.get("@agent_pending_input"):
+                extras.append(E("@agent_pending_input", full))
     elif settled:
         for key in ("@agent_permission_request", "@agent_question_request",
                     "@agent_pending_tool", "@agent_pending_call", "@agent_pending_summary",
-                    "@tma_reply_verdict"):
+                    "@agent_pending_input", "@tma_reply_verdict"):
             if pane.options.get(key):
                 extras.append(E(key, ""))
     return extras
 
 
-def _pending_summary(payload: str, tool: str) -> str:
-    """One line naming what the pending call would do (the command, the file …)."""
+#: The most a pane option holds of a pending call's input (its compact JSON, in bytes).
+PENDING_INPUT_MAX = 4096
+_CUT = 256  # a string value over the cap is cut to this many characters
+
+
+def _pending(payload: str, tool: str) -> tuple[str, str]:
+    """(one line naming what the pending call would do, its full input for the card).
+
+    The input travels as base64 of its compact JSON, so no byte of it can reach a tmux
+    format; over PENDING_INPUT_MAX the long string values are cut (marked with …) and,
+    when even that does not fit, nothing is kept."""
     import json
 
     try:
         doc = json.loads(payload)
     except ValueError:
-        return summary_text(tool)
+        return summary_text(tool), ""
     ti = doc.get("tool_input") if isinstance(doc, dict) else None
-    if isinstance(ti, dict):
-        for key in ("command", "file_path", "path", "url", "description", "plan"):
-            value = ti.get(key)
-            if isinstance(value, str) and value:
-                return summary_text(f"{tool}: {value}")
-    return summary_text(tool)
+    if not isinstance(ti, dict):
+        return summary_text(tool), ""
+    summary = summary_text(tool)
+    for key in ("command", "file_path", "path", "url", "description", "plan"):
+        value = ti.get(key)
+        if isinstance(value, str) and value:
+            summary = summary_text(f"{tool}: {value}")
+            break
+    return summary, pending_input(ti)
+
+
+def pending_input(ti: dict) -> str:
+    """A pending call's input as the @agent_pending_input value ("" when it cannot fit)."""
+    import binascii
+    import json
+
+    if not ti:
+        return ""
+    raw = json.dumps(ti, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "replace")
+    if len(raw) > PENDING_INPUT_MAX:
+        cut = {k: v[:_CUT] + "…" if isinstance(v, str) and len(v) > _CUT else v
+               for k, v in ti.items()}
+        raw = json.dumps(cut, separators=(",", ":"), ensure_ascii=False).encode("utf-8",
+                                                                                "replace")
+        if len(raw) > PENDING_INPUT_MAX:
+            return ""
+    return binascii.b2a_base64(raw, newline=False).decode("ascii")
 
 
 def _notify_due(cfg, plan) -> bool:

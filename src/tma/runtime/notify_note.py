@@ -169,9 +169,10 @@ def to_bytes(text: str) -> bytes:
 def message(note: Note) -> str:
     """The status-line text (unescaped; tma.tmux.notify escapes it for tmux)."""
     title = strip_controls(note.title or "").strip()
-    if title:
-        return f"tma: {note.agent} {note.trigger} — {title}"
-    return f"tma: {note.agent} {note.trigger} in {note.pane}"
+    asks = strip_controls(note.summary or "").strip()
+    text = f"tma: {note.agent} {note.trigger} — {title}" if title else \
+        f"tma: {note.agent} {note.trigger} in {note.pane}"
+    return f"{text}: {asks}" if asks else text
 
 
 def osc9(note: Note) -> bytes:

@@ -33,7 +33,7 @@ from tma import __version__
 from tma.core import proto
 from tma.core.paths import here
 from tma.install.binary import running_tma
-from tma.runtime import procs, rundir
+from tma.runtime import card, procs, rundir
 from tma.runtime.git import GitInfo
 from tma.runtime.ledger import Ledger
 from tma.runtime.selectors import Selector
@@ -417,8 +417,8 @@ def _serve(session, *, scopes, device, interval_ms, paths, write, stdin_fd) -> i
 
 
 def _card_builder(session):
-    """tma.runtime.card's builder, adapted to the frame (None where it is absent)."""
-    return None
+    """tma.runtime.card's builder, adapted to the frame: (row, request id) -> card."""
+    return lambda row, rid: card.for_row(session, row, rid)
 
 
 def _now_ms() -> int:

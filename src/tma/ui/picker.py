@@ -279,8 +279,12 @@ def pad(lines: list[Line], height: int) -> list[Line]:
 
 def preview_lines(view: View, width: int, height: int, plain: bool,
                   selected: dict | None) -> list[Line]:
-    """The rule naming the previewed pane, then the bottom of its screen."""
+    """The rule naming the previewed pane (and what it asks, when it is blocked on a
+    call: `── s:1.0 · Bash: rm -rf build/ ──`), then the bottom of its screen."""
     name = selected.get("locator") or selected.get("pane") if selected else ""
+    asks = _one_line(selected.get("pending_summary") or "") if selected else ""
+    if asks:
+        name = f"{name} · {asks}" if name else asks
     rule = f"── {name} " if name else "── "
     out: list[Line] = [[(fit(rule + "─" * max(width - len(rule), 0), width),
                          "" if plain else "dim")]]
@@ -295,6 +299,11 @@ def preview_lines(view: View, width: int, height: int, plain: bool,
     for text in body[-(height - 1):]:
         out.append([(fit(text, width), "")])
     return out
+
+
+def _one_line(text: str) -> str:
+    """Pane-supplied text on one line: no control byte reaches the terminal."""
+    return " ".join("".join(c if c >= " " and c != "\x7f" else " " for c in text).split())
 
 
 def header(view: View, width: int, plain: bool, shown: int, total: int) -> Line:

@@ -15,7 +15,8 @@ ROW_KEYS = (
     "pane", "agent", "state", "detail", "since", "since_ms", "episode_ms", "locator", "title",
     "attention", "done", "session", "context", "context_at_ms", "tokens", "model",
     "quota", "quota_window", "quota_resets_at_ms", "quota_at_ms", "cost_usd", "muted",
-    "repo", "branch", "worktree", "server", "host", "cost_caveat",
+    "repo", "branch", "worktree", "pending_tool", "pending_summary", "server", "host",
+    "cost_caveat",
 )
 
 #: What the vendor says about its own cost figure; it rides every row that carries one
@@ -40,9 +41,26 @@ def _float_opt(opts: dict, key: str) -> float | None:
     return value if value == value and value >= 0 else None  # drop NaN / negatives
 
 
-def row_dict(row, *, server: str, host: str, git=None) -> dict:
+def pending(row, screen: dict | None = None) -> tuple[str | None, str | None]:
+    """(pending_tool, pending_summary) of a blocked pane: the hook intake's options, else
+    what the screen's dialog says (`screen`: pane id -> (tool, summary), read by the
+    runtime); (None, None) for a pane that is not blocked or when nobody knows."""
+    if row.stamp.state != "blocked":
+        return None, None
+    opts = row.pane.options
+    tool = opts.get("@agent_pending_tool", "")
+    if tool:
+        return tool, opts.get("@agent_pending_summary") or tool
+    tool, summary = (screen or {}).get(row.pane.pane_id, (None, None))
+    return tool or None, summary or tool or None
+
+
+def row_dict(row, *, server: str, host: str, git=None, screen: dict | None = None) -> dict:
+    """One ls --json row; `screen` adds what only the screen knows of a blocked pane's ask
+    (pane id -> (tool, summary))."""
     stamp = row.stamp
     opts = row.pane.options
+    pending_tool, pending_summary = pending(row, screen)
     repo = branch = worktree = None
     if git is not None:
         repo, branch, worktree = git(row.pane.current_path)
@@ -74,6 +92,8 @@ def row_dict(row, *, server: str, host: str, git=None) -> dict:
         "repo": repo,
         "branch": branch if repo is not None else None,
         "worktree": worktree if repo is not None else None,
+        "pending_tool": pending_tool,
+        "pending_summary": pending_summary,
         "server": server,
         "host": host,
         "cost_caveat": COST_CAVEAT if cost is not None else None,
@@ -81,12 +101,12 @@ def row_dict(row, *, server: str, host: str, git=None) -> dict:
 
 
 def document(rows, *, server: str, git=None, host: str | None = None,
-             one: bool = False) -> dict:
+             one: bool = False, screen: dict | None = None) -> dict:
     """The schema-1 document (schemas/ls.schema.json): `{"schema": 1, "agents": [...]}`,
     each row with the server's socket path and this host; `one`: the single row's keys
     beside "schema" instead (wait on one pane)."""
     host = os.uname().nodename if host is None else host
-    dicts = [row_dict(r, server=server, host=host, git=git) for r in rows]
+    dicts = [row_dict(r, server=server, host=host, git=git, screen=screen) for r in rows]
     return {"schema": 1, **dicts[0]} if one else {"schema": 1, "agents": dicts}
 
 

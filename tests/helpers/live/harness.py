@@ -23,6 +23,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import tma
 from tests.helpers import tmux_sockets
 from tests.helpers.live import agents as agents_mod
 from tests.helpers.live.fakellm import FakeLLM
@@ -531,6 +532,9 @@ class Scenario:
         }
         if tma_bin.name == "tma":
             env["TMA_BIN"] = str(tma_bin)
+        # the hooks run the tma under test, also from a source tree the venv's console
+        # script does not point at (a worktree run with PYTHONPATH=src)
+        env["PYTHONPATH"] = str(Path(tma.__file__).resolve().parents[1])
         return env
 
     # -- lifecycle

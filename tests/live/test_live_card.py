@@ -1,0 +1,134 @@
+"""`tma card` on a real Claude: a PermissionRequest held by the hook is a hook-lane card
+that carries the tool and the command exactly as Claude asked for them.
+
+Claude runs hooked (`tma install-hooks claude --yes`) against the fake LLM, which asks
+for one shell tool call (`echo hi > fakellm-hi.txt`) when a prompt says RUNTOOL. While
+the PermissionRequest hook holds, the card is read with `tma card --pane P --json` and
+`tma ls --json`; the prompt is then denied over the same hook lane (so nothing runs).
+
+OpenCode runs hooked with `--port`: its question tool's request is a question card, read
+from its own server with GET /question.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from tests.helpers.live import agents as agents_mod
+from tests.helpers.live.fakellm import KEY_TOOL, TOOL_CMD
+from tests.helpers.live.harness import Scenario
+from tests.helpers.live.opencode import free_port, opencode, wait_option
+from tests.helpers.live.steps import answer_dialog, settle
+from tma.runtime import opencode_api as api
+
+pytestmark = pytest.mark.live
+
+CLAUDES = ("claude-2.1.197", "claude-2.1.332")
+
+
+def _stamped(sc: Scenario, state: str, detail: str = "", timeout: float = 30) -> None:
+    deadline = time.time() + timeout
+    while (sc.pane_option("@agent_state"), sc.pane_option("@agent_detail") if detail
+           else "") != (state, detail):
+        assert time.time() < deadline, (
+            f"{sc.agent.key}: tma never said {state}/{detail}; screen:\n{sc.screen()}")
+        time.sleep(0.1)
+
+
+def _screen(sc: Scenario, cls: str, since: float, timeout: float = 60) -> None:
+    sc.wait_screen(lambda s: s.cls == cls, timeout, f"the {cls} screen", since)
+
+
+@pytest.mark.parametrize("key", CLAUDES)
+def test_a_real_permission_request_is_a_hook_card_with_tool_and_command(scenario_factory,
+                                                                          fake_llm, key):
+    sc: Scenario = scenario_factory(agents_mod.BY_KEY[key], "hooked")
+    sc.start()
+    for dialog in sc.agent.dialogs:
+        answer_dialog(sc, dialog)
+    _screen(sc, "idle", 0, 90)
+    sc.quiet("")
+
+    t = sc.type_line(f"{KEY_TOOL} now")
+    _screen(sc, "prompt", t)
+    sc.wait_regex(sc.agent.approve_ready, 30, since=t)
+    settle(sc, sc.agent.approve_ready)
+    _stamped(sc, "blocked", "permission")
+    holder = sc.pane_option("@tma_reply_holder")
+    assert holder.isdigit(), f"no hook holds the prompt (@tma_reply_holder {holder!r})"
+
+    res = sc.server.tma("card", "--pane", sc.pane, "--json", timeout=60)
+    assert res.returncode == 0, res.stderr
+    card = json.loads(res.stdout)
+    assert (card["card"], card["lane"], card["extraction"]) == ("permission", "hook", "exact"), \
+        card
+    assert card["pending_call"]["tool"] == "Bash"
+    assert card["pending_call"]["input"]["command"] == TOOL_CMD
+    assert card["pending_call"]["call_id"]  # Claude names the prompt it parked
+    assert [o["kind"] for o in card["options"]] == ["allow-once", "reject-once"]
+    assert card["binder"]["expect_permission_request"] == sc.pane_option(
+        "@agent_permission_request")
+
+    rows, _raw = sc.ls_rows()
+    row = next(r for r in rows if r["pane"] == sc.pane)
+    assert (row["pending_tool"], row["pending_summary"]) == ("Bash", f"Bash: {TOOL_CMD}")
+
+    # answer it over the same lane: nothing runs, and the card lets go
+    res = sc.server.tma("act", "deny", "--pane", sc.pane, "--json", timeout=60)
+    assert json.loads(res.stdout)["outcome"] == "replied", res.stdout + res.stderr
+    _screen(sc, "idle", time.time() - 0.1, 60)
+    deadline = time.time() + 15
+    while True:
+        res = sc.server.tma("card", "--pane", sc.pane, "--json", timeout=60)
+        if json.loads(res.stdout)["card"] == "none":
+            break
+        assert time.time() < deadline, f"the card stayed after deny: {res.stdout}"
+        time.sleep(0.5)
+    for key_, wait_for in sc.agent.exit_steps:
+        if wait_for:
+            sc.wait_regex(wait_for, 15)
+        sc.keys(key_)
+    sc.wait_screen(lambda s: s.cls == "exited", 30, "the shell back")
+
+
+QUESTION = {"question": "Which colour should the new button be",
+            "header": "Colour",
+            "options": [{"label": "Blue", "description": "Matches the theme"},
+                        {"label": "Green", "description": "Stands out"}]}
+
+
+def test_a_real_opencode_question_is_a_question_card(scenario_factory):
+    """OpenCode with its HTTP server (`--port`): the question tool's request, fetched with
+    GET /question, is the card verbatim; then it is dismissed over the same API."""
+    port = free_port()
+    sc: Scenario = scenario_factory(opencode(f"--port {port}"), "hooked")
+    sc.start()
+    sc.wait_regex(r"ctrl\+p commands", 90)
+    endpoint = wait_option(sc, "@agent_api_endpoint", bool)
+    ask = "ask1 CALLTOOL:question" + json.dumps({"questions": [dict(QUESTION, multiple=False)]},
+                                                separators=(",", ":"))
+    sc.type_line(ask, echo="ask1")
+    rid = wait_option(sc, "@agent_question_request", bool, 60)
+    _stamped(sc, "blocked", "question")
+
+    res = sc.server.tma("card", "--pane", sc.pane, "--json", timeout=60)
+    assert res.returncode == 0, res.stderr
+    card = json.loads(res.stdout)
+    if card["card"] == "informational":  # the first v1 read boots OpenCode's instance
+        time.sleep(2)
+        card = json.loads(sc.server.tma("card", "--pane", sc.pane, "--json", timeout=60).stdout)
+    assert (card["card"], card["agent"], card["request_id"]) == ("question", "opencode", rid), card
+    [q] = card["questions"]
+    assert (q["question"], q["header"], q["options"], q["multiple"]) == (
+        QUESTION["question"], QUESTION["header"], QUESTION["options"], False)
+
+    resolved = api.resolve_endpoint({"@agent_api_endpoint": endpoint}, None)
+    assert api.reject_question(resolved, rid, 10.0).outcome == "replied"
+    wait_option(sc, "@agent_question_request", lambda v: v == "")
+    for key_, _ in sc.agent.exit_steps:
+        sc.keys(key_)
+    sc.wait_screen(lambda s: not agents_mod.screen_has_agent(sc.agent, s.screen, s.title), 30,
+                   "the shell back")
