@@ -98,6 +98,8 @@ KEPT = {
     "tma.runtime.notify": 3,
     "tma.runtime.notify_backends": 4,
     "tma.runtime.notify_log": 6,
+    "tma.runtime.notify_push": 7,
+    "tma.runtime.notify_sinks": 1,
     "tma.runtime.screen": 13,
     "tma.tmux.demo_server": 1,
     "tma.ui.app": 11,

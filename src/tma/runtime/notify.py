@@ -165,7 +165,11 @@ def run_test(cfg, note: Note, now: int) -> tuple[list[str], int]:
     kind, what = sink(cfg, note.trigger, daemon=True)
     if kind == "none":
         out.append(f"command none: {what}")
-        return out, 1
+        # the registered sinks still answer: with only a webhook configured, its line
+        # is the test's whole point (and its success the exit status)
+        pushed = sink_tests(cfg, note, now)
+        out.extend(pushed)
+        return out, 0 if pushed and not any(" failed: " in x for x in pushed) else 1
     argv, shown = sink_argv(kind, what, note) or ([], what + " (desktop)")
     out.append(f"command {shown}")
     ok = False

@@ -52,7 +52,9 @@ class Sink(Protocol):
 def registry() -> list[Sink]:
     """Every sink beyond the built-in five, in firing order (imported only when asked:
     the hook path pays for a sink's imports only when a notification fires)."""
-    return []
+    from tma.runtime import notify_push
+
+    return [notify_push.NTFY, notify_push.WEBHOOK]
 
 
 def live(cfg) -> list[Sink]:
