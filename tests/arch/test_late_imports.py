@@ -97,6 +97,7 @@ KEPT = {
     "tma.runtime.navigate": 1,
     "tma.runtime.notify": 3,
     "tma.runtime.notify_backends": 4,
+    "tma.runtime.notify_http": 4,
     "tma.runtime.notify_log": 6,
     "tma.runtime.notify_push": 7,
     "tma.runtime.notify_sinks": 1,

@@ -29,10 +29,7 @@ import signal
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections import deque
-from urllib.parse import unquote
 
 import tma
 from tma.runtime import notify_log
@@ -79,6 +76,7 @@ _opener = None
 
 def _open(req, timeout: float):
     global _opener
+    import urllib.request  # here, on the worker's thread: the daemon's loop never pays
     if _opener is None:
         class NoRedirect(urllib.request.HTTPRedirectHandler):
             """A 3xx surfaces as an HTTPError instead of being followed."""
@@ -97,6 +95,8 @@ def _split_userinfo(url: str) -> tuple[str, str | None]:
     hostpart, slash, path = rest.partition("/")
     if not sep or "@" not in hostpart:
         return url, None
+    from urllib.parse import unquote
+
     userinfo, host = hostpart.rsplit("@", 1)
     cred = base64.b64encode(unquote(userinfo).encode("utf-8")).decode("ascii")
     return f"{scheme}://{host}{slash}{path}", cred
@@ -104,6 +104,8 @@ def _split_userinfo(url: str) -> tuple[str, str | None]:
 
 def attempt(job: dict, body: bytes) -> tuple[int | None, str, bool]:
     """One POST: (HTTP status or None, reason when it failed, worth retrying)."""
+    import urllib.error  # urllib costs tens of ms: on the sender's thread, never the caller's
+    import urllib.request
     timeout = float(job["timeout_s"])
     url, cred = _split_userinfo(job["url"])
     headers = headers_of(job, body)
