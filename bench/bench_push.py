@@ -12,7 +12,8 @@ blocked (`tma event PermissionRequest`, the reply lane off so the hook returns),
 measures from the blocked stamp (`@agent_stamped_at`, epoch ms) to the request's
 arrival at each server (goal: webhook <= 1 s).
 
-Phase 2 restarts the daemon with the webhook pointed at a server that accepts and never
+Phase 0 runs the same with no daemon and `from_event = true`: the hook stamps, fires
+and hands the request to a detached child. Phase 2 restarts the daemon with the webhook pointed at a server that accepts and never
 answers (timeout_s = 3, retries = 0): ntfy's latency then, against phase 1's, is what a
 hanging sink costs the others (goal <= 50 ms). Phase 3, in this process: how long
 `notify.dispatch` (the daemon's call) takes to return with the webhook hanging.
@@ -104,11 +105,12 @@ def wait_for(pred, timeout: float = 10.0) -> None:
         time.sleep(0.002)
 
 
-def write_config(path: Path, webhook: str, ntfy: str, hang: bool) -> None:
+def write_config(path: Path, webhook: str, ntfy: str, hang: bool, hook: bool = False) -> None:
     extra = "timeout_s = 3\nretries = 0\n" if hang else ""
     log = path.parent / "notify.jsonl"
     path.write_text(f'[hooks]\nclaude_reply_lane = false\n[notify]\ndesktop = false\n'
-                    f'message = false\nlog = "{log}"\n[notify.webhook]\nurl = "{webhook}"\nsecret = "bench"\n'
+                    f'message = false\nfrom_event = {str(hook).lower()}\nlog = "{log}"\n'
+                    f'[notify.webhook]\nurl = "{webhook}"\nsecret = "bench"\n'
                     f'{extra}[notify.ntfy]\nurl = "{ntfy}"\n')
 
 
@@ -198,9 +200,11 @@ def main() -> int:
         tmux(name, "new-session", "-d", "-s", "b", "-x", "100", "-y", "30",
              f"exec {fake} 100000", env=env)
         pane = tmux(name, "display-message", "-p", "-t", "b", "#{pane_id}", env=env).strip()
+        log = work / "notify.jsonl"
+        write_config(cfg_path, hook.url, ntfy.url, hang=False, hook=True)
+        direct = phase(name, pane, env, tma, args.runs, {"webhook": hook}, log)
         write_config(cfg_path, hook.url, ntfy.url, hang=False)
         daemon = start_daemon(tma, name, env)
-        log = work / "notify.jsonl"
         healthy = phase(name, pane, env, tma, args.runs, {"webhook": hook, "ntfy": ntfy}, log)
         stop_daemon(daemon)
         write_config(cfg_path, hung.url, ntfy.url, hang=True)
@@ -214,6 +218,8 @@ def main() -> int:
         print("| from the blocked stamp to … | n | median ms | p95 ms | max ms |")
         print("|---|---|---|---|---|")
         print(row("webhook received (all sinks healthy)", healthy["webhook"]))
+        print(row("webhook received, no daemon (the hook fires: `from_event = true`)",
+                  direct["webhook"]))
         print(row("ntfy received (all sinks healthy)", healthy["ntfy"]))
         print(row("ntfy received (webhook hangs, timeout 3 s)", hanging["ntfy"]))
         print(row("hanging webhook's request arrives (its worker is still waiting out the "
@@ -221,6 +227,8 @@ def main() -> int:
         print("\n| from the daemon's ring (log line) to … | n | median ms | p95 ms | max ms |")
         print("|---|---|---|---|---|")
         print(row("webhook received (all sinks healthy)", healthy["webhook_ring"]))
+        print(row("webhook received, no daemon (a detached child sends it)",
+                  direct["webhook_ring"]))
         print(row("ntfy received (all sinks healthy)", healthy["ntfy_ring"]))
         print(row("ntfy received (webhook hangs)", hanging["ntfy_ring"]))
         print("\n| `notify.dispatch` returns, webhook hanging | n | median ms | p95 ms | "

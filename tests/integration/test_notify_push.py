@@ -381,3 +381,46 @@ def test_daemon_rings_the_webhook_exactly_once(srv, daemon, tmp_path, sinks):
     start = daemon.status()["sweeps"]
     srv.wait_for(lambda: (daemon.status() or {}).get("sweeps", 0) >= start + 3, timeout=15)
     assert hook.count() == 1
+
+
+@pytest.mark.parametrize("daemon", [True, False], ids=["daemon", "hook"])
+def test_a_hung_webhook_does_not_delay_the_message_line(srv, rt, tmp_path, sinks, daemon):
+    """The message line on a real attached client, the webhook answering or never
+    answering: dispatch (which shows the message, then fires the sinks) takes no more
+    than 50 ms longer with the hang, the message shows, and ntfy receives every one."""
+    from tests.helpers.ptyclient import PtyClient
+
+    pane = srv.agent_pane()
+    hung, fine, ok = sinks(["hang"]), sinks(), sinks()
+    client = PtyClient(srv)
+    try:
+        server = adapter.Server(srv.tmux_bin, socket_name=srv.name)
+
+        def cfg_to(url: str) -> config.Config:
+            return cfg_of(tmp_path, f'[notify]\ndesktop = false\n[notify.webhook]\n'
+                                    f'url = "{url}"\ntimeout_s = 1\nretries = 0\n'
+                                    f'[notify.ntfy]\nurl = "{ok.url("/t")}"\n')
+
+        def timed(cfg, i: int) -> float:
+            t0 = time.monotonic()
+            notify.dispatch(server, cfg, note(pane=pane, title="", agent=f"a{i}"),
+                            wait=not daemon, daemon=daemon)
+            took = time.monotonic() - t0
+            srv.wait_for(lambda: f"tma: a{i} blocked in {pane}" in client.output())
+            return took
+
+        answering, hanging = cfg_to(fine.url()), cfg_to(hung.url())
+        timed(answering, 99)  # warm: the sinks' modules imported, the workers started
+        base = sorted(timed(answering, i) for i in range(5))[2]
+        with_hang = sorted(timed(hanging, i) for i in range(5, 10))[2]
+        assert with_hang - base < 0.05, (base, with_hang)
+        ok.wait(11, timeout=10)
+        hung.wait(1, timeout=10)
+        if daemon:  # let the in-process worker finish its hung deliveries (see above)
+            deadline = time.monotonic() + 12
+            while notify_http.stats()["webhook"]["queued"]:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            time.sleep(1.2)
+    finally:
+        client.close()
