@@ -424,3 +424,20 @@ def test_a_hung_webhook_does_not_delay_the_message_line(srv, rt, tmp_path, sinks
             time.sleep(1.2)
     finally:
         client.close()
+
+
+def test_screen_only_when_opted_in(srv, rt, tmp_path, sinks):
+    pane = srv.shell_pane()
+    srv.tmux("send-keys", "-t", pane, "printf 'SCREEN-MARK-42\\n'", "Enter")
+    srv.wait_for(lambda: "SCREEN-MARK-42" in srv.tmux("capture-pane", "-p", "-t", pane))
+    hook = sinks()
+    server = adapter.Server(srv.tmux_bin, socket_name=srv.name)
+    r = notify_sinks.Ring(server=server, cfg=None, now=notify_log.now_ms())
+    for opt_in in (False, True):
+        cfg = cfg_of(tmp_path, f'[notify.webhook]\nurl = "{hook.url()}"\n'
+                               f'include_screen = {str(opt_in).lower()}\n')
+        notify_push.WEBHOOK.test(notify_sinks.Ring(server=server, cfg=cfg, now=r.now),
+                                 note(pane=pane))
+    first, second = (json.loads(g.body) for g in hook.wait(2))
+    assert "screen" not in first and "SCREEN-MARK-42" not in json.dumps(first)
+    assert "SCREEN-MARK-42" in second["screen"] and "\x1b" not in second["screen"]

@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 
 from tma.core.rules import strip_ansi
-from tma.runtime import notify_gate
+from tma.runtime import notify_gate, notify_log
 from tma.runtime.notify_note import Note
 from tma.tmux.notify import strip_controls
 
@@ -101,10 +101,11 @@ def job(name: str, settings: dict, note: Note, ring) -> dict:
     child process as JSON on the hook path). The secret rides along; nothing logs it."""
     host = host_name()
     text = line(note, host)
+    now = int(ring.now or 0) or notify_log.now_ms()  # sent_at must be real: receivers check it
     secret, problem = notify_gate.push_secret(name, settings)
     out = {"sink": name, "url": settings["url"], "label": label(name, settings["url"]),
            "timeout_s": settings["timeout_s"], "retries": settings["retries"],
-           "secret": secret, "problem": problem, "at": int(ring.now or 0)}
+           "secret": secret, "problem": problem, "at": now}
     title = strip_controls(note.title or "").strip() if settings["include_title"] else ""
     screen = screen_text(ring, note) if settings["include_screen"] else ""
     if name == "ntfy":
@@ -119,7 +120,7 @@ def job(name: str, settings: dict, note: Note, ring) -> dict:
         out["body"] = text + ("\n\n" + screen if screen else "")
         return out
     doc: dict[str, object] = {
-        "schema": 1, "id": os.urandom(12).hex(), "sent_at": int(ring.now or 0) // 1000,
+        "schema": 1, "id": os.urandom(12).hex(), "sent_at": now // 1000,
         "host": host, "agent": note.agent, "state": note.trigger,
         "detail": note.detail or None, "tool": note.tool or None,
         "summary": note.summary or None, "pane": note.pane, "locator": note.locator,
