@@ -97,11 +97,11 @@ def pct(xs: list[float], q: float) -> float:
     return statistics.quantiles(xs, n=100, method="inclusive")[int(q) - 1]
 
 
-def wait_for(pred, timeout: float = 10.0) -> None:
+def wait_for(pred, timeout: float = 10.0, what: str = "") -> None:
     deadline = time.monotonic() + timeout
     while not pred():
         if time.monotonic() > deadline:
-            raise SystemExit("timed out waiting")
+            raise SystemExit(f"timed out waiting for {what or pred}")
         time.sleep(0.002)
 
 
@@ -123,14 +123,15 @@ def phase(name, pane, env, tma, runs, eps, log: Path) -> dict[str, list[float]]:
     out.update({f"{k}_ring": [] for k in eps})
     for i in range(runs):
         subprocess.run([*ev, "PostToolUse"], input=PAYLOAD, env=env, check=True)
-        wait_for(lambda: option(name, pane, "@agent_state", env) == "working")
+        wait_for(lambda: option(name, pane, "@agent_state", env) == "working",
+                 what=f"run {i}: working")
         seen = {k: len(ep.arrivals) for k, ep in eps.items()}
         body = (b'{"session_id":"bench","tool_name":"Bash","tool_input":'
                 b'{"command":"echo %d"},"prompt_id":"p%d"}' % (i, i))
         subprocess.run([*ev, "PermissionRequest"], input=body, env=env, check=True,
                        stdout=subprocess.DEVNULL)
         for k, ep in eps.items():
-            wait_for(lambda ep=ep, n=seen[k]: len(ep.arrivals) > n)
+            wait_for(lambda ep=ep, n=seen[k]: len(ep.arrivals) > n, what=f"run {i}: {k}")
         stamped = int(option(name, pane, "@agent_stamped_at", env)) / 1000
         rung = json.loads(log.read_text().splitlines()[-1])["at"] / 1000
         for k, ep in eps.items():
@@ -175,6 +176,9 @@ def row(label: str, xs: list[float]) -> str:
 
 
 def main() -> int:
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # measure tma as installed (bytecode)
+    subprocess.run([sys.executable, "-m", "compileall", "-q",
+                    str(Path(__file__).resolve().parents[1] / "src" / "tma")], check=True)
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--dispatches", type=int, default=200)
