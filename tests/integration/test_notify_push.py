@@ -383,6 +383,8 @@ def test_daemon_rings_the_webhook_exactly_once(srv, daemon, tmp_path, sinks):
     start = daemon.status()["sweeps"]
     srv.wait_for(lambda: (daemon.status() or {}).get("sweeps", 0) >= start + 3, timeout=15)
     assert hook.count() == 1
+    assert daemon.status()["notify"]["push"]["webhook"] == {
+        "queued": 0, "sent": 1, "failed": 0, "dropped": 0}
 
 
 @pytest.mark.parametrize("daemon", [True, False], ids=["daemon", "hook"])

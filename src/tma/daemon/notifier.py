@@ -25,7 +25,7 @@ import time
 
 from tma.core import notice
 from tma.daemon.parts import Part
-from tma.runtime import notify, notify_backends, notify_gate
+from tma.runtime import notify, notify_backends, notify_gate, notify_http
 from tma.runtime.notify_note import Note
 from tma.tmux import notify as tnotify
 
@@ -85,7 +85,7 @@ class Notifier(Part):
                 kind, what = notify_backends.sink(cfg, trigger, daemon=True)
                 sinks[trigger] = {"kind": kind, "what": what}
         return {"notify": {"fired": dict(self.counts), "in_flight": len(self.children),
-                           "sink": sinks}}
+                           "sink": sinks, "push": notify_http.stats()}}
 
     def close(self) -> None:
         self._reap()
