@@ -353,6 +353,7 @@ def test_notify_test_reports_the_push_sinks(tmp_path, sinks):
     assert f"webhook http://127.0.0.1:{bad.port}/… failed: HTTP 503 (1 retry)" in lines
     assert res.returncode == 1
     assert "/topic" not in res.stdout
+    assert lines[-1].endswith("; ntfy (its line above); webhook (its line above)"), lines
 
 
 # ------------------------------------------------------------------ the daemon, end to end
