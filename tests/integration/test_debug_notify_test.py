@@ -1,4 +1,5 @@
-"""`tma debug notify-test`: runs the resolved sink on a made-up note, no server needed."""
+"""`tma debug notify-test`: rings every live sink on a made-up note and reports each; with
+no tmux server the message line is skipped (not failed)."""
 
 from __future__ import annotations
 
@@ -30,16 +31,17 @@ def test_a_failing_command_shows_its_exit_and_stderr_and_is_recorded(tmp_path):
     payload = json.loads(lines[0].removeprefix("payload "))
     assert (payload["state"], payload["context_pct"], payload["agent"]) == (
         "context_high", 80, "test")
-    assert lines[1] == 'command cat >&2; echo oops >&2; exit 3'
-    assert lines[2] == "exit 3"
-    assert lines[3].startswith('stderr {"schema":2') and lines[-2] == "stderr oops"
+    assert lines[1] == "message skipped: no tmux server reachable (no tmux server running)"
+    assert lines[2] == 'command cat >&2; echo oops >&2; exit 3'
+    assert lines[3] == "exit 3"
+    assert lines[4].startswith('stderr {"schema":2') and lines[-2] == "stderr oops"
     assert lines[-1] == "rings nothing for context_high: [notify.context_high] is absent"
     assert json.loads(record.read_text())["reason"] == "exit status 3"
     res, record = _run(tmp_path, '[notify]\nblocked = { command = "cat > /dev/null" }\n')
     assert res.returncode == 0 and res.stdout.splitlines()[1:] == [
+        "message skipped: no tmux server reachable (no tmux server running)",
         "command cat > /dev/null", "exit 0",
-        "rings the tmux message line on every attached client (this test shows none); "
-        "the command above"]
+        "rings the tmux message line on every attached client; the command above"]
     assert not record.exists()  # a clean run clears the record
 
 
@@ -55,14 +57,56 @@ def test_it_says_what_rings_when_no_sink_resolves(tmp_path):
     the report says so rather than leaving "command none" as the last word."""
     res, _ = _run(tmp_path, "[notify]\ndesktop = false\n")
     last = res.stdout.splitlines()[-1]
-    assert last == "rings the tmux message line on every attached client (this test " \
-                   "shows none)"
+    assert last == "rings the tmux message line on every attached client"
+    log = tmp_path / "x.log"
     res, _ = _run(tmp_path, '[notify]\ndesktop = false\nmessage = false\nbell = true\n'
-                            'log = "/tmp/x.log"\n')
-    assert res.stdout.splitlines()[-1] == "rings a bell in the pane; a line in /tmp/x.log"
+                            f'log = "{log}"\n')
+    assert res.stdout.splitlines()[-1] == f"rings a bell in the pane; a line in {log}"
+    # the log is rung for real (the bell has no pane to reach outside tmux: skipped)
+    assert res.stdout.splitlines()[1:3] == [
+        "bell skipped: not run in a pane of a reachable tmux server",
+        f"log appended a line to {log}"]
+    assert res.returncode == 0 and '"agent":"test"' in log.read_text()
     res, _ = _run(tmp_path, "[notify]\ndesktop = false\nmessage = false\n")
     assert res.stdout.splitlines()[-1].startswith("rings nothing: message = false")
     res, _ = _run(tmp_path, '[notify]\ncommand = "true"\n', "--trigger", "done")
     assert res.returncode == 0
     assert res.stdout.splitlines()[-1] == \
         'rings nothing for done: done is not in [notify] on (default ["blocked"])'
+
+
+def test_with_a_server_and_a_client_every_live_sink_rings_and_is_reported(srv, tmp_path):
+    """Run in a pane of a live server with a real client attached: the message line is
+    shown on the client for real, the bell and OSC reach the pane's tty, the log gets
+    its line and the command runs; one report line (or more) per sink, exit 0."""
+    from tests.helpers.ptyclient import PtyClient
+
+    pane = srv.shell_pane()
+    client = PtyClient(srv, "s")
+    try:
+        log = tmp_path / "n.jsonl"
+        out = tmp_path / "cmd.out"
+        srv.config.write_text(f'[notify]\nbell = true\nosc = true\nlog = "{log}"\n'
+                              f'command = "cat > {out}"\n')
+        tty = srv.display(pane, "#{pane_tty}")
+        res = srv.tma("debug", "notify-test", env={"TMUX_PANE": pane})
+        lines = res.stdout.splitlines()
+        shown = "tma: test blocked — tma notify-test"
+        assert lines[1:8] == [f"message shown on 1 attached client: {shown}",
+                              f"bell written to {tty}", f"osc written to {tty}",
+                              f"log appended a line to {log}", f"command cat > {out}",
+                              "exit 0", "rings the tmux message line on every attached client; "
+                              f"a bell in the pane; an OSC 9 notification in the pane; "
+                              f"a line in {log}; the command above"], res.stdout
+        assert res.returncode == 0, res.stdout + res.stderr
+        srv.wait_for(lambda: shown in client.output())  # on the client's status line
+        assert '"agent":"test"' in log.read_text() and '"pane":"' + pane in out.read_text()
+
+        # one sink that fails makes the exit 1; the others are still rung and reported
+        srv.config.write_text('[notify]\ncommand = "exit 3"\n')
+        res = srv.tma("debug", "notify-test", env={"TMUX_PANE": pane})
+        assert res.returncode == 1
+        assert res.stdout.splitlines()[1:4] == [
+            f"message shown on 1 attached client: {shown}", "command exit 3", "exit 3"]
+    finally:
+        client.close()

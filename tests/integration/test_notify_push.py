@@ -67,6 +67,12 @@ def ring(cfg, daemon: bool = False) -> notify_sinks.Ring:
     return notify_sinks.Ring(server=None, cfg=cfg, now=notify_log.now_ms(), daemon=daemon)
 
 
+def _lines(sink, *args) -> list[str]:
+    lines, ok = sink.test(*args)
+    assert ok == (len(lines) == 1 and " failed: " not in lines[0]), lines
+    return lines
+
+
 def verify(secret: str, headers: dict[str, str], body: bytes, now: float) -> dict:
     """The receiver's side, as docs/how-to/notifications.md prints it."""
     want = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
@@ -84,7 +90,7 @@ def test_webhook_payload_is_signed_and_keeps_the_title_out(rt, tmp_path, sinks):
     srv = sinks()
     cfg = cfg_of(tmp_path, f'[notify.webhook]\nurl = "{srv.url("/in/tok123")}"\n'
                            f'secret = "{SECRET}"\n')
-    lines = notify_push.WEBHOOK.test(ring(cfg), note())
+    lines = _lines(notify_push.WEBHOOK, ring(cfg), note())
     assert len(lines) == 1 and lines[0].startswith(
         f"webhook http://127.0.0.1:{srv.port}/… 200 in "), lines
     assert "tok123" not in lines[0]
@@ -111,7 +117,7 @@ def test_webhook_payload_is_signed_and_keeps_the_title_out(rt, tmp_path, sinks):
 def test_webhook_title_only_when_opted_in(rt, tmp_path, sinks):
     srv = sinks()
     cfg = cfg_of(tmp_path, f'[notify.webhook]\nurl = "{srv.url()}"\ninclude_title = true\n')
-    notify_push.WEBHOOK.test(ring(cfg), note())
+    _lines(notify_push.WEBHOOK, ring(cfg), note())
     doc = json.loads(srv.wait(1)[0].body)
     assert doc["title"] == "SECRET TITLE: payroll fix"
     assert "x-tma-signature" not in srv.got[0].headers  # no secret, no signature
@@ -121,7 +127,7 @@ def test_retry_on_500_then_success_resends_the_same_bytes(rt, tmp_path, sinks):
     srv = sinks([500, 200])
     cfg = cfg_of(tmp_path, f'[notify.webhook]\nurl = "{srv.url()}"\nsecret = "{SECRET}"\n')
     notify_log.record_failure("webhook " + notify_push.shown(srv.url()), "old", 1)
-    lines = notify_push.WEBHOOK.test(ring(cfg), note())
+    lines = _lines(notify_push.WEBHOOK, ring(cfg), note())
     assert " 200 in " in lines[0]
     got = srv.wait(2)
     assert len(got) == 2 and got[0].body == got[1].body
@@ -134,7 +140,7 @@ def test_no_retry_on_400_and_the_record_holds_no_secret(rt, tmp_path, sinks, mon
     monkeypatch.setenv("TMA_WEBHOOK_SECRET", "env-secret-wins")
     url = f"http://user:pw-in-url@127.0.0.1:{srv.port}/path-token"
     cfg = cfg_of(tmp_path, f'[notify.webhook]\nurl = "{url}"\nretries = 3\n')
-    lines = notify_push.WEBHOOK.test(ring(cfg), note())
+    lines = _lines(notify_push.WEBHOOK, ring(cfg), note())
     assert lines == [f"webhook http://127.0.0.1:{srv.port}/… failed: HTTP 400"]
     time.sleep(0.5)
     assert srv.count() == 1
@@ -153,7 +159,7 @@ def test_timeout_is_retried_then_reported(rt, tmp_path, sinks):
     cfg = cfg_of(tmp_path, f'[notify.webhook]\nurl = "{srv.url()}"\ntimeout_s = 0.3\n'
                            'retries = 1\n')
     t0 = time.monotonic()
-    lines = notify_push.WEBHOOK.test(ring(cfg), note())
+    lines = _lines(notify_push.WEBHOOK, ring(cfg), note())
     took = time.monotonic() - t0
     assert lines == [f"webhook http://127.0.0.1:{srv.port}/… failed: timed out after 0.3s "
                      "(1 retry)"]
@@ -167,7 +173,7 @@ def test_refused_connection_is_a_clear_failure(rt, tmp_path, sinks):
     url = srv.url()
     srv.close()
     cfg = cfg_of(tmp_path, f'[notify.webhook]\nurl = "{url}"\nretries = 0\n')
-    (line,) = notify_push.WEBHOOK.test(ring(cfg), note())
+    (line,) = _lines(notify_push.WEBHOOK, ring(cfg), note())
     assert line.startswith("webhook http://127.0.0.1:") and "failed: connection failed" in line
 
 
@@ -175,13 +181,13 @@ def test_an_unreadable_secret_file_names_the_key(rt, tmp_path, sinks):
     srv = sinks()
     cfg = cfg_of(tmp_path, f'[notify.webhook]\nurl = "{srv.url()}"\n'
                            f'secret_file = "{tmp_path / "missing"}"\n')
-    (line,) = notify_push.WEBHOOK.test(ring(cfg), note())
+    (line,) = _lines(notify_push.WEBHOOK, ring(cfg), note())
     assert "failed: notify.webhook.secret_file: cannot read" in line
     assert srv.count() == 0  # an unsigned body never goes out in place of a signed one
     (tmp_path / "secret").write_text(SECRET + "\n")
     cfg = cfg_of(tmp_path, f'[notify.webhook]\nurl = "{srv.url()}"\n'
                            f'secret_file = "{tmp_path / "secret"}"\n')
-    notify_push.WEBHOOK.test(ring(cfg), note())
+    _lines(notify_push.WEBHOOK, ring(cfg), note())
     got = srv.wait(1)[0]
     verify(SECRET, got.headers, got.body, time.time())
 
@@ -194,7 +200,7 @@ def test_ntfy_headers_and_one_line_body(rt, tmp_path, sinks):
     (tmp_path / "tok").write_text("tk_abc\n")
     cfg = cfg_of(tmp_path, f'[notify.ntfy]\nurl = "{srv.url("/my-topic")}"\n'
                            f'token_file = "{tmp_path / "tok"}"\ntags = ["robot"]\n')
-    (line,) = notify_push.NTFY.test(ring(cfg), note())
+    (line,) = _lines(notify_push.NTFY, ring(cfg), note())
     assert line.startswith(f"ntfy http://127.0.0.1:{srv.port}/… 200 in ")
     got = srv.wait(1)[0]
     assert got.path == "/my-topic"
@@ -208,9 +214,9 @@ def test_ntfy_headers_and_one_line_body(rt, tmp_path, sinks):
     # opted in: the title goes in the Title header (RFC 2047 when not ASCII)
     cfg = cfg_of(tmp_path, f'[notify.ntfy]\nurl = "{srv.url("/t")}"\ninclude_title = true\n'
                            'priority = "min"\non = ["done"]\n')
-    assert notify_push.NTFY.test(ring(cfg), note())[0].endswith("skipped: blocked is not in "
+    assert _lines(notify_push.NTFY, ring(cfg), note())[0].endswith("skipped: blocked is not in "
                                                                  "notify.ntfy.on")
-    notify_push.NTFY.test(ring(cfg), note(trigger="done", title="café ☕"))
+    _lines(notify_push.NTFY, ring(cfg), note(trigger="done", title="café ☕"))
     got = srv.wait(2)[1]
     assert got.headers["priority"] == "1" and got.headers["tags"] == "white_check_mark"
     import email.header
@@ -447,7 +453,7 @@ def test_screen_only_when_opted_in(srv, rt, tmp_path, sinks):
     for opt_in in (False, True):
         cfg = cfg_of(tmp_path, f'[notify.webhook]\nurl = "{hook.url()}"\n'
                                f'include_screen = {str(opt_in).lower()}\n')
-        notify_push.WEBHOOK.test(notify_sinks.Ring(server=server, cfg=cfg, now=r.now),
+        _lines(notify_push.WEBHOOK, notify_sinks.Ring(server=server, cfg=cfg, now=r.now),
                                  note(pane=pane))
     first, second = (json.loads(g.body) for g in hook.wait(2))
     assert "screen" not in first and "SCREEN-MARK-42" not in json.dumps(first)

@@ -26,6 +26,19 @@ P = "/c.toml"
     ({"notify": {"desktop": "yes"}}, "notify.desktop"),
     ({"notify": {"desktop": 1}}, "notify.desktop"),
     ({"notify": {"message": "off"}}, "notify.message"),
+    ({"notify": {"terminal": True}}, "notify.terminal"),
+    ({"notify": {"terminal": {"enabled": "yes"}}}, "notify.terminal.enabled"),
+    ({"notify": {"terminal": {"osc": 8}}}, "notify.terminal.osc"),
+    ({"notify": {"terminal": {"osc": [9, "777"]}}}, "notify.terminal.osc"),
+    ({"notify": {"terminal": {"osc": []}}}, "notify.terminal.osc"),
+    ({"notify": {"terminal": {"osc": True}}}, "notify.terminal.osc"),
+    ({"notify": {"terminal": {"bell": 0}}}, "notify.terminal.bell"),
+    ({"notify": {"terminal": {"sound": 1}}}, "notify.terminal.sound"),
+    ({"notify": {"quiet_if_active_s": -1}}, "notify.quiet_if_active_s"),
+    ({"notify": {"quiet_if_active_s": True}}, "notify.quiet_if_active_s"),
+    ({"notify": {"quiet_if_active_s": 86_401}}, "notify.quiet_if_active_s"),
+    ({"notify": {"coalesce_done_ms": "3s"}}, "notify.coalesce_done_ms"),
+    ({"notify": {"coalesce_done_ms": 60_001}}, "notify.coalesce_done_ms"),
     ({"focus": {"events": 1}}, "focus.events"),
     ({"install": {"wrapper_ref": "weird"}}, "install.wrapper_ref"),
     ({"telemetry": {"windows": {"m": -5}}}, "telemetry.windows.m"),
@@ -38,6 +51,20 @@ def test_a_bad_key_is_named(doc, key):
     with pytest.raises(config.ConfigError, match=rf"^tma: config {re.escape(P)}: "
                                                  rf"{re.escape(key)}: "):
         config.validate(P, doc)
+
+
+def test_the_terminal_sink_reads_its_table():
+    from tma.runtime import notify_gate
+
+    def gate(table):
+        cfg = config.Config()
+        cfg.notify = config.validate(P, {"notify": {"terminal": table}})["notify"]
+        return notify_gate.terminal(cfg)
+
+    assert gate({}) is None and gate({"enabled": False, "osc": 99}) is None
+    assert gate({"enabled": True}) == ((9,), True)
+    assert gate({"enabled": True, "osc": 777, "bell": False}) == ((777,), False)
+    assert gate({"enabled": True, "osc": [99, 9, 777]}) == ((9, 777, 99), True)
 
 
 def test_the_first_bad_section_wins_in_file_order():

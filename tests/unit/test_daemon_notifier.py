@@ -61,11 +61,41 @@ def test_the_read_back_is_parsed_per_pane_and_control_clients_are_left_out():
     # what tmux prints for the batch: one line per record, other commands' output between
     out = "\n".join([fr.record("N", ["%1", str(NOW), ""]), "stray output",
                      fr.record("X", ["%2", "5", "99999999999999"]),
-                     fr.record("C", ["/dev/pts/3", "0"]), fr.record("C", ["client-9", "1"]),
+                     fr.record("C", ["/dev/pts/3", "0", "%1", "1800000000"]),
+                     fr.record("C", ["client-9", "1", "%2", "1800000000"]),
+                     fr.record("C", ["/dev/pts/4", "0", "", ""]),
                      fr.record("N", ["%4", "too", "many", "fields"]), ""])
     clients, marks = tnotify.parse_batch(out)
-    assert clients == ["/dev/pts/3"]
+    assert clients == ["/dev/pts/3", "/dev/pts/4"]
     assert marks == {("N", "%1"): (str(NOW), ""), ("X", "%2"): ("5", "99999999999999")}
+    # the control client shows %2 but says nothing about a person's input
+    assert tnotify.parse_clients(out) == (clients, [("%1", 1_800_000_000)])
+
+
+def test_on_screen_needs_the_pane_shown_and_input_within_the_window():
+    watchers = [("%1", NOW // 1000 - 30), ("%2", NOW // 1000 - 31)]
+    cfg = _cfg()  # the default: 30 s
+    assert notify_gate.quiet_if_active_s(cfg) == 30
+    assert notify_gate.on_screen(cfg, "%1", watchers, NOW)
+    assert not notify_gate.on_screen(cfg, "%2", watchers, NOW)  # 31 s idle
+    assert not notify_gate.on_screen(cfg, "%3", watchers, NOW)  # shown nowhere
+    assert notify_gate.on_screen(_cfg(quiet_if_active_s=60), "%2", watchers, NOW)
+    assert not notify_gate.on_screen(_cfg(quiet_if_active_s=0), "%1", watchers, NOW)
+
+
+def test_held_done_notes_combine_into_one_naming_each():
+    from tma.runtime.notify_note import Note, message, payload
+
+    notes = [Note(trigger="done", agent="claude", pane="%1", locator="s:1.0", since_ms=900),
+             Note(trigger="done", agent="codex", pane="%4", locator="s:2.0", since_ms=300),
+             Note(trigger="done", agent="claude", pane="%7", locator="s:3.0", since_ms=500)]
+    one = Note.combined(notes)
+    assert message(one) == "tma: 3 agents done — claude %1, codex %4, claude %7"
+    doc = payload(one)
+    assert (doc["state"], doc["agent"], doc["pane"], doc["age_ms"]) == (
+        "done", "3 agents", "%1", 300)
+    assert notify_gate.coalesce_done_ms(_cfg()) == 3000
+    assert notify_gate.coalesce_done_ms(_cfg(coalesce_done_ms=0)) == 0
 
 
 def test_at_the_cap_the_oldest_child_is_killed_reaped_and_recorded(monkeypatch, tmp_path):

@@ -461,3 +461,54 @@ def test_the_log_sink_never_blocks_on_a_fifo_without_a_reader(tmp_path):
                               daemon=True)
     worker.start()
     assert done.wait(3), "append_log blocked on a FIFO with no reader"
+
+
+class _FileSink:
+    """A registered sink that rings by appending to a file (or fails, as told)."""
+
+    def __init__(self, name: str, path: Path, how: str = "ok") -> None:
+        self.NAME, self.path, self.how = name, path, how
+
+    def live(self, cfg) -> bool:
+        return True
+
+    def fire(self, ring, note) -> None:
+        pass
+
+    def test(self, ring, note):
+        if self.how == "raise":
+            raise RuntimeError("no route")
+        with open(self.path, "a") as fh:
+            fh.write(f"{note.trigger} {note.pane}\n")
+        if self.how == "pair":
+            return [f"{self.NAME} answered 500"], False
+        if self.how == "line":
+            return [f"{self.NAME} failed: timed out"]
+        return [f"{self.NAME} posted to {self.path}"]
+
+
+def test_notify_test_reports_every_registered_sink_and_fails_if_one_fails(monkeypatch,
+                                                                           tmp_path):
+    """No server, no command: the registered sinks alone decide the exit; every one is
+    tried and reported even after one fails."""
+    from tma.runtime import notify_sinks
+
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    hit = tmp_path / "hits"
+    cfg = cfg_with(desktop=False, message=False)
+    note = full_note()
+    good = _FileSink("webhook", hit)
+    monkeypatch.setattr(notify_sinks, "registry", lambda: [good])
+    lines, rc = notify.run_test(cfg, note, 1)
+    assert (lines[1:], rc) == (["command none: desktop = false and no command",
+                                f"webhook posted to {hit}"], 0)
+    for bad, said in ((_FileSink("ntfy", hit, "raise"), "ntfy failed: no route"),
+                      (_FileSink("ntfy", hit, "pair"), "ntfy answered 500"),
+                      (_FileSink("ntfy", hit, "line"), "ntfy failed: timed out")):
+        monkeypatch.setattr(notify_sinks, "registry", lambda bad=bad: [bad, good])
+        lines, rc = notify.run_test(cfg, note, 1)
+        assert (lines[2:], rc) == ([said, f"webhook posted to {hit}"], 1)
+    assert hit.read_text().count("blocked %3\n") == 6  # every sink that did not raise rang
+    # nothing live at all is not a success
+    monkeypatch.setattr(notify_sinks, "registry", lambda: [])
+    assert notify.run_test(cfg, note, 1)[1] == 1

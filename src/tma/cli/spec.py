@@ -410,6 +410,24 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                   "pane when its output goes quiet and runs the full poll cycle every "
                   "[daemon] sweep_secs; it exits when its server does. See "
                   "docs/explanation/daemon.md."),
+    Command("serve", "Serve this host's agents over stdio in the public wire protocol "
+                     "(an SSH forced command).",
+            flags=(Flag("--stdio", required=True,
+                        help="Required: NDJSON frames on stdin and stdout, logs on stderr."),
+                   Flag("--scope", metavar="LIST", default="read",
+                        help="What the connection may do, a comma list of read, act:answer, "
+                             "act:steer, act:always (read is always held). Set by the "
+                             "spawner, never by the stream."),
+                   Flag("--device", metavar="NAME",
+                        help="Who connects (written by the forced command; kept in "
+                             "receipts and logs)."),
+                   Flag("--interval", metavar="MS", type="int", default=2000,
+                        help="The stream's cycle, in milliseconds (>= 250).")),
+            exits=((0, "stdin closed"), (1, "no tmux server, a broken config"), USAGE),
+            notes="Speaks schema 1 of the protocol: hello, snapshot, subscribe, card, "
+                  "dispatch (scope, then the slot ledger, then the broker with the episode "
+                  "binder), receipts; window and event answer `unsupported`. Pane titles "
+                  "never leave the host. See docs/reference/protocol.md."),
     Command("reload", "Make the running daemon re-read its config and manifests.",
             exits=((0, "reloaded; also when no daemon (or no tmux server) runs"),
                    (1, "the daemon kept its running config (the reason is printed), or "

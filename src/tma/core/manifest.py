@@ -146,6 +146,38 @@ class ContextTelemetry(Record):
     format: str = ""
 
 
+class DialogTarget(Record):
+    """One way a permission dialog names its tool and what the tool would act on."""
+
+    index: int
+    header: re.Pattern[str]  # the line that names the call (groups `tool`, `text` optional)
+    tool: str = ""  # the tool's name when the header's `tool` group does not give it
+    key: str = "command"  # the input field the target text fills (command, file_path, url)
+    start: re.Pattern[str] | None = None  # the block begins after the first line matching it
+    until: re.Pattern[str] | None = None  # the block ends before the first line matching it
+    item: re.Pattern[str] | None = None  # a block line's text is its `text` group
+    drop_last: bool = False  # a block of two or more lines ends with a description line
+
+
+class OptionKind(Record):
+    kind: str
+    match: re.Pattern[str]
+
+
+class DialogRules(Record):
+    """`[dialog]`: how to read what a permission dialog on screen asks (see tma.core.card)."""
+
+    anchor: re.Pattern[str]  # a line only the dialog draws; the bottommost match is used
+    option: re.Pattern[str]  # every match (group `name`, optional `id`) on a line is an option
+    above: int = 40  # lines above the anchor that may hold the dialog's target
+    below: int = 16  # lines below the anchor that may hold its options and target
+    within: int = 0  # >0: the anchor has at most this many non-blank rows under it
+    strip: re.Pattern[str] | None = None  # frame borders removed from each line first
+    targets: tuple[DialogTarget, ...] = ()
+    kinds: tuple[OptionKind, ...] = ()
+    aliases: tuple[tuple[str, str], ...] = ()  # the screen's tool name -> the card's
+
+
 class Manifest(Record):
     name: str
     min_engine_version: str
@@ -158,6 +190,7 @@ class Manifest(Record):
     details: dict[str, tuple[str, ...]]  # canonical -> aliases
     context: ContextTelemetry | None = None
     reply_lane: str = ""  # the hook event whose process holds for a verdict ("" = none)
+    dialog: DialogRules | None = None  # how to read a permission dialog's ask off the screen
 
     def map_event(self, event: str, payload: str) -> HookMapping | None:
         """First entry for the event whose matcher matches; else first matcher-less one."""
@@ -446,8 +479,92 @@ def _telemetry(doc: dict[str, Any]) -> ContextTelemetry | None:
     return ContextTelemetry(channel, fmt)
 
 
+_DIALOG_KEYS = ("anchor", "option", "above", "below", "within", "strip", "targets", "kinds", "aliases")
+_TARGET_KEYS = ("header", "tool", "key", "start", "until", "item", "drop_last")
+
+
+def _count(table: dict[str, Any], key: str, default: int, where: str) -> int:
+    value = table.get(key, default)
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 200:
+        raise ManifestError(f"{where}.{key}: must be an integer from 0 to 200")
+    return value
+
+
+def _optional_regex(table: dict[str, Any], key: str, where: str) -> re.Pattern[str] | None:
+    return _compile(table[key], f"{where}.{key}") if key in table else None
+
+
+def _dialog_target(i: int, twhere: str, entry: dict[str, Any]) -> DialogTarget:
+    _keys(entry, twhere, _TARGET_KEYS)
+    if "header" not in entry:
+        raise ManifestError(f"{twhere}.header: required")
+    header = _compile(entry["header"], f"{twhere}.header")
+    tool = entry.get("tool", "")
+    if not isinstance(tool, str):
+        raise ManifestError(f"{twhere}.tool: must be a string")
+    if not tool and "tool" not in header.groupindex:
+        raise ManifestError(f"{twhere}: needs tool = \"...\" or a (?P<tool>...) group "
+                            "in header")
+    key = entry.get("key", "command")
+    if not isinstance(key, str) or not key:
+        raise ManifestError(f"{twhere}.key: must be a non-empty string")
+    item = _optional_regex(entry, "item", twhere)
+    if item is not None and "text" not in item.groupindex:
+        raise ManifestError(f"{twhere}.item: needs a (?P<text>...) group")
+    drop_last = entry.get("drop_last", False)
+    if not isinstance(drop_last, bool):
+        raise ManifestError(f"{twhere}.drop_last: must be true or false")
+    return DialogTarget(i, header, tool, key, _optional_regex(entry, "start", twhere),
+                        _optional_regex(entry, "until", twhere), item, drop_last)
+
+
+def _dialog(doc: dict[str, Any]) -> DialogRules | None:
+    """`[dialog]`, the screen reading of a permission dialog. Every regex is compiled here,
+    so a broken one fails the manifest at load (and a user manifest is skipped with one
+    line naming the field) instead of failing a card later."""
+    if "dialog" not in doc:
+        return None
+    where = "[dialog]"
+    table = _table(doc["dialog"], where)
+    _keys(table, where, _DIALOG_KEYS)
+    for req in ("anchor", "option"):
+        if req not in table:
+            raise ManifestError(f"{where}.{req}: required")
+    anchor = _compile(table["anchor"], f"{where}.anchor")
+    option = _compile(table["option"], f"{where}.option")
+    if "name" not in option.groupindex:
+        raise ManifestError(f"{where}.option: needs a (?P<name>...) group, the option's line")
+    targets = tuple(_dialog_target(i, w, e) for i, w, e in
+                    _array_tables(table.get("targets", []), "dialog.targets"))
+    kinds = []
+    for _i, kwhere, entry in _array_tables(table.get("kinds", []), "dialog.kinds"):
+        _keys(entry, kwhere, ("kind", "match"))
+        kind = entry.get("kind")
+        if not isinstance(kind, str) or not states.is_safe_token(kind):
+            raise ManifestError(f"{kwhere}.kind: {kind!r} is not a safe token "
+                                "(allow-once, allow-always, reject-once, reject-always, ...)")
+        if "match" not in entry:
+            raise ManifestError(f"{kwhere}.match: required")
+        kinds.append(OptionKind(kind, _compile(entry["match"], f"{kwhere}.match")))
+    aliases = _table(table.get("aliases", {}), f"{where}.aliases")
+    for name, canonical in aliases.items():
+        if not isinstance(canonical, str) or not canonical:
+            raise ManifestError(f"{where}.aliases.{name}: must be a non-empty string")
+    return DialogRules(
+        anchor=anchor,
+        option=option,
+        above=_count(table, "above", 40, where),
+        below=_count(table, "below", 16, where),
+        within=_count(table, "within", 0, where),
+        strip=_optional_regex(table, "strip", where),
+        targets=targets,
+        kinds=tuple(kinds),
+        aliases=tuple(aliases.items()),
+    )
+
+
 TOP_LEVEL = ("min_engine_version", "identity", "hooks", "capture", "rules", "details",
-             "telemetry")
+             "telemetry", "dialog")
 
 
 def _no_keys_table(doc: dict[str, Any]) -> None:
@@ -477,6 +594,7 @@ def from_dict(name: str, doc: dict[str, Any], engine: str = ENGINE_VERSION) -> M
         details=_details(doc),
         context=_telemetry(doc),
         reply_lane=_reply_lane(doc, hooks),
+        dialog=_dialog(doc),
     )
 
 

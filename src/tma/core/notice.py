@@ -58,6 +58,15 @@ def muted(raw: str, now: int) -> bool:
     return raw.isdigit() and codec.to_ms(int(raw)) > now
 
 
+def on_screen(pane: str, watchers: Sequence[tuple[str, int]], now: int, quiet_s: int) -> bool:
+    """Is PANE shown on a client whose last input (epoch seconds, tmux's
+    #{client_activity}) is at most quiet_s seconds before now (epoch ms)? watchers:
+    (the pane a client shows, its last input). quiet_s 0: never."""
+    if quiet_s <= 0:
+        return False
+    return any(shown == pane and now - at * 1000 <= quiet_s * 1000 for shown, at in watchers)
+
+
 def trigger(state: str, attention: bool) -> str | None:
     """blocked -> blocked; idle carrying attention -> done; anything else none. The one
     rule: the daemon asks it of a stored stamp (due), the hook intake of a planned one

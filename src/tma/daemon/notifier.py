@@ -14,6 +14,19 @@ context_high has its own flag, `@agent_context_notified_at`: set from absent (an
 read back) when a real reading reaches the threshold, unset when one falls below
 threshold - 10.
 
+A pane in front of a person is not rung: shown on an attached client (the active pane
+of its session's current window) whose last input is within `[notify]
+quiet_if_active_s`. The clients, their panes and their last input are read in the
+same spawn as the markers; a quiet pane's marker is consumed all the same (the person
+saw the state arrive, so walking away later rings nothing for that episode), and it
+counts as `suppressed`.
+
+`done` is held for `[notify] coalesce_done_ms` from the first one: every `done`
+committed in that window goes out as one notification ("3 agents done: …"); blocked
+and context_high are never held. The markers are committed as before (at the read),
+so holding changes when the ring happens, never whether; a daemon that stops rings
+what it holds on its way out.
+
 Sinks (tma.runtime.notify) never block the loop: a command or desktop notifier is
 started and reaped on later reads or ticks, at most MAX_IN_FLIGHT at once (the
 oldest is killed at the cap).
@@ -48,9 +61,12 @@ class Notifier(Part):
         super().__init__(daemon)
         self.children: list = []  # tma.runtime.notify_backends.Child, oldest first
         self.rows: list = []
-        self.counts = {"blocked": 0, "done": 0, "context_high": 0, "muted": 0}
+        self.counts = {"blocked": 0, "done": 0, "context_high": 0, "muted": 0,
+                       "suppressed": 0, "coalesced": 0}
         self._jump: dict[str, str] | None = None
         self._next_reap: int | None = None
+        self.held: list[Note] = []  # done notes waiting for the coalescing window
+        self._flush_at: int | None = None  # monotonic ms the held notes go out
 
     # ------------------------------------------------------------ the Part hooks
     def on_read(self, rows: list, transitions: list, now: int) -> None:
@@ -64,16 +80,20 @@ class Notifier(Part):
         self.dispatch(self.rows, _wall())
 
     def deadline(self) -> int | None:
-        """While a sink child runs: the next time to look whether it ended."""
-        if not self.children:
-            return None
-        if self._next_reap is None:
-            self._next_reap = _mono() + REAP_EVERY_MS
-        return self._next_reap
+        """While a sink child runs: the next time to look whether it ended; while done
+        notes are held: the end of their window."""
+        due = self._flush_at
+        if self.children:
+            if self._next_reap is None:
+                self._next_reap = _mono() + REAP_EVERY_MS
+            due = self._next_reap if due is None else min(due, self._next_reap)
+        return due
 
     def tick(self, now_mono: int) -> None:
         self._next_reap = None
         self._reap()
+        if self._flush_at is not None and now_mono >= self._flush_at:
+            self.flush(_wall())
 
     def status(self) -> dict:
         """Counts, and the sink each trigger reaches as this process sees it (its PATH
@@ -88,6 +108,7 @@ class Notifier(Part):
                            "sink": sinks, "push": notify_http.stats()}}
 
     def close(self) -> None:
+        self.flush(_wall())  # their markers are committed: nobody else would ring them
         self._reap()
 
     # ------------------------------------------------------------ dispatch
@@ -100,13 +121,17 @@ class Notifier(Part):
         if plan.candidates:
             lines.append(tnotify.clients_line())
         out = tnotify.commit(self.daemon.server, lines)
-        clients, marks = tnotify.parse_batch(out)
+        _clients, marks = tnotify.parse_batch(out)
+        clients, watchers = tnotify.parse_clients(out)  # (pane shown, last input) each
         for key, (row, trigger, value) in plan.candidates.items():
             got = marks.get(key)
             if got is None or got[0] != str(value):
                 continue  # the marker did not commit: rung already, or the state moved
             if notice.muted(got[1], now):
                 self.counts["muted"] += 1
+                continue
+            if notify_gate.on_screen(cfg, row.pane.pane_id, watchers, now):
+                self.counts["suppressed"] += 1
                 continue
             self._fire(row, trigger, clients, now)
 
@@ -116,6 +141,24 @@ class Notifier(Part):
                              session=stamp.session,
                              since_ms=now - max(stamp.since, stamp.turn_at), tty=row.pane.tty)
         self.counts[trigger] += 1
+        window = notify_gate.coalesce_done_ms(self.daemon.cfg) if trigger == "done" else 0
+        if window > 0:
+            self.held.append(note)
+            if self._flush_at is None:
+                self._flush_at = _mono() + window
+            return
+        self._send(note, now, clients)
+
+    def flush(self, now: int) -> None:
+        """Ring the held done notes: one as itself, several as one combined note."""
+        held, self.held, self._flush_at = self.held, [], None
+        if not held:
+            return
+        if len(held) > 1:
+            self.counts["coalesced"] += len(held)
+        self._send(held[0] if len(held) == 1 else Note.combined(held), now, None)
+
+    def _send(self, note: Note, now: int, clients: list[str] | None) -> None:
         started = notify.dispatch(self.daemon.server, self.daemon.cfg, note, wait=False,
                                   now=now, clients=clients, daemon=True, jump=self._jump_env())
         for child in started:

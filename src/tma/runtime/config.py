@@ -52,6 +52,7 @@ class Config:
         self.daemon: dict = {}
         self.agents: list = []
         self.api: dict = {}
+        self.serve: dict = {}
 
     def fold(self):
         from tma.core.fold import FoldConfig
@@ -102,7 +103,10 @@ def _known(path: str, prefix: str, table: dict[str, object], allowed: tuple[str,
 
 
 _NOTIFY_KEYS = ("from_event", "command", "on", "bell", "osc", "log", "blocked", "done",
-                "context_high", "desktop", "message", "ntfy", "webhook")
+                "context_high", "desktop", "message", "terminal", "quiet_if_active_s",
+                "coalesce_done_ms", "ntfy", "webhook")
+# a day of quiet, a minute of holding `done`: beyond these a value is a typo, not a wish
+NOTIFY_RANGES = {"quiet_if_active_s": (0, 86_400), "coalesce_done_ms": (0, 60_000)}
 _DAEMON_KEYS = ("sweep_secs", "quiet_ms", "zero_member_recheck_secs", "demote_edges", "autostart")
 # checked here, not only in the daemon: with autostart a surface that loaded a config the
 # daemon would refuse would start a doomed daemon on every run
@@ -113,7 +117,8 @@ DAEMON_RANGES = {"sweep_secs": (1, 86_400), "quiet_ms": (100, 10_000),
 def validate(path: str, doc: dict[str, object]) -> dict[str, object]:
     """Check every key; return a plain dict (marshal-able) of the settings."""
     _known(path, "", doc, ("fold", "status", "picker", "tmux", "hooks", "notify", "focus",
-                           "install", "telemetry", "daemon", "agent", "api", "agents"))
+                           "install", "telemetry", "daemon", "agent", "api", "agents",
+                           "serve"))
     if "agents" in doc:
         raise _err(path, "agents", "the [agents] table was renamed to [api]")
     out: dict[str, object] = {}
@@ -180,6 +185,9 @@ def _notify(path: str, doc: dict, out: dict) -> None:
     for key in ("command", "log"):
         if key in notify:
             _str(path, f"notify.{key}", notify[key])
+    for key, (lo, hi) in NOTIFY_RANGES.items():
+        if key in notify and not lo <= _uint(path, f"notify.{key}", notify[key]) <= hi:
+            raise _err(path, f"notify.{key}", f"must be {lo}-{hi}")
     if "on" in notify:
         on = notify["on"]
         if not isinstance(on, list) or any(v not in ("blocked", "done") for v in on):
@@ -190,12 +198,36 @@ def _notify(path: str, doc: dict, out: dict) -> None:
             _known(path, f"notify.{trig}", t, ("command",))
             if "command" in t:
                 _str(path, f"notify.{trig}.command", t["command"])
+    _notify_tables(path, notify)
+    out["notify"] = notify
+
+
+def _notify_tables(path: str, notify: dict) -> None:
+    """The sub-tables that configure one trigger or one sink each."""
     if "context_high" in notify:
         _context_high(path, notify["context_high"])
+    if "terminal" in notify:
+        _terminal(path, notify["terminal"])
     for name in ("ntfy", "webhook"):
         if name in notify:
             _push(path, name, notify[name])
-    out["notify"] = notify
+
+
+def _terminal(path: str, value: object) -> None:
+    from tma.runtime.notify_gate import TERMINAL_OSC
+
+    t = _table(path, "notify.terminal", value)
+    _known(path, "notify.terminal", t, ("enabled", "osc", "bell"))
+    for key in ("enabled", "bell"):
+        if key in t:
+            _bool(path, f"notify.terminal.{key}", t[key])
+    if "osc" in t:
+        osc = t["osc"]
+        codes = [osc] if isinstance(osc, int) and not isinstance(osc, bool) else osc
+        if not isinstance(codes, list) or not codes or any(
+                isinstance(c, bool) or c not in TERMINAL_OSC for c in codes):
+            raise _err(path, "notify.terminal.osc",
+                       "must be 9, 777 or 99, or a non-empty list of them")
 
 
 def _context_high(path: str, value: object) -> None:
@@ -316,16 +348,26 @@ def _api(path: str, doc: dict, out: dict) -> None:
     out["api"] = out_api
 
 
+def _serve(path: str, doc: dict, out: dict) -> None:
+    serve = _table(path, "serve", doc.get("serve", {}))
+    _known(path, "serve", serve, ("max_connections",))
+    if "max_connections" in serve:
+        n = _uint(path, "serve.max_connections", serve["max_connections"])
+        if n > 64:
+            raise _err(path, "serve.max_connections", f"must be at most 64, got {n}")
+    out["serve"] = serve
+
+
 #: validate()'s steps, in the order the keys are reported (the first bad key wins).
 _SECTIONS = (_fold, _glyphs, _tmux_hooks, _notify, _focus_install, _telemetry_daemon,
-             _agents, _api)
+             _agents, _api, _serve)
 
 
 def _build(path: str | None, settings: dict[str, Any]) -> Config:
     cfg = Config(path=path)
     for key in ("dwell_secs", "hook_decay_secs", "blocked_decay_secs", "freshness_secs",
                 "tmux_bin", "claude_reply_lane", "hold_ms", "focus_events", "wrapper_ref",
-                "telemetry_windows", "notify", "daemon", "agents", "api"):
+                "telemetry_windows", "notify", "daemon", "agents", "api", "serve"):
         if key in settings:
             setattr(cfg, key, settings[key])
     for section, defaults in (("status", STATUS_DEFAULTS), ("picker", PICKER_DEFAULTS)):

@@ -192,6 +192,6 @@ def notify_test(session, trigger: str, cwd: str) -> tuple[list[str], int]:
     if trigger not in notify.TRIGGERS:
         raise DebugError(f"unknown trigger {trigger!r} (expected one of: "
                          f"{', '.join(notify.TRIGGERS)})")
-    cfg = session.config
-    lines, rc = notify.run_test(cfg, notify.test_note(trigger, cwd), _now())
+    cfg = session.config  # first: the server's tmux binary is its
+    lines, rc = notify.run_test(cfg, notify.test_note(trigger, cwd), _now(), session.server)
     return lines + [notify.rings(cfg, trigger)], rc

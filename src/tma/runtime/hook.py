@@ -309,7 +309,10 @@ def _stamp(ev: _Event, decision, plan: P.Plan, pid: int, out: Outcome) -> None:
                           clock=ev.clock)]
     readback = read.Values(ev.pane_id, ("@agent_notified_at", "@agent_mute_until"))
     if notify:
-        lines.append(readback.line())
+        from tma.tmux import notify as tnotify
+
+        # the clients in the same spawn: who is attached, what each shows, its last input
+        lines.extend((readback.line(), tnotify.clients_line()))
     res, _err = (ev.server.answer(lines) if notify and isinstance(ev.server, Batch)
                  else ev.server.source(lines))
     out.wrote = True
@@ -319,8 +322,11 @@ def _stamp(ev: _Event, decision, plan: P.Plan, pid: int, out: Outcome) -> None:
         ev.mirror_set("@agent_notified_at", marker)  # what the server kept, read back
         muted = mute.isdigit() and codec.to_ms(int(mute)) > now
         if marker == str(now) and not muted:
+            clients, watchers = tnotify.parse_clients(res)
+            if _on_screen(ev.cfg, ev.pane_id, watchers, now):
+                return  # in front of a person: the marker is consumed, nothing rings
             _dispatch(ev.server, ev.cfg, ev.table, ev.pane, plan, decision, prev, ev.session,
-                      now)
+                      now, clients)
             out.notified = True
 
 
@@ -400,14 +406,21 @@ def _notify_due(cfg, plan) -> bool:
     return notify_gate.due(cfg, plan)
 
 
-def _dispatch(server, cfg, table, pane, plan, decision, prev, session, now) -> None:
+def _on_screen(cfg, pane_id: str, watchers, now: int) -> bool:
+    from tma.runtime import notify_gate
+
+    return notify_gate.on_screen(cfg, pane_id, watchers, now)
+
+
+def _dispatch(server, cfg, table, pane, plan, decision, prev, session, now,
+              clients: list[str] | None = None) -> None:
     from tma.runtime import notify
     from tma.runtime.notify_note import Note
 
     trigger = "blocked" if plan.state == states.BLOCKED else "done"
     note = Note.for_pane(trigger, table.name, pane, detail=plan.detail,
                          session=session or (prev.session if prev else ""))
-    notify.dispatch(server, cfg, note, now=now)
+    notify.dispatch(server, cfg, note, now=now, clients=clients)
 
 
 def _context(server, table, pane, prev, payload: str, session: str, now: int, out) -> None:

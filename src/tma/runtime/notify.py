@@ -69,6 +69,10 @@ def dispatch(server, cfg, note: Note, *, wait: bool = True, now: int | None = No
     osc = notify_gate.flag(cfg, "osc")
     show = notify_gate.message_on(cfg)
     tty = note.tty or ""
+    ring = notify_sinks.Ring(server=server, cfg=cfg, now=now, daemon=daemon, clients=clients)
+    # (0) the sinks that pass through tmux to a terminal: before the message line freezes
+    # the client's output (they ring in (6) with the others when no message shows)
+    _registered(ring, note, early=True, show=show)
     # (1) display-message on every attached client (and resolve the tty on the way)
     try:
         if (show and clients is None) or ((bell or osc) and not tty):
@@ -107,12 +111,21 @@ def dispatch(server, cfg, note: Note, *, wait: bool = True, now: int | None = No
     except Exception:
         pass
     # (6) the registered sinks (tma.runtime.notify_sinks): each returns at once
+    _registered(notify_sinks.Ring(server=server, cfg=cfg, now=now, daemon=daemon,
+                                  clients=clients), note, early=False, show=show)
+    return out
+
+
+def _registered(ring, note: Note, *, early: bool, show: bool) -> None:
+    """The registered sinks: with a message line, the EARLY ones first and now, the rest
+    last; without one, all of them last."""
     try:
-        notify_sinks.fire_all(notify_sinks.Ring(server=server, cfg=cfg, now=now,
-                                                daemon=daemon, clients=clients), note)
+        if early and show:
+            notify_sinks.fire_early(ring, note)
+        elif not early:
+            notify_sinks.fire_all(ring, note, early=False if show else None)
     except Exception:
         pass
-    return out
 
 
 # ------------------------------------------------------------------ tma debug notify-test
@@ -138,7 +151,7 @@ def rings(cfg, trigger: str) -> str:
         return f"rings nothing for {trigger}: {why}"
     parts = []
     if notify_gate.message_on(cfg):
-        parts.append("the tmux message line on every attached client (this test shows none)")
+        parts.append("the tmux message line on every attached client")
     if notify_gate.flag(cfg, "bell"):
         parts.append("a bell in the pane")
     if notify_gate.flag(cfg, "osc"):
@@ -156,24 +169,113 @@ def rings(cfg, trigger: str) -> str:
     return "rings " + "; ".join(parts)
 
 
-def run_test(cfg, note: Note, now: int) -> tuple[list[str], int]:
-    """Resolve sink (5) as the daemon does, run it and wait: (report lines, exit code).
-    The outcome updates the failure record the way a real fire would."""
+def run_test(cfg, note: Note, now: int, server=None) -> tuple[list[str], int]:
+    """Ring every live sink for real with a made-up note, each reported in its own
+    line(s): (report lines, exit code). The code is 0 when at least one sink reached
+    somewhere and none failed; a sink with nothing to reach (no server, no attached
+    client, not run in a pane) is reported as skipped, not failed. Sink (5) is resolved
+    as the daemon does and waited for; its outcome updates the failure record the way
+    a real fire would. `server` is the tmux server (None: none to reach)."""
+    out = ["payload " + dumps(payload(note))]
+    worked: list[bool] = []
+    early = notify_gate.message_on(cfg)  # as dispatch: terminal sinks before the message
+    if early:
+        lines, oks = sink_results(cfg, note, now, server, None, early=True)
+        out.extend(lines)
+        worked.extend(oks)
+    clients, tty = _test_targets(cfg, server, note, out, worked)
+    _test_tty(cfg, tty, note, out, worked)
+    log = notify_gate.log_path(cfg)
+    if log is not None:
+        where, err = notify_log.append_log_checked(log, note, now)
+        out.append(f"log failed: {where}: {err}" if err else f"log appended a line to {where}")
+        worked.append(not err)
+    _test_command(cfg, note, now, out, worked)
+    lines, oks = sink_results(cfg, note, now, server, clients,
+                              early=False if early else None)
+    out.extend(lines)
+    worked.extend(oks)
+    return out, 0 if worked and all(worked) else 1
+
+
+def _test_targets(cfg, server, note: Note, out: list[str], worked: list[bool]
+                  ) -> tuple[list[str] | None, str]:
+    """The message line, shown for real on every attached client; (the clients, the
+    tty of the pane notify-test runs in, "" outside one)."""
+    show = notify_gate.message_on(cfg)
+    here = os.environ.get("TMUX_PANE", "")
+    want_tty = bool(here) and (notify_gate.flag(cfg, "bell") or notify_gate.flag(cfg, "osc"))
+    if server is None or not (show or want_tty):
+        if show:
+            out.append("message skipped: no tmux server to show it on")
+        return None, ""
+    try:
+        clients, tty = tnotify.targets(server, here, want_tty)
+    except Exception as exc:
+        if show:
+            out.append(f"message skipped: no tmux server reachable ({_why(exc)})")
+        return None, ""
+    if not show:
+        return clients, tty
+    if not clients:
+        out.append("message skipped: no client attached to the tmux server")
+        return clients, tty
+    try:
+        tnotify.display(server, clients, message(note))
+    except Exception as exc:
+        out.append(f"message failed: {_why(exc)}")
+        worked.append(False)
+        return clients, tty
+    n = len(clients)
+    out.append(f"message shown on {n} attached client{'s' if n != 1 else ''}: "
+               f"{message(note)}")
+    worked.append(True)
+    return clients, tty
+
+
+def _test_tty(cfg, tty: str, note: Note, out: list[str], worked: list[bool]) -> None:
+    """bell and osc, written for real to the tty of the pane notify-test runs in."""
+    for key, data in (("bell", b"\x07"), ("osc", osc9(note))):
+        if not notify_gate.flag(cfg, key):
+            continue
+        if not tty:
+            out.append(f"{key} skipped: not run in a pane of a reachable tmux server")
+            continue
+        err = write_tty_checked(tty, data)
+        out.append(f"{key} failed: {tty}: {err}" if err else f"{key} written to {tty}")
+        worked.append(not err)
+
+
+def write_tty_checked(tty: str, data: bytes) -> str:
+    """write_tty that says why it failed ("" when it wrote)."""
+    try:
+        fd = os.open(tty, os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    try:
+        os.write(fd, data)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    finally:
+        os.close(fd)
+    return ""
+
+
+def _why(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _test_command(cfg, note: Note, now: int, out: list[str], worked: list[bool]) -> None:
+    """Sink (5): the command or desktop notifier, run and waited for."""
     from tma.runtime import notify_backends
     from tma.tmux import spawn
 
-    out = ["payload " + dumps(payload(note))]
     kind, what = sink(cfg, note.trigger, daemon=True)
     if kind == "none":
         out.append(f"command none: {what}")
-        # the registered sinks still answer: with only a webhook configured, its line
-        # is the test's whole point (and its success the exit status)
-        pushed = sink_tests(cfg, note, now)
-        out.extend(pushed)
-        return out, 0 if pushed and not any(" failed: " in x for x in pushed) else 1
+        return
     argv, shown = sink_argv(kind, what, note) or ([], what + " (desktop)")
     out.append(f"command {shown}")
-    ok = False
     timeout = notify_backends.COMMAND_TIMEOUT
     try:
         code, _out, err = spawn.run(argv, stdin=stdin(note), env=child_env(note),
@@ -183,29 +285,49 @@ def run_test(cfg, note: Note, now: int) -> tuple[list[str], int]:
         notify_log.record_failure(shown, reason, now)
         out.append(f"exit none: {reason}")
         err = exc.stderr
+        worked.append(False)
     except (OSError, IndexError) as exc:
         reason = f"spawn failed: {getattr(exc, 'strerror', None) or exc}"
         notify_log.record_failure(shown, reason, now)
         out.append(f"exit none: {reason}")
-        return out, 1
+        worked.append(False)
+        return
     else:
         out.append(f"exit {code}")
-        ok = code == 0
-        notify_log.outcome(shown, ok, f"killed by signal {-code}" if code < 0
+        worked.append(code == 0)
+        notify_log.outcome(shown, code == 0, f"killed by signal {-code}" if code < 0
                            else f"exit status {code}", now)
     text = err.decode("utf-8", "replace").rstrip("\n")
     out.extend("stderr " + line for line in text.split("\n") if text)
-    out.extend(sink_tests(cfg, note, now))
-    return out, 0 if ok else 1
 
 
-def sink_tests(cfg, note: Note, now: int) -> list[str]:
+def sink_tests(cfg, note: Note, now: int, server=None,
+               clients: list[str] | None = None) -> list[str]:
     """Every live registered sink tried for real, a line or more each."""
-    ring = notify_sinks.Ring(server=None, cfg=cfg, now=now, daemon=True)
+    return sink_results(cfg, note, now, server, clients)[0]
+
+
+def sink_results(cfg, note: Note, now: int, server=None, clients: list[str] | None = None,
+                 early: bool | None = None) -> tuple[list[str], list[bool]]:
+    """Every live registered sink tried for real: (its lines, whether each worked). A
+    sink failed when its test raised, returned (lines, False), or wrote a line that
+    starts with "<NAME> failed" (tma.runtime.notify_sinks)."""
+    ring = notify_sinks.Ring(server=server, cfg=cfg, now=now, daemon=True, clients=clients)
     out: list[str] = []
-    for s in notify_sinks.live(cfg):
+    oks: list[bool] = []
+    for s in notify_sinks.live(cfg, early):
         try:
-            out.extend(s.test(ring, note))
+            got: object = s.test(ring, note)
         except Exception as exc:  # a sink's bug is its own line, not the test's end
             out.append(f"{s.NAME} failed: {exc}")
-    return out
+            oks.append(False)
+            continue
+        ok = True
+        if isinstance(got, tuple) and len(got) == 2:
+            pair: tuple = got
+            got, ok = pair[0], bool(pair[1])
+        lines = [str(line) for line in got] if isinstance(got, list) else []
+        lines = lines or [f"{s.NAME} tried (it said nothing)"]
+        out.extend(lines)
+        oks.append(ok and not any(line.startswith(f"{s.NAME} failed") for line in lines))
+    return out, oks

@@ -16,7 +16,18 @@ import os
 from tma.core import notice
 
 DEFAULT_ON = ("blocked",)
+# 30 s: long enough to cover reading an agent's output after the last key typed into
+# its pane (an agent that blocks while you watch it), short enough that a person who
+# turned to another window or left the desk without touching tmux is rung again
+QUIET_IF_ACTIVE_S = 30
+# 3 s: agents started together (a fan-out, one prompt sent to several panes) finish
+# within a few seconds of each other; `done` is never urgent, so holding it that long
+# costs little, and blocked is never held
+COALESCE_DONE_MS = 3000
 TRIGGERS = ("blocked", "done", "context_high")
+#: The terminal notifications `[notify.terminal] osc` may name: 9 (iTerm2, WezTerm,
+#: ghostty, ConEmu, Windows Terminal), 777 (urxvt, foot, ghostty, WezTerm), 99 (kitty).
+TERMINAL_OSC = (9, 777, 99)
 
 
 def table(cfg) -> dict:
@@ -85,6 +96,27 @@ def message_on(cfg) -> bool:
     return table(cfg).get("message") is not False
 
 
+def quiet_if_active_s(cfg) -> int:
+    """`[notify] quiet_if_active_s` (default 30; 0 = never quiet): no ring for a pane
+    shown on an attached client that had input within this many seconds."""
+    value = table(cfg).get("quiet_if_active_s", QUIET_IF_ACTIVE_S)
+    return value if isinstance(value, int) and not isinstance(value, bool) else QUIET_IF_ACTIVE_S
+
+
+def coalesce_done_ms(cfg) -> int:
+    """`[notify] coalesce_done_ms` (default 3000; 0 = ring each at once): the daemon
+    holds `done` this long and rings every `done` of the window as one notification."""
+    value = table(cfg).get("coalesce_done_ms", COALESCE_DONE_MS)
+    return value if isinstance(value, int) and not isinstance(value, bool) else COALESCE_DONE_MS
+
+
+def on_screen(cfg, pane: str, watchers, now: int) -> bool:
+    """Is PANE in front of a person now: shown on an attached client that had input
+    within `quiet_if_active_s` (tma.core.notice.on_screen; watchers from
+    tma.tmux.notify.parse_clients)?"""
+    return notice.on_screen(pane, watchers, now, quiet_if_active_s(cfg))
+
+
 def log_path(cfg) -> str | None:
     """`[notify] log`: the JSON-lines file, or None."""
     log = table(cfg).get("log")
@@ -94,6 +126,18 @@ def log_path(cfg) -> str | None:
 def flag(cfg, key: str) -> bool:
     """A boolean `[notify]` switch that defaults off (bell, osc)."""
     return table(cfg).get(key) is True
+
+
+def terminal(cfg) -> tuple[tuple[int, ...], bool] | None:
+    """`[notify.terminal]`: (the OSC codes to send, ring a BEL where passthrough is off),
+    or None when the sink is off (the default: `enabled` is not true). `osc` is one code
+    or a list (default [9]); `bell` defaults true."""
+    t = table(cfg).get("terminal")
+    if not isinstance(t, dict) or t.get("enabled") is not True:
+        return None
+    osc = t.get("osc", [9])
+    codes = [osc] if isinstance(osc, int) else osc if isinstance(osc, list) else [9]
+    return (tuple(c for c in TERMINAL_OSC if c in codes) or (9,), t.get("bell") is not False)
 
 
 def blocking_sink(cfg) -> bool:

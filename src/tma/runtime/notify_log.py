@@ -108,6 +108,11 @@ def last_failure() -> dict | None:
 
 
 def append_log(path: str, note: Note, at: int) -> None:
+    append_log_checked(path, note, at)
+
+
+def append_log_checked(path: str, note: Note, at: int) -> tuple[str, str]:
+    """Append the note's line: (the expanded path, "" or why it failed). Never raises."""
     try:
         from tma.core.paths import here
 
@@ -122,5 +127,6 @@ def append_log(path: str, note: Note, at: int) -> None:
             os.write(fd, to_bytes(dumps(log_record(note, at)) + "\n"))
         finally:
             os.close(fd)
-    except Exception:
-        pass
+    except Exception as exc:
+        return path, getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return path, ""

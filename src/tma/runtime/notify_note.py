@@ -63,6 +63,18 @@ class Note(Record):
                    tool=pane.options.get("@agent_pending_tool", "") if asks else "",
                    summary=pane.options.get("@agent_pending_summary", "") if asks else "")
 
+    @classmethod
+    def combined(cls, notes: list[Note]) -> Note:
+        """Several notes of one trigger as one (the daemon's coalesced `done`): agent
+        "3 agents", the title naming each agent and pane in the order given ("claude
+        %1, codex %4, claude %7"), the first note's pane and locator (what a jump
+        action or a bell reaches), the youngest episode's age."""
+        first = notes[0]
+        return cls(trigger=first.trigger, agent=f"{len(notes)} agents", pane=first.pane,
+                   locator=first.locator,
+                   title=", ".join(f"{n.agent} {n.pane}" for n in notes),
+                   since_ms=min(n.since_ms for n in notes))
+
 
 # ------------------------------------------------------------------ payload and env
 

@@ -165,17 +165,19 @@ class Push:
         except Exception:
             pass
 
-    def test(self, ring, note: Note) -> list[str]:
+    def test(self, ring, note: Note) -> tuple[list[str], bool]:
+        """Send for real and wait (bounded by timeout_s and retries): ([one line], ok)."""
         settings = notify_gate.push(ring.cfg, self.NAME)
         if settings is None:
-            return []
+            return [], True
         if note.trigger not in settings["on"]:
             return [f"{label(self.NAME, settings['url'])} skipped: {note.trigger} is not in "
-                    f"notify.{self.NAME}.on"]
+                    f"notify.{self.NAME}.on"], True
         from tma.runtime import notify_http
 
         j = job(self.NAME, settings, note, ring)
-        return [notify_http.report(j, notify_http.deliver(j))]
+        out = notify_http.deliver(j)
+        return [notify_http.report(j, out)], out.ok
 
 
 def detach(j: dict) -> None:

@@ -11,7 +11,9 @@ hangs must never delay another):
   notifier's button) runs in a thread or a child process the sink owns, with its own
   timeout and bounded retries; it never raises and never writes to stdout.
 - `test` may wait (bounded by the sink's own timeout) and returns lines saying what it
-  did, each starting with the sink's name.
+  did, each starting with the sink's name. A line starting "<NAME> failed" marks the
+  test failed (so does raising, or returning `(lines, False)`): `tma debug notify-test`
+  exits 0 only when every live sink worked.
 """
 
 from __future__ import annotations
@@ -46,31 +48,46 @@ class Sink(Protocol):
 
     def fire(self, ring: Ring, note: Note) -> None: ...
 
-    def test(self, ring: Ring, note: Note) -> list[str]: ...
+    def test(self, ring: Ring, note: Note) -> list[str] | tuple[list[str], bool]: ...
 
 
 def registry() -> list[Sink]:
     """Every sink beyond the built-in five, in firing order (imported only when asked:
     the hook path pays for a sink's imports only when a notification fires)."""
-    from tma.runtime import notify_push
+    from tma.runtime import notify_push, notify_terminal
 
-    return [notify_push.NTFY, notify_push.WEBHOOK]
+    return [notify_terminal, notify_push.NTFY, notify_push.WEBHOOK]
 
 
-def live(cfg) -> list[Sink]:
+def live(cfg, early: bool | None = None) -> list[Sink]:
+    """The sinks the config makes live; `early`: only those that must (True) or must not
+    (False) reach the terminal before the message line, None: all of them."""
     out = []
     for sink in registry():
         try:
-            if sink.live(cfg):
+            if sink.live(cfg) and (early is None or bool(getattr(sink, "EARLY", False))
+                                   == early):
                 out.append(sink)
         except Exception:
             continue
     return out
 
 
-def fire_all(ring: Ring, note: Note) -> None:
-    """Fire every live sink; one sink's failure never stops the next."""
-    for sink in live(ring.cfg):
+def fire_early(ring: Ring, note: Note) -> None:
+    """The EARLY sinks, done now (each bounded by its own timeout): a sink that writes
+    through tmux to a client's terminal must do so before the message line shows, because
+    tmux freezes a client's output while it shows a message and drops what passes through
+    meanwhile (seen on 3.3a: the OSC never arrived)."""
+    for sink in live(ring.cfg, early=True):
+        try:
+            getattr(sink, "fire_now", sink.fire)(ring, note)
+        except Exception:
+            continue
+
+
+def fire_all(ring: Ring, note: Note, early: bool | None = None) -> None:
+    """Fire every live sink (`early` as live's); one sink's failure never stops the next."""
+    for sink in live(ring.cfg, early):
         try:
             sink.fire(ring, note)
         except Exception:

@@ -140,14 +140,33 @@ def _readback(tag: str, pane: str, key: str) -> str:
 
 
 def clients_line() -> str:
-    fmt = FRAME.record("C", [frame.text("client_name"), "#{client_control_mode}"])
+    """Every attached client: its name, whether it is a control client, the pane it
+    shows (list-clients expands #{pane_id} in the client's session's current window:
+    its active pane, on every tmux from 3.2a) and #{client_activity}, the epoch second
+    of its last input (a key or mouse event, or a resume; the attach itself at first)."""
+    fmt = FRAME.record("C", [frame.text("client_name"), "#{client_control_mode}",
+                             "#{pane_id}", "#{client_activity}"])
     return f"list-clients -F {quote(fmt)}"
+
+
+def parse_clients(out: str) -> tuple[list[str], list[tuple[str, int]]]:
+    """(attached non-control client names, (pane shown, last input epoch s) per such
+    client). A control client (iTerm2's -CC) is left out of both: its activity clock
+    does not move with the person's input, so it can say nothing about who looks."""
+    clients: list[str] = []
+    watchers: list[tuple[str, int]] = []
+    for name, control, pane, activity in FRAME.records(out, "C", 4):
+        if not name or control == "1":
+            continue
+        clients.append(frame.untext(name))
+        if pane and activity.isdigit():
+            watchers.append((pane, int(activity)))
+    return clients, watchers
 
 
 def parse_batch(out: str) -> tuple[list[str], dict[tuple[str, str], tuple[str, str]]]:
     """(attached non-control clients, {(tag, pane): (marker read back, mute_until)})."""
-    clients = [frame.untext(name) for name, control in FRAME.records(out, "C", 2)
-               if name and control != "1"]
+    clients, _watchers = parse_clients(out)
     marks: dict[tuple[str, str], tuple[str, str]] = {}
     for tag in ("N", "X"):
         for pane, marker, mute in FRAME.records(out, tag, 3):

@@ -1,0 +1,228 @@
+"""`tma serve --stdio` as a device meets it: a real serve process on a pipe, in front of a
+private tmux server with real agent-named processes drawing real captured screens.
+
+Every frame serve writes is checked against schemas/proto.schema.json and parsed back
+into tma's frame types; nothing but frames may reach stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.keyrecorder import KeyRecorder
+from tests.helpers.schemas import _schema
+from tma.core import fixture, proto
+
+jsonschema = pytest.importorskip("jsonschema")
+
+CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "captures"
+SCHEMA = _schema("proto.schema.json")
+
+
+class Device:
+    """One serve process and the device end of its pipe."""
+
+    def __init__(self, srv, *flags: str) -> None:
+        # the bundled manifests (claude's) only, as test_act_keys reads its recorders
+        argv = [sys.executable, "-m", "tma", "--socket-name", srv.name, "serve", "--stdio",
+                *flags]
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, env=srv.env)
+        self.buf = b""
+        self.n = 0
+
+    def send(self, t: str, **body) -> str:
+        self.n += 1
+        rid = str(self.n)
+        self.raw(json.dumps({"schema": 1, "id": rid, "t": t, **body}).encode() + b"\n")
+        return rid
+
+    def raw(self, data: bytes) -> None:
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def frame(self, timeout: float = 10.0) -> dict:
+        deadline = time.monotonic() + timeout
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self.buf:
+            left = deadline - time.monotonic()
+            assert left > 0, "serve sent no frame in time"
+            ready, _, _ = select.select([fd], [], [], left)
+            if ready:
+                chunk = os.read(fd, 65536)
+                assert chunk, f"serve closed stdout: {self.proc.stderr.read().decode()}"
+                self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        doc = json.loads(line)
+        jsonschema.validate(doc, SCHEMA)
+        parsed = proto.parse_line(line, proto.RESPONSE)  # and it reads back
+        assert proto.dumps(parsed) == line.decode()
+        return doc
+
+    def ask(self, t: str, **body) -> dict:
+        rid = self.send(t, **body)
+        doc = self.frame()
+        assert doc["id"] == rid
+        return doc
+
+    def close(self) -> int:
+        self.proc.stdin.close()
+        code = self.proc.wait(timeout=10)
+        rest = self.buf + self.proc.stdout.read()
+        assert rest == b"", f"bytes after the last frame: {rest!r}"
+        return code
+
+
+@pytest.fixture
+def device(srv):
+    opened: list[Device] = []
+
+    def open_(*flags: str) -> Device:
+        d = Device(srv, *flags)
+        opened.append(d)
+        return d
+
+    yield open_
+    for d in opened:
+        if d.proc.poll() is None:
+            d.proc.kill()
+            d.proc.wait()
+
+
+def hello(d: Device) -> dict:
+    return d.ask("hello", app="test", app_version="0", device="t")
+
+
+def _claude(srv, screen: str = "blocked") -> KeyRecorder:
+    cap = fixture.parse((CAPTURES / f"claude-2.1.332_{screen}.txt").read_text("utf-8"))
+    idle = fixture.parse((CAPTURES / "claude-2.1.332_idle.txt").read_text("utf-8"))
+    return KeyRecorder.start(srv, "claude", cap, after=idle, redraw_ms=100)
+
+
+def test_no_tmux_server_is_exit_1_before_any_frame(srv, device):
+    d = device()
+    assert d.proc.wait(timeout=10) == 1
+    assert d.proc.stdout.read() == b""
+    assert b"no tmux server" in d.proc.stderr.read()
+
+
+def test_hello_first_then_snapshot_without_titles(srv, device):
+    rec = _claude(srv)
+    srv.tmux("select-pane", "-t", rec.pane, "-T", "secret-title")
+    d = device()
+    early = d.ask("snapshot")
+    assert early["t"] == "error" and early["code"] == "bad-request"
+    h = hello(d)
+    assert h["t"] == "hello" and h["scopes"] == ["read"]
+    assert h["host"] == os.uname().nodename
+    snap = d.ask("snapshot")
+    rows = {r["pane"]: r for r in snap["agents"]}
+    assert rows[rec.pane]["agent"] == "claude"
+    assert rows[rec.pane]["state"] == "blocked"
+    assert "title" not in rows[rec.pane] and b"secret-title" not in json.dumps(snap).encode()
+    again = d.ask("hello", app="test", app_version="0", device="t")
+    assert again["code"] == "bad-request"
+    assert d.close() == 0
+
+
+def test_bad_lines_are_named_and_the_connection_goes_on(srv, device):
+    srv.shell_pane()
+    d = device()
+    hello(d)
+    d.raw(b"not json\n")
+    assert d.frame()["code"] == "bad-request"
+    d.raw(b"\xff\xfe\n")
+    assert d.frame()["code"] == "bad-request"
+    d.raw(b"x" * (70 * 1024) + b"\n")
+    assert d.frame()["code"] == "bad-request"
+    assert d.ask("snapshot", )["t"] == "snapshot"
+    d.raw(json.dumps({"schema": 2, "id": "9", "t": "snapshot"}).encode() + b"\n")
+    assert d.frame()["code"] == "unsupported-schema"
+    assert d.ask("window", pane="%0")["code"] == "unsupported"
+    assert d.ask("card", pane="%999")["code"] == "not-found"
+    assert d.close() == 0
+
+
+def test_a_read_only_device_cannot_act(srv, device):
+    rec = _claude(srv)
+    d = device("--scope", "read")
+    hello(d)
+    r = d.ask("dispatch", slot="s-1", host="h", pane=rec.pane, action="approve",
+              binder={"expect_episode_ms": 0})
+    assert (r["outcome"], r["reason"], r["exit_code"]) == ("refused", "scope-denied", 4)
+    assert rec.settle() == b""
+    exec_like = device("--scope", "act:answer,act:steer,act:always")
+    hello(exec_like)
+    r = exec_like.ask("dispatch", slot="s-2", host="h", pane=rec.pane, action="compact",
+                      binder={"expect_episode_ms": 0})
+    assert r["reason"] == "scope-denied"  # outside the scope table: no grant reaches it
+    assert rec.settle() == b""
+
+
+def test_dispatch_types_once_and_a_repeated_slot_gets_the_receipt(srv, device):
+    rec = _claude(srv)
+    srv.ls(manifests=False)  # a cycle stamps it blocked
+    d = device("--scope", "act:answer")
+    hello(d)
+    row = next(r for r in d.ask("snapshot")["agents"] if r["pane"] == rec.pane)
+    binder = {"expect_episode_ms": row["episode_ms"]}
+    first = d.ask("dispatch", slot="slot-A", host="h", pane=rec.pane, action="approve",
+                  binder=binder)
+    assert (first["outcome"], first["cached"]) == ("sent", False), first
+    sent = rec.settle(expect=1)
+    assert sent  # the approve key arrived
+    again = d.ask("dispatch", slot="slot-A", host="h", pane=rec.pane, action="approve",
+                  binder=binder)
+    assert again["cached"] is True and again["outcome"] == "sent"
+    # another serve process (a reconnect) sees the same ledger
+    d2 = device("--scope", "act:answer")
+    hello(d2)
+    third = d2.ask("dispatch", slot="slot-A", host="h", pane=rec.pane, action="approve",
+                   binder=binder)
+    assert third["cached"] is True
+    assert rec.settle() == sent  # exactly one answer reached the agent
+    got = d2.ask("receipts", slot="slot-A")
+    assert [r["outcome"] for r in got["receipts"]] == ["sent"]
+
+
+def test_subscribe_baseline_then_edges(srv, device):
+    pane = _claude(srv).pane
+    srv.shell_pane()  # keeps the server up when the agent's pane goes
+    d = device("--interval", "300")
+    hello(d)
+    ack = d.ask("subscribe", events=True)
+    assert ack["t"] == "ack"
+    srv.tmux("kill-pane", "-t", pane)
+    edge = d.frame(timeout=10)
+    assert edge["t"] == "edge" and edge["id"] == ack["id"]
+    assert (edge["pane"], edge["to"]) == (pane, "")
+    srv.tmux("kill-server")  # the host's tmux goes away: a named error, the link stays
+    err = d.frame(timeout=10)
+    assert (err["t"], err["code"], err["id"]) == ("error", "internal", ack["id"])
+    assert "no tmux server" in err["message"]
+    assert d.ask("snapshot")["code"] == "internal"
+    assert d.close() == 0
+
+
+def test_the_connection_cap_refuses_with_a_frame_and_exit_2(srv, device):
+    srv.shell_pane()
+    srv.config.write_text("[serve]\nmax_connections = 1\n")
+    first = device()
+    hello(first)
+    second = device()
+    refused = second.frame()
+    assert (refused["id"], refused["code"]) == ("0", "too-many-connections")
+    assert second.proc.wait(timeout=10) == 2
+    first.proc.terminate()  # SIGTERM: a clean end, and the seat is free again
+    assert first.proc.wait(timeout=10) == 0
+    third = device()
+    assert hello(third)["t"] == "hello"
+    assert third.close() == 0
