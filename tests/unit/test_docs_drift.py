@@ -92,6 +92,7 @@ def _config_keys() -> list[str]:
     keys += [f"notify.{k}" for k in config._NOTIFY_KEYS]
     keys += ["notify.blocked.command", "notify.done.command", "notify.context_high.threshold",
              "notify.context_high.command"]
+    keys += [f"notify.{sink}.{k}" for sink, ks in config._PUSH_KEYS.items() for k in ks]
     keys += [f"daemon.{k}" for k in config._DAEMON_KEYS]
     keys += [f"[[agent]].{k}" for k in ("name", "enabled", "process_names")]
     return keys

@@ -41,7 +41,7 @@ import time
 
 from tma.core import actions_gate, notice
 from tma.daemon.parts import Part
-from tma.runtime import actions, card_screen, notify, notify_backends, notify_gate
+from tma.runtime import actions, card_screen, notify, notify_backends, notify_gate, notify_http
 from tma.runtime.actions_fire import target_of
 from tma.runtime.notify_note import Note
 from tma.tmux import notify as tnotify
@@ -112,7 +112,7 @@ class Notifier(Part):
                 kind, what = notify_backends.sink(cfg, trigger, daemon=True)
                 sinks[trigger] = {"kind": kind, "what": what}
         return {"notify": {"fired": dict(self.counts), "in_flight": len(self.children),
-                           "sink": sinks}}
+                           "sink": sinks, "push": notify_http.stats()}}
 
     def close(self) -> None:
         self.flush(_wall())  # their markers are committed: nobody else would ring them
@@ -181,7 +181,8 @@ class Notifier(Part):
         tool and summary of its card's screen lane. Best effort: a manifest with no
         `[dialog]` rules costs no capture, and a failure leaves the note as it was."""
         try:
-            asks = card_screen.screen_pending(self.daemon.server, [row], self.daemon.cycle.manifests())
+            asks = card_screen.screen_pending(self.daemon.server, [row],
+                                              self.daemon.cycle.manifests())
         except Exception as exc:  # noqa: BLE001 - a ring never waits on a dialog read
             self.daemon.log(f"tma daemon: the card of {row.pane.pane_id} was not read: {exc}")
             return note

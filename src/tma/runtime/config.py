@@ -104,7 +104,7 @@ def _known(path: str, prefix: str, table: dict[str, object], allowed: tuple[str,
 
 _NOTIFY_KEYS = ("from_event", "command", "on", "bell", "osc", "log", "blocked", "done",
                 "context_high", "desktop", "desktop_actions", "message", "terminal",
-                "quiet_if_active_s", "coalesce_done_ms")
+                "quiet_if_active_s", "coalesce_done_ms", "ntfy", "webhook")
 # a day of quiet, a minute of holding `done`: beyond these a value is a typo, not a wish
 NOTIFY_RANGES = {"quiet_if_active_s": (0, 86_400), "coalesce_done_ms": (0, 60_000)}
 _DAEMON_KEYS = ("sweep_secs", "quiet_ms", "zero_member_recheck_secs", "demote_edges", "autostart")
@@ -196,11 +196,19 @@ def _notify(path: str, doc: dict, out: dict) -> None:
             _known(path, f"notify.{trig}", t, ("command",))
             if "command" in t:
                 _str(path, f"notify.{trig}.command", t["command"])
+    _notify_tables(path, notify)
+    out["notify"] = notify
+
+
+def _notify_tables(path: str, notify: dict) -> None:
+    """The sub-tables that configure one trigger or one sink each."""
     if "context_high" in notify:
         _context_high(path, notify["context_high"])
     if "terminal" in notify:
         _terminal(path, notify["terminal"])
-    out["notify"] = notify
+    for name in ("ntfy", "webhook"):
+        if name in notify:
+            _push(path, name, notify[name])
 
 
 def _desktop(path: str, notify: dict) -> None:
@@ -238,6 +246,66 @@ def _context_high(path: str, value: object) -> None:
     th = _uint(path, "notify.context_high.threshold", t["threshold"])
     if th > 100:
         raise _err(path, "notify.context_high.threshold", "must be 0-100")
+
+
+_PUSH_COMMON = ("url", "on", "include_title", "include_screen", "timeout_s", "retries")
+_PUSH_KEYS = {"ntfy": _PUSH_COMMON + ("token", "token_file", "priority", "tags"),
+              "webhook": _PUSH_COMMON + ("secret", "secret_file")}
+NTFY_PRIORITIES = ("min", "low", "default", "high", "max", "urgent")
+
+
+def _push(path: str, name: str, value: object) -> None:
+    """[notify.ntfy] and [notify.webhook]: the phone-reaching sinks (off without a url)."""
+    where = f"notify.{name}"
+    t = _table(path, where, value)
+    _known(path, where, t, _PUSH_KEYS[name])
+    if "url" not in t:
+        raise _err(path, f"{where}.url", "required when the table is present")
+    url = _str(path, f"{where}.url", t["url"])
+    scheme, sep, rest = url.partition("://")
+    host = rest.split("/", 1)[0].rsplit("@", 1)[-1]
+    if not sep or scheme.lower() not in ("http", "https") or not host \
+            or any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url):
+        raise _err(path, f"{where}.url", "must be an http:// or https:// URL with a host")
+    if "on" in t:
+        on = t["on"]
+        if not isinstance(on, list) or any(v not in ("blocked", "done", "context_high")
+                                           for v in on):
+            raise _err(path, f"{where}.on",
+                       "must be a list of \"blocked\", \"done\" and \"context_high\"")
+    for key in ("include_title", "include_screen"):
+        if key in t:
+            _bool(path, f"{where}.{key}", t[key])
+    if "timeout_s" in t:
+        v = t["timeout_s"]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.1 <= v <= 60:
+            raise _err(path, f"{where}.timeout_s", "must be a number of seconds, 0.1 to 60")
+    if "retries" in t and not 0 <= _uint(path, f"{where}.retries", t["retries"]) <= 5:
+        raise _err(path, f"{where}.retries", "must be between 0 and 5")
+    _push_secret_ntfy(path, name, t)
+
+
+def _push_secret_ntfy(path: str, name: str, t: dict) -> None:
+    where = f"notify.{name}"
+    secret, secret_file = ("token", "token_file") if name == "ntfy" else ("secret", "secret_file")
+    for key in (secret, secret_file):
+        if key in t and not _str(path, f"{where}.{key}", t[key]):
+            raise _err(path, f"{where}.{key}", "must not be empty")
+    if secret in t and secret_file in t:
+        raise _err(path, f"{where}.{secret_file}", f"give {secret} or {secret_file}, not both")
+    if "priority" in t:
+        p = t["priority"]
+        if not (p in NTFY_PRIORITIES or (isinstance(p, int) and not isinstance(p, bool)
+                                         and 1 <= p <= 5)):
+            raise _err(path, f"{where}.priority",
+                       "must be 1-5 or one of: " + ", ".join(NTFY_PRIORITIES))
+    if "tags" in t:
+        tags = t["tags"]
+        if not isinstance(tags, list) or not all(
+                isinstance(x, str) and x and x.isascii() and x.isprintable() and "," not in x
+                for x in tags):
+            raise _err(path, f"{where}.tags", "must be a list of printable ASCII words "
+                       "without commas")
 
 
 def _telemetry_daemon(path: str, doc: dict, out: dict) -> None:

@@ -188,6 +188,7 @@ def rings(cfg, trigger: str) -> str:
     kind, what = sink(cfg, trigger, daemon=True)
     if kind != "none":
         parts.append("the command above" if kind == "command" else f"{what} (desktop)")
+    parts.extend(f"{s.NAME} (its line above)" for s in notify_sinks.live(cfg))
     if not parts:
         return "rings nothing: message = false, and no bell, osc, log, command or desktop " \
                "notifier"

@@ -170,3 +170,59 @@ def due(cfg, plan) -> bool:
         return False
     trigger = trigger_of(plan)
     return trigger is not None and enabled(cfg, trigger)
+
+
+# ------------------------------------------------------------------ the push sinks
+
+PUSH_SINKS = ("ntfy", "webhook")
+PUSH_TIMEOUT_S = 3.0
+PUSH_RETRIES = 2
+#: the secret's config key, its file key and the environment variable that wins over both
+PUSH_SECRET = {"ntfy": ("token", "token_file", "TMA_NTFY_TOKEN"),
+               "webhook": ("secret", "secret_file", "TMA_WEBHOOK_SECRET")}
+
+
+def push(cfg, name: str) -> dict | None:
+    """`[notify.<name>]` (ntfy, webhook) with its defaults filled in, or None when the
+    table or its url is absent (the sink is off). The secret is not read here: see
+    push_secret."""
+    t = table(cfg).get(name)
+    if not isinstance(t, dict):
+        return None
+    url = t.get("url")
+    if not isinstance(url, str) or not url:
+        return None
+    out = dict(t)
+    out["on"] = tuple(t.get("on", TRIGGERS))
+    out["include_title"] = t.get("include_title") is True
+    out["include_screen"] = t.get("include_screen") is True
+    out["timeout_s"] = float(t.get("timeout_s", PUSH_TIMEOUT_S))
+    out["retries"] = int(t.get("retries", PUSH_RETRIES))
+    return out
+
+
+def push_secret(name: str, settings: dict) -> tuple[str, str]:
+    """(secret, problem): the environment variable (non-empty) wins, then the key, then
+    the file's first line; ("", "") when none is set; a problem names the key, never
+    the secret."""
+    key, file_key, env_name = PUSH_SECRET[name]
+    env = os.environ.get(env_name)
+    if env:
+        return env, ""
+    value = settings.get(key)
+    if isinstance(value, str) and value:
+        return value, ""
+    path = settings.get(file_key)
+    if isinstance(path, str) and path:
+        from tma.core.paths import here
+
+        try:
+            with open(here().expand(path), encoding="utf-8") as fh:
+                text = fh.readline().strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            why = getattr(exc, "strerror", None) or "not UTF-8"
+            return "", f"notify.{name}.{file_key}: cannot read {path}: {why}"
+        if not text:
+            return "", f"notify.{name}.{file_key}: {path} is empty"
+        return text, ""
+    return "", ""

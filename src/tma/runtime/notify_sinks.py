@@ -48,15 +48,15 @@ class Sink(Protocol):
 
     def fire(self, ring: Ring, note: Note) -> None: ...
 
-    def test(self, ring: Ring, note: Note) -> list[str]: ...
+    def test(self, ring: Ring, note: Note) -> list[str] | tuple[list[str], bool]: ...
 
 
 def registry() -> list[Sink]:
     """Every sink beyond the built-in five, in firing order (imported only when asked:
     the hook path pays for a sink's imports only when a notification fires)."""
-    from tma.runtime import notify_terminal
+    from tma.runtime import notify_push, notify_terminal
 
-    return [notify_terminal]
+    return [notify_terminal, notify_push.NTFY, notify_push.WEBHOOK]
 
 
 def live(cfg, early: bool | None = None) -> list[Sink]:
