@@ -38,6 +38,8 @@ BANNER_BYTES = 16 * 1024
 #: The longest line a device reads from a host (a snapshot of many panes is one line).
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 DEFAULT_TIMEOUT_S = 5.0
+#: A unix socket's path limit (sun_path, less its NUL) on Linux.
+MAX_SOCKET_PATH = 107
 
 STATES = ("ok", "unreachable", "tma-missing", "tma-too-old", "tmux-down", "banner",
           "frame-too-large", "bad-frame", "unsupported-schema", "refused", "timeout",
@@ -52,10 +54,13 @@ def ssh_argv(target: str, control_dir: str, *, config: str | None = None) -> lis
     argv = ["ssh"]
     if config:
         argv += ["-F", config]
-    return argv + ["-T", "-o", "BatchMode=yes", "-o", "ControlMaster=auto",
-                   "-o", f"ControlPath={os.path.join(control_dir, 'ssh-%C')}",
-                   "-o", "ControlPersist=60", "-o", "ConnectTimeout=5",
-                   "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=2", target]
+    argv += ["-T", "-o", "BatchMode=yes"]
+    control = os.path.join(control_dir, "ssh-%C")
+    if len(control) + 40 < MAX_SOCKET_PATH:  # %C is 40 hex digits; a longer path ssh refuses
+        argv += ["-o", "ControlMaster=auto", "-o", f"ControlPath={control}",
+                 "-o", "ControlPersist=60"]
+    return argv + ["-o", "ConnectTimeout=5", "-o", "ServerAliveInterval=5",
+                   "-o", "ServerAliveCountMax=2", target]
 
 
 def argv_for(host, runtime_dir: str) -> list[str]:
