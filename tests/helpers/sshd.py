@@ -154,7 +154,7 @@ class Sshd:
     def close(self) -> None:
         self.kill()
         # the ControlMaster processes our clients left (their server side is gone now)
-        for sock in self.control.glob("ssh-*"):
+        for sock in self.control.rglob("ssh-*"):
             subprocess.run(["ssh", "-F", str(self.client_config), "-o",
                             f"ControlPath={sock}", "-O", "exit", "tma-test"],
                            capture_output=True, timeout=5)

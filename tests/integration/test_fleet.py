@@ -213,3 +213,29 @@ def test_a_remote_tma_without_serve_is_too_old(srv, sshd, local, tmp_path):
     host, said = _failing(local, "old")
     assert host["state"] == "tma-too-old", host
     assert "FAIL remote tma: too old" in said
+
+
+def test_the_default_transport_is_ssh_with_a_control_master(srv, sshd, local, tmp_path):
+    # `tma host add NAME TARGET` with no --via: tma's own ssh argv. The only help it gets
+    # is this test's ssh_config, through an `ssh` on PATH that adds `-F` to it.
+    rec = _claude(srv)
+    sshd.set_command(sshd.serve_command(srv))
+    wrapper = tmp_path / "client-bin"
+    wrapper.mkdir()
+    (wrapper / "ssh").write_text(f"#!/bin/sh\nexec /usr/bin/ssh -F {sshd.client_config} "
+                                 "\"$@\"\n")
+    (wrapper / "ssh").chmod(0o755)
+    local.env["PATH"] = f"{wrapper}:{local.env['PATH']}"
+    local.env["XDG_RUNTIME_DIR"] = str(sshd.control)  # short: a ControlPath must fit
+    res = local.tma("host", "add", "plain", "tma-test")
+    assert res.returncode == 0, res.stderr
+    listed = json.loads(local.tma("host", "list", "--json").stdout)
+    assert listed["hosts"] == [{"name": "plain", "target": "tma-test", "via": None,
+                                "act": None}]
+    doc, _err, _took = local.ls_hosts()
+    assert _host(doc, "plain")["state"] == "ok"
+    assert [(r["host"], r["pane"]) for r in doc["agents"]] == [("plain", rec.pane)]
+    masters = list((sshd.control / "tma").glob("ssh-*"))
+    assert masters, "the default transport left no ControlMaster socket"
+    code, out, _ = local.check("plain")
+    assert code == 0, out
