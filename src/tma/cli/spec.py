@@ -170,6 +170,36 @@ _DEBUG = (
             exits=(OK, (1, "no server, or tmux refused the write"), USAGE)),
 )
 
+_HOST_NAME = Arg("NAME", "The host's name: letters, digits, '.', '_', '-' (its panes are "
+                         "named NAME:%N).")
+_HOST = (
+    Command("add", "Add a host: an ssh target, or any argv that runs `tma serve --stdio`.",
+            args=(_HOST_NAME,
+                  Arg("TARGET", "What ssh connects to (user@host, an ssh_config alias).")),
+            flags=(Flag("--via", metavar="ARGV",
+                        help="The transport instead of ssh, one shell-quoted command line "
+                             "whose stdio reaches `tma serve --stdio` (e.g. 'docker exec -i "
+                             "box tma serve --stdio', or 'ssh -T HOST tma serve --stdio' for "
+                             "a host without a forced command)."),
+                   Flag("--act", metavar="SCOPE", choices=("answer", "steer"),
+                        help="What this machine means to do there: answer or steer (the "
+                             "host's forced command decides what it allows)."),
+                   Flag("--replace", help="Rewrite a host of that name that exists.")),
+            exits=(OK, (1, "a bad name, the host exists already, an unreadable hosts.toml"),
+                   USAGE)),
+    Command("list", "The configured hosts and their transports.",
+            flags=(Flag("--json", help="Print the hosts as a JSON document."),),
+            exits=(OK, (1, "an unreadable hosts.toml"), USAGE)),
+    Command("check", "Doctor for one host's link: reachable, remote tma and its version, "
+                     "remote tmux, hooks, scopes; each problem with its fix.",
+            args=(_HOST_NAME,),
+            flags=(Flag("--timeout", metavar="SECS", type="float", default=8.0,
+                        help="Give up on the host after SECS seconds."),),
+            exits=((0, "every check passed"), (1, "a check failed, or no such host"), USAGE)),
+    Command("remove", "Forget a host.", args=(_HOST_NAME,),
+            exits=(OK, (1, "no such host, an unreadable hosts.toml"), USAGE)),
+)
+
 COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("status", "Counts for the status line (what #(tma status) runs).",
             selectors=SELECTOR,
@@ -185,7 +215,13 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             selectors=SELECTOR,
             flags=(Flag("--json", help="Print the schema-1 JSON document instead of rows."),
                    Flag("--pane", metavar="ID", type="pane",
-                        help="Only this pane (e.g. %3); combines with the selectors.")),
+                        help="Only this pane (e.g. %3); combines with the selectors."),
+                   Flag("--hosts",
+                        help="Also every host of `tma host list`: one snapshot each, in "
+                             "parallel, after the local rows (remote panes are HOST:%N); a "
+                             "host that fails is one line on stderr naming its state."),
+                   Flag("--timeout", metavar="SECS", type="float", default=5.0,
+                        help="With --hosts: how long one host may take.")),
             exits=(OK, ERROR, USAGE, NO_PANE)),
     Command("card", "What a blocked pane asks: its permission, question or headline.",
             flags=(Flag("--pane", metavar="ID", type="pane", required=True,
@@ -448,6 +484,14 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                   "dispatch (scope, then the slot ledger, then the broker with the episode "
                   "binder), receipts; window and event answer `unsupported`. Pane titles "
                   "never leave the host. See docs/reference/protocol.md."),
+    Command("host", "The fleet: hosts whose agents `tma ls --hosts` shows (add, list, "
+                    "check, remove).",
+            subcommands=_HOST, exits=(OK, (1, "see the subcommand"), USAGE),
+            notes="Kept in hosts.toml in tma's config directory (0600). The default "
+                  "transport is `ssh -T` (BatchMode, a ControlMaster socket in the runtime "
+                  "directory, ConnectTimeout, ServerAliveInterval) with no remote command: "
+                  "the host's authorized_keys forced command runs `tma serve --stdio`. See "
+                  "docs/how-to/fleet.md."),
     Command("reload", "Make the running daemon re-read its config and manifests.",
             exits=((0, "reloaded; also when no daemon (or no tmux server) runs"),
                    (1, "the daemon kept its running config (the reason is printed), or "

@@ -584,16 +584,18 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def parse_line(line: bytes | str, direction: Direction) -> Frame:
+def parse_line(line: bytes | str, direction: Direction, *,
+               limit: int = MAX_LINE_BYTES) -> Frame:
     """One line (its newline optional) -> its typed frame. `direction` says which side
-    sent it: "request" (device to host) or "response" (host to device). Raises
+    sent it: "request" (device to host) or "response" (host to device); `limit` is the
+    longest line taken (a device reading a host's snapshot allows more). Raises
     `ProtoError`: `unsupported-schema` for a schema other than 1, `bad-request` for the
     rest (too long, not UTF-8, not JSON, not an object, unknown `t`, wrong shape)."""
     raw = line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line
     if raw.endswith(b"\n"):
         raw = raw[:-1]
-    if len(raw) > MAX_LINE_BYTES:
-        raise _too_long()
+    if len(raw) > limit:
+        raise _too_long(limit)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

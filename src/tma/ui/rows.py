@@ -151,3 +151,43 @@ def text_line(row, git=None) -> str:
         "1" if worktree else "",
     ]
     return "\t".join(cols) + "\n"
+
+
+#: What a remote row carries beyond the ls row keys (the protocol's own), then `stale`.
+FLEET_EXTRA_KEYS = ("transcript", "permission_request", "stamped_at_ms", "pending_tool",
+                    "pending_call", "pending_summary", "stale")
+
+
+def fleet_row_dict(frow, *, host: str, stale: bool = False) -> dict:
+    """A host's FleetRow as an ls --json row: the ls keys in their order (`title` null:
+    titles never leave a host; `host` the name this machine gave it), then the protocol's
+    own keys and `stale`."""
+    quota = frow.quota
+    cost = frow.cost_usd
+    out = {
+        "pane": frow.pane, "agent": frow.agent, "state": frow.state, "detail": frow.detail,
+        "since": frow.since_ms,  # the ls row's since is epoch ms, as since_ms
+        "since_ms": frow.since_ms, "episode_ms": frow.episode_ms, "locator": frow.locator,
+        "title": None, "attention": frow.attention, "done": frow.done,
+        "session": frow.session, "context": frow.context, "context_at_ms": frow.context_at_ms,
+        "tokens": frow.tokens, "model": None,
+        "quota": quota.pct if quota is not None and 0 <= quota.pct <= 100 else None,
+        "quota_window": (quota.window or None) if quota is not None else None,
+        "quota_resets_at_ms": quota.resets_at_ms if quota is not None else None,
+        "quota_at_ms": None, "cost_usd": cost, "muted": frow.muted, "repo": frow.repo,
+        "branch": frow.branch, "worktree": frow.worktree, "server": frow.server,
+        "host": host, "cost_caveat": COST_CAVEAT if cost is not None else None,
+    }
+    for key in FLEET_EXTRA_KEYS[:-1]:
+        out[key] = getattr(frow, key)
+    out["stale"] = stale
+    return out
+
+
+def fleet_text_line(d: dict) -> str:
+    """ls's tab-separated line for a remote row: the pane is HOST:%N, no title."""
+    cols = [f"{d['host']}:{d['pane']}", d["agent"], d["state"], d["detail"] or "",
+            str(d["since"]), d["locator"], "", "1" if d["attention"] else "",
+            "1" if d["muted"] else "", d["repo"] or "", d["branch"] or "" if d["repo"] else "",
+            "1" if d["worktree"] else ""]
+    return "\t".join(_clean(str(c)) for c in cols) + "\n"

@@ -1,0 +1,131 @@
+"""The fleet without a daemon: one snapshot from every configured host (`tma ls --hosts`)
+and the doctor for one host's link (`tma host check`).
+
+Detection stays on each host; this side only reads what the hosts decided, over the link
+(tma.runtime.link), all hosts at once with a short timeout so one slow host costs only
+its own wait.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tma.runtime import hosts as store
+from tma.runtime import link, rundir
+
+
+def _control_dir(session) -> str:
+    """Where ssh keeps its ControlMaster sockets: the runtime dir (private, 0700)."""
+    path = session.paths.runtime_dir
+    try:
+        rundir.make(path)
+    except Exception:  # an untrusted runtime dir: ssh warns and connects without a master
+        pass
+    return path
+
+
+def argv(session, host: store.Host) -> list[str]:
+    return link.argv_for(host, _control_dir(session))
+
+
+def snapshot_all(session, *, timeout: float = link.DEFAULT_TIMEOUT_S) -> list[link.Probe]:
+    """One probe (hello + snapshot) per configured host, in parallel, in file order."""
+    configured = store.load(session)
+    if not configured:
+        return []
+    return link.probe_all([(h.name, argv(session, h)) for h in configured], timeout=timeout,
+                          env=dict(session.env))
+
+
+@dataclass(frozen=True)
+class Line:
+    ok: bool | None  # None: said for information
+    what: str
+    fix: str | None = None
+
+
+#: What each grant lets this machine do there.
+_GRANTS = {"read": "read rows and cards", "act:answer": "answer (approve, deny, questions)",
+           "act:steer": "steer (send text, interrupt)", "act:always": "approve always"}
+
+
+def check(session, name: str, *, timeout: float = 8.0) -> tuple[list[Line], bool]:
+    """`tma host check NAME`: each finding with its fix; True when all passed."""
+    host = store.get(session, name)
+    cmd = argv(session, host)
+    p = link.converse(host.name, cmd, timeout=timeout, env=dict(session.env))
+    lines = [Line(None, f"{host.name}: {host.describe_via() if host.via else 'ssh ' + host.target}")]
+    remote = host.target if not host.via else host.name
+    if p.state in ("unreachable", "spawn-failed", "timeout") and p.hello is None:
+        fix = ("check the target answers `ssh -T " + host.target + "` without a prompt "
+               "(BatchMode: a key, no password), and that the host is up"
+               if not host.via else f"run the transport by hand: {host.describe_via()}")
+        lines.append(Line(False, f"reachable: no ({p.state}: {p.error})", fix))
+        return lines, False
+    lines.append(Line(True, "reachable: yes"))
+    if p.state == "tma-missing":
+        lines.append(Line(False, f"remote tma: missing ({p.error})",
+                          f"install tma on {remote} and put it on the forced command's PATH "
+                          "(or name it by full path in authorized_keys)"))
+        return lines, False
+    if p.state == "tma-too-old":
+        lines.append(Line(False, f"remote tma: too old ({p.error})",
+                          f"upgrade tma on {remote} to one with `tma serve`"))
+        return lines, False
+    if p.hello is None and p.state != "tmux-down":
+        lines.append(Line(False, f"remote tma: no answer ({p.state}: {p.error})",
+                          "the far end must run `tma serve --stdio` and print nothing else "
+                          "on stdout (a forced command in authorized_keys)"))
+        return lines, False
+    good = True
+    if p.hello is not None:
+        lines.append(Line(True, f"remote tma: {p.hello.tma_version} on {p.hello.host}"))
+    note = p.banner_note()
+    if note:
+        good = False
+        lines.append(Line(False, f"stdout: {note}",
+                          "make the login quiet (no echo in the shell's rc files for "
+                          "non-interactive shells; PrintMotd no) or use the forced command"))
+    if p.state == "tmux-down":
+        lines.append(Line(False, "remote tmux: no server running",
+                          f"start tmux on {remote} (the agents run in it)"))
+        return lines, False
+    if not p.ok:
+        lines.append(Line(False, f"remote tmux: the snapshot failed ({p.state}: {p.error})",
+                          f"run `tma ls` on {remote} and read what it says"))
+        return lines, False
+    rows = p.rows
+    lines.append(Line(True, f"remote tmux: {len(rows)} agent pane{'s' if len(rows) != 1 else ''}"))
+    lines.append(_hooks(rows, remote))
+    lines += _scopes(host, p.hello.scopes if p.hello else ())
+    good = good and all(line.ok is not False for line in lines)
+    return lines, good
+
+
+def _hooks(rows, remote: str) -> Line:
+    # a hook-fed row carries the agent's session id; a screen-read one has none (the
+    # protocol sends no `source`, so this is what the rows show, not a certainty)
+    if not rows:
+        return Line(None, "hooks: no agent panes to tell from")
+    fed = sum(1 for r in rows if r.session)
+    if fed:
+        return Line(True, f"hooks: {fed} of {len(rows)} panes carry a session id (hook-fed)")
+    return Line(None, f"hooks: none of {len(rows)} panes carry a session id (read from the "
+                      "screen only)", f"run `tma install-hooks` on {remote} for exact states")
+
+
+def _scopes(host: store.Host, scopes: tuple[str, ...]) -> list[Line]:
+    allowed = [s for s in scopes if s in _GRANTS]
+    out = [Line(None, "scopes: " + (", ".join(_GRANTS[s] for s in allowed) or "none"))]
+    acts = [s for s in scopes if s.startswith("act:")]
+    if not acts:
+        out.append(Line(None if host.act is None else False, "act: not allowed (read-only)",
+                        "the host grants acting in its forced command: "
+                        "`tma serve --stdio --scope read,act:answer`"))
+    elif host.act is not None and f"act:{host.act}" not in scopes:
+        out.append(Line(False, f"act: {host.act} asked, not granted (granted: "
+                               f"{', '.join(acts)})",
+                        f"add act:{host.act} to --scope in the host's forced command"))
+    else:
+        out.append(Line(True, "act: allowed (" + ", ".join(acts) + ")"))
+    return out

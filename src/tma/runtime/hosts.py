@@ -1,0 +1,150 @@
+"""The fleet's host list: `hosts.toml` in tma's config directory (beside config.toml).
+
+    [hosts.devbox]
+    target = "me@devbox.lan"          # what ssh connects to
+    # via = ["docker", "exec", "-i", "box", "tma", "serve", "--stdio"]   # any argv with stdio
+    # act = "answer"                  # what this machine asks to do there (the host decides)
+
+The file is edited with tomlkit so a person's comments and order survive `host add` and
+`host remove`; it is written by an atomic rename and kept 0600 (it names machines and
+accounts). A host name becomes part of a pane's name (`devbox:%3`), so it is a plain
+token: letters, digits, `.`, `_`, `-`, and never a colon.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from dataclasses import dataclass
+
+import tomlkit
+
+from tma.install.common import write_atomic
+
+FILE = "hosts.toml"
+ACTS = ("answer", "steer")
+_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
+
+
+class HostError(Exception):
+    """A bad host name, argv or file: the message is for the person."""
+
+
+@dataclass(frozen=True)
+class Host:
+    name: str
+    target: str
+    via: tuple[str, ...] | None = None  # None: the default ssh argv (tma.runtime.link)
+    act: str | None = None
+
+    def describe_via(self) -> str:
+        return shlex.join(self.via) if self.via else "ssh (default)"
+
+
+def path(session) -> str:
+    return os.path.join(session.paths.config_dir(), FILE)
+
+
+def check_name(name: str) -> str:
+    if not _NAME.fullmatch(name) or name in (".", ".."):
+        raise HostError(f"bad host name {name!r}: use letters, digits, '.', '_' or '-' "
+                        "(no colon: a remote pane is named HOST:%N)")
+    return name
+
+
+def parse_via(text: str) -> tuple[str, ...]:
+    try:
+        argv = tuple(shlex.split(text))
+    except ValueError as exc:
+        raise HostError(f"--via: {exc}") from None
+    if not argv:
+        raise HostError("--via needs a command (e.g. 'docker exec -i box tma serve --stdio')")
+    return argv
+
+
+def _read_doc(file: str):
+    try:
+        with open(file, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        return tomlkit.document()
+    try:
+        return tomlkit.parse(text)
+    except Exception as exc:  # tomlkit's ParseError names line and column
+        raise HostError(f"{file}: {exc}") from None
+
+
+def _host(name: str, table, file: str) -> Host:
+    if not hasattr(table, "get"):
+        raise HostError(f"{file}: [hosts.{name}] is not a table")
+    target = table.get("target")
+    via = table.get("via")
+    act = table.get("act")
+    if not isinstance(target, str) or not target:
+        raise HostError(f"{file}: hosts.{name}.target must be a non-empty string")
+    if via is not None and (not isinstance(via, list) or not via
+                            or not all(isinstance(a, str) for a in via)):
+        raise HostError(f"{file}: hosts.{name}.via must be a list of strings")
+    if act is not None and act not in ACTS:
+        raise HostError(f"{file}: hosts.{name}.act must be one of {', '.join(ACTS)}")
+    try:
+        check_name(name)
+    except HostError as exc:
+        raise HostError(f"{file}: {exc}") from None
+    return Host(str(name), str(target), tuple(str(a) for a in via) if via else None,
+                str(act) if act else None)
+
+
+def load(session) -> list[Host]:
+    """Every configured host, in file order (none when the file is absent)."""
+    file = path(session)
+    doc = _read_doc(file)
+    hosts = doc.get("hosts", {})
+    if not hasattr(hosts, "items"):
+        raise HostError(f"{file}: `hosts` must be a table")
+    return [_host(name, table, file) for name, table in hosts.items()]
+
+
+def get(session, name: str) -> Host:
+    for h in load(session):
+        if h.name == name:
+            return h
+    raise HostError(f"no host named {name!r} (tma host list shows them)")
+
+
+def _write(file: str, doc) -> None:
+    write_atomic(file, tomlkit.dumps(doc).encode("utf-8"), mode=0o600, force_mode=True)
+
+
+def add(session, host: Host, *, replace: bool = False) -> str:
+    """Adds (or with `replace`, rewrites) one host; returns the file written."""
+    check_name(host.name)
+    file = path(session)
+    doc = _read_doc(file)
+    if "hosts" not in doc:
+        doc["hosts"] = tomlkit.table(is_super_table=True)
+    hosts = doc["hosts"]
+    if host.name in hosts and not replace:
+        raise HostError(f"host {host.name!r} exists already (tma host remove {host.name} "
+                        "first)")
+    table = tomlkit.table()
+    table["target"] = host.target
+    if host.via:
+        table["via"] = list(host.via)
+    if host.act:
+        table["act"] = host.act
+    hosts[host.name] = table
+    _write(file, doc)
+    return file
+
+
+def remove(session, name: str) -> str:
+    file = path(session)
+    doc = _read_doc(file)
+    hosts = doc.get("hosts", {})
+    if not hasattr(hosts, "items") or name not in hosts:
+        raise HostError(f"no host named {name!r} (tma host list shows them)")
+    del hosts[name]
+    _write(file, doc)
+    return file

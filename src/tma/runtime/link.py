@@ -1,0 +1,343 @@
+"""The link to one host: an argv that yields stdio (ssh, docker exec, ...) with
+`tma serve --stdio` at its far end, and a bounded conversation over it.
+
+Whatever the far end does, the answer is a named state, never a traceback or a hang:
+every read has a deadline and the child is killed when it passes. What can go wrong,
+and the state each gives (`Probe.state`; `ok` is the one good one):
+
+- `unreachable`   ssh exited 255 before any frame (its own stderr line is the error)
+- `tma-missing`   the remote shell found no tma (exit 127, "command not found")
+- `tma-too-old`   the remote tma has no `serve` command
+- `tmux-down`     the remote tma found no tmux server (serve exits 1 before any frame,
+                  or a frame's error says so)
+- `banner`        more non-JSON output before the hello answer than a banner could be
+                  (a few lines of motd are skipped and counted; `Probe.banner` says how many)
+- `frame-too-large`, `bad-frame`, `unsupported-schema`, `refused`: the remote spoke,
+                  but not in a way this tma reads
+- `timeout`       no answer within the deadline (the child is killed)
+- `closed`        the link ended before an answer for another reason (its stderr line)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+
+from tma import __version__
+from tma.core import proto
+
+#: A hello answer after more than this much other output is not a banner any more.
+BANNER_LINES = 64
+BANNER_BYTES = 16 * 1024
+#: The longest line a device reads from a host (a snapshot of many panes is one line).
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+DEFAULT_TIMEOUT_S = 5.0
+#: A unix socket's path limit (sun_path, less its NUL) on Linux.
+MAX_SOCKET_PATH = 107
+
+STATES = ("ok", "unreachable", "tma-missing", "tma-too-old", "tmux-down", "banner",
+          "frame-too-large", "bad-frame", "unsupported-schema", "refused", "timeout",
+          "closed", "spawn-failed")
+
+
+def ssh_argv(target: str, control_dir: str, *, config: str | None = None) -> list[str]:
+    """The default transport: one multiplexed ssh connection per host (ControlMaster), so
+    polls reuse it instead of opening a session each (sshd's MaxSessions), bounded by
+    ConnectTimeout and ServerAlive so a dead host is noticed in seconds. No remote
+    command: the host's authorized_keys forced command runs `tma serve --stdio`."""
+    argv = ["ssh"]
+    if config:
+        argv += ["-F", config]
+    argv += ["-T", "-o", "BatchMode=yes"]
+    control = os.path.join(control_dir, "ssh-%C")
+    if len(control) + 40 < MAX_SOCKET_PATH:  # %C is 40 hex digits; a longer path ssh refuses
+        argv += ["-o", "ControlMaster=auto", "-o", f"ControlPath={control}",
+                 "-o", "ControlPersist=60"]
+    return argv + ["-o", "ConnectTimeout=5", "-o", "ServerAliveInterval=5",
+                   "-o", "ServerAliveCountMax=2", target]
+
+
+def argv_for(host, runtime_dir: str) -> list[str]:
+    return list(host.via) if host.via else ssh_argv(host.target, runtime_dir)
+
+
+@dataclass
+class Probe:
+    """What one conversation with a host found."""
+
+    name: str
+    state: str = "closed"
+    error: str | None = None
+    hello: proto.HelloResponse | None = None
+    rows: tuple[proto.FleetRow, ...] = ()
+    banner: int = 0  # non-JSON lines skipped before the hello answer
+    stderr: str = ""
+    exit_code: int | None = None
+    took_ms: int = 0
+    at_ms: int = 0  # when the snapshot arrived (epoch ms)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.state == "ok"
+
+    def banner_note(self) -> str | None:
+        if not self.banner:
+            return None
+        return (f"the remote shell printed {self.banner} line{'s' if self.banner != 1 else ''}"
+                " before tma: a banner or motd; use a forced command or `ssh -T` with a "
+                "quiet shell")
+
+
+class LinkFailed(Exception):
+    def __init__(self, state: str, error: str) -> None:
+        super().__init__(error)
+        self.state, self.error = state, error
+
+
+class Link:
+    """One child process speaking the protocol on its stdio."""
+
+    def __init__(self, argv: list[str], *, env: dict[str, str] | None = None) -> None:
+        self.argv = argv
+        try:
+            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, env=env,
+                                         start_new_session=True)
+        except OSError as exc:
+            raise LinkFailed("spawn-failed", f"cannot run {argv[0]!r}: {exc.strerror}") from None
+        self.out = b""
+        self.err = b""
+        self.splitter = proto.LineSplitter(MAX_RESPONSE_BYTES)
+        self.lines: list[bytes | proto.ProtoError] = []
+        self.eof = False
+        self.n = 0
+        assert self.proc.stdin and self.proc.stdout and self.proc.stderr  # all three piped
+        self.stdin, self.stdout, self.stderr = self.proc.stdin, self.proc.stdout, self.proc.stderr
+        for fd in (self.stdout.fileno(), self.stderr.fileno()):
+            os.set_blocking(fd, False)
+
+    # -- writing
+    def send(self, frame: proto.Frame) -> None:
+        try:
+            self.stdin.write(proto.encode(frame))
+            self.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass  # the read that follows names why the far end went away
+
+    def next_id(self) -> str:
+        self.n += 1
+        return str(self.n)
+
+    # -- reading
+    def line(self, deadline: float) -> bytes | proto.ProtoError | None:
+        """The next line from the far end; None when its stdout closed. LinkFailed
+        `timeout` when the deadline passes first."""
+        out_fd, err_fd = self.stdout.fileno(), self.stderr.fileno()
+        while not self.lines:
+            if self.eof:
+                return None
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise LinkFailed("timeout", "no answer in time")
+            ready, _, _ = select.select([out_fd, err_fd], [], [], left)
+            if err_fd in ready:
+                self._drain_err()
+            if out_fd in ready:
+                try:
+                    chunk = os.read(out_fd, 65536)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    self.eof = True
+                else:
+                    self.lines.extend(self.splitter.feed(chunk))
+        return self.lines.pop(0)
+
+    def _drain_err(self) -> None:
+        try:
+            chunk = os.read(self.stderr.fileno(), 65536)
+        except (BlockingIOError, OSError):
+            return
+        if len(self.err) < 64 * 1024:
+            self.err += chunk
+
+    def finish(self, grace: float = 1.0) -> int | None:
+        """Close stdin, wait a moment for the far end to leave, else kill it."""
+        try:
+            self.stdin.close()
+        except OSError:
+            pass
+        try:
+            code = self.proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            code = self.proc.wait()
+        self._drain_err()
+        for stream in (self.stdout, self.stderr):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        return code
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except OSError:
+            try:
+                self.proc.kill()
+            except OSError:
+                pass
+
+
+def _is_frame(line: bytes) -> bool:
+    try:
+        doc = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(doc, dict)
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def classify_exit(argv: list[str], code: int | None, stderr: str) -> tuple[str, str]:
+    """The state of a link that ended before answering, from its exit and its stderr."""
+    low = stderr.lower()
+    last = _last_line(stderr)
+    tool = os.path.basename(argv[0]) if argv else ""
+    if "unknown command 'serve'" in low or "unknown command \"serve\"" in low or (
+            "invalid choice" in low and "serve" in low):
+        return "tma-too-old", f"remote tma too old: it has no `serve` command ({last})"
+    if code == 127 or "command not found" in low or ": not found" in low:
+        return "tma-missing", f"remote tma not found: {last or f'exit {code}'}"
+    if "no tmux server" in low:
+        return "tmux-down", "the remote tma found no tmux server running"
+    if tool == "ssh" and code == 255:
+        return "unreachable", last or "ssh failed (exit 255)"
+    if tool == "docker" and ("no such container" in low or "is not running" in low):
+        return "unreachable", last
+    return "closed", last or f"the link closed (exit {code}) before tma answered"
+
+
+def converse(name: str, argv: list[str], *, timeout: float = DEFAULT_TIMEOUT_S,
+             env: dict[str, str] | None = None, snapshot: bool = True,
+             clock=time.time) -> Probe:
+    """hello, then (with `snapshot`) one snapshot, then close: the probe `tma ls --hosts`
+    and `tma host check` make. Never raises; bounded by `timeout` overall."""
+    start = time.monotonic()
+    deadline = start + timeout
+    probe = Probe(name)
+    try:
+        link = Link(argv, env=env)
+    except LinkFailed as exc:
+        probe.state, probe.error = exc.state, exc.error
+        return probe
+    try:
+        _talk(link, probe, deadline, snapshot, clock)
+    except LinkFailed as exc:
+        probe.state, probe.error = exc.state, exc.error
+        link.kill()
+    finally:
+        probe.exit_code = link.finish(grace=0.5 if probe.state == "ok" else 0.2)
+        probe.stderr = link.err.decode("utf-8", "replace")
+        probe.took_ms = int((time.monotonic() - start) * 1000)
+    if probe.state == "closed":
+        probe.state, probe.error = classify_exit(argv, probe.exit_code, probe.stderr)
+    return probe
+
+
+def _answer(link: Link, probe: Probe, rid: str, deadline: float, *,
+            before_hello: bool) -> proto.Frame:
+    skipped_bytes = 0
+    while True:
+        item = link.line(deadline)
+        if item is None:
+            link.proc.poll()
+            # the far end left: wait a moment for its exit status (it names why)
+            try:
+                link.proc.wait(timeout=max(0.05, min(1.0, deadline - time.monotonic())))
+            except subprocess.TimeoutExpired:
+                pass
+            raise LinkFailed("closed", "")
+        if isinstance(item, proto.ProtoError):
+            raise LinkFailed("frame-too-large",
+                             f"the remote sent a line longer than {MAX_RESPONSE_BYTES} bytes")
+        if before_hello and not _is_frame(item):
+            probe.banner += 1
+            skipped_bytes += len(item) + 1
+            if probe.banner > BANNER_LINES or skipped_bytes > BANNER_BYTES:
+                raise LinkFailed("banner", f"the remote printed more than {BANNER_LINES} "
+                                 f"lines ({skipped_bytes} bytes) before tma answered: not "
+                                 "tma serve, or a shell that talks; use a forced command")
+            continue
+        try:
+            frame = proto.parse_line(item, proto.RESPONSE, limit=MAX_RESPONSE_BYTES)
+        except proto.ProtoError as exc:
+            if exc.code == proto.UNSUPPORTED_SCHEMA:
+                raise LinkFailed("unsupported-schema",
+                                 f"the remote speaks another protocol schema: {exc}") from None
+            raise LinkFailed("bad-frame", f"the remote sent a frame tma cannot read: "
+                             f"{exc}") from None
+        if frame.id != rid:
+            continue  # a stream frame or a late answer: not ours
+        if isinstance(frame, proto.Error):
+            if frame.code == proto.INTERNAL and "no tmux server" in frame.message:
+                raise LinkFailed("tmux-down", f"remote: {frame.message}")
+            if frame.code == proto.UNSUPPORTED_SCHEMA:
+                raise LinkFailed("unsupported-schema", f"remote: {frame.message}")
+            raise LinkFailed("refused", f"remote said {frame.code}: {frame.message}")
+        return frame
+
+
+def _talk(link: Link, probe: Probe, deadline: float, snapshot: bool, clock) -> None:
+    rid = link.next_id()
+    link.send(proto.HelloRequest(rid, "tma", __version__, _device()))
+    hello = _answer(link, probe, rid, deadline, before_hello=True)
+    if not isinstance(hello, proto.HelloResponse):
+        raise LinkFailed("bad-frame", f"the remote answered hello with {hello.T!r}")
+    probe.hello = hello
+    if snapshot:
+        rid = link.next_id()
+        link.send(proto.SnapshotRequest(rid, None))
+        snap = _answer(link, probe, rid, deadline, before_hello=False)
+        if not isinstance(snap, proto.Snapshot):
+            raise LinkFailed("bad-frame", f"the remote answered snapshot with {snap.T!r}")
+        probe.rows = snap.agents
+        probe.at_ms = int(clock() * 1000)
+    probe.state = "ok"
+
+
+def _device() -> str:
+    return os.uname().nodename
+
+
+def probe_all(named: list[tuple[str, list[str]]], *, timeout: float = DEFAULT_TIMEOUT_S,
+              env: dict[str, str] | None = None) -> list[Probe]:
+    """One probe per host, all at once (threads): a slow host costs its own timeout, never
+    the others'. Results in the order given."""
+    results: list[Probe | None] = [None] * len(named)
+
+    def one(i: int, name: str, argv: list[str]) -> None:
+        try:
+            results[i] = converse(name, argv, timeout=timeout, env=env)
+        except Exception as exc:  # a bug here still names the host rather than vanish
+            results[i] = Probe(name, state="closed", error=f"tma failed: {exc!r}")
+
+    threads = [threading.Thread(target=one, args=(i, n, a), daemon=True)
+               for i, (n, a) in enumerate(named)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout + 3)
+    return [r if r is not None else Probe(n, state="timeout", error="no answer in time")
+            for r, (n, _a) in zip(results, named, strict=True)]
