@@ -50,6 +50,7 @@ claude_reply_lane = false
 desktop = false
 message = false
 log = "{log}"
+quiet_if_active_s = 0  # the bench's attached client counts as the person's input
 [notify.terminal]
 enabled = true
 """
