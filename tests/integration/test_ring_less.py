@@ -222,17 +222,24 @@ def test_three_done_within_the_window_ring_once_and_blocked_is_not_held(srv, dae
     assert blocked_after < 2.5  # not held behind the 3 s window
 
 
-def test_a_lone_done_rings_after_the_window_as_itself(srv, daemon, tmp_path):
-    log = tmp_path / "notify.jsonl"
+def _a_claude_finishes(srv, daemon, log, window_ms: int, *, until=("@agent_attention", "1")):
+    """One claude pane under a daemon ringing only `done`, held `window_ms`: drawn working,
+    then idle; returns the pane once `until` (option, want) is stamped."""
     srv.config.write_text(f'[daemon]\nsweep_secs = 1\n[notify]\nlog = "{log}"\n'
-                          'on = ["done"]\ncoalesce_done_ms = 1500\n')
+                          f'on = ["done"]\ncoalesce_done_ms = {window_ms}\n')
     pane, _ = _claude(srv)
     _draw(srv, pane, "working")
     daemon.start()
     _until(srv, pane, "@agent_state", "working", timeout=10)
     time.sleep(0.3)
     _draw(srv, pane, "idle")
-    _until(srv, pane, "@agent_attention", "1", timeout=8)
+    _until(srv, pane, *until, timeout=8)
+    return pane
+
+
+def test_a_lone_done_rings_after_the_window_as_itself(srv, daemon, tmp_path):
+    log = tmp_path / "notify.jsonl"
+    pane = _a_claude_finishes(srv, daemon, log, 1500)
     t0 = time.monotonic()
     srv.wait_for(lambda: len(_lines(log)) >= 1, timeout=8)
     assert time.monotonic() - t0 >= 0.5  # held (the marker is committed at the read)
@@ -244,15 +251,7 @@ def test_a_daemon_that_stops_rings_the_done_it_holds(srv, daemon, tmp_path):
     """The markers are committed at the read: a held done dropped at exit would never
     ring (no later daemon sees it due), so stopping rings it."""
     log = tmp_path / "notify.jsonl"
-    srv.config.write_text(f'[daemon]\nsweep_secs = 1\n[notify]\nlog = "{log}"\n'
-                          'on = ["done"]\ncoalesce_done_ms = 60000\n')
-    pane, _ = _claude(srv)
-    _draw(srv, pane, "working")
-    daemon.start()
-    _until(srv, pane, "@agent_state", "working", timeout=10)
-    time.sleep(0.3)
-    _draw(srv, pane, "idle")
-    _until(srv, pane, "@agent_notified_at", str.isdigit, timeout=8)
+    pane = _a_claude_finishes(srv, daemon, log, 60000, until=("@agent_notified_at", str.isdigit))
     _sweeps_past(daemon, 1)
     assert _lines(log) == []  # held for the minute
     daemon.stop()
