@@ -368,6 +368,16 @@ def test_the_child_sends_plain_http_before_its_heavy_imports(rt, tmp_path, sinks
     assert json.loads(got.body)["summary"] == "Bash: rm -rf build/"
 
 
+def test_a_proxy_in_the_environment_still_carries_plain_http(rt, tmp_path, sinks, monkeypatch):
+    """The bare-socket sender would bypass a proxy: with one set, urllib sends."""
+    proxy = sinks()
+    monkeypatch.setenv("http_proxy", proxy.url("").rstrip("/"))
+    job = notify_push.job("webhook", notify_gate_push(tmp_path, "http://tma.invalid/hook"),
+                          note(), ring(None))
+    assert notify_http.deliver(job).ok
+    assert proxy.wait(1)[0].path == "http://tma.invalid/hook"
+
+
 def notify_gate_push(tmp_path, url: str) -> dict:
     from tma.runtime import notify_gate
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import signal
 import sys
 import threading
@@ -159,7 +160,9 @@ def attempt(job: dict, body: bytes) -> tuple[int | None, str, bool]:
     headers = headers_of(job, body)
     if cred and "Authorization" not in headers:
         headers["Authorization"] = f"Basic {cred}"
-    if url[:7].lower() == "http://":
+    # a proxy in the environment is urllib's to honour (the bare socket would bypass it)
+    if url[:7].lower() == "http://" and not (os.environ.get("http_proxy")
+                                             or os.environ.get("HTTP_PROXY")):
         try:
             code = _plain_post(url, headers, body, timeout)
         except TimeoutError:
