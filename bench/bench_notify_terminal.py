@@ -22,21 +22,19 @@ Goal: p95 <= 0.5 s. tma as installed in this interpreter's environment.
 from __future__ import annotations
 
 import argparse
-import fcntl
 import json
 import os
-import pty
 import shutil
-import signal
 import statistics
-import struct
 import subprocess
 import sys
 import tempfile
-import termios
-import threading
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _sinkkit import Client, pct  # noqa: E402
 
 # The smallest run of each kind (argv lists): CI runs every one
 # (tests/integration/test_bench_scripts.py), so the script cannot rot unseen.
@@ -54,71 +52,6 @@ quiet_if_active_s = 0  # the bench's attached client counts as the person's inpu
 [notify.terminal]
 enabled = true
 """
-
-
-class Client:
-    """`tmux attach` on a pty; the reader thread notes when each awaited marker arrives."""
-
-    def __init__(self, argv: list[str], env: dict) -> None:
-        pid, fd = pty.fork()
-        if pid == 0:  # the child: become the tmux client
-            try:
-                fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-                os.execvpe(argv[0], argv, env)
-            finally:
-                os._exit(127)
-        self.pid, self.fd = pid, fd
-        self.buf = bytearray()
-        self.seen: dict[bytes, float] = {}
-        self.want: set[bytes] = set()
-        self.lock = threading.Lock()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        while True:
-            try:
-                data = os.read(self.fd, 65536)
-            except OSError:
-                return
-            if not data:
-                return
-            now = time.time()
-            with self.lock:
-                self.buf += data
-                for marker in list(self.want):
-                    if marker in self.buf:
-                        self.seen[marker] = now
-                        self.want.discard(marker)
-                if len(self.buf) > 1 << 20:
-                    del self.buf[:-4096]
-
-    def expect(self, marker: bytes) -> None:
-        with self.lock:
-            self.buf.clear()
-            self.want.add(marker)
-
-    def arrived(self, marker: bytes, timeout: float) -> float:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with self.lock:
-                if marker in self.seen:
-                    return self.seen.pop(marker)
-            time.sleep(0.005)
-        raise SystemExit(f"{marker!r} never reached the client")
-
-    def close(self) -> None:
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
-        except (ProcessLookupError, ChildProcessError):
-            pass
-        os.close(self.fd)
-
-
-def pct(xs: list[float], q: int) -> float:
-    """The q-th percentile (nearest rank); a single run is its own."""
-    s = sorted(xs)
-    return s[min(len(s) - 1, max(0, round(q / 100 * len(s) + 0.5) - 1))]
 
 
 def main() -> int:

@@ -29,12 +29,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _sinkkit import Endpoint, pct  # noqa: E402
 
 from tma.runtime import config, notify  # noqa: E402
 from tma.runtime.notify_note import Note  # noqa: E402
@@ -46,42 +47,6 @@ SMOKE = [["--runs", "2", "--dispatches", "5"]]
 PAYLOAD = b'{"session_id":"bench","tool_name":"Bash","tool_use_id":"toolu_1"}'
 
 
-class Endpoint:
-    """An HTTP server recording each POST's arrival (epoch s); "hang" never answers."""
-
-    def __init__(self, hang: bool = False) -> None:
-        self.arrivals: list[float] = []
-        self.release = threading.Event()
-        ep = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self) -> None:  # noqa: N802
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                ep.arrivals.append(time.time())
-                if hang:
-                    ep.release.wait(30)
-                    self.close_connection = True
-                    return
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/t"
-
-    def close(self) -> None:
-        self.release.set()
-        self.server.shutdown()
-        self.server.server_close()
-
-
 def tmux(name: str, *args: str, env: dict) -> str:
     return subprocess.run(["tmux", "-u", "-L", name, "-f", "/dev/null", *args], check=True,
                           capture_output=True, text=True, env=env).stdout
@@ -89,12 +54,6 @@ def tmux(name: str, *args: str, env: dict) -> str:
 
 def option(name: str, pane: str, key: str, env: dict) -> str:
     return tmux(name, "show-options", "-p", "-qv", "-t", pane, key, env=env).strip()
-
-
-def pct(xs: list[float], q: float) -> float:
-    if len(xs) == 1:
-        return xs[0]
-    return statistics.quantiles(xs, n=100, method="inclusive")[int(q) - 1]
 
 
 def wait_for(pred, timeout: float = 10.0, what: str = "") -> None:

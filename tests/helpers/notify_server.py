@@ -81,6 +81,10 @@ class NotifyBus:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._next_id = 1
+        #: while set, a Notify call is recorded but not answered (a notifier that hangs:
+        #: notify-send waits on the call) until `release`
+        self.hold = False
+        self._held: list = []
 
     # -- lifecycle
     def __enter__(self) -> NotifyBus:
@@ -148,6 +152,10 @@ class NotifyBus:
         """The user closed it without choosing: no action, the notification closes."""
         self._out.put(("NotificationClosed", "uu", (nid, CLOSED_DISMISSED)))
 
+    def release(self) -> None:
+        """Answer the Notify calls held so far (notify-send then goes on)."""
+        self._out.put(("release", "", ()))
+
     # -- the server
     def _loop(self) -> None:
         from jeepney import DBusAddress, MessageType, new_signal
@@ -159,6 +167,13 @@ class NotifyBus:
                     member, sig, body = self._out.get_nowait()
                 except queue.Empty:
                     break
+                if member == "release":
+                    from jeepney import new_method_return
+
+                    held, self._held = self._held, []
+                    for call, nid in held:
+                        self.conn.send(new_method_return(call, "u", (nid,)))
+                    continue
                 self.conn.send(new_signal(emitter, member, sig, body))
             try:
                 msg = self.conn.receive(timeout=0.02)
@@ -184,7 +199,10 @@ class NotifyBus:
             at, at_ms = time.monotonic(), time.time_ns() // 1_000_000
             nid = msg.body[1] or self._next_id
             self._next_id = max(self._next_id, nid) + 1
-            self.conn.send(new_method_return(msg, "u", (nid,)))
+            if self.hold:
+                self._held.append((msg, nid))
+            else:
+                self.conn.send(new_method_return(msg, "u", (nid,)))
             with self._new:
                 self.notes.append(Notification(nid, sender, msg.body, at, at_ms))
                 self._new.notify_all()

@@ -338,6 +338,55 @@ def test_the_child_leaves_no_stdio_open_and_ends_by_its_budget(rt, tmp_path, sin
     assert "timed out after 0.5s" in json.loads(rec_path.read_text())["reason"]
 
 
+def test_the_child_sends_plain_http_before_its_heavy_imports(rt, tmp_path, sinks):
+    """The detached child's imports are the hook path's latency: a plain-http request
+    goes out over a bare socket (no urllib, ssl, email parser), and the failure
+    record's modules load only after it went. Its time to the request is bounded."""
+    ok = sinks()
+    job = notify_push.job("webhook", notify_gate_push(tmp_path, ok.url()), note(),
+                          ring(None))
+    code = ("import json, sys, time\n"
+            "t0 = time.monotonic()\n"
+            "from tma.runtime import notify_http\n"
+            "job = json.loads(sys.stdin.read())\n"
+            "real = notify_http.attempt\n"
+            "def spy(j, b):\n"
+            "    got = real(j, b)\n"
+            "    print(json.dumps(sorted(m for m in ('ssl', 'urllib.request', 'email.parser',\n"
+            "          'http.client', 'tma.runtime.notify_log', 'tma.tmux.adapter')\n"
+            "          if m in sys.modules)))\n"
+            "    return got\n"
+            "notify_http.attempt = spy\n"
+            "print(notify_http.deliver(job).ok)\n")
+    res = subprocess.run([sys.executable, "-c", code], input=json.dumps(job), text=True,
+                         capture_output=True, timeout=20, env=os.environ)
+    assert res.returncode == 0, res.stderr
+    loaded, delivered = res.stdout.splitlines()
+    assert json.loads(loaded) == [] and delivered == "True", res.stdout
+    got = ok.wait(1)[0]
+    assert got.headers["x-tma-signature"].startswith("sha256=")
+    assert json.loads(got.body)["summary"] == "Bash: rm -rf build/"
+
+
+def test_a_proxy_in_the_environment_still_carries_plain_http(rt, tmp_path, sinks, monkeypatch):
+    """The bare-socket sender would bypass a proxy: with one set, urllib sends."""
+    proxy = sinks()
+    monkeypatch.setenv("http_proxy", proxy.url("").rstrip("/"))
+    job = notify_push.job("webhook", notify_gate_push(tmp_path, "http://tma.invalid/hook"),
+                          note(), ring(None))
+    assert notify_http.deliver(job).ok
+    assert proxy.wait(1)[0].path == "http://tma.invalid/hook"
+
+
+def notify_gate_push(tmp_path, url: str) -> dict:
+    from tma.runtime import notify_gate
+
+    cfg = cfg_of(tmp_path, f'[notify.webhook]\nurl = "{url}"\nsecret = "{SECRET}"\n')
+    settings = notify_gate.push(cfg, "webhook")
+    assert settings is not None
+    return settings
+
+
 # ------------------------------------------------------------------ notify-test
 
 
