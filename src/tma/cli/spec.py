@@ -283,7 +283,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                   "ways and looks for a daemon every 5 s."),
     Command("jump", "Move your tmux client to the agent pane that needs you.",
             selectors=SELECTOR,
-            args=(Arg("PANE", "A pane to jump to, as --pane: %N here, or HOST:%N (a "
+            args=(Arg("TARGET", "A pane to jump to, as --pane: %N here, or HOST:%N (a "
                               "fleet host's pane: a local window running `ssh -t HOST tma "
                               "attach --pane %N`, reused by the next jump there).",
                       optional=True, type="target"),),
