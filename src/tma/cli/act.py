@@ -12,13 +12,15 @@ import sys
 from tma.cli import common, spec
 from tma.core import answers
 from tma.core.actions_gate import worst_exit
-from tma.runtime import actions
+from tma.runtime import actions, fleet_act
 from tma.runtime import actions_describe as D
 from tma.runtime import actions_fire as F
+from tma.runtime import hosts as store
 from tma.runtime.actions_fire import Broker, Request, gone
 from tma.runtime.cycle import Cycle
 from tma.runtime.navigate import Navigator, NoClient
 from tma.tmux.adapter import NoServer, PaneGone, TmuxError
+from tma.ui import text
 
 
 def _usage(args, sel) -> None:
@@ -269,9 +271,6 @@ class _Act:
 def _remote(session, args) -> int:
     """--pane HOST:%N: the action goes to the host as a dispatch (tma.runtime.fleet_act);
     the host's own tma act decides, and its receipt maps onto this command's exits."""
-    from tma.runtime import fleet_act
-    from tma.runtime import hosts as store
-
     bad = [f for f, on in (("--list", args.list), ("--menu", args.menu),
                            ("--dry-run", args.dry_run), ("--force", args.force),
                            ("--arg", args.arg)) if on]
@@ -307,9 +306,7 @@ def _numbered(values: list[str]) -> tuple[tuple[str, ...], ...] | None:
 
 def _report_remote(args, fired) -> int:
     if args.json:
-        from tma.ui.text import dumps
-
-        sys.stdout.write(dumps(fired.as_json()) + "\n")
+        sys.stdout.write(text.dumps(fired.as_json()) + "\n")
     _note(fired)
     return fired.exit_code
 

@@ -568,22 +568,25 @@ def top_help() -> str:
 # ---------------------------------------------------------------- parsing
 
 
+def _type_error(exc: SelectorError) -> Exception:
+    import argparse
+
+    return argparse.ArgumentTypeError(str(exc))
+
+
 def pane_id(text: str) -> str:
     try:
         return parse_pane_id(text)
     except SelectorError as exc:
-        import argparse
-
-        raise argparse.ArgumentTypeError(str(exc)) from None
+        raise _type_error(exc) from None
 
 
 def target(text: str) -> str:
+    """A pane id, or a fleet host's pane (HOST:%N)."""
     try:
         return parse_target(text)
     except SelectorError as exc:
-        import argparse
-
-        raise argparse.ArgumentTypeError(str(exc)) from None
+        raise _type_error(exc) from None
 
 
 _TYPES: dict[str, Callable[[str], Any]] = {"int": int, "float": float, "pane": pane_id,

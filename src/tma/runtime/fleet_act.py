@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from tma.core import proto
 from tma.runtime import fleet, link
 from tma.runtime import hosts as store
+from tma.runtime.serve import SCOPE_OF
 
 #: A dispatch whose answer never came is retried with its own slot for this long.
 PENDING_MS = 15 * 60 * 1000
@@ -46,8 +47,6 @@ LOCAL_GRANTS = {None: (), "answer": ("act:answer",), "steer": ("act:answer", "ac
 
 def scope_of(action: str) -> str | None:
     """The grant an action needs over the link (None: it never crosses the link)."""
-    from tma.runtime.serve import SCOPE_OF
-
     return SCOPE_OF.get(action)
 
 

@@ -16,6 +16,8 @@ from tma.core import nav as order
 from tma.core import states
 from tma.core.errors import NoPane
 from tma.core.nav import NoClient
+from tma.runtime import fleet
+from tma.runtime import hosts as store
 from tma.tmux import nav, read
 from tma.tmux.nav import menu_text
 
@@ -125,9 +127,6 @@ class Navigator:
         login to the host that attaches to that pane (tma.runtime.fleet.attach_argv); the
         window is tagged @tma_remote=HOST:%N, and the next jump there reuses it while it
         lives. Raises HostError (an unknown host), NoClient, TmuxError."""
-        from tma.runtime import fleet
-        from tma.runtime import hosts as store
-
         host_name, _, pane_id = name.rpartition(":")
         host = store.get(self.session, host_name)
         client = self.client()

@@ -25,7 +25,7 @@ import shlex
 import zlib
 
 from tma.core.nav import TRAIL_CAP
-from tma.tmux import attention, write
+from tma.tmux import attention, spawn, write
 from tma.tmux.adapter import Server, Timeout, TmuxError, quote
 
 TYPE_CHECKING = False
@@ -193,9 +193,7 @@ def switch_to(server: Server, pane_id: str) -> None:
 
 def exec_client(argv: list[str]) -> None:
     """Become the tmux client (the terminal is handed over; never returns)."""
-    import os
-
-    os.execvp(argv[0], argv)
+    spawn.become(argv)
 
 
 def remote_panes(server: Server, tag: str) -> list[str]:
