@@ -66,6 +66,9 @@ def test_attach_argv_for_each_transport():
                                                "attach", "--pane", "%1"]
     bare = Host("k", "x", ("kubectl", "exec", "pod", "--", "tma", "serve", "--stdio"))
     assert fleet.attach_argv(bare, "%1")[:3] == ["kubectl", "exec", "-it"]
+    login = Host("l", "box-fleet", None, "answer", "me@box")  # the link's key is forced
+    assert fleet.attach_argv(login, "%2") == ["ssh", "-t", "me@box", "tma", "attach",
+                                              "--pane", "%2"]
     forced = Host("f", "x", ("ssh", "box"))  # a forced command: nothing to cut
     assert fleet.attach_argv(forced, "%2") == ["ssh", "-t", "box", "tma", "attach",
                                                "--pane", "%2"]

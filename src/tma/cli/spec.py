@@ -184,6 +184,10 @@ _HOST = (
                    Flag("--act", metavar="SCOPE", choices=("answer", "steer"),
                         help="What this machine means to do there: answer or steer (the "
                              "host's forced command decides what it allows)."),
+                   Flag("--login", metavar="TARGET",
+                        help="Where `tma jump HOST:%N` logs in (`ssh -t TARGET tma attach "
+                             "--pane %N`) when the link's key is forced to `tma serve` "
+                             "(default: the host's TARGET, or its --via transport)."),
                    Flag("--replace", help="Rewrite a host of that name that exists.")),
             exits=(OK, (1, "a bad name, the host exists already, an unreadable hosts.toml"),
                    USAGE)),

@@ -136,7 +136,8 @@ def attach_argv(host: store.Host, pane: str) -> list[str]:
     """What a fleet jump runs in its local window: an interactive login to the host that
     runs `tma attach --pane %N` there, on a terminal.
 
-    The default transport becomes `ssh -t TARGET tma attach --pane %N`: a plain login,
+    A host with a `login` is `ssh -t LOGIN tma attach --pane %N`. Otherwise the
+    default transport becomes `ssh -t TARGET tma attach --pane %N`: a plain login,
     without the link's ControlMaster (a session multiplexed on the link's connection
     would get the link key's forced command, `tma serve`). A --via argv keeps its
     transport and gets a terminal the way its tool asks for one (ssh -t, docker/podman/
@@ -145,6 +146,8 @@ def attach_argv(host: store.Host, pane: str) -> list[str]:
     --pane %N` is appended.
     """
     tail = ["attach", "--pane", pane]
+    if host.login:  # a login of its own: the link's key is forced to `tma serve`
+        return ["ssh", "-t", host.login, "tma", *tail]
     if not host.via:
         return ["ssh", "-t", host.target, "tma", *tail]
     argv = list(host.via)
