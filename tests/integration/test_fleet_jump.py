@@ -98,3 +98,18 @@ def test_jump_to_an_unknown_host_names_it(srv2):
 def _tagged(srv, tag: str) -> list[str]:
     out = srv.tmux("list-panes", "-a", "-F", "#{pane_id}\t#{@tma_remote}")
     return [p for p, _, v in (line.partition("\t") for line in out.splitlines()) if v == tag]
+
+
+def test_attach_inside_tmux_switches_the_client(srv):
+    home = srv.shell_pane(session="s")
+    target = srv.agent_pane(session="other")
+    me = PtyClient(srv, "s")
+    try:
+        assert me.pane() == home
+        # run as from a shell in `home`: $TMUX says so, so the client there switches
+        res = srv.tma("attach", "--pane", target,
+                      env={"TMUX": f"/nonexistent,{me.pid},0", "TMUX_PANE": home})
+        assert res.returncode == 0, res.stderr
+        assert me.pane() == target
+    finally:
+        me.close()

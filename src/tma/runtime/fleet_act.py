@@ -228,6 +228,11 @@ def fire(session, name: str, action: str, *, text: str | None = None,
                    "outcome": row.outcome, "reason": row.reason, "at_ms": now()})
         return _from_receipt(row, name, host.name)
     probe = ex.probe
+    if ex.sent and probe.state == "refused":  # an error frame: the host fired nothing
+        box.write({"slot": slot, "intent": intent, "status": "done", "outcome": "error",
+                   "reason": None, "at_ms": now()})
+        return done("error", None, 1, f"host {host.name} did not take the dispatch: "
+                                      f"{probe.error}", slot)
     if ex.sent:
         return done("error", None, 1,
                     f"the link to {host.name} dropped after the dispatch was sent "
