@@ -36,10 +36,12 @@ class PtyClient:
 
     CONTROL = False
 
-    def __init__(self, srv, session: str = "s", cols: int = 120, rows: int = 40) -> None:
+    def __init__(self, srv, session: str = "s", cols: int = 120, rows: int = 40,
+                 argv: list[str] | None = None) -> None:
+        """`argv`: another command that becomes a client of `srv` (`tma attach`)."""
         env = dict(srv.env, TERM="xterm-256color")
-        argv = [srv.tmux_bin, "-u", "-L", srv.name, "-f", "/dev/null",
-                *(["-CC"] if self.CONTROL else []), "attach", "-t", session]
+        argv = argv or [srv.tmux_bin, "-u", "-L", srv.name, "-f", "/dev/null",
+                        *(["-CC"] if self.CONTROL else []), "attach", "-t", session]
         before = set(client_names(srv))
         pid, fd = pty.fork()
         if pid == 0:  # pragma: no cover - the child

@@ -94,11 +94,13 @@ class Sshd:
         self.proc: subprocess.Popen | None = None
 
     # -- the forced command
-    def set_command(self, command: str) -> None:
-        """What every login runs, whatever the client asks (sshd re-reads it per login)."""
+    def set_command(self, command: str, *, pty: bool = False) -> None:
+        """What every login runs, whatever the client asks (sshd re-reads it per login);
+        with `pty`, a client's `ssh -t` gets its terminal (restrict refuses one)."""
         pub = (self.root / "client_ed25519.pub").read_text().strip()
         quoted = command.replace("\\", "\\\\").replace('"', '\\"')
-        self.authorized.write_text(f'command="{quoted}",restrict {pub}\n')
+        opts = "restrict,pty" if pty else "restrict"
+        self.authorized.write_text(f'command="{quoted}",{opts} {pub}\n')
         self.authorized.chmod(0o600)
 
     @staticmethod
@@ -135,6 +137,20 @@ class Sshd:
         from tma.runtime.link import ssh_argv
 
         return ssh_argv("tma-test", str(self.control), config=str(self.client_config))
+
+    @staticmethod
+    def login_command(srv, python: str = sys.executable) -> str:
+        """A forced command standing in for a person's login shell on the host: it runs
+        the client's own `tma ARGS...` (SSH_ORIGINAL_COMMAND) as the test's tma, in front
+        of the test's tmux server `srv` (what `ssh -t HOST tma attach --pane %N` does on
+        a host whose PATH has tma)."""
+        keep = {k: srv.env[k] for k in ("HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME",
+                                        "TMA_CONFIG", "TMA_TMUX_BIN", "PATH", "LANG",
+                                        "PYTHONPATH", "TMUX_TMPDIR") if srv.env.get(k)}
+        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in keep.items())
+        return ('eval "set -- $SSH_ORIGINAL_COMMAND"; [ "$1" = tma ] || exit 126; shift; '
+                f"exec env {env} {shlex.quote(python)} -m tma --socket-name {srv.name} "
+                '"$@"')
 
     def via(self) -> str:
         return shlex.join(self.ssh_argv())

@@ -231,6 +231,17 @@ def srv(tmp_path, tmux_build, monkeypatch):
 
 
 @pytest.fixture
+def srv2(tmp_path, tmux_build):
+    """A second private server with its own HOME and config: the other machine of a
+    fleet test (this one, the device, when `srv` is the host)."""
+    server = Server(tmp_path / "second", tmux_build)
+    try:
+        yield server
+    finally:
+        server.kill()
+
+
+@pytest.fixture
 def attach(srv):
     """Real clients attached to the test server (tests/helpers/ptyclient.py): a PTY
     client by default, a control-mode one with control=True; closed afterwards."""

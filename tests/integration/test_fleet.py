@@ -231,7 +231,7 @@ def test_the_default_transport_is_ssh_with_a_control_master(srv, sshd, local, tm
     assert res.returncode == 0, res.stderr
     listed = json.loads(local.tma("host", "list", "--json").stdout)
     assert listed["hosts"] == [{"name": "plain", "target": "tma-test", "via": None,
-                                "act": None}]
+                                "act": None, "login": None}]
     doc, _err, _took = local.ls_hosts()
     assert _host(doc, "plain")["state"] == "ok"
     assert [(r["host"], r["pane"]) for r in doc["agents"]] == [("plain", rec.pane)]

@@ -114,7 +114,7 @@ def test_every_command_that_takes_a_pane_declares_exit_3():
     """One rule for pane ids: a pane that does not exist is exit 3 (common.NoPane at the
     boundary), so every public command taking a pane id says so in its help."""
     takes = [c for c in _every_command() if not c.internal
-             and any(getattr(o, "type", None) == "pane" for o in c.flags + c.args)]
+             and any(getattr(o, "type", None) in ("pane", "target") for o in c.flags + c.args)]
     assert len(takes) >= 6, [c.name for c in takes]
     missing = [c.name for c in takes if 3 not in [code for code, _ in c.exits]]
     assert not missing, missing

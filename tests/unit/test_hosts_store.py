@@ -58,3 +58,13 @@ def test_a_bad_file_is_named(session, tmp_path):
     file.write_text("[hosts.box\n")
     with pytest.raises(hosts.HostError, match="hosts.toml"):
         hosts.load(session)
+
+
+def test_a_login_is_kept_and_checked(session, tmp_path):
+    hosts.add(session, hosts.Host("dev", "dev-fleet", None, "answer", "me@dev"))
+    assert hosts.get(session, "dev").login == "me@dev"
+    assert 'login = "me@dev"' in (tmp_path / "cfg" / "tma" / "hosts.toml").read_text()
+    file = tmp_path / "cfg" / "tma" / "hosts.toml"
+    file.write_text('[hosts.dev]\ntarget = "x"\nlogin = 3\n')
+    with pytest.raises(hosts.HostError, match="login must be a non-empty string"):
+        hosts.load(session)

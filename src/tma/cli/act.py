@@ -12,13 +12,15 @@ import sys
 from tma.cli import common, spec
 from tma.core import answers
 from tma.core.actions_gate import worst_exit
-from tma.runtime import actions
+from tma.runtime import actions, fleet_act
 from tma.runtime import actions_describe as D
 from tma.runtime import actions_fire as F
+from tma.runtime import hosts as store
 from tma.runtime.actions_fire import Broker, Request, gone
 from tma.runtime.cycle import Cycle
 from tma.runtime.navigate import Navigator, NoClient
 from tma.tmux.adapter import NoServer, PaneGone, TmuxError
+from tma.ui import text
 
 
 def _usage(args, sel) -> None:
@@ -76,6 +78,8 @@ def main(session: common.Session, argv: list[str]) -> int:
             raise common.UsageError(f"unknown action {args.action!r} (expected one of: "
                                     f"{', '.join(aset.names())})")
         _action_usage(args, action)
+    if args.pane and ":" in args.pane:
+        return _remote(session, args)
     job = _Act(session, cfg, args, sel, aset)
     return job.run(action)
 
@@ -262,6 +266,49 @@ class _Act:
             return common.FAIL
         nav.action_menu(client, pane, f" {agent or 'tma'} {pane.pane_id} ", fireable)
         return 0
+
+
+def _remote(session, args) -> int:
+    """--pane HOST:%N: the action goes to the host as a dispatch (tma.runtime.fleet_act);
+    the host's own tma act decides, and its receipt maps onto this command's exits."""
+    bad = [f for f, on in (("--list", args.list), ("--menu", args.menu),
+                           ("--dry-run", args.dry_run), ("--force", args.force),
+                           ("--arg", args.arg)) if on]
+    if bad:
+        raise common.UsageError(f"{bad[0]} does not go over the link: it takes a local pane")
+    try:
+        fired = fleet_act.fire(session, args.pane, args.action, text=args.text,
+                               answers=_numbered(args.answer),
+                               expect_episode=int(args.expect_episode or 0))
+    except store.HostError as exc:
+        common.err(f"tma: {exc}")
+        return common.FAIL
+    return _report_remote(args, fired)
+
+
+def _numbered(values: list[str]) -> tuple[tuple[str, ...], ...] | None:
+    """--answer over the link: questions by number (the host knows their headers)."""
+    if not values:
+        return None
+    by: dict[int, list[str]] = {}
+    for key, label in answers.parse(values):
+        if key is not None and not key.strip().isdigit():
+            raise common.UsageError(f"--answer {key}={label}: over the link name the "
+                                    "question by its number (1, 2, ...)")
+        n = int(key) if key is not None else 1
+        if n < 1:
+            raise common.UsageError(f"--answer {key}={label}: questions count from 1")
+        by.setdefault(n, []).append(label)
+    if sorted(by) != list(range(1, len(by) + 1)):
+        raise common.UsageError("--answer: answer every question from 1 up, none skipped")
+    return tuple(tuple(by[n]) for n in sorted(by))
+
+
+def _report_remote(args, fired) -> int:
+    if args.json:
+        sys.stdout.write(text.dumps(fired.as_json()) + "\n")
+    _note(fired)
+    return fired.exit_code
 
 
 def _gone(name: str, pane_id: str):

@@ -17,7 +17,8 @@ def main(session: Session, argv: list[str]) -> int:
     try:
         if args.sub == "add":
             via = store.parse_via(args.via) if args.via is not None else None
-            host = store.Host(store.check_name(args.name), args.target, via, args.act)
+            host = store.Host(store.check_name(args.name), args.target, via, args.act,
+                              args.login)
             file = store.add(session, host, replace=args.replace)
             sys.stdout.write(f"added {host.name} ({host.describe_via() if via else 'ssh ' + host.target}) "
                              f"to {session.paths.tilde(file)}; `tma host check {host.name}` "
@@ -32,7 +33,8 @@ def main(session: Session, argv: list[str]) -> int:
             if args.json:
                 doc = {"schema": 1, "hosts": [
                     {"name": h.name, "target": h.target,
-                     "via": list(h.via) if h.via else None, "act": h.act}
+                     "via": list(h.via) if h.via else None, "act": h.act,
+                     "login": h.login}
                     for h in configured]}
                 sys.stdout.write(text.dumps(doc) + "\n")
                 return 0

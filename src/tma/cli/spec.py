@@ -22,7 +22,7 @@ from tma.cli import common
 from tma.core import cmdparse
 from tma.core.cmdspec import Arg, Command, Flag, Table
 from tma.core.cmdspec import did_you_mean as did_you_mean  # re-exported: the commands' hints
-from tma.runtime.selectors import SelectorError, parse_pane_id
+from tma.runtime.selectors import SelectorError, parse_pane_id, parse_target
 from tma.ui import help
 
 TYPE_CHECKING = False
@@ -184,6 +184,10 @@ _HOST = (
                    Flag("--act", metavar="SCOPE", choices=("answer", "steer"),
                         help="What this machine means to do there: answer or steer (the "
                              "host's forced command decides what it allows)."),
+                   Flag("--login", metavar="TARGET",
+                        help="Where `tma jump HOST:%N` logs in (`ssh -t TARGET tma attach "
+                             "--pane %N`) when the link's key is forced to `tma serve` "
+                             "(default: the host's TARGET, or its --via transport)."),
                    Flag("--replace", help="Rewrite a host of that name that exists.")),
             exits=(OK, (1, "a bad name, the host exists already, an unreadable hosts.toml"),
                    USAGE)),
@@ -283,6 +287,10 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                   "ways and looks for a daemon every 5 s."),
     Command("jump", "Move your tmux client to the agent pane that needs you.",
             selectors=SELECTOR,
+            args=(Arg("TARGET", "A pane to jump to, as --pane: %N here, or HOST:%N (a "
+                              "fleet host's pane: a local window running `ssh -t HOST tma "
+                              "attach --pane %N`, reused by the next jump there).",
+                      optional=True, type="target"),),
             flags=(
                 Flag("--attention", dest="direction", const="attention", group="direction",
                      help="The next pane wanting you: blocked (longest first), then done; "
@@ -296,15 +304,25 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                      help="Return to the pane the last jump left."),
                 Flag("--home", dest="direction", const="home", group="direction",
                      help="Return to where the jump trail started, and forget the trail."),
-                Flag("--pane", metavar="ID", type="pane", group="direction",
-                     help="Jump to this pane (e.g. %3); ignores the selectors."),
+                Flag("--pane", metavar="ID", type="target", group="direction",
+                     help="Jump to this pane (e.g. %3, or HOST:%3 on a fleet host); "
+                          "ignores the selectors."),
                 Flag("--menu", dest="direction", const="menu", group="direction",
                      help="Show a tmux menu of every agent pane."),
             ),
-            exits=(OK, (1, "no server, no tmux client to move, a tmux error"), USAGE, NO_PANE),
+            exits=(OK, (1, "no server, no tmux client to move, a tmux error, an unknown "
+                           "host"), USAGE, NO_PANE),
             notes="Selectors scope the forward jumps and the menu. The acting client is "
                   "-c/--client, else the client of $TMUX_PANE's session, else the most "
-                  "recently active one."),
+                  "recently active one. A HOST:%N window is tagged @tma_remote=HOST:%N."),
+    Command("attach", "Attach to the tmux session holding a pane and select it (what a "
+                      "fleet jump runs on the host).",
+            flags=(Flag("--pane", metavar="ID", type="pane", required=True,
+                        help="Required: the pane (e.g. %3)."),),
+            exits=((0, "the client detached (or, inside tmux, switched)"),
+                   (1, "no tmux server, a tmux error"), USAGE, NO_PANE),
+            notes="Outside tmux it runs `tmux attach` to the pane's session with its window "
+                  "and pane selected; inside tmux ($TMUX) it switches the client there."),
     Command("watch", "A live dashboard of every agent pane (tma alone: the picker).",
             selectors=SELECTOR,
             flags=(Flag("--table",
@@ -322,8 +340,11 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                       optional=True, values=("approve", "deny", "interrupt", "compact",
                                              "steer", "steer_now", "question_reject",
                                              "question_reply")),),
-            flags=(Flag("--pane", metavar="ID", type="pane",
-                        help="The target pane (default: $TMUX_PANE); takes no selectors."),
+            flags=(Flag("--pane", metavar="ID", type="target",
+                        help="The target pane (default: $TMUX_PANE); takes no selectors. "
+                             "HOST:%N fires at a fleet host's pane over its link (the "
+                             "protocol's dispatch: approve, deny, question_reply, "
+                             "question_reject, steer, steer_now, interrupt)."),
                    Flag("--all", help="Fire at every pane the selectors match."),
                    Flag("--json", help="A result object on stdout (a results envelope "
                                        "under --all)."),
@@ -353,12 +374,18 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                            "match the selectors"), USAGE,
                    (3, "vanished: the pane is gone (or the API request), or no pane "
                        "matches"),
-                   (4, "refused: gated, requires-unmet, wrong-agent, no-coverage or "
-                       "episode-changed"),
+                   (4, "refused: gated, requires-unmet, wrong-agent, no-coverage, "
+                       "episode-changed, or (HOST:%N) scope-denied: the host entry or the "
+                       "host's serve does not grant the action's scope"),
                    (5, "refused: another tma act holds the pane's lock"),
                    (6, "refused: another tma act already answered this prompt"),
                    (124, "a command action timed out and was killed")),
-            notes="A command action's own exit status passes through (outcome `exited`)."),
+            notes="A command action's own exit status passes through (outcome `exited`). "
+                  "With --pane HOST:%N the answer is bound to the episode a fresh snapshot "
+                  "of the host shows (or --expect-episode), under a slot kept in the state "
+                  "dir before it is sent: after a dropped link the same command re-sends "
+                  "that slot and the host answers with its stored receipt (cached), never "
+                  "twice. See docs/how-to/fleet.md."),
     Command("mute", "Silence a pane's notifications (for a while, or until --clear).",
             selectors=SELECTOR,
             flags=(Flag("--pane", metavar="ID", type="pane",
@@ -545,16 +572,29 @@ def top_help() -> str:
 # ---------------------------------------------------------------- parsing
 
 
+def _type_error(exc: SelectorError) -> Exception:
+    import argparse
+
+    return argparse.ArgumentTypeError(str(exc))
+
+
 def pane_id(text: str) -> str:
     try:
         return parse_pane_id(text)
     except SelectorError as exc:
-        import argparse
-
-        raise argparse.ArgumentTypeError(str(exc)) from None
+        raise _type_error(exc) from None
 
 
-_TYPES: dict[str, Callable[[str], Any]] = {"int": int, "float": float, "pane": pane_id}
+def target(text: str) -> str:
+    """A pane id, or a fleet host's pane (HOST:%N)."""
+    try:
+        return parse_target(text)
+    except SelectorError as exc:
+        raise _type_error(exc) from None
+
+
+_TYPES: dict[str, Callable[[str], Any]] = {"int": int, "float": float, "pane": pane_id,
+                                           "target": target}
 
 
 def parser(name: str):

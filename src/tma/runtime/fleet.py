@@ -8,6 +8,7 @@ its own wait.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from tma.runtime import hosts as store
@@ -128,4 +129,67 @@ def _scopes(host: store.Host, scopes: tuple[str, ...]) -> list[Line]:
                         f"add act:{host.act} to --scope in the host's forced command"))
     else:
         out.append(Line(True, "act: allowed (" + ", ".join(acts) + ")"))
+    return out
+
+
+def attach_argv(host: store.Host, pane: str) -> list[str]:
+    """What a fleet jump runs in its local window: an interactive login to the host that
+    runs `tma attach --pane %N` there, on a terminal.
+
+    A host with a `login` is `ssh -t LOGIN tma attach --pane %N`. Otherwise the
+    default transport becomes `ssh -t TARGET tma attach --pane %N`: a plain login,
+    without the link's ControlMaster (a session multiplexed on the link's connection
+    would get the link key's forced command, `tma serve`). A --via argv keeps its
+    transport and gets a terminal the way its tool asks for one (ssh -t, docker/podman/
+    kubectl exec -t); its `tma ... serve ...` tail becomes `tma ... attach --pane %N`
+    (the tma program and its global options kept), and with no such tail `tma attach
+    --pane %N` is appended.
+    """
+    tail = ["attach", "--pane", pane]
+    if host.login:  # a login of its own: the link's key is forced to `tma serve`
+        return ["ssh", "-t", host.login, "tma", *tail]
+    if not host.via:
+        return ["ssh", "-t", host.target, "tma", *tail]
+    argv = list(host.via)
+    if "serve" in argv[1:]:
+        argv = argv[:argv.index("serve", 1)] + tail
+    else:
+        argv += ["tma", *tail]
+    return _with_tty(argv)
+
+
+def _with_tty(argv: list[str]) -> list[str]:
+    tool = os.path.basename(argv[0])
+    if tool == "ssh":
+        argv = _without_control(argv)
+        if "-T" in argv:
+            return [("-t" if a == "-T" else a) for a in argv]
+        return [argv[0], "-t", *argv[1:]]
+    if tool in ("docker", "podman", "kubectl", "nerdctl") and "exec" in argv:
+        at = argv.index("exec") + 1
+        rest = argv[at:]
+        if "-it" in rest or "-ti" in rest or "-t" in rest or "--tty" in rest:
+            return argv
+        if "-i" in rest:
+            i = at + rest.index("-i")
+            return argv[:i] + ["-it"] + argv[i + 1:]
+        return argv[:at] + ["-it"] + argv[at:]
+    return argv
+
+
+def _without_control(argv: list[str]) -> list[str]:
+    """ssh's argv less its ControlMaster options (`-o ControlX=...`), for the reason
+    attach_argv gives."""
+    out: list[str] = []
+    skip = False
+    for i, a in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        if a == "-o" and i + 1 < len(argv) and argv[i + 1].lower().startswith("control"):
+            skip = True
+            continue
+        if a.startswith("-o") and a[2:].lower().startswith("control"):
+            continue
+        out.append(a)
     return out

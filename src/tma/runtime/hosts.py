@@ -4,6 +4,7 @@
     target = "me@devbox.lan"          # what ssh connects to
     # via = ["docker", "exec", "-i", "box", "tma", "serve", "--stdio"]   # any argv with stdio
     # act = "answer"                  # what this machine asks to do there (the host decides)
+    # login = "me@devbox.lan"         # where `tma jump` logs in (default: target)
 
 The file is edited with tomlkit so a person's comments and order survive `host add` and
 `host remove`; it is written by an atomic rename and kept 0600 (it names machines and
@@ -37,6 +38,7 @@ class Host:
     target: str
     via: tuple[str, ...] | None = None  # None: the default ssh argv (tma.runtime.link)
     act: str | None = None
+    login: str | None = None  # `tma jump`'s interactive login (None: target)
 
     def describe_via(self) -> str:
         return shlex.join(self.via) if self.via else "ssh (default)"
@@ -81,11 +83,14 @@ def _host(name: str, table, file: str) -> Host:
     target = table.get("target")
     via = table.get("via")
     act = table.get("act")
+    login = table.get("login")
     if not isinstance(target, str) or not target:
         raise HostError(f"{file}: hosts.{name}.target must be a non-empty string")
     if via is not None and (not isinstance(via, list) or not via
                             or not all(isinstance(a, str) for a in via)):
         raise HostError(f"{file}: hosts.{name}.via must be a list of strings")
+    if login is not None and (not isinstance(login, str) or not login):
+        raise HostError(f"{file}: hosts.{name}.login must be a non-empty string")
     if act is not None and act not in ACTS:
         raise HostError(f"{file}: hosts.{name}.act must be one of {', '.join(ACTS)}")
     try:
@@ -93,7 +98,7 @@ def _host(name: str, table, file: str) -> Host:
     except HostError as exc:
         raise HostError(f"{file}: {exc}") from None
     return Host(str(name), str(target), tuple(str(a) for a in via) if via else None,
-                str(act) if act else None)
+                str(act) if act else None, str(login) if login else None)
 
 
 def load(session) -> list[Host]:
@@ -134,6 +139,8 @@ def add(session, host: Host, *, replace: bool = False) -> str:
         table["via"] = list(host.via)
     if host.act:
         table["act"] = host.act
+    if host.login:
+        table["login"] = host.login
     hosts[host.name] = table
     _write(file, doc)
     return file

@@ -341,3 +341,50 @@ def probe_all(named: list[tuple[str, list[str]]], *, timeout: float = DEFAULT_TI
         t.join(timeout + 3)
     return [r if r is not None else Probe(n, state="timeout", error="no answer in time")
             for r, (n, _a) in zip(results, named, strict=True)]
+
+
+@dataclass
+class Exchange:
+    """What one acting conversation found: the probe (its state names a failure), the
+    answer to the one request, and whether that request was written before the link
+    went (a request written and not answered may have landed at the far end)."""
+
+    probe: Probe
+    answer: proto.Frame | None = None
+    sent: bool = False
+
+
+def exchange(name: str, argv: list[str], make, *, timeout: float = DEFAULT_TIMEOUT_S,
+             env: dict[str, str] | None = None, snapshot: bool = False,
+             clock=time.time) -> Exchange:
+    """hello, (with `snapshot`) one snapshot, then the one request `make(probe, id)` builds
+    from what they said (None: send nothing) and its answer; then close. Never raises
+    LinkFailed; bounded by `timeout` overall. `make` runs after the far end has greeted
+    and before anything is written, so a caller can record the request first."""
+    start = time.monotonic()
+    deadline = start + timeout
+    probe = Probe(name)
+    result = Exchange(probe)
+    try:
+        link = Link(argv, env=env)
+    except LinkFailed as exc:
+        probe.state, probe.error = exc.state, exc.error
+        return result
+    try:
+        _talk(link, probe, deadline, snapshot, clock)
+        rid = link.next_id()
+        frame = make(probe, rid)
+        if frame is not None:
+            link.send(frame)
+            result.sent = True
+            result.answer = _answer(link, probe, rid, deadline, before_hello=False)
+    except LinkFailed as exc:
+        probe.state, probe.error = exc.state, exc.error
+        link.kill()
+    finally:
+        probe.exit_code = link.finish(grace=0.5 if probe.state == "ok" else 0.2)
+        probe.stderr = link.err.decode("utf-8", "replace")
+        probe.took_ms = int((time.monotonic() - start) * 1000)
+    if probe.state == "closed":
+        probe.state, probe.error = classify_exit(argv, probe.exit_code, probe.stderr)
+    return result

@@ -16,10 +16,12 @@ from tma.core import nav as order
 from tma.core import states
 from tma.core.errors import NoPane
 from tma.core.nav import NoClient
-from tma.tmux import nav
+from tma.runtime import fleet
+from tma.runtime import hosts as store
+from tma.tmux import nav, read
 from tma.tmux.nav import menu_text
 
-__all__ = ["NO_ORIGIN", "NoClient", "Navigator", "self_argv"]
+__all__ = ["NO_ORIGIN", "NoClient", "Navigator", "attach", "self_argv"]
 
 NO_ORIGIN = ("tma: nowhere to go back to: no earlier jump from this client is recorded "
              "(or the panes it left have closed)")
@@ -120,6 +122,31 @@ class Navigator:
             return 0
         return self._go(row.pane, clear_attention=True)
 
+    def to_remote(self, name: str) -> int:
+        """`tma jump HOST:%N`: the client moves to a local window running an interactive
+        login to the host that attaches to that pane (tma.runtime.fleet.attach_argv); the
+        window is tagged @tma_remote=HOST:%N, and the next jump there reuses it while it
+        lives. Raises HostError (an unknown host), NoClient, TmuxError."""
+        host_name, _, pane_id = name.rpartition(":")
+        host = store.get(self.session, host_name)
+        client = self.client()
+        tag = f"{host.name}:{pane_id}"
+        existing = nav.remote_panes(self.server, tag)
+        if existing:
+            target = existing[0]
+        else:
+            session = next((p.session_id for p in self.snap.panes
+                            if p.session_name == client.session_name), None)
+            target = nav.new_remote_window(self.server, session or client.session_name, tag,
+                                           fleet.attach_argv(host, pane_id))
+        pane = next((p for p in read.every_pane(self.server) if p.pane_id == target), None)
+        if pane is None:  # the login ended at once (a refused key, no tma there)
+            self.say(f"tma: the window for {tag} closed at once: try "
+                     f"`{' '.join(fleet.attach_argv(host, pane_id))}` by hand")
+            return 1
+        self.live[pane.pane_id] = pane
+        return self._go(pane, clear_attention=False)
+
     def back(self) -> int:
         client = self.client()
         trail = nav.read_trail(self.server, client.name)
@@ -218,3 +245,18 @@ def label(row, cfg, now: int) -> str:
     if title:
         text += f"  {title}"
     return f"#[fg={color}]{menu_text(glyph)}#[default] {menu_text(text)}"
+
+
+def attach(session, pane_id: str) -> int:
+    """`tma attach --pane %N` (what a fleet jump runs on the host): outside tmux this
+    process becomes `tmux attach` to the pane's session with its window and pane
+    selected; inside tmux ($TMUX) the client switches there. Raises NoPane."""
+    server = session.server
+    pane = next((p for p in read.every_pane(server) if p.pane_id == pane_id), None)
+    if pane is None:
+        raise NoPane(pane_id)
+    if session.env.get("TMUX"):
+        nav.switch_to(server, pane_id)
+        return 0
+    nav.exec_client(nav.attach_argv(server, pane))
+    return 0  # not reached: exec replaced this process

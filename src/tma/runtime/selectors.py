@@ -6,6 +6,8 @@ Exact string equality; flags AND together; --state is an OR list.
 
 from __future__ import annotations
 
+import re
+
 from tma.core import states
 
 VOCAB = states.SELECTABLE
@@ -35,6 +37,21 @@ def parse_pane_id(text: str) -> str:
     if len(text) > 1 and text[0] == "%" and text[1:].isdigit():
         return text
     raise SelectorError(f"expected a pane id like %3, got {text!r}")
+
+
+_HOST = re.compile(r"[A-Za-z0-9._-]{1,64}")
+
+
+def parse_target(text: str) -> str:
+    """A local pane id (`%3`) or a fleet host's pane (`devbox:%3`, a host of `tma host
+    list`: its name holds no colon)."""
+    host, sep, pane = text.rpartition(":")
+    if not sep:
+        return parse_pane_id(text)
+    if _HOST.fullmatch(host) and host not in (".", "..") and len(pane) > 1 \
+            and pane[0] == "%" and pane[1:].isdigit():
+        return text
+    raise SelectorError(f"expected a pane id like %3 or HOST:%3, got {text!r}")
 
 
 class Selector:

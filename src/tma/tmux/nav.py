@@ -25,7 +25,7 @@ import shlex
 import zlib
 
 from tma.core.nav import TRAIL_CAP
-from tma.tmux import attention, write
+from tma.tmux import attention, spawn, write
 from tma.tmux.adapter import Server, Timeout, TmuxError, quote
 
 TYPE_CHECKING = False
@@ -171,3 +171,48 @@ def display_menu(server: Server, client: str, title: str,
         server.run(*args)
     except Timeout:
         pass
+
+
+# ---------------------------------------------------------------- attach and remote windows
+
+REMOTE = "@tma_remote"
+
+
+def attach_argv(server: Server, pane: Pane) -> list[str]:
+    """`tmux attach` to the session holding `pane`, its window and the pane made current
+    first (one client command line: the `;` are tmux's separators)."""
+    return server.argv("select-window", "-t", pane.pane_id, ";",
+                       "select-pane", "-t", pane.pane_id, ";",
+                       "attach-session", "-t", pane.session_id or pane.session_name)
+
+
+def switch_to(server: Server, pane_id: str) -> None:
+    """Inside tmux: move the calling client (the one $TMUX names) to the pane."""
+    server.run("switch-client", "-t", pane_id)
+
+
+def exec_client(argv: list[str]) -> None:
+    """Become the tmux client (the terminal is handed over; never returns)."""
+    spawn.become(argv)
+
+
+def remote_panes(server: Server, tag: str) -> list[str]:
+    """The panes tagged `@tma_remote` = tag (a fleet jump's windows), oldest first."""
+    out = server.run("list-panes", "-a", "-F", "#{pane_id}\t#{" + REMOTE + "}")
+    found = []
+    for line in out.splitlines():
+        pane_id, _, value = line.partition("\t")
+        if value == tag:
+            found.append(pane_id)
+    return found
+
+
+def new_remote_window(server: Server, session_id: str, tag: str, argv: list[str]) -> str:
+    """A new window (not selected) in the session running argv, its pane tagged
+    `@tma_remote` = tag and named after it; returns its pane id."""
+    command = " ".join(shlex.quote(a) for a in argv)
+    out = server.run("new-window", "-d", "-t", f"{session_id}:", "-n", tag, "-P", "-F",
+                     "#{pane_id}", command)
+    pane_id = out.strip()
+    server.run("set-option", "-p", "-t", pane_id, REMOTE, tag)
+    return pane_id

@@ -298,3 +298,10 @@ def wait_or_kill(pid: int, timeout: float, tend: Callable[[], None] | None = Non
             return None
         time.sleep(pause)
         pause = min(pause * 2, 0.05)
+
+
+def become(argv: list[str]) -> None:
+    """Replace this process with argv (the terminal, the pid and the exit status go with
+    it): how `tma attach` hands a person's terminal to a tmux client. Never returns;
+    raises FileNotFoundError when argv[0] is not there."""
+    os.execvp(argv[0], argv)

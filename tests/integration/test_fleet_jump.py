@@ -1,0 +1,115 @@
+"""Reaching a fleet host's pane by hand: `tma attach --pane %N` on the host (a real tmux
+client on a pseudo-terminal lands on the pane), and `tma jump HOST:%N` on this machine (a
+local window running `ssh -t ... tma attach --pane %N` through a real OpenSSH server,
+reused by the next jump)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from tests.helpers import sshd as sshd_helper
+from tests.helpers.ptyclient import PtyClient, client_names
+
+
+@pytest.fixture
+def sshd(tmp_path):
+    server = sshd_helper.Sshd(tmp_path / "sshd")
+    try:
+        yield server.start()
+    finally:
+        server.close()
+
+
+def _clients_on(srv) -> dict[str, str]:
+    out = srv.tmux("list-clients", "-F", "#{client_name}\t#{pane_id}")
+    return dict(line.split("\t", 1) for line in out.splitlines() if "\t" in line)
+
+
+def test_attach_lands_on_the_pane_in_its_own_session(srv):
+    srv.shell_pane(session="s")
+    target = srv.agent_pane(session="other")
+    later = srv.new_pane("exec sh", session="other")  # the session's current window now
+    srv.tmux("select-window", "-t", later)
+    client = PtyClient(srv, argv=[sys.executable, "-m", "tma", "--socket-name", srv.name,
+                                  "attach", "--pane", target])
+    try:
+        assert client.pane() == target
+        assert srv.display(target, "#{session_name}") == "other"
+    finally:
+        client.close()
+
+
+def test_attach_to_no_such_pane_is_exit_3(srv):
+    srv.shell_pane()
+    res = srv.tma("attach", "--pane", "%999")
+    assert res.returncode == 3
+    assert res.stderr == "tma: no pane %999\n"
+    assert srv.tma("attach", "--pane", "box:%1").returncode == 2  # a pane here, not a host
+
+
+def test_jump_to_a_remote_pane_opens_a_window_and_reuses_it(srv, srv2, sshd):
+    # srv is the host (its agent pane); srv2 is this machine, with a person's client
+    target = srv.agent_pane()
+    sshd.set_command(sshd.login_command(srv), pty=True)
+    home = srv2.shell_pane()
+    me = PtyClient(srv2, "s")
+    try:
+        res = srv2.tma("host", "add", "box", "tma-test", "--via", sshd.via())
+        assert res.returncode == 0, res.stderr
+        tag = f"box:{target}"
+        res = srv2.tma("jump", tag, "--client", me.name)
+        assert res.returncode == 0, res.stderr
+        tagged = _tagged(srv2, tag)
+        assert len(tagged) == 1
+        window = tagged[0]
+        assert me.pane() == window
+        command = srv2.display(window, "#{pane_start_command}").strip('"')  # tmux quotes it
+        assert command.startswith("ssh -F ") and " -t " in command, command
+        assert "ControlPath" not in command  # a login of its own, not the link's master
+        assert command.endswith(f"tma-test tma attach --pane {target}"), command
+        # the window's ssh logged in and attached a client to the host's pane
+        srv.wait_for(lambda: target in _clients_on(srv).values(), timeout=20)
+
+        srv2.tmux("switch-client", "-c", me.name, "-t", home)
+        assert me.pane() == home
+        res = srv2.tma("jump", "--pane", tag, "--client", me.name)
+        assert res.returncode == 0, res.stderr
+        assert _tagged(srv2, tag) == [window]  # reused, not a second window
+        assert me.pane() == window
+        assert len(_clients_on(srv)) == 1  # still the one remote client
+    finally:
+        me.close()
+
+
+def test_jump_to_an_unknown_host_names_it(srv2):
+    srv2.shell_pane()
+    me = PtyClient(srv2, "s")
+    try:
+        res = srv2.tma("jump", "nowhere:%1", "--client", me.name)
+        assert res.returncode == 1 and "no host named 'nowhere'" in res.stderr
+        assert not _tagged(srv2, "nowhere:%1")
+        assert me.name in client_names(srv2)
+    finally:
+        me.close()
+
+
+def _tagged(srv, tag: str) -> list[str]:
+    out = srv.tmux("list-panes", "-a", "-F", "#{pane_id}\t#{@tma_remote}")
+    return [p for p, _, v in (line.partition("\t") for line in out.splitlines()) if v == tag]
+
+
+def test_attach_inside_tmux_switches_the_client(srv):
+    home = srv.shell_pane(session="s")
+    target = srv.agent_pane(session="other")
+    me = PtyClient(srv, "s")
+    try:
+        assert me.pane() == home
+        # run as from a shell in `home`: $TMUX says so, so the client there switches
+        res = srv.tma("attach", "--pane", target,
+                      env={"TMUX": f"/nonexistent,{me.pid},0", "TMUX_PANE": home})
+        assert res.returncode == 0, res.stderr
+        assert me.pane() == target
+    finally:
+        me.close()
