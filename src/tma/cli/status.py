@@ -33,7 +33,10 @@ def main(session: common.Session, argv: list[str]) -> int:
     from tma.ui import status as render
 
     counts = render.counts(rows)
-    fleet = _fleet(session, cfg) if sel is None and fmt != "prom" else None
+    # the status line itself (tmux, not a terminal) reads the hosts' counts only in the
+    # daemon's segment: asking the daemon here would load its client on the hot path
+    asked = fmt in ("json", "plain") or common.on_terminal()
+    fleet = _fleet(session, cfg) if sel is None and asked and fmt != "prom" else None
     remote = fleet["counts"] if fleet is not None else None
     if fmt in ("tmux", "plain") and common.on_terminal():
         # a person typed it: no tmux markup, and a newline so the prompt starts afresh
