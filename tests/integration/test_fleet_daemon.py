@@ -6,9 +6,11 @@ remote. The remote: the test's tmux server `srv` (another -L name, another HOME)
 fake Claude pane drawing a blocked screen, behind sshd's forced command `tma serve
 --stdio`.
 
-The link is cut by stopping sshd and every session it forked (SIGSTOP: no FIN, no
-exit, packets unanswered, as a pulled cable or a dead route looks to the client) and
-restored with SIGCONT; sshd killed outright is the other way a host goes.
+The link is cut two ways: a second host's sshd runs in a network namespace the test
+creates, and this end of its veth pair is taken down and brought back (needs root and
+`ip netns`; skipped otherwise); the loopback host's sshd and every session it forked
+are stopped (SIGSTOP: no FIN, no exit, packets unanswered, as a hung machine looks to
+the client) and continued. sshd killed outright is the third way a host goes.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import daemon as daemon_helper
+from tests.helpers import netns as netns_helper
 from tests.helpers import sshd as sshd_helper
 from tests.helpers import tmux_sockets
 from tests.helpers.keyrecorder import KeyRecorder
@@ -149,22 +152,25 @@ def _host(doc: dict, name: str = "box") -> dict:
     return next(h for h in doc["hosts"] if h["name"] == name)
 
 
-def _remote(doc: dict) -> list[dict]:
-    return [r for r in doc["agents"] if r.get("host") == "box"]
+def _remote(doc: dict, name: str = "box") -> list[dict]:
+    return [r for r in doc["agents"] if r.get("host") == name]
 
 
 def _rings(local: Local, pane: str) -> list[dict]:
     return [r for r in _lines(local.log) if r["pane"] == f"box:{pane}"]
 
 
-def _until_state(local: Local, want: str, timeout: float) -> tuple[dict, float]:
+def _until_state(local: Local, want: str, timeout: float, name: str = "box",
+                 also=None) -> tuple[dict, float]:
     start = time.monotonic()
     found: list[dict] = []
 
     def check() -> bool:
         doc, _err, _took = local.ls_hosts()
         found[:] = [doc]
-        return _host(doc)["state"] == want
+        if also is not None:
+            also(doc)
+        return _host(doc, name)["state"] == want
 
     local.wait_for(check, timeout=timeout, interval=0.25)
     return found[0], time.monotonic() - start
@@ -209,6 +215,9 @@ def test_remote_rows_come_from_the_daemon_and_a_cut_link_leaves_stale_rows(
     assert fleet["counts"]["blocked"] == 1 and fleet["hosts"]["online"] == 1
     plain = local.tma("status", "--format", "plain")
     assert plain.stdout.startswith("@"), plain.stdout
+    # the status line (tmux format, no terminal) gets them from the daemon's segment
+    local.wait_for(lambda: local.tma("status").stdout.startswith(
+        "@#[range=user|tma:blocked]"), timeout=10, interval=0.3)
 
     # cut: sshd and its sessions stop answering (no FIN, no exit)
     cut = time.monotonic()
@@ -251,6 +260,68 @@ def test_sshd_killed_goes_offline_then_resyncs_after_a_restart(srv, sshd, local,
     doc, _ = _until_state(local, "online", 75)  # the backoff may be anywhere below a minute
     assert [(r["pane"], r["stale"]) for r in _remote(doc)] == [(rec.pane, False)]
     print(f"\nfleet: online {time.monotonic() - back:.1f}s after sshd came back")
+
+
+@pytest.fixture
+def netns():
+    ns = netns_helper.NetNs()
+    try:
+        yield ns
+    finally:
+        ns.close()
+
+
+def test_a_cut_network_takes_its_host_offline_and_delays_no_other(
+        srv, sshd, local, daemon, netns, tmp_path):
+    """A second host behind a network namespace: its veth taken down and brought back.
+    The loopback host keeps answering (and showing a change) while the other is cut."""
+    far = sshd_helper.Sshd(tmp_path / "sshd-far", address=netns.far, wrap=netns.wrap())
+    try:
+        far.start()
+        rec = _setup(srv, sshd, local)
+        far.set_command(far.serve_command(srv, "--interval", "500"))
+        res = local.tma("host", "add", "far", "tma-test", "--via", far.via())
+        assert res.returncode == 0, res.stderr
+        daemon.start()
+        _until_state(local, "online", 20)
+        doc, _ = _until_state(local, "online", 20, name="far")
+        assert [(r["pane"], r["state"]) for r in _remote(doc, "far")] == [(rec.pane,
+                                                                           "blocked")]
+
+        def box_online(doc: dict) -> None:
+            assert _host(doc, "box")["state"] == "online", _host(doc, "box")
+
+        cut = time.monotonic()
+        netns.cut()
+        doc, _ = _until_state(local, "offline", 25, name="far", also=box_online)
+        offline_after = time.monotonic() - cut
+        assert offline_after < 20, f"offline after {offline_after:.1f}s"
+        assert [(r["pane"], r["stale"]) for r in _remote(doc, "far")] == [(rec.pane, True)]
+
+        # the pane answers: the loopback host shows it now, the cut one cannot
+        srv.tmux("send-keys", "-t", rec.pane, "Escape")  # the recorder draws idle
+
+        def box_idle() -> bool:
+            doc, _err, _took = local.ls_hosts()
+            box_online(doc)
+            return [r["state"] for r in _remote(doc)] == ["idle"]
+
+        local.wait_for(box_idle, timeout=8, interval=0.25)
+        doc, _err, _took = local.ls_hosts()
+        assert [(r["state"], r["stale"]) for r in _remote(doc, "far")] == [("blocked", True)]
+
+        back = time.monotonic()
+        netns.restore()
+        doc, _ = _until_state(local, "online", 20, name="far")
+        online_after = time.monotonic() - back
+        assert online_after < 10, f"online again after {online_after:.1f}s"
+        # the first snapshot of the new link resyncs: the change made while cut
+        assert [(r["state"], r["stale"]) for r in _remote(doc, "far")] == [("idle", False)]
+        print(f"\nfleet (netns): offline {offline_after:.1f}s after the cut, online "
+              f"{online_after:.1f}s after the restore")
+    finally:
+        _resume(far)
+        far.close()
 
 
 def test_a_remote_blocked_episode_rings_once_across_reconnects_and_restarts(
