@@ -178,20 +178,25 @@ def _until_state(local: Local, want: str, timeout: float, name: str = "box",
 
 def _setup(srv, sshd, local) -> KeyRecorder:
     rec = _blocked(srv)
-    sshd.set_command(sshd.serve_command(srv, "--interval", "500"))
+    # every login leaves a line: how many sessions this machine opened
+    sshd.set_command(f"echo login >> {sshd.root / 'logins'}; "
+                     + sshd.serve_command(srv, "--interval", "500"))
     res = local.tma("host", "add", "box", "tma-test", "--via", sshd.via())
     assert res.returncode == 0, res.stderr
     return rec
 
 
-def _sessions(sshd) -> int:
-    """sshd's children: one per session it serves (the listener itself not counted)."""
-    return len(_tree(sshd)) - 1
+def _logins(sshd) -> int:
+    path = sshd.root / "logins"
+    return len(path.read_text().splitlines()) if path.exists() else 0
 
 
 def test_remote_rows_come_from_the_daemon_and_a_cut_link_leaves_stale_rows(
         srv, sshd, local, daemon):
     rec = _setup(srv, sshd, local)
+    doc, _err, oneshot = local.ls_hosts()  # no daemon yet: one snapshot over ssh
+    assert _host(doc)["state"] == "ok" and "source" not in _host(doc)
+    assert _logins(sshd) == 1
     daemon.start()
     doc, _ = _until_state(local, "online", 20)
     rows = _remote(doc)
@@ -202,11 +207,16 @@ def test_remote_rows_come_from_the_daemon_and_a_cut_link_leaves_stale_rows(
     assert box["source"] == "daemon" and box["link"] == "ok" and box["stale"] is False
 
     # the daemon's cache answers: no new ssh session for an ls, however many
-    before = _sessions(sshd)
+    before = _logins(sshd)
+    assert before == 2  # the one-shot's, then the daemon's one link
+    took = []
     for _ in range(3):
-        doc, _err, took = local.ls_hosts()
+        doc, _err, t = local.ls_hosts()
         assert _host(doc)["state"] == "online"
-    assert _sessions(sshd) == before, "ls --hosts opened an ssh session with a daemon running"
+        took.append(t)
+    st = local.tma("status", "--format", "json")
+    assert _logins(sshd) == before, "ls --hosts opened an ssh session with a daemon running"
+    print(f"\nfleet: ls --hosts {oneshot:.2f}s without a daemon, {min(took):.2f}s from it")
 
     # status counts the host's blocked pane beside this machine's (none here)
     st = local.tma("status", "--format", "json")

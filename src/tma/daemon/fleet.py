@@ -80,7 +80,7 @@ class HostLink:
         self.keepalive_s = keepalive_s
         self.wake = wake
         self.lock = threading.Lock()
-        self.state = "connecting"  # connecting (never online yet), online, offline
+        self.state = "connecting"  # the first link is being made; online; offline
         self.link_state: str | None = None  # link.py's named state of the last failure
         self.error: str | None = None
         self.rows: tuple[proto.FleetRow, ...] = ()
@@ -126,10 +126,7 @@ class HostLink:
             attempt = 1 if self._was_online() else attempt + 1
             wait = backoff(attempt)
             with self.lock:
-                if self.state == "online" or self.rows:
-                    self.state = "offline"
-                elif self.state == "connecting" and attempt > 1:
-                    self.state = "offline"
+                self.state = "offline"  # its rows, if any, stay: stale
                 self.link_state, self.error = state, error or state
                 self.failures += 1
                 self.retry_at_ms = _wall() + int(wait * 1000)
