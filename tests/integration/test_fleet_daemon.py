@@ -83,6 +83,32 @@ class Local:
                                *args], capture_output=True, text=True, env=self.env,
                               timeout=timeout)
 
+    def on_a_terminal(self, *args: str) -> str:
+        """What a person sees: tma with its stdout on a PTY 200 columns wide."""
+        import fcntl
+        import pty
+        import struct
+        import termios
+
+        master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 200, 0, 0))
+        proc = subprocess.Popen([sys.executable, "-m", "tma", "--socket-name", self.name,
+                                 *args], stdout=slave, stderr=subprocess.DEVNULL,
+                                env=self.env)
+        os.close(slave)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the child closed its end
+                break
+            if not chunk:
+                break
+            out += chunk
+        os.close(master)
+        proc.wait(timeout=30)
+        return out.decode("utf-8", "replace")
+
     def ls_hosts(self) -> tuple[dict, str, float]:
         start = time.monotonic()
         res = self.tma("ls", "--hosts", "--json", "--timeout", "5")
@@ -243,6 +269,8 @@ def test_remote_rows_come_from_the_daemon_and_a_cut_link_leaves_stale_rows(
     assert box["stale"] is True and box["link"] == "timeout" and box["age_ms"] > 0
     res = local.tma("ls", "--hosts")
     assert f"box:{rec.pane}" in res.stdout and "tma: host box: offline (timeout" in res.stderr
+    table = local.on_a_terminal("ls", "--hosts")
+    assert f"box:{rec.pane}" in table and "stale: offline " in table, table
 
     # restored: the next link's first snapshot resyncs
     back = time.monotonic()
