@@ -284,9 +284,15 @@ def test_remote_rows_come_from_the_daemon_and_a_cut_link_leaves_stale_rows(
 
 
 def test_sshd_killed_goes_offline_then_resyncs_after_a_restart(srv, sshd, local, daemon):
+    local.config.write_text(local.config.read_text().replace(
+        "[fleet]\n", "[fleet]\nstatus = false\n"))
     rec = _setup(srv, sshd, local)
     daemon.start()
     _until_state(local, "online", 20)
+    # [fleet] status = false: the status line keeps to this machine
+    st = local.tma("status", "--format", "json")
+    assert st.returncode == 0 and "fleet" not in json.loads(st.stdout), st.stdout
+    assert local.tma("status", "--format", "plain").stdout == ""
     gone = time.monotonic()
     sshd.kill()
     doc, _ = _until_state(local, "offline", 25)
