@@ -61,9 +61,14 @@ def _tree(pid: int) -> list[int]:
 
 
 class Sshd:
-    def __init__(self, root: Path) -> None:
+    """`address` and `wrap`: where it listens and what it runs under (a network
+    namespace: tests/helpers/netns.py); loopback and nothing by default."""
+
+    def __init__(self, root: Path, *, address: str = "127.0.0.1",
+                 wrap: tuple[str, ...] = ()) -> None:
         require()
         self.root = root
+        self.address, self.wrap = address, tuple(wrap)
         root.mkdir(parents=True, exist_ok=True)
         # ssh's ControlPath must fit a unix socket path: a short private dir for it
         self.control = Path(tempfile.mkdtemp(prefix="tma-ssh-", dir="/tmp"))
@@ -77,17 +82,17 @@ class Sshd:
         self.log = root / "sshd.log"
         self.config = root / "sshd_config"
         self.config.write_text(
-            f"Port {self.port}\nListenAddress 127.0.0.1\nHostKey {self.host_key}\n"
+            f"Port {self.port}\nListenAddress {address}\nHostKey {self.host_key}\n"
             f"PidFile none\nUsePAM no\nStrictModes no\nPermitRootLogin prohibit-password\n"
             f"AuthorizedKeysFile {self.authorized}\nPasswordAuthentication no\n"
             "KbdInteractiveAuthentication no\nPrintMotd no\nPrintLastLog no\n"
             f"AllowUsers {_user()}\nLogLevel ERROR\n")
         host_pub = (root / "host_ed25519.pub").read_text().split()
-        (root / "known_hosts").write_text(f"[127.0.0.1]:{self.port} {host_pub[0]} "
+        (root / "known_hosts").write_text(f"[{address}]:{self.port} {host_pub[0]} "
                                           f"{host_pub[1]}\n")
         self.client_config = root / "ssh_config"
         self.client_config.write_text(
-            f"Host tma-test\n  HostName 127.0.0.1\n  Port {self.port}\n  User {_user()}\n"
+            f"Host tma-test\n  HostName {address}\n  Port {self.port}\n  User {_user()}\n"
             f"  IdentityFile {self.client_key}\n  IdentitiesOnly yes\n"
             f"  UserKnownHostsFile {root / 'known_hosts'}\n  GlobalKnownHostsFile /dev/null\n"
             "  StrictHostKeyChecking yes\n  LogLevel ERROR\n")
@@ -119,13 +124,13 @@ class Sshd:
     # -- the server
     def start(self) -> Sshd:
         os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # its privilege separation dir
-        self.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(self.config)],
+        self.proc = subprocess.Popen([*self.wrap, SSHD, "-D", "-e", "-f", str(self.config)],
                                      stdout=subprocess.DEVNULL,
                                      stderr=open(self.log, "ab"))  # noqa: SIM115
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", self.port)) == 0:
+                if s.connect_ex((self.address, self.port)) == 0:
                     return self
             if self.proc.poll() is not None:
                 raise AssertionError(f"sshd exited: {self.log.read_text()}")

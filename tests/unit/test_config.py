@@ -48,6 +48,10 @@ P = "/c.toml"
     ({"agent": [{"enabled": True}]}, "agent[0].name"),
     ({"agent": [{"name": "x", "process_names": "y"}]}, "agent[0].process_names"),
     ({"api": {"opencode": {"api_base": 1}}}, "api.opencode.api_base"),
+    ({"fleet": {"status": "on"}}, "fleet.status"),
+    ({"fleet": {"keepalive_secs": 0}}, "fleet.keepalive_secs"),
+    ({"fleet": {"keepalive_secs": 61}}, "fleet.keepalive_secs"),
+    ({"fleet": {"poll": 1}}, "fleet.poll"),
 ])
 def test_a_bad_key_is_named(doc, key):
     with pytest.raises(config.ConfigError, match=rf"^tma: config {re.escape(P)}: "

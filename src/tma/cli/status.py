@@ -33,15 +33,25 @@ def main(session: common.Session, argv: list[str]) -> int:
     from tma.ui import status as render
 
     counts = render.counts(rows)
+    # the status line itself (tmux, not a terminal) reads the hosts' counts only in the
+    # daemon's segment: asking the daemon here would load its client on the hot path
+    asked = fmt in ("json", "plain") or common.on_terminal()
+    fleet = _fleet(session, cfg) if sel is None and asked and fmt != "prom" else None
+    remote = fleet["counts"] if fleet is not None else None
     if fmt in ("tmux", "plain") and common.on_terminal():
         # a person typed it: no tmux markup, and a newline so the prompt starts afresh
-        sys.stdout.write(render.for_a_person(counts, cfg.status))
+        line = render.for_a_person(counts, cfg.status)
+        if remote is not None:
+            line = render.with_fleet(line.rstrip("\n"), render.plain(remote, cfg.status)) + "\n"
+        sys.stdout.write(line)
     elif fmt == "tmux":
-        sys.stdout.write(render.tmux(counts, cfg.status))
+        sys.stdout.write(render.with_fleet(render.tmux(counts, cfg.status),
+                                           render.tmux(remote, cfg.status) if remote else ""))
     elif fmt == "plain":
-        sys.stdout.write(render.plain(counts, cfg.status))
+        sys.stdout.write(render.with_fleet(render.plain(counts, cfg.status),
+                                           render.plain(remote, cfg.status) if remote else ""))
     elif fmt == "json":
-        sys.stdout.write(render.json_doc(counts))
+        sys.stdout.write(render.json_doc(counts, fleet))
     else:
         sys.stdout.write(render.prom(counts, rows, common.now_ms()))
     return 0
@@ -77,6 +87,20 @@ def _format(rest: list[str]) -> str | None:
             raise common.UsageError(f"unexpected argument {rest[i]!r}")
         i += 1
     return fmt
+
+
+def _fleet(session, cfg) -> dict | None:
+    """The hosts' counts and states from a running daemon that holds links to hosts,
+    under `[fleet] status` (default on); None otherwise (never an SSH of its own)."""
+    if not (cfg.fleet or {}).get("status", True):
+        return None
+    doc = session.daemon_fleet()
+    if doc is None or not doc.get("hosts") or not isinstance(doc.get("counts"), dict):
+        return None
+    hosts = doc["hosts"]
+    return {"counts": doc["counts"],
+            "hosts": {s: sum(1 for h in hosts if h.get("state") == s)
+                      for s in ("online", "offline", "connecting")}}
 
 
 def _select(rows, sel):

@@ -82,13 +82,15 @@ class Part:
 
 def build(daemon: Daemon) -> list[Part]:
     """Every part the daemon runs, in the order they hear of a read."""
+    from tma.daemon.fleet import Fleet
     from tma.daemon.notifier import Notifier
     from tma.daemon.segment import Segment
     from tma.daemon.server import Server
 
     # the server first (its history and wakes), the notifier before the segment so a
     # rung pane's marker is in the segment's next listing
-    return [Server(daemon), Notifier(daemon), Segment(daemon)]
+    # the fleet before the segment too: the segment counts the hosts' rows it holds
+    return [Server(daemon), Notifier(daemon), Fleet(daemon), Segment(daemon)]
 
 
 def transitions(before: dict, rows: list, now: int) -> list[Transition]:

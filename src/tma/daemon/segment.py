@@ -41,6 +41,7 @@ import os
 import time
 
 from tma.core.paths import here
+from tma.daemon.fleet import Fleet, settings
 from tma.daemon.parts import Part
 from tma.install import tmux_status
 from tma.runtime import cycle as cycle_mod
@@ -149,7 +150,8 @@ class Segment(Part):
         if not wanted:  # a status line started reading it: list the panes too
             out = server.run(*listing.pane_args())
         rows = cycle_mod.standing_rows(listing.parse(out), wall)
-        segment = render.tmux(render.counts(rows), self.daemon.cfg.status)
+        segment = render.with_fleet(render.tmux(render.counts(rows), self.daemon.cfg.status),
+                                    self._fleet())
         self.latest, self.latest_at = segment, now_mono
         if not self.reading:
             return
@@ -160,6 +162,17 @@ class Segment(Part):
             self.shown = segment
             self.writes += 1
         self.until = until
+
+    def _fleet(self) -> str:
+        """The hosts' counts (tma.daemon.fleet), under `[fleet] status`; "" without hosts."""
+        part = next((p for p in self.daemon.parts if isinstance(p, Fleet)), None)
+        if part is None or not part.links or not settings(self.daemon.cfg)[0]:
+            return ""
+        return render.tmux(part.counts_now(), self.daemon.cfg.status)
+
+    def poke(self) -> None:
+        """The hosts' rows changed: compute the segment at the next turn."""
+        self._due = 0
 
     def serve(self, now_mono: int) -> str | None:
         """What `tma status` would print for the tmux format, if the daemon has it fresh

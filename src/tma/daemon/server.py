@@ -12,6 +12,8 @@ their fds. Each connection opens with a 4-byte request (docs/explanation/daemon.
           state-affecting loop iteration (a wake hint, never data)
     TMAH  history: 0x13, a u32-LE length and the transitions document, then EOF
     TMAW  wake the subscribers (a hook stamped a pane itself): 0x06, then EOF
+    TMAF  the fleet: one JSON line (every host's state and the hosts' rows, as
+          tma.daemon.fleet keeps them), then EOF
 
 Single-threaded and bounded: every socket is non-blocking, a partial request is
 parked in the poll set with a whole-request deadline, at most MAX_PARTIAL are parked
@@ -29,6 +31,7 @@ import time
 from collections import deque
 
 from tma.core.codec import clamp_future
+from tma.daemon.fleet import Fleet
 from tma.daemon.parts import Part, Transition
 from tma.daemon.stamper import Stamper
 from tma.runtime import handoff, manifests, notify_gate
@@ -36,6 +39,8 @@ from tma.tmux import spawn
 
 MAGIC_EVENT, MAGIC_STATUS, MAGIC_SUB, MAGIC_HISTORY, MAGIC_WAKE, MAGIC_SEGMENT = (
     b"TMA1", b"TMAQ", b"TMAS", b"TMAH", b"TMAW", b"TMAT")
+MAGIC_FLEET = b"TMAF"
+FLEET_SEND_S = 1.0  # a fleet document larger than the socket's buffer: at most this long
 ACK, NAK, SUBSCRIBED, WAKE, HISTORY = b"\x06", b"\x15", b"\x11", b"\x12", b"\x13"
 FIELDS = ("pane", "agent", "kind", "payload", "at", "scope")
 SMALL_CAP = 4096
@@ -338,7 +343,7 @@ class Server(Part):
         if len(magic) < 4:
             if not any(m.startswith(magic) for m in (MAGIC_EVENT, MAGIC_STATUS, MAGIC_SUB,
                                                      MAGIC_HISTORY, MAGIC_WAKE,
-                                                     MAGIC_SEGMENT)):
+                                                     MAGIC_SEGMENT, MAGIC_FLEET)):
                 raise Refused("unknown request")
             return False
         if magic == MAGIC_EVENT:
@@ -372,6 +377,8 @@ class Server(Part):
             self._reply(conn.sock, ACK)
         elif magic == MAGIC_SUB:
             self._subscribe(conn.sock)
+        elif magic == MAGIC_FLEET:
+            self._fleet(conn.sock)
         else:
             self.partial[conn.fd] = conn  # dropped (and counted) by the caller
             raise Refused("unknown request")
@@ -384,6 +391,19 @@ class Server(Part):
         early and says so) rather than waited for."""
         try:
             sock.send(data)
+        except OSError:
+            pass
+        finally:
+            sock.close()
+
+    def _fleet(self, sock: socket.socket) -> None:
+        """The fleet document (tma.daemon.fleet), sent whole: a few hundred rows outgrow a
+        socket buffer, so this one send may wait, FLEET_SEND_S at most."""
+        part = next((p for p in self.daemon.parts if isinstance(p, Fleet)), None)
+        doc = part.doc() if part is not None else {"schema": 1, "hosts": [], "agents": []}
+        try:
+            sock.settimeout(FLEET_SEND_S)
+            sock.sendall((json.dumps(doc) + "\n").encode())
         except OSError:
             pass
         finally:

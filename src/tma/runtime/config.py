@@ -53,6 +53,7 @@ class Config:
         self.agents: list = []
         self.api: dict = {}
         self.serve: dict = {}
+        self.fleet: dict = {}
 
     def fold(self):
         from tma.core.fold import FoldConfig
@@ -118,7 +119,7 @@ def validate(path: str, doc: dict[str, object]) -> dict[str, object]:
     """Check every key; return a plain dict (marshal-able) of the settings."""
     _known(path, "", doc, ("fold", "status", "picker", "tmux", "hooks", "notify", "focus",
                            "install", "telemetry", "daemon", "agent", "api", "agents",
-                           "serve"))
+                           "serve", "fleet"))
     if "agents" in doc:
         raise _err(path, "agents", "the [agents] table was renamed to [api]")
     out: dict[str, object] = {}
@@ -366,16 +367,32 @@ def _serve(path: str, doc: dict, out: dict) -> None:
     out["serve"] = serve
 
 
+FLEET_RANGES = {"keepalive_secs": (1, 60)}
+
+
+def _fleet(path: str, doc: dict, out: dict) -> None:
+    """[fleet]: the daemon's links to the hosts in hosts.toml."""
+    fleet = _table(path, "fleet", doc.get("fleet", {}))
+    _known(path, "fleet", fleet, ("status", "keepalive_secs"))
+    if "status" in fleet:
+        _bool(path, "fleet.status", fleet["status"])
+    for key, (lo, hi) in FLEET_RANGES.items():
+        if key in fleet and not lo <= _uint(path, f"fleet.{key}", fleet[key]) <= hi:
+            raise _err(path, f"fleet.{key}", f"must be {lo}-{hi}")
+    out["fleet"] = fleet
+
+
 #: validate()'s steps, in the order the keys are reported (the first bad key wins).
 _SECTIONS = (_fold, _glyphs, _tmux_hooks, _notify, _focus_install, _telemetry_daemon,
-             _agents, _api, _serve)
+             _agents, _api, _serve, _fleet)
 
 
 def _build(path: str | None, settings: dict[str, Any]) -> Config:
     cfg = Config(path=path)
     for key in ("dwell_secs", "hook_decay_secs", "blocked_decay_secs", "freshness_secs",
                 "tmux_bin", "claude_reply_lane", "hold_ms", "focus_events", "wrapper_ref",
-                "telemetry_windows", "notify", "daemon", "agents", "api", "serve"):
+                "telemetry_windows", "notify", "daemon", "agents", "api", "serve",
+                "fleet"):
         if key in settings:
             setattr(cfg, key, settings[key])
     for section, defaults in (("status", STATUS_DEFAULTS), ("picker", PICKER_DEFAULTS)):

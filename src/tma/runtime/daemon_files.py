@@ -7,7 +7,8 @@ key of the server's socket path: 16 hex digits of FNV-1a-64.
     <key>.lock   flock held for the daemon's life; body
                  "<pid>\\nversion=<v>\\npackage=<the tma package dir it runs>\\n"
     <key>.sock   unix socket: request/response (tma.daemon.server; TMAQ is the status
-                 line, TMAH the transitions document, TMA1 a hook event, TMAS subscribe)
+                 line, TMAH the transitions document, TMA1 a hook event, TMAS subscribe,
+                 TMAF the fleet: the hosts' states and rows)
     <key>.log    what a daemon started by `tma daemon --ensure` writes
     <key>.failed an autostart whose `--ensure` failed (no retry for a minute)
 
@@ -145,6 +146,21 @@ def read_status(path: str, timeout: float = 2.0) -> dict | None:
     except (OSError, ValueError):
         return None
     return doc if isinstance(doc, dict) else None
+
+
+def read_fleet(path: str, timeout: float = 2.0) -> dict | None:
+    """The hosts' states and rows the daemon's long-lived links keep (TMAF), or None (no
+    daemon answers, or one from before the fleet)."""
+    import json
+
+    s = _ask(path, b"TMAF", timeout)
+    if s is None:
+        return None
+    try:
+        doc = json.loads(_read_all(s, 64 << 20))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) and isinstance(doc.get("hosts"), list) else None
 
 
 def read_history(path: str, timeout: float = 2.0) -> dict | None:

@@ -388,3 +388,47 @@ def exchange(name: str, argv: list[str], make, *, timeout: float = DEFAULT_TIMEO
     if probe.state == "closed":
         probe.state, probe.error = classify_exit(argv, probe.exit_code, probe.stderr)
     return result
+
+
+# -- a long-lived stream (the daemon's one link per host, tma.daemon.fleet)
+
+
+def greet(link: Link, probe: Probe, deadline: float) -> proto.HelloResponse:
+    """hello on an open link, a banner skipped and counted as a probe does; LinkFailed
+    with the named state otherwise."""
+    rid = link.next_id()
+    link.send(proto.HelloRequest(rid, "tma", __version__, _device()))
+    hello = _answer(link, probe, rid, deadline, before_hello=True)
+    if not isinstance(hello, proto.HelloResponse):
+        raise LinkFailed("bad-frame", f"the remote answered hello with {hello.T!r}")
+    probe.hello = hello
+    return hello
+
+
+def next_frame(link: Link, deadline: float) -> proto.Frame:
+    """The next frame of any id after the hello (a stream's snapshot or error, an
+    answer). LinkFailed `timeout` at the deadline, `closed` at the end of the stream,
+    and the states a probe names for a bad line."""
+    item = link.line(deadline)
+    if item is None:
+        raise LinkFailed("closed", "")
+    if isinstance(item, proto.ProtoError):
+        raise LinkFailed("frame-too-large",
+                         f"the remote sent a line longer than {MAX_RESPONSE_BYTES} bytes")
+    try:
+        return proto.parse_line(item, proto.RESPONSE, limit=MAX_RESPONSE_BYTES)
+    except proto.ProtoError as exc:
+        if exc.code == proto.UNSUPPORTED_SCHEMA:
+            raise LinkFailed("unsupported-schema",
+                             f"the remote speaks another protocol schema: {exc}") from None
+        raise LinkFailed("bad-frame", f"the remote sent a frame tma cannot read: "
+                         f"{exc}") from None
+
+
+def ended(link: Link, state: str, error: str) -> tuple[str, str]:
+    """The named state of a stream that ended (`closed`): from the child's exit and stderr,
+    as a probe's (the child is reaped, killed after a short grace)."""
+    code = link.finish(grace=0.3)
+    if state != "closed":
+        return state, error
+    return classify_exit(link.argv, code, link.err.decode("utf-8", "replace"))

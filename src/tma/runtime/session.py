@@ -23,6 +23,7 @@ from tma.core.record import Record
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
+    from typing import Any
 
     from tma.core.paths import Paths
     from tma.runtime.config import Config
@@ -215,6 +216,20 @@ class Session:
         args = {k: v for k, v in (("config", self.g.config),
                                   ("manifest-dir", self.g.manifest_dir)) if v}
         return handoff.ask_segment(args, socket_path)
+
+    def daemon_fleet(self) -> dict[str, Any] | None:
+        """The fleet document of this server's running daemon (its hosts' states and
+        rows, kept by one long-lived link per host): no SSH, no tmux spawn. None when no
+        daemon answers."""
+        socket_path = self.known_socket()
+        if not socket_path:
+            return None
+        from tma.runtime import daemon_files
+
+        files = daemon_files.Files(socket_path, self.paths.runtime_dir)
+        if not daemon_files.held(files.lock):
+            return None
+        return daemon_files.read_fleet(files.sock, timeout=2.0)
 
     # ------------------------------------------------------------------ the daemon
 

@@ -16,6 +16,27 @@ def counts(rows) -> dict[str, int]:
     return out
 
 
+def fleet_counts(frows) -> dict[str, int]:
+    """The same classes for the hosts' rows (protocol FleetRows: state and attention)."""
+    out = dict.fromkeys(CLASS_ORDER, 0)
+    for r in frows:
+        cls = states.display_class(r.state, r.attention)
+        out[cls if cls in out else states.UNKNOWN] += 1
+    return out
+
+
+#: What sets the hosts' counts apart from this machine's on a status line.
+FLEET_MARK = "@"
+
+
+def with_fleet(local: str, remote: str) -> str:
+    """This machine's segment, then the hosts' counts after FLEET_MARK (nothing when the
+    hosts have no agent)."""
+    if not remote:
+        return local
+    return f"{local} {FLEET_MARK}{remote}" if local else f"{FLEET_MARK}{remote}"
+
+
 def tmux(c: dict[str, int], palette: dict[str, tuple[str, str]]) -> str:
     """Each count as a chip: the class colour behind black or white text (the one that
     contrasts more), then the bar's own colours again. A chip reads on any bar, the
@@ -48,9 +69,15 @@ def for_a_person(c: dict[str, int], palette: dict[str, tuple[str, str]]) -> str:
     return (plain(c, palette) or "no agents") + "\n"
 
 
-def json_doc(c: dict[str, int]) -> str:
+def json_doc(c: dict[str, int], fleet: dict | None = None) -> str:
+    """`fleet`: the hosts' counts and states, when a daemon holds links to hosts."""
     inner = ",".join(f'"{k}":{c[k]}' for k in ("working", "blocked", "idle", "unknown", "done"))
-    return '{"schema":1,"counts":{' + inner + "}}\n"
+    if fleet is None:
+        return '{"schema":1,"counts":{' + inner + "}}\n"
+    import json
+
+    return ('{"schema":1,"counts":{' + inner + '},"fleet":'
+            + json.dumps(fleet, separators=(",", ":")) + "}\n")
 
 
 def prom(c: dict[str, int], rows, now: int) -> str:

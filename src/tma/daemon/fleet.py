@@ -1,0 +1,459 @@
+"""The daemon's fleet: one long-lived link per configured host (hosts.toml).
+
+Each host gets a thread of its own that holds one transport process (tma.runtime.link:
+ssh or a `--via` argv) with `tma serve --stdio` at its far end, so a slow or hung host
+costs its own thread only, never the loop's detection or another host, and sshd sees
+one session per host for the daemon's life (polling would open one per look and run
+into its MaxSessions). The conversation on the link:
+
+    hello                    the banner skipped and counted, as a probe does
+    snapshot                 the baseline: every row the host has now (a resync)
+    subscribe (no events)    the host sends a snapshot whenever its rows change
+    snapshot every keepalive the proof that the host still answers (and a resync)
+
+A host that sends no frame for MISSES keepalives is `offline`, as is one whose link
+ends: its rows stay, `stale`, with the age of the last frame that vouched for them,
+and the thread reconnects with a jittered exponential backoff capped near a minute.
+The first snapshot of a new link replaces the stale rows.
+
+The loop hears of new rows through a pipe (this part's fd) and, on its own thread,
+rings a remote pane's blocked episode once through the normal notify path. What was
+rung is kept by (host, pane, episode) in the state dir, so neither a reconnect (which
+sends the same episode again) nor a restarted daemon rings it twice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import threading
+import time
+import types
+
+from tma.core import proto, states
+from tma.core.paths import here
+from tma.daemon.notifier import Notifier
+from tma.daemon.parts import Part
+from tma.runtime import hosts as store
+from tma.runtime import link as link_mod
+from tma.runtime import notify, notify_gate
+from tma.runtime.notify_note import Note
+from tma.tmux import notify as tnotify
+from tma.ui import rows as render
+from tma.ui import status as counts_render
+
+KEEPALIVE_S = 5
+MISSES = 3  # keepalives without a frame before a host is offline
+CONNECT_S = 10.0  # hello and the first snapshot of a new link
+BACKOFF_MIN_S = 1.0
+BACKOFF_MAX_S = 60.0
+RUNG_CAP = 4096
+RUNG_KEEP_MS = 7 * 86_400_000
+STOP_POLL_S = 0.5  # how soon a thread hears the daemon stop
+WATCH_MS = 2000  # hosts.toml is looked at this often (`tma host add` needs no reload)
+
+
+def _wall() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _mono() -> int:
+    return time.monotonic_ns() // 1_000_000
+
+
+def backoff(attempt: int, rand=random.random) -> float:
+    """The wait before reconnect number `attempt` (1-based): doubling from a second,
+    capped at BACKOFF_MAX_S, each drawn in its upper half so hosts cut together do
+    not come back in step."""
+    top = min(BACKOFF_MAX_S, BACKOFF_MIN_S * 2 ** max(0, attempt - 1))
+    return top / 2 + rand() * top / 2
+
+
+class HostLink:
+    """One host's stream, run on its own thread; its fields are read by the loop under
+    `lock`."""
+
+    def __init__(self, host: store.Host, argv: list[str], env: dict[str, str],
+                 keepalive_s: float, wake) -> None:
+        self.host, self.name, self.argv, self.env = host, host.name, argv, env
+        self.keepalive_s = keepalive_s
+        self.wake = wake
+        self.lock = threading.Lock()
+        self.state = "connecting"  # the first link is being made; online; offline
+        self.link_state: str | None = None  # link.py's named state of the last failure
+        self.error: str | None = None
+        self.rows: tuple[proto.FleetRow, ...] = ()
+        self.at_ms = 0  # wall ms of the last frame from the host (0: none yet)
+        self.remote: str | None = None  # what the host calls itself, and its tma
+        self.banner = 0
+        self.connects = 0
+        self.failures = 0
+        self.retry_at_ms: int | None = None
+        self.generation = 0  # bumped at every new set of rows (the loop's cue)
+        self._online_since_fail = False  # a fresh backoff after a link that worked
+        self.stopping = threading.Event()
+        self.current: link_mod.Link | None = None
+        self.thread = threading.Thread(target=self._run, name=f"tma-fleet-{self.name}",
+                                       daemon=True)
+
+    # ------------------------------------------------------------ the thread
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        current = self.current
+        if current is not None:
+            current.kill()
+
+    def _run(self) -> None:
+        attempt = 0
+        while not self.stopping.is_set():
+            state, error = "closed", ""
+            try:
+                self._stream()
+            except link_mod.LinkFailed as exc:
+                state, error = exc.state, exc.error
+            except Exception as exc:  # a bug here names the host rather than end the thread
+                state, error = "closed", f"tma failed: {exc!r}"
+            finally:
+                current, self.current = self.current, None
+            if current is not None:
+                state, error = link_mod.ended(current, state, error)
+            if self.stopping.is_set():
+                return
+            attempt = 1 if self._was_online() else attempt + 1
+            wait = backoff(attempt)
+            with self.lock:
+                self.state = "offline"  # its rows, if any, stay: stale
+                self.link_state, self.error = state, error or state
+                self.failures += 1
+                self.retry_at_ms = _wall() + int(wait * 1000)
+                self.generation += 1
+            self.wake()
+            self.stopping.wait(wait)
+
+    def _was_online(self) -> bool:
+        with self.lock:
+            online, self._online_since_fail = self._online_since_fail, False
+        return online
+
+    def _stream(self) -> None:
+        lk = link_mod.Link(self.argv, env=self.env)
+        self.current = lk
+        if self.stopping.is_set():
+            return
+        probe = link_mod.Probe(self.name)
+        deadline = time.monotonic() + CONNECT_S
+        hello = link_mod.greet(lk, probe, deadline)
+        snap_id = lk.next_id()
+        lk.send(proto.SnapshotRequest(snap_id, None))
+        while True:
+            frame = link_mod.next_frame(lk, deadline)
+            if frame.id == snap_id:
+                break
+        self._answered(frame, snap_id)
+        with self.lock:
+            self.remote = f"{hello.host} (tma {hello.tma_version})"
+            self.banner = probe.banner
+            self.connects += 1
+            self._online_since_fail = True
+        self._rows(frame)
+        sub_id = lk.next_id()
+        lk.send(proto.Subscribe(sub_id, False))
+        silent = self.keepalive_s * MISSES
+        last = time.monotonic()
+        next_keep = last + self.keepalive_s
+        asks = {sub_id}
+        while not self.stopping.is_set():
+            now = time.monotonic()
+            if now - last >= silent:
+                raise link_mod.LinkFailed("timeout", f"no frame from the host for {silent:g} s")
+            if now >= next_keep:
+                keep = lk.next_id()
+                lk.send(proto.SnapshotRequest(keep, None))
+                asks.add(keep)
+                if len(asks) > 2 * MISSES:  # answers never came: a bound, not a leak
+                    asks = {sub_id, keep}
+                next_keep = now + self.keepalive_s
+            until = min(next_keep, last + silent, now + STOP_POLL_S)
+            try:
+                frame = link_mod.next_frame(lk, until)
+            except link_mod.LinkFailed as exc:
+                if exc.state == "timeout":
+                    continue
+                raise
+            last = time.monotonic()
+            if frame.id in asks:
+                self._answered(frame, frame.id)
+                if isinstance(frame, proto.Snapshot):
+                    if frame.id != sub_id:
+                        asks.discard(frame.id)
+                    self._rows(frame)
+                else:
+                    self._seen()
+            else:
+                self._seen()
+
+    @staticmethod
+    def _answered(frame: proto.Frame, rid: str) -> None:
+        """An error answer is the link's end, named as a probe names it."""
+        if isinstance(frame, proto.Error):
+            if "no tmux server" in frame.message:
+                raise link_mod.LinkFailed("tmux-down", f"remote: {frame.message}")
+            if frame.code == proto.UNSUPPORTED_SCHEMA:
+                raise link_mod.LinkFailed("unsupported-schema", f"remote: {frame.message}")
+            raise link_mod.LinkFailed("refused", f"remote said {frame.code}: {frame.message}")
+        if not isinstance(frame, (proto.Snapshot, proto.Ack)):
+            raise link_mod.LinkFailed("bad-frame", f"the remote answered {rid} with "
+                                      f"{frame.T!r}")
+
+    def _rows(self, frame) -> None:
+        with self.lock:
+            changed = frame.agents != self.rows or self.state != "online"
+            self.rows = frame.agents
+            self.at_ms = _wall()
+            self.state, self.link_state, self.error = "online", "ok", None
+            self.retry_at_ms = None
+            if changed:
+                self.generation += 1
+        if changed:
+            self.wake()
+
+    def _seen(self) -> None:
+        with self.lock:
+            self.at_ms = _wall()
+
+    # ------------------------------------------------------------ the loop's view
+    def view(self, now: int) -> tuple[dict, tuple[proto.FleetRow, ...], bool]:
+        """(the host's entry, its rows, stale) as they stand."""
+        with self.lock:
+            stale = self.state != "online"
+            age = max(0, now - self.at_ms) if self.at_ms else None
+            entry = {"name": self.name, "state": self.state, "link": self.link_state,
+                     "error": self.error, "age_ms": age, "stale": stale,
+                     "remote": self.remote, "connects": self.connects,
+                     "failures": self.failures,
+                     "retry_in_ms": (max(0, self.retry_at_ms - now)
+                                     if self.retry_at_ms is not None else None)}
+            return entry, self.rows, stale
+
+
+class Rung:
+    """The remote blocked episodes already rung here: (host, pane, episode) -> when,
+    in a small JSON file (written by an atomic rename) that outlives the daemon."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.seen: dict[str, int] = {}
+        try:
+            with open(path, encoding="utf-8") as fh:
+                doc = json.load(fh)
+            if isinstance(doc, dict) and isinstance(doc.get("rung"), dict):
+                self.seen = {k: int(v) for k, v in doc["rung"].items()
+                             if isinstance(k, str) and isinstance(v, int)}
+        except (OSError, ValueError):
+            pass
+
+    @staticmethod
+    def key(host: str, pane: str, episode: int) -> str:
+        return f"{host}\t{pane}\t{episode}"
+
+    def claim(self, key: str, now: int) -> bool:
+        """True (and recorded) the first time a key is seen; False ever after."""
+        if key in self.seen:
+            return False
+        self.seen[key] = now
+        if len(self.seen) > RUNG_CAP:
+            for old in sorted(self.seen, key=self.seen.__getitem__)[:len(self.seen) - RUNG_CAP]:
+                del self.seen[old]
+        self.seen = {k: v for k, v in self.seen.items() if now - v < RUNG_KEEP_MS}
+        self.save()
+        return True
+
+    def save(self) -> None:
+        os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
+        tmp = f"{self.path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump({"schema": 1, "rung": self.seen}, fh)
+        os.replace(tmp, self.path)
+
+
+def settings(cfg) -> tuple[bool, int]:
+    """([fleet] status, [fleet] keepalive_secs), defaulted (tma.runtime.config checks them)."""
+    f = getattr(cfg, "fleet", None) or {}
+    return bool(f.get("status", True)), int(f.get("keepalive_secs", KEEPALIVE_S))
+
+
+class Fleet(Part):
+    name = "fleet"
+
+    def __init__(self, daemon) -> None:
+        super().__init__(daemon)
+        self.paths = here()
+        self.links: dict[str, HostLink] = {}
+        self._r, self._w = os.pipe()
+        os.set_blocking(self._r, False)
+        os.set_blocking(self._w, False)
+        self.rung = Rung(os.path.join(self.paths.state_dir, "fleet", "rung.json"))
+        self.seen_gen: dict[str, int] = {}
+        self.counts = {"rung": 0, "hosts_error": 0}
+        self.hosts_error: str | None = None
+        self._file = store.path(types.SimpleNamespace(paths=self.paths))
+        self._file_seen = self._stat()
+        self._watch_at = _mono() + WATCH_MS
+        self._start()
+
+    # ------------------------------------------------------------ hosts
+    def _stat(self) -> tuple:
+        try:
+            st = os.stat(self._file)
+        except OSError:
+            return ()
+        return st.st_mtime_ns, st.st_size, st.st_ino
+
+    def deadline(self) -> int | None:
+        return self._watch_at
+
+    def tick(self, now_mono: int) -> None:
+        self._watch_at = now_mono + WATCH_MS
+        seen = self._stat()
+        if seen != self._file_seen:
+            self._file_seen = seen
+            self._start()
+
+    def _configured(self) -> list[store.Host]:
+        try:
+            found = store.load(types.SimpleNamespace(paths=self.paths))
+        except store.HostError as exc:
+            self.hosts_error = str(exc)
+            self.counts["hosts_error"] += 1
+            self.daemon.log(f"tma daemon: fleet: {exc}")
+            return [h.host for h in self.links.values()]  # keep what runs
+        self.hosts_error = None
+        return found
+
+    def _start(self) -> None:
+        wanted = self._configured()
+        keepalive = settings(self.daemon.cfg)[1]
+        control = self.paths.runtime_dir
+        env = dict(os.environ)
+        names = {h.name for h in wanted}
+        for name in [n for n in self.links if n not in names]:
+            self.links.pop(name).stop()
+        for host in wanted:
+            argv = link_mod.argv_for(host, control)
+            running = self.links.get(host.name)
+            if running is not None and running.argv == argv \
+                    and running.keepalive_s == keepalive:
+                continue
+            if running is not None:
+                running.stop()
+            hl = HostLink(host, argv, env, keepalive, self._wake)
+            self.links[host.name] = hl
+            hl.start()
+
+    def _wake(self) -> None:
+        try:
+            os.write(self._w, b"f")
+        except OSError:  # full: the loop has a wake pending already
+            pass
+
+    # ------------------------------------------------------------ the Part hooks
+    def fds(self) -> list[int]:
+        return [self._r]
+
+    def ready(self, fd: int) -> None:
+        try:
+            while os.read(self._r, 4096):
+                pass
+        except (BlockingIOError, OSError):
+            pass
+        self._ring(_wall())
+        for part in self.daemon.parts:
+            poke = getattr(part, "poke", None)
+            if poke is not None:
+                poke()  # the segment: the hosts' counts changed
+
+    def reloaded(self) -> None:
+        self._file_seen = self._stat()
+        self._start()
+
+    def status(self) -> dict:
+        now = _wall()
+        return {"fleet": {"hosts": [hl.view(now)[0] for hl in self.links.values()],
+                          "hosts_error": self.hosts_error, **self.counts}}
+
+    def close(self) -> None:
+        for hl in self.links.values():
+            hl.stop()
+        for hl in self.links.values():
+            hl.thread.join(timeout=1.0)
+        for fd in (self._r, self._w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    # ------------------------------------------------------------ what surfaces ask
+    def counts_now(self) -> dict[str, int]:
+        now = _wall()
+        return counts_render.fleet_counts([r for hl in self.links.values()
+                                           for r in hl.view(now)[1]])
+
+    def doc(self) -> dict:
+        """The merged remote rows and every host's state: what `tma ls --hosts` and
+        `tma status` read over the daemon's socket (TMAF)."""
+        now = _wall()
+        hosts, agents, live = [], [], []
+        for hl in self.links.values():
+            entry, rows, stale = hl.view(now)
+            hosts.append(entry)
+            for frow in rows:
+                d = render.fleet_row_dict(frow, host=hl.name, stale=stale)
+                d["age_ms"] = entry["age_ms"]
+                agents.append(d)
+                live.append(frow)
+        return {"schema": 1, "hosts": hosts, "agents": agents,
+                "counts": counts_render.fleet_counts(live),
+                "status": settings(self.daemon.cfg)[0]}
+
+    # ------------------------------------------------------------ notifications
+    def _ring(self, now: int) -> None:
+        cfg = self.daemon.cfg
+        if not notify_gate.enabled(cfg, "blocked"):
+            return
+        for hl in list(self.links.values()):
+            with hl.lock:
+                if hl.generation == self.seen_gen.get(hl.name) or hl.state != "online":
+                    continue
+                self.seen_gen[hl.name] = hl.generation
+                rows = hl.rows
+            for frow in rows:
+                if frow.state != states.BLOCKED or frow.muted:
+                    continue
+                key = Rung.key(hl.name, frow.pane, frow.episode_ms or frow.since_ms)
+                if self.rung.claim(key, now):
+                    self._send(hl.name, frow, now)
+
+    def _send(self, host: str, frow: proto.FleetRow, now: int) -> None:
+        self.counts["rung"] += 1
+        note = Note(trigger="blocked", agent=frow.agent, pane=f"{host}:{frow.pane}",
+                    detail=frow.detail, session=frow.session,
+                    locator=f"{host}:{frow.locator}", repo=frow.repo or "",
+                    branch=frow.branch or "", since_ms=max(0, now - frow.since_ms),
+                    context_pct=frow.context,
+                    # never resolved here: `HOST:%N` could name a local session's pane,
+                    # and a bell or OSC for a remote pane has no local tty to go to
+                    tty="-", tool=frow.pending_tool or "", summary=frow.pending_summary or "")
+        try:
+            clients, _tty = tnotify.targets(self.daemon.server, "", False)
+        except Exception:  # the message line only; every other sink still rings
+            clients = []
+        started = notify.dispatch(self.daemon.server, self.daemon.cfg, note, wait=False,
+                                  now=now, clients=clients, daemon=True)
+        keeper = next((p for p in self.daemon.parts if isinstance(p, Notifier)), None)
+        for child in started:
+            if keeper is not None:
+                keeper.adopt(child)
