@@ -29,7 +29,7 @@ import sys
 import time
 
 from tma import __version__
-from tma.runtime import daemon_files, rundir
+from tma.runtime import daemon_files, procs, rundir
 from tma.tmux import control, read, spawn
 from tma.tmux.adapter import NoServer
 
@@ -186,7 +186,9 @@ def _terminate(paths: Files) -> bool:
             return False
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
-            if not daemon_files.held(paths.lock):
+            # the daemon unlinks its lock file on the way out, before the interpreter
+            # has finished exiting: stopped means the lock is free AND the process gone
+            if not daemon_files.held(paths.lock) and not procs.running(pid):
                 return True
             time.sleep(0.02)
     return not daemon_files.held(paths.lock)

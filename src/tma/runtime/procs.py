@@ -196,3 +196,15 @@ def alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def running(pid: int) -> bool:
+    """Whether a process exists and has not exited: `alive`, less a zombie (an exited
+    process its parent has not reaped yet: a daemon's parent is often an init that
+    reaps late, and a stopped daemon must not look like one still running)."""
+    if not alive(pid):
+        return False
+    data = _read(f"/proc/{pid}/stat")
+    if data is None:  # gone since the probe, or no /proc here (the probe must do)
+        return not os.path.exists("/proc/self/stat")
+    return data.rsplit(b") ", 1)[-1][:1] != b"Z"
