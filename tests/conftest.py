@@ -19,6 +19,7 @@ The session also fails if it leaves behind a socket file of a tmux server it sta
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -34,6 +35,14 @@ LIVE_CACHE = os.environ.get("TMA_LIVE_CACHE") or os.path.join(REAL_HOME, ".cache
 #: the XDG base dirs, at their default places under the private HOME
 XDG_HOMES = {"XDG_CONFIG_HOME": ".config", "XDG_CACHE_HOME": ".cache",
              "XDG_DATA_HOME": ".local/share", "XDG_STATE_HOME": ".local/state"}
+
+
+# A suite started as a background job of a non-interactive shell (`.ci/run &`) inherits
+# SIGINT ignored, and a process started with SIGINT ignored keeps it ignored: the tests
+# that press Ctrl-C in a tma would then see nothing happen. Python's own handler here
+# makes the children start with SIGINT's default again (exec resets handlers, not SIG_IGN).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 class WroteTheRealHome(RuntimeError):
