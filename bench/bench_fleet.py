@@ -64,7 +64,7 @@ from bench_peer import AGENTS, Tmux, load_screens  # noqa: E402
 
 # The smallest run (argv lists): CI runs it (tests/integration/test_bench_scripts.py).
 SMOKE = [["--hosts", "1", "--panes", "2", "--ls-runs", "3", "--runs", "2", "--idle-secs",
-          "3", "--intervals", "500"]]
+          "2", "--intervals", "500"]]
 
 GOALS = {"ratio": 2.0, "latency_ms": 1000, "cpu_pct": 2.0}
 HOST_CONFIG = """[hooks]
@@ -414,6 +414,26 @@ def bench_idle(fleet: Fleet, secs: float) -> dict:
             "app_bytes_per_min": per_min(1)}
 
 
+def bench_alone(fleet: Fleet, secs: float) -> dict:
+    """The same daemon with every host removed (`tma host remove`: it drops their links
+    when it sees hosts.toml change): what it costs for this machine's panes alone."""
+    for h in fleet.hosts:
+        res = fleet.tma("host", "remove", h.name)
+        if res.returncode != 0:
+            raise SystemExit(f"tma host remove: {res.stderr}")
+    _wait("the daemon to drop its links", lambda: (fleet.fleet() or {}).get("hosts") == [],
+          30)
+    _wait("the links' ssh to go", lambda: not descendants(fleet.pid) or all(
+        "ssh" not in Path(f"/proc/{p}/comm").read_text() for p in descendants(fleet.pid)
+        if Path(f"/proc/{p}").exists()), 30)
+    time.sleep(min(10.0, secs))
+    d0, t0 = cpu_ms(fleet.pid, False), time.monotonic()
+    time.sleep(secs)
+    d1, t1 = cpu_ms(fleet.pid, False), time.monotonic()
+    return {"secs": round(t1 - t0, 1), "daemon_pct": (d1 - d0) / ((t1 - t0) * 1000) * 100,
+            "rss_kb": rss_kb(fleet.pid)}
+
+
 # ------------------------------------------------------------------ report
 
 
@@ -463,6 +483,11 @@ def report(args, res: dict) -> None:
     met = "met" if idle["daemon_pct"] < GOALS["cpu_pct"] else "missed"
     print(f"- daemon CPU {idle['daemon_pct']:.2f} % of a core (goal < {GOALS['cpu_pct']:g} %: "
           f"{met}); its VmRSS {idle['rss_kb'][0]} -> {idle['rss_kb'][1]} kB")
+    alone = res["alone"]
+    print(f"- the same daemon after `tma host remove` of every host ({alone['secs']} s, this "
+          f"machine's {args.panes} panes alone): {alone['daemon_pct']:.2f} %, VmRSS "
+          f"{alone['rss_kb']} kB; the {args.hosts} hosts' share "
+          f"{idle['daemon_pct'] - alone['daemon_pct']:+.2f} % of a core")
     print(f"- beside it: its ssh clients (mux clients + ControlMasters) "
           f"{idle['clients_pct']:.2f} %; the hosts' "
           f"side (sshd sessions + tma serve, one per host) {idle['hosts_pct']:.2f} % in all")
@@ -506,6 +531,7 @@ def main() -> int:
             res["latency"][interval] = bench_latency(fleet, args.runs, interval)
             if i == 0:
                 res["idle"] = bench_idle(fleet, args.idle_secs)
+        res["alone"] = bench_alone(fleet, args.idle_secs)
     finally:
         fleet.close()
     if args.json:
