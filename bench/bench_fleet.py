@@ -44,6 +44,7 @@ import json
 import os
 import random
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -127,6 +128,8 @@ class Host:
         self.root = work / self.name
         self.root.mkdir()
         self.env = base_env(self.root)
+        (self.root / "rt").mkdir(mode=0o700)
+        self.env["XDG_RUNTIME_DIR"] = str(self.root / "rt")
         (self.root / "config.toml").write_text(HOST_CONFIG)
         self.tmux = Tmux(self.root, self.env)
         self.tmux.name = f"tma-bench-fleet-{os.getpid()}-{self.name}"
@@ -139,7 +142,14 @@ class Host:
     def serve(self, interval: int) -> None:
         """The forced command (read by sshd at each login: a new one needs new links)."""
         srv = types.SimpleNamespace(env=self.env, name=self.tmux.name)
-        self.sshd.set_command(self.sshd.serve_command(srv, "--interval", str(interval)))
+        command = self.sshd.serve_command(srv, "--interval", str(interval))
+        # sshd clears the environment and serve_command keeps HOME and config only: the
+        # runtime dir (serve's connection seats, 4 a machine) and the state dir (its
+        # ledger) would be one machine's for all hosts here
+        own = " ".join(f"{k}={shlex.quote(self.env[k])}"
+                       for k in ("XDG_RUNTIME_DIR", "XDG_STATE_HOME"))
+        assert command.startswith("exec env "), command
+        self.sshd.set_command(command.replace("exec env ", f"exec env {own} ", 1))
 
     def event(self, kind: str, payload: str) -> None:
         subprocess.run([*self.event_argv, "--kind", kind], input=payload.encode(),
