@@ -45,8 +45,10 @@ def _children(pid: int) -> list[int]:
             stat = Path(f"/proc/{entry}/stat").read_text()
         except OSError:
             continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == pid:
+        fields = stat.rsplit(")", 1)[-1].split()
+        if len(fields) < 2:  # the process ended between listing /proc and reading it
+            continue
+        if int(fields[1]) == pid:
             out.append(int(entry))
     return out
 
