@@ -12,15 +12,13 @@ import sys
 from tma.cli import common, spec
 from tma.core import answers
 from tma.core.actions_gate import worst_exit
-from tma.runtime import actions, fleet_act
+from tma.runtime import actions
 from tma.runtime import actions_describe as D
 from tma.runtime import actions_fire as F
-from tma.runtime import hosts as store
 from tma.runtime.actions_fire import Broker, Request, gone
 from tma.runtime.cycle import Cycle
 from tma.runtime.navigate import Navigator, NoClient
 from tma.tmux.adapter import NoServer, PaneGone, TmuxError
-from tma.ui import text
 
 
 def _usage(args, sel) -> None:
@@ -276,6 +274,10 @@ def _remote(session, args) -> int:
                            ("--arg", args.arg)) if on]
     if bad:
         raise common.UsageError(f"{bad[0]} does not go over the link: it takes a local pane")
+    # the link's modules (link, serve, proto) cost a local act ~100 ms: only over the link
+    from tma.runtime import fleet_act
+    from tma.runtime import hosts as store
+
     try:
         fired = fleet_act.fire(session, args.pane, args.action, text=args.text,
                                answers=_numbered(args.answer),
@@ -306,6 +308,8 @@ def _numbered(values: list[str]) -> tuple[tuple[str, ...], ...] | None:
 
 def _report_remote(args, fired) -> int:
     if args.json:
+        from tma.ui import text
+
         sys.stdout.write(text.dumps(fired.as_json()) + "\n")
     _note(fired)
     return fired.exit_code
