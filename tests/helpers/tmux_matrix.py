@@ -85,7 +85,7 @@ LIVE_DEFAULT = "3.4"
 
 
 def live_extra() -> Build | None:
-    """The build the live suite's hookless and daemon modes also run on, besides the tmux
+    """The build the live suite's daemon mode also runs on, besides the tmux
     on PATH: the matrix entry TMA_LIVE_TMUX names (default 3.4, Ubuntu 24.04's, the
     first release that prints format output escaped); None without a matrix."""
     want = os.environ.get(LIVE_ENV, LIVE_DEFAULT)
