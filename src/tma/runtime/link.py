@@ -234,26 +234,8 @@ def converse(name: str, argv: list[str], *, timeout: float = DEFAULT_TIMEOUT_S,
              clock=time.time) -> Probe:
     """hello, then (with `snapshot`) one snapshot, then close: the probe `tma ls --hosts`
     and `tma host check` make. Never raises; bounded by `timeout` overall."""
-    start = time.monotonic()
-    deadline = start + timeout
-    probe = Probe(name)
-    try:
-        link = Link(argv, env=env)
-    except LinkFailed as exc:
-        probe.state, probe.error = exc.state, exc.error
-        return probe
-    try:
-        _talk(link, probe, deadline, snapshot, clock)
-    except LinkFailed as exc:
-        probe.state, probe.error = exc.state, exc.error
-        link.kill()
-    finally:
-        probe.exit_code = link.finish(grace=0.5 if probe.state == "ok" else 0.2)
-        probe.stderr = link.err.decode("utf-8", "replace")
-        probe.took_ms = int((time.monotonic() - start) * 1000)
-    if probe.state == "closed":
-        probe.state, probe.error = classify_exit(argv, probe.exit_code, probe.stderr)
-    return probe
+    return exchange(name, argv, lambda _probe, _rid: None, timeout=timeout, env=env,
+                    snapshot=snapshot, clock=clock).probe
 
 
 def _answer(link: Link, probe: Probe, rid: str, deadline: float, *,
