@@ -259,3 +259,15 @@ def attach(srv):
     finally:
         for c in clients:
             c.close()
+
+
+@pytest.fixture
+def sshd(tmp_path):
+    """A real sshd on 127.0.0.1 (tests/helpers/sshd.py), closed after the test."""
+    from tests.helpers import sshd as sshd_helper
+
+    server = sshd_helper.Sshd(tmp_path / "sshd")
+    try:
+        yield server.start()
+    finally:
+        server.close()

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import sshd as sshd_helper
 from tests.helpers import tmux_sockets
 from tests.helpers.keyrecorder import KeyRecorder
 from tests.helpers.schemas import _schema
@@ -30,15 +29,6 @@ CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "captures"
 LS_SCHEMA = _schema("ls.schema.json")
 #: A failing host is named within its timeout plus process start-up, never later.
 BOUND_S = 12.0
-
-
-@pytest.fixture
-def sshd(tmp_path):
-    server = sshd_helper.Sshd(tmp_path / "sshd")
-    try:
-        yield server.start()
-    finally:
-        server.close()
 
 
 class Local:

@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import sshd as sshd_helper
 from tests.helpers import tmux_sockets
 from tests.helpers.keyrecorder import KeyRecorder
 from tma.core import fixture
@@ -71,15 +70,6 @@ while True:
 child.wait()
 sys.exit(child.returncode)
 '''
-
-
-@pytest.fixture
-def sshd(tmp_path):
-    server = sshd_helper.Sshd(tmp_path / "sshd")
-    try:
-        yield server.start()
-    finally:
-        server.close()
 
 
 class Local:

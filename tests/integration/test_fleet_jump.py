@@ -7,19 +7,7 @@ from __future__ import annotations
 
 import sys
 
-import pytest
-
-from tests.helpers import sshd as sshd_helper
 from tests.helpers.ptyclient import PtyClient, client_names
-
-
-@pytest.fixture
-def sshd(tmp_path):
-    server = sshd_helper.Sshd(tmp_path / "sshd")
-    try:
-        yield server.start()
-    finally:
-        server.close()
 
 
 def _clients_on(srv) -> dict[str, str]:
