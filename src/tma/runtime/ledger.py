@@ -130,7 +130,7 @@ class Ledger:
 def _alive(doc: dict) -> bool:
     """Is the serve process that claimed this slot still firing it?"""
     pid = doc.get("pid")
-    return isinstance(pid, int) and procs.alive(pid)
+    return isinstance(pid, int) and procs.running(pid)
 
 
 def _row(doc: dict, cached: bool) -> proto.ReceiptRow | None:

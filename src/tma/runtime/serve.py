@@ -98,7 +98,7 @@ def _seat_alive(path: str) -> bool:
             pid = int(fh.readline().partition("=")[2] or 0)
     except (OSError, ValueError):
         return True  # being written right now: not ours to take
-    return pid <= 0 or procs.alive(pid)  # no pid yet: being written, not ours to take
+    return pid <= 0 or procs.running(pid)  # no pid yet: being written, not ours to take
 
 
 def parse_scopes(text: str) -> tuple[str, ...]:
