@@ -262,14 +262,7 @@ def _answer(link: Link, probe: Probe, rid: str, deadline: float, *,
                                  f"lines ({skipped_bytes} bytes) before tma answered: not "
                                  "tma serve, or a shell that talks; use a forced command")
             continue
-        try:
-            frame = proto.parse_line(item, proto.RESPONSE, limit=MAX_RESPONSE_BYTES)
-        except proto.ProtoError as exc:
-            if exc.code == proto.UNSUPPORTED_SCHEMA:
-                raise LinkFailed("unsupported-schema",
-                                 f"the remote speaks another protocol schema: {exc}") from None
-            raise LinkFailed("bad-frame", f"the remote sent a frame tma cannot read: "
-                             f"{exc}") from None
+        frame = _parse(item)
         if frame.id != rid:
             continue  # a stream frame or a late answer: not ours
         if isinstance(frame, proto.Error):
@@ -397,6 +390,11 @@ def next_frame(link: Link, deadline: float) -> proto.Frame:
     if isinstance(item, proto.ProtoError):
         raise LinkFailed("frame-too-large",
                          f"the remote sent a line longer than {MAX_RESPONSE_BYTES} bytes")
+    return _parse(item)
+
+
+def _parse(item: bytes) -> proto.Frame:
+    """One response line as a frame; LinkFailed naming an unknown schema or a bad frame."""
     try:
         return proto.parse_line(item, proto.RESPONSE, limit=MAX_RESPONSE_BYTES)
     except proto.ProtoError as exc:
