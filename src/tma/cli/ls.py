@@ -1,14 +1,14 @@
 """`tma ls`: one row per agent pane (tab-separated, or the schema-1 JSON document);
 with --hosts, every configured host's rows after the local ones: from the running
-daemon's long-lived links (tma.daemon.fleet, no SSH at all), else one snapshot from
-each host in parallel (tma.runtime.fleet)."""
+daemon's long-lived links, else one snapshot from each host in parallel
+(tma.runtime.fleet_view)."""
 
 from __future__ import annotations
 
 import sys
 
 from tma.cli import common, spec
-from tma.runtime import card_screen, fleet, hosts
+from tma.runtime import card_screen, fleet_view, hosts
 from tma.runtime.git import GitInfo
 from tma.runtime.session import Session
 from tma.ui import rows as render
@@ -24,7 +24,7 @@ def main(session: Session, argv: list[str]) -> int:
     remote_side = None
     if args.hosts:
         try:  # started first: the hosts answer while the local cycle runs
-            remote_side = _Hosts(session, args.timeout)
+            remote_side = fleet_view.Remote(session, args.timeout)
         except hosts.HostError as exc:
             common.err(f"tma: {exc}")
             return common.FAIL
@@ -42,8 +42,8 @@ def main(session: Session, argv: list[str]) -> int:
             raise common.NoPane(args.pane)
         rows = [r for r in rows if r.pane.pane_id == args.pane]
     remote = remote_side.rows(sel) if remote_side is not None else []
-    if remote_side is not None:
-        remote_side.warn()
+    for line in remote_side.problems() if remote_side is not None else ():
+        common.err(f"tma: {line}")
 
     if args.json:
         from tma.ui import text
@@ -64,91 +64,6 @@ def main(session: Session, argv: list[str]) -> int:
     sys.stdout.write("".join(render.text_line(r, git) for r in rows))  # scripts: TSV
     sys.stdout.write("".join(render.fleet_text_line(d) for d in remote))
     return 0
-
-
-class _Hosts:
-    """The hosts' side of ls --hosts: the running daemon's fleet document (its long-lived
-    links: no SSH at all), else one snapshot from each host in parallel."""
-
-    def __init__(self, session: Session, timeout: float) -> None:
-        configured = [h.name for h in hosts.load(session)]
-        self.cached = _from_daemon(session, configured)
-        # no daemon (or one that does not hold these hosts yet): a probe each
-        self.probes = (fleet.snapshot_all(session, timeout=timeout)
-                       if self.cached is None else None)
-
-    def rows(self, sel) -> list[dict]:
-        if self.cached is not None:
-            return [d for d in self.cached["agents"] if _matches(d, sel)]
-        return _remote(self.probes or [], sel)
-
-    def entries(self) -> list[dict]:
-        if self.cached is not None:
-            return [_cached_entry(h) for h in self.cached["hosts"]]
-        return [_host_entry(p) for p in self.probes or []]
-
-    def warn(self) -> None:
-        for h in self.cached["hosts"] if self.cached is not None else ():
-            if h["state"] != "online":
-                age = h["age_ms"]
-                common.err(f"tma: host {h['name']}: {h['state']} ({h['link']}: {h['error']})"
-                           + (f"; rows {age // 1000} s old" if age is not None else ""))
-        for p in self.probes or ():
-            if not p.ok:
-                common.err(f"tma: host {p.name}: {p.state}: {p.error}")
-            elif p.banner:
-                common.err(f"tma: host {p.name}: {p.banner_note()}")
-
-
-def _from_daemon(session: Session, configured: list[str]) -> dict | None:
-    """The running daemon's fleet document when it holds exactly the configured hosts."""
-    doc = session.daemon_fleet()
-    if doc is None or sorted(h.get("name") for h in doc["hosts"]) != sorted(configured):
-        return None
-    return doc
-
-
-def _remote(probes, sel) -> list[dict]:
-    out = []
-    for p in probes:
-        for frow in p.rows:
-            d = render.fleet_row_dict(frow, host=p.name)
-            d["age_ms"] = max(0, common.now_ms() - p.at_ms) if p.at_ms else None
-            if _matches(d, sel):
-                out.append(d)
-    return out
-
-
-def _matches(d: dict, sel) -> bool:
-    """The selector flags on a remote row (what the row says; the host already decided)."""
-    if sel is None:
-        return True
-    if sel.session is not None and d["locator"].split(":", 1)[0] != sel.session:
-        return False
-    if sel.agent is not None and d["agent"] != sel.agent:
-        return False
-    if sel.repo is not None and d["repo"] != sel.repo:
-        return False
-    if sel.branch is not None and d["branch"] != sel.branch:
-        return False
-    if sel.states:
-        state = "done" if d["done"] else d["state"]
-        if state not in sel.states and d["state"] not in sel.states:
-            return False
-    return True
-
-
-def _host_entry(p) -> dict:
-    return {"name": p.name, "state": p.state, "error": p.error,
-            "age_ms": max(0, common.now_ms() - p.at_ms) if p.ok else None}
-
-
-def _cached_entry(h: dict) -> dict:
-    """A host as the daemon's link keeps it: online, offline or connecting, with the
-    link's named state (link.py) and its error."""
-    return {"name": h["name"], "state": h["state"], "error": h["error"],
-            "age_ms": h["age_ms"], "link": h["link"], "stale": h["stale"],
-            "source": "daemon"}
 
 
 def _stale_note(d: dict) -> str | None:
