@@ -72,7 +72,7 @@ HOT = frozenset({
 #: process's entry, import cycles an early import would close, optional or platform
 #: pieces imported under a guard.
 KEPT = {
-    "tma.cli.act": 9,  # +3: the link's modules only for a HOST:%N pane (~100 ms a local act)
+    "tma.cli.act": 11,  # +5: the link's modules only for a HOST:%N pane (~100 ms a local act)
     "tma.cli.debug": 1,
     "tma.cli.demo": 1,
     "tma.cli.doctor": 2,
@@ -101,7 +101,7 @@ KEPT = {
     "tma.runtime.notify_log": 6,
     "tma.runtime.notify_push": 7,  # the hook path's fire: spawn, json, capture only when used
     "tma.runtime.notify_sinks": 1,  # a sink's imports only when a notification fires
-    "tma.runtime.screen": 13,
+    "tma.runtime.screen": 18,  # +5: the hosts' modules only with a hosts.toml, never first
     "tma.tmux.demo_server": 1,
     "tma.ui.app": 11,
     "tma.ui.term": 7,

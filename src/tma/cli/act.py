@@ -25,7 +25,9 @@ def _usage(args, sel) -> None:
     """The flag combinations that are usage errors (exit 2)."""
     if args.list or args.menu:
         bad = [f for f, on in (("--all", args.all), ("--dry-run", args.dry_run),
-                               ("--expect-episode", args.expect_episode is not None),
+                               # a host's pane's menu pins the episode its entries answer
+                               ("--expect-episode", args.expect_episode is not None
+                                and not (args.menu and ":" in (args.pane or ""))),
                                ("--arg", args.arg), ("--force", args.force),
                                ("--yes", args.yes), ("--answer", args.answer),
                                ("NAME", args.action),
@@ -77,6 +79,8 @@ def main(session: common.Session, argv: list[str]) -> int:
                                     f"{', '.join(aset.names())})")
         _action_usage(args, action)
     if args.pane and ":" in args.pane:
+        if args.menu:
+            return _remote_menu(session, args, aset)
         return _remote(session, args)
     job = _Act(session, cfg, args, sel, aset)
     return job.run(action)
@@ -262,7 +266,7 @@ class _Act:
         except NoClient as exc:
             common.err(f"tma: {exc}; the menu needs one to show on")
             return common.FAIL
-        nav.action_menu(client, pane, f" {agent or 'tma'} {pane.pane_id} ", fireable)
+        nav.action_menu(client, pane.pane_id, f" {agent or 'tma'} {pane.pane_id} ", fireable)
         return 0
 
 
@@ -286,6 +290,41 @@ def _remote(session, args) -> int:
         common.err(f"tma: {exc}")
         return common.FAIL
     return _report_remote(args, fired)
+
+
+def _remote_menu(session, args, aset) -> int:
+    """--menu --pane HOST:%N (the picker's and watch's Tab on a host's row): one entry per
+    action the link carries and this machine's hosts.toml grants, each `tma act NAME
+    --pane HOST:%N --expect-episode E` (the binder: the answer is for the prompt the
+    person saw, or nothing fires). No SSH to draw it: the host decides when one fires."""
+    from tma.runtime import fleet_act
+    from tma.runtime import hosts as store
+
+    episode = args.expect_episode
+    if episode is not None and not (episode.isdigit() and int(episode) > 0):
+        raise common.UsageError("--expect-episode takes the episode's start in epoch ms "
+                                "(a positive integer, the pane's episode_ms in ls --json)")
+    host_name = args.pane.rpartition(":")[0]
+    try:
+        host = store.get(session, host_name)
+    except store.HostError as exc:
+        common.err(f"tma: {exc}")
+        return common.FAIL
+    granted = fleet_act.LOCAL_GRANTS.get(host.act, ())
+    fireable = [a for a in aset.actions.values() if not a.text and not a.takes_answers
+                and fleet_act.scope_of(a.name) in granted]
+    if not fireable:
+        common.err(f"tma: host {host.name} grants no action from here (hosts.toml `act`)")
+        return 0
+    nav = Navigator(session, session.cycle(current=False))
+    try:
+        client = nav.client()
+    except NoClient as exc:
+        common.err(f"tma: {exc}; the menu needs one to show on")
+        return common.FAIL
+    extra = ("--expect-episode", episode) if episode else ()
+    nav.action_menu(client, args.pane, f" {args.pane} ", fireable, extra)
+    return 0
 
 
 def _numbered(values: list[str]) -> tuple[tuple[str, ...], ...] | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 
-from tma.runtime import fleet, hosts
+from tma.runtime import fleet, hosts, link
 from tma.ui import rows as render
 
 
@@ -19,7 +19,7 @@ class Remote:
     SSH (the picker, watch): no daemon, no remote rows. Raises hosts.HostError for a
     broken hosts file."""
 
-    def __init__(self, session, timeout: float = fleet.link.DEFAULT_TIMEOUT_S,
+    def __init__(self, session, timeout: float = link.DEFAULT_TIMEOUT_S,
                  probe: bool = True) -> None:
         configured = [h.name for h in hosts.load(session)]
         self.configured = configured

@@ -199,17 +199,19 @@ class Navigator:
         nav.display_menu(self.server, client.name, " tma ", items)
         return 0
 
-    def action_menu(self, client, pane, title: str, actions) -> None:
-        """`tma act --menu`: one entry per action, each running `tma act NAME --pane`; an
-        action that asks first gets a nested yes/no menu."""
+    def action_menu(self, client, pane_id: str, title: str, actions,
+                    extra: tuple[str, ...] = ()) -> None:
+        """`tma act --menu`: one entry per action, each running `tma act NAME --pane`
+        (with `extra`: a host's pane's binder); an action that asks first gets a nested
+        yes/no menu."""
         base = self.child_argv()
         items = []
         for i, a in enumerate(actions):
-            argv = base + ["act", a.name, "--pane", pane.pane_id] + (["--yes"] if a.confirm
-                                                                      else [])
+            argv = base + ["act", a.name, "--pane", pane_id, *extra] + (
+                ["--yes"] if a.confirm else [])
             command = nav.run_shell_command(argv)
             if a.confirm:
-                command = nav.confirm_menu_command(client.name, f"{a.label} on {pane.pane_id}?",
+                command = nav.confirm_menu_command(client.name, f"{a.label} on {pane_id}?",
                                                    command)
             items.append((nav.menu_text(a.label), str(i + 1) if i < 9 else "", command))
         nav.display_menu(self.server, client.name, title, items)

@@ -6,9 +6,18 @@ The Feed runs one poll cycle per refresh (each second: a popup cannot be nudged,
 hook ever sees its pane) over the row feed every long-running surface shares
 (tma.runtime.feed) and turns the rows into `ls --json` row dicts; Enter jumps
 exactly as `tma jump --pane` does (tma.runtime.navigate: trail, attention clear).
+
+The configured hosts' rows follow the local ones, read each refresh from the running
+daemon's long-lived links (tma.runtime.fleet_view, probe=False: a surface that opens
+from a key never waits on SSH). A remote row's pane is HOST:%N, as `tma ls --hosts`
+names it; Enter on it is `tma jump HOST:%N`, its action menu fires through the link
+(`tma act --menu --pane HOST:%N`), and its preview is what the row says (the screen
+is on another machine).
 """
 
 from __future__ import annotations
+
+import os
 
 from tma.runtime.session import Session
 from tma.ui.term import hold
@@ -35,6 +44,8 @@ class Feed:
         # git labels re-read every 10 s (branches move); never on the first frame
         self.rows_feed = Rows(session, sel, git_every=10)
         self.problem = ""  # the last refresh's failure, shown in the footer
+        self.remote_rows: list[dict] = []  # the hosts' rows (ls --json dicts, pane HOST:%N)
+        self.host_notes: list[str] = []  # one line per host that has no rows to show
 
     @property
     def cfg(self) -> Config:
@@ -55,12 +66,40 @@ class Feed:
         tick = self.rows_feed.tick(produce=not first)
         if tick.problem:
             self.problem = tick.problem
+        if not first:  # the first frame is the local stamps alone: no hosts file parsed
+            self.read_hosts()
+
+    def read_hosts(self) -> None:
+        """The hosts' rows from the running daemon (a local socket read, no SSH). With
+        no hosts file nothing is imported or read: most people have no fleet."""
+        if not os.path.exists(os.path.join(self.session.paths.config_dir(), HOSTS_FILE)):
+            self.remote_rows, self.host_notes = [], []
+            return
+        from tma.runtime import fleet_view, hosts
+
+        try:
+            side = fleet_view.Remote(self.session, probe=False)
+        except hosts.HostError as exc:
+            self.remote_rows, self.host_notes = [], [f"hosts: {exc}"]
+            return
+        if not side.configured:
+            self.remote_rows, self.host_notes = [], []
+            return
+        self.remote_rows = [dict(d, pane=f"{d['host']}:{d['pane']}") for d in side.rows(self.sel)]
+        self.host_notes = host_notes(side, self.remote_rows)
 
     def rows(self) -> list[dict[str, object]]:
         from tma.ui import rows as render
 
         git = self.git
-        return [render.row_dict(r, server="", host="", git=git) for r in self.rows_feed.rows()]
+        return [render.row_dict(r, server="", host="", git=git)
+                for r in self.rows_feed.rows()] + self.remote_rows
+
+    def remote_row(self, pane_id: str | None) -> dict | None:
+        """The remote row named HOST:%N (None: a local pane id, or a row gone)."""
+        if not pane_id or ":" not in pane_id:
+            return None
+        return next((d for d in self.remote_rows if d["pane"] == pane_id), None)
 
     def client(self):
         """The acting client (the one Enter moves), or None when there is none."""
@@ -74,6 +113,9 @@ class Feed:
     def preview(self, pane_id: str | None) -> str | None:
         if not pane_id:
             return None
+        if ":" in pane_id:  # a host's pane: its screen is on another machine
+            row = self.remote_row(pane_id)
+            return remote_preview(row) if row is not None else None
         from tma.tmux import read
         from tma.tmux.adapter import TmuxError
 
@@ -96,6 +138,13 @@ class Feed:
             return "no attached tmux client to show the action menu on"
         argv = Navigator(self.session, self.result).child_argv() + [
             "act", "--menu", "--pane", pane_id, "--client", client.name]
+        if ":" in pane_id:
+            why = self.remote_action_refusal(pane_id)
+            if why:
+                return why
+            row = self.remote_row(pane_id)
+            if row is not None and row.get("episode_ms"):  # what the person saw: the binder
+                argv += ["--expect-episode", str(row["episode_ms"])]
         try:
             nav.run_detached(self.server, argv)
         except TmuxError as exc:
@@ -107,6 +156,8 @@ class Feed:
         from tma.runtime.navigate import Navigator, NoClient
         from tma.tmux.adapter import TmuxError
 
+        if ":" in pane_id:
+            return self.jump_remote(pane_id)
         if self.result is None or not any(r.pane.pane_id == pane_id for r in self.result.rows):
             return f"pane {pane_id} is gone"
         try:
@@ -116,6 +167,87 @@ class Feed:
         except TmuxError as exc:
             return f"tmux: {exc}"
         return ""
+
+
+    def jump_remote(self, name: str) -> str:
+        """`tma jump HOST:%N`: a local window logged in to the host, attached to the pane;
+        '' or why not (what the Navigator would print goes to the footer instead)."""
+        from tma.runtime import hosts
+        from tma.runtime.navigate import Navigator, NoClient
+        from tma.tmux.adapter import TmuxError
+
+        if self.result is None:
+            return "no tmux server to open the host's window in"
+        said: list[str] = []
+        warn, self.session.warn = self.session.warn, said.append
+        try:
+            code = Navigator(self.session, self.result).to_remote(name)
+        except (NoClient, hosts.HostError) as exc:
+            return str(exc)
+        except TmuxError as exc:
+            return f"tmux: {exc}"
+        finally:
+            self.session.warn = warn
+        if code:
+            return " ".join(s.strip() for s in said).removeprefix("tma: ") or \
+                f"could not open {name}"
+        return ""
+
+    def remote_action_refusal(self, pane_id: str) -> str:
+        """Why a host's pane has no action menu here ('' when it has one): hosts.toml
+        grants this machine nothing to fire there."""
+        from tma.runtime import hosts
+
+        host_name = pane_id.rpartition(":")[0]
+        try:
+            host = hosts.get(self.session, host_name)
+        except hosts.HostError as exc:
+            return str(exc)
+        if not host.act:
+            return (f"host {host.name} is read-only here: no actions (tma host add "
+                    f"{host.name} {host.target} --act answer --replace grants them)")
+        return ""
+
+
+#: The hosts file's name (tma.runtime.hosts.FILE), checked before that module (and its
+#: TOML editor) is imported.
+HOSTS_FILE = "hosts.toml"
+
+
+def host_notes(side, rows: list[dict]) -> list[str]:
+    """One line per host the rows do not show: offline or connecting with no row kept
+    (a host never vanishes silently); with no daemon holding the hosts, one line for
+    them all. A surface opened from a key opens no SSH of its own (a popup would wait
+    on a slow host, and every open would be a login), so the daemon is what a person
+    starts to see the fleet here, and the line says so where the rows would be: a
+    footer message would be gone before anyone reads it."""
+    if side.cached is None:
+        n = len(side.configured)
+        return [f"{n} host{'' if n == 1 else 's'} in hosts.toml: their rows need a running "
+                "`tma daemon` (this screen opens no SSH)"]
+    with_rows = {d["host"] for d in rows}
+    out = []
+    for h in side.entries():
+        if h["state"] != "online" and h["name"] not in with_rows:
+            why = f" ({h['link']}: {h['error']})" if h.get("error") else f" ({h['link']})"
+            out.append(f"{h['name']}  {h['state']}{why}")
+    return out
+
+
+def remote_preview(row: dict) -> str:
+    """What a host's row can show in the preview: its screen stays on its machine."""
+    lines = [f"{row['pane']}  {row.get('agent') or '?'} on host {row['host']}"]
+    if row.get("pending_summary"):
+        lines.append(f"asks: {row['pending_summary']}")
+    if row.get("detail"):
+        lines.append(f"detail: {row['detail']}")
+    if row.get("stale"):
+        age = row.get("age_ms")
+        lines.append("stale: the host is offline; this is its last word"
+                     + (f", {age // 1000}s old" if age is not None else ""))
+    lines.append("")
+    lines.append("(the screen is on the host: enter opens a window there)")
+    return "\n".join(lines)
 
 
 def load_or_hold(session: Session, what: str):

@@ -62,6 +62,7 @@ class App:
     def update(self, capture: bool) -> None:
         """Re-read the rows from the feed; keep the selection on the same pane."""
         self.rows = self.feed.rows()
+        self.view.notes = list(getattr(self.feed, "host_notes", ()))
         self.shown = self.visible()
         ids = [r["pane"] for r in self.shown]
         if self.view.selected not in ids:
@@ -151,8 +152,19 @@ class App:
         first, so the menu is not drawn under a popup about to go."""
         if not self.view.selected:
             return
+        why = self.remote_refusal(self.view.selected)
+        if why:  # said here, in the open picker: closing it for nothing would hide why
+            self.say(why)
+            return
         self.after_close = self.view.selected
         self.done = True
+
+    def remote_refusal(self, pane_id: str) -> str:
+        """Why a host's pane has no actions from here ('' for a local pane)."""
+        if ":" not in pane_id:
+            return ""
+        check = getattr(self.feed, "remote_action_refusal", None)
+        return check(pane_id) if check is not None else ""
 
     after_close: str | None = None  # a pane whose action menu opens once the screen closes
 
@@ -276,7 +288,8 @@ class WatchApp(App):
         """Tab / a: the pane's action menu on the client; watch stays open."""
         if not self.view.selected:
             return
-        why = self.feed.action_menu(self.view.selected)
+        why = self.remote_refusal(self.view.selected) or self.feed.action_menu(
+            self.view.selected)
         self.say(why or f"actions for {self.view.selected}")
 
     def on_key(self, key: str) -> None:

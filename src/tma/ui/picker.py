@@ -32,11 +32,13 @@ Line = list[Span]
 class View:
     """What the person has done to the screen: typed, moved, toggled."""
 
-    __slots__ = ("query", "selected", "scope", "session", "exclude", "preview", "message")
+    __slots__ = ("query", "selected", "scope", "session", "exclude", "preview", "message",
+                 "notes")
 
     def __init__(self, query: str = "", selected: str | None = None, scope: str = "all",
                  session: str | None = None, exclude: str | None = None,
-                 preview: str | None = None, message: str = "") -> None:
+                 preview: str | None = None, message: str = "",
+                 notes: list[str] | None = None) -> None:
         self.query = query
         self.selected = selected  # pane id of the highlighted row (survives re-ordering)
         self.scope = scope  # "all" or "session"
@@ -44,14 +46,21 @@ class View:
         self.exclude = exclude  # the invoking pane: never listed
         self.preview = preview  # the selected pane's captured screen, when read
         self.message = message  # one line for the footer (a refusal, a note)
+        self.notes = notes or []  # hosts with no rows to show: one line each, under the rows
 
 
 # ---------------------------------------------------------------- rows
 
 
+def remote(row: dict) -> bool:
+    """A fleet host's row: its pane is named HOST:%N (as `tma ls --hosts` names it)."""
+    return ":" in (row.get("pane") or "")
+
+
 def order(rows: list[dict]) -> list[dict]:
-    """blocked, done, working, idle, unknown; the oldest state first within a class."""
-    return sorted(rows, key=lambda r: (CLASS_RANK.get(table.display_class(r), 9),
+    """This machine's rows, then the hosts' (as `tma ls --hosts` lists them); each
+    blocked, done, working, idle, unknown; the oldest state first within a class."""
+    return sorted(rows, key=lambda r: (remote(r), CLASS_RANK.get(table.display_class(r), 9),
                                        r.get("since") or _NEVER, r.get("locator") or "",
                                        r.get("pane") or ""))
 
@@ -62,18 +71,27 @@ def cells(row: dict, palette: dict, now: int) -> dict[str, str]:
     repo = row.get("repo") or ""
     branch = row.get("branch") or ""
     context = row.get("context")
+    age = f"{cls} {table.age(row.get('since'), now)}" + (" muted" if row.get("muted") else "")
+    if row.get("stale"):  # an offline host's last word: the glyph keeps its class
+        age = stale_note(row)
     return {
         "glyph": palette.get(cls, ("?", ""))[0] or "?",
+        "host": (row.get("host") or "") if remote(row) else "",
         "agent": row.get("agent") or "?",
         "where": row.get("locator") or row.get("pane") or "",
-        "age": f"{cls} {table.age(row.get('since'), now)}" + (" muted" if row.get("muted")
-                                                               else ""),
+        "age": age,
         "repo": f"{repo}/{branch}" if repo and branch else repo,
         "detail": row.get("detail") or "",
         "context": f"ctx {context}%" if context is not None else "",
         "model": row.get("model") or "",
         "title": " ".join((row.get("title") or "").split()),
     }
+
+
+def stale_note(row: dict) -> str:
+    """An offline host's row, as `tma ls --hosts` says it: `stale: offline 12s`."""
+    age = row.get("age_ms")
+    return "stale: offline" + (f" {age // 1000}s" if age is not None else "")
 
 
 def fuzzy(term: str, text: str) -> bool:
@@ -125,7 +143,7 @@ def rank(term: str, text: str) -> int:
 
 
 #: The columns a person names a pane by: a match there counts double.
-_NAMED = ("agent", "where", "session")
+_NAMED = ("agent", "where", "session", "host")
 
 
 def score(query: str, row: dict, palette: dict, now: int) -> int:
@@ -148,8 +166,9 @@ def visible(rows: list[dict], view: View, palette: dict, now: int) -> list[dict]
     for r in rows:
         if view.exclude and r.get("pane") == view.exclude:
             continue
-        if view.scope == "session" and view.session and _session(r) != view.session:
-            continue
+        if view.scope == "session" and view.session and (remote(r)
+                                                         or _session(r) != view.session):
+            continue  # a host's session of the same name is another session
         out.append(r)
     out = order(out)
     if not view.query:
@@ -165,9 +184,9 @@ def _session(row: dict) -> str:
 
 def _columns(row: dict, palette: dict, now: int) -> tuple[list[str], list[str]]:
     c = cells(row, palette, now)
-    named = [c["agent"], c["where"], _session(row)]
+    named = [c["agent"], c["where"], _session(row), c["host"]]
     other = [row.get("pane") or "", row.get("state") or ""] + [
-        v for k, v in c.items() if k not in ("agent", "where")]
+        v for k, v in c.items() if k not in ("agent", "where", "host")]
     return named, other
 
 
@@ -206,8 +225,11 @@ def move(shown: list[dict], selected: str | None, step: int) -> str | None:
 
 
 #: Picker columns, in screen order, with the order they are dropped in when space is short
-#: (higher drops first). The title takes what is left.
-COLUMNS = ("glyph", "agent", "where", "repo", "detail", "age", "context", "model", "title")
+#: (higher drops first). The title takes what is left. The host column is there only when
+#: a host's row is (local rows leave it empty, and an empty column vanishes); it is never
+#: dropped: without it a remote row reads as a local one.
+COLUMNS = ("glyph", "host", "agent", "where", "repo", "detail", "age", "context", "model",
+           "title")
 DROP = ("title", "model", "repo", "context", "detail", "where")
 
 
@@ -240,7 +262,7 @@ def layout(grid: list[dict[str, str]], columns, drop, width: int) -> dict[str, i
 
 
 def row_line(c: dict[str, str], cls: str, widths: dict[str, int], *, selected: bool,
-             plain: bool, pane: str = "") -> Line:
+             plain: bool, pane: str = "", stale: bool = False) -> Line:
     """One row; its first span carries `pane:<id>` (also in plain mode: it is no style,
     it tells a mouse click which row it hit)."""
     sel = " sel" if selected else ""
@@ -253,8 +275,12 @@ def row_line(c: dict[str, str], cls: str, widths: dict[str, int], *, selected: b
             line.append(("  ", "" if plain else sel.strip()))
         first = False
         style = ""
-        if name in ("glyph", "age"):
+        if name == "age" and stale:
+            style = "dim"
+        elif name in ("glyph", "age"):
             style = f"state:{cls}"
+        elif name == "host":
+            style = "bold"
         elif name in ("repo", "model", "where"):
             style = "dim"
         line.append((fit(c[name], w).ljust(w), "" if plain else (style + sel).strip()))
@@ -348,8 +374,22 @@ def list_lines(shown: list[dict], view: View, palette: dict, now: int, width: in
     out = []
     for i in range(top, min(top + height, len(shown))):
         out.append(row_line(grid[i], table.display_class(shown[i]), widths,
-                            selected=i == idx, plain=plain, pane=shown[i].get("pane") or ""))
+                            selected=i == idx, plain=plain, pane=shown[i].get("pane") or "",
+                            stale=bool(shown[i].get("stale"))))
     return out
+
+
+def note_lines(notes: list[str], width: int, height: int, plain: bool) -> list[Line]:
+    """The hosts with no row to show (offline, connecting, no daemon holding them): one
+    dim line each, no `pane:` tag (nothing to select there)."""
+    return [[(fit("  " + n, width), "" if plain else "dim")] for n in notes[:max(height, 0)]]
+
+
+def with_notes(rows_h: int, notes: list[str]) -> tuple[int, int]:
+    """Split `rows_h` lines between the rows and the host notes: the notes get at most
+    half (the rows are what a person came for), and at least one line when there is room."""
+    n = min(len(notes), max(rows_h // 2, 1 if rows_h > 1 else 0))
+    return rows_h - n, n
 
 
 def render(rows: list[dict], view: View, width: int, height: int, *, palette: dict,
@@ -362,8 +402,10 @@ def render(rows: list[dict], view: View, width: int, height: int, *, palette: di
     out = [header(view, width, plain, len(shown), len(rows) - (1 if _has(rows, view.exclude)
                                                                 else 0))]
     preview = bool(shown) and width >= PREVIEW_MIN_WIDTH and body >= 8  # none: no rule
-    list_h = min(len(shown), body // 2) if preview else body
-    out += pad(list_lines(shown, view, palette, now, width, list_h, plain), list_h)
+    list_h = min(len(shown) + len(view.notes), body // 2) if preview else body
+    rows_h, notes_h = with_notes(list_h, view.notes)
+    listed = list_lines(shown, view, palette, now, width, rows_h, plain)
+    out += pad(listed + note_lines(view.notes, width, notes_h, plain), list_h)
     if preview:
         sel = shown[selected_index(shown, view.selected)] if shown else None
         out += preview_lines(view, width, body - list_h, plain, sel)

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from tma.ui import picker, table
 
-COLUMNS = ("glyph", "agent", "where", "repo", "detail", "age", "context", "tokens", "quota",
+COLUMNS = ("glyph", "host", "agent", "where", "repo", "detail", "age", "context", "tokens", "quota",
            "cost", "model", "title")
 DROP = ("title", "model", "repo", "quota", "tokens", "cost", "context", "detail", "where")
-HEADINGS = {"glyph": "", "agent": "AGENT", "where": "WHERE", "repo": "REPO/BRANCH",
+HEADINGS = {"glyph": "", "host": "HOST", "agent": "AGENT", "where": "WHERE", "repo": "REPO/BRANCH",
             "detail": "DETAIL", "age": "STATE", "context": "CTX", "tokens": "TOKENS",
             "quota": "QUOTA", "cost": "COST", "model": "MODEL", "title": "TITLE"}
 CAVEAT = "cost: the vendor's estimate, not the bill"
@@ -145,7 +145,7 @@ def body_lines(shown: list[dict], view: WatchView, palette: dict, now: int, widt
             r = ordered[value]
             out.append(picker.row_line(grid[value], table.display_class(r), widths,
                                        selected=value == idx, plain=plain,
-                                       pane=r.get("pane") or ""))
+                                       pane=r.get("pane") or "", stale=bool(r.get("stale"))))
     return out
 
 
@@ -162,15 +162,19 @@ def render(rows: list[dict], view: WatchView, width: int, height: int, *, palett
         out = picker.pad(out + help_lines(width, plain), height - 1)
         out.append(picker.footer(view, width, plain, "any key closes this help"))
         return out
+    notes = view.notes
     if wide and not view.table and body >= 8 and shown:  # no rows: no preview, no rule
-        list_h = min(len(shown) + _heads(shown, view.group), body // 2)
-        out += picker.pad(body_lines(shown, view, palette, now, width, list_h, plain, False),
-                          list_h)
+        list_h = min(len(shown) + _heads(shown, view.group) + len(notes), body // 2)
+        rows_h, notes_h = picker.with_notes(list_h, notes)
+        listed = body_lines(shown, view, palette, now, width, rows_h, plain, False)
+        out += picker.pad(listed + picker.note_lines(notes, width, notes_h, plain), list_h)
         sel = shown[picker.selected_index(shown, view.selected)]
         out += picker.preview_lines(view, width, body - list_h, plain, sel)
     else:
-        out += body_lines(shown, view, palette, now, width, body, plain,
+        rows_h, notes_h = picker.with_notes(body, notes)
+        out += body_lines(shown, view, palette, now, width, rows_h, plain,
                           with_header=wide and view.table)
+        out += picker.note_lines(notes, width, notes_h, plain)
     out = picker.pad(out, height - 1)
     has_cost = any(r.get("cost_usd") is not None for r in shown)
     keys = SEARCH_KEYS if view.searching else WIDE_KEYS if wide else WATCH_KEYS
