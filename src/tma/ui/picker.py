@@ -308,6 +308,8 @@ def preview_lines(view: View, width: int, height: int, plain: bool,
     """The rule naming the previewed pane (and what it asks, when it is blocked on a
     call: `── s:1.0 · Bash: rm -rf build/ ──`), then the bottom of its screen."""
     name = selected.get("locator") or selected.get("pane") if selected else ""
+    if selected and remote(selected):  # the host's locator alone reads as a local pane
+        name = f"{selected.get('pane')} {selected.get('locator') or ''}".strip()
     asks = _one_line(selected.get("pending_summary") or "") if selected else ""
     if asks:
         name = f"{name} · {asks}" if name else asks
