@@ -95,7 +95,7 @@ def test_host_rows_appear_with_their_host_and_a_cut_link_leaves_them_stale(
     # no daemon yet: no SSH from the screen, one line saying what shows the hosts
     picker = ui(srv, daemon, width=80, height=24)
     s = wait_screen(srv, picker, lambda s: "tma daemon" in s and " fake " in s)
-    assert "2 hosts in hosts.toml" in s and "box" not in s.replace("tma daemon", "")
+    assert "2 hosts: their rows need `tma daemon`" in s and "box" not in s.replace("tma daemon", "")
     keys(srv, picker, "q")
     srv.wait_for(lambda: not alive(srv, picker))
 

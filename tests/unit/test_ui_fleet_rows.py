@@ -51,8 +51,7 @@ def test_host_rows_after_local_with_their_host_and_stale_age(draw, width, height
     local = line_of(out, "codex")
     order = [lines.index(ln) for ln in (local, box, far)]
     assert order == sorted(order), out
-    assert local.index("codex") == box.index("claude") or \
-        local.index("codex") == line_of(out, "working 1m").index("claude")
+    assert local.index("codex") == box.index("claude")  # the host column keeps them aligned
     assert line_of(out, "gpu1").strip().startswith("gpu1  offline"), out
 
 
@@ -123,4 +122,13 @@ def test_host_notes_say_offline_hosts_without_rows_and_no_daemon_once():
     assert screen.host_notes(Side({}, ["box"], entries[:1]), []) == [
         "box  offline (timeout: no frame)"]
     none = screen.host_notes(Side(None, ["box", "far"], []), [])
-    assert len(none) == 1 and "2 hosts" in none[0] and "tma daemon" in none[0]
+    assert none == ["2 hosts: their rows need `tma daemon`"]
+    assert len("  " + none[0]) <= 40  # whole on the narrowest screen
+
+
+def test_host_cell_is_bold_and_a_stale_age_is_dim_not_its_state_colour():
+    lines = picker.render(fleet_rows(), picker.View(), 100, 24, palette=PAL, now=NOW)
+    spans = [s for ln in lines for s in ln]
+    assert any(t.startswith("box") and st == "bold" for t, st in spans)
+    assert any(t.startswith("stale: offline 12s") and st == "dim" for t, st in spans)
+    assert any(t.startswith("blocked 30s") and st == "state:blocked" for t, st in spans)

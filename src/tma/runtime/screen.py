@@ -223,8 +223,8 @@ def host_notes(side, rows: list[dict]) -> list[str]:
     footer message would be gone before anyone reads it."""
     if side.cached is None:
         n = len(side.configured)
-        return [f"{n} host{'' if n == 1 else 's'} in hosts.toml: their rows need a running "
-                "`tma daemon` (this screen opens no SSH)"]
+        return [f"{n} host{'' if n == 1 else 's'}: {'its' if n == 1 else 'their'} rows "
+                "need `tma daemon`"]
     with_rows = {d["host"] for d in rows}
     out = []
     for h in side.entries():
