@@ -124,6 +124,10 @@ def test_host_rows_appear_with_their_host_and_a_cut_link_leaves_them_stale(
         s = wait_screen(srv, pane, lambda s: "stale: offline" in row_of(s, "claude"),
                         timeout=30)
         assert "box" in row_of(s, "claude")
+    # the selected row is stale: Tab says so in one line and the picker stays
+    keys(srv, picker, "Tab")
+    wait_screen(srv, picker, lambda s: "host box is offline (stale: offline" in s)
+    assert alive(srv, picker)
     keys(srv, picker, "q")
     keys(srv, watch, "q")
     srv.wait_for(lambda: not alive(srv, picker) and not alive(srv, watch))

@@ -132,3 +132,4 @@ def test_host_cell_is_bold_and_a_stale_age_is_dim_not_its_state_colour():
     assert any(t.startswith("box") and st == "bold" for t, st in spans)
     assert any(t.startswith("stale: offline 12s") and st == "dim" for t, st in spans)
     assert any(t.startswith("blocked 30s") and st == "state:blocked" for t, st in spans)
+

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 
 from tma.runtime.session import Session
+from tma.ui import picker as ui_picker
 from tma.ui.term import hold
 
 TYPE_CHECKING = False
@@ -199,6 +200,10 @@ class Feed:
         from tma.runtime import hosts
 
         host_name = pane_id.rpartition(":")[0]
+        row = self.remote_row(pane_id)
+        if row is not None and row.get("stale"):  # its menu's entries could not reach it
+            return (f"host {host_name} is offline ({ui_picker.stale_note(row)}): its actions "
+                    "come back with it")
         try:
             host = hosts.get(self.session, host_name)
         except hosts.HostError as exc:
