@@ -276,6 +276,20 @@ class Lines:
 def test_subscribe_hosts_carries_remote_rows_edges_and_host_records(
         srv, sshd, local, daemon):
     rec = _setup(srv, sshd, local, first="idle", then="blocked")
+    # no daemon: the hosts are probed, the document the same shape as ls --json --hosts
+    polled = subprocess.Popen(local.argv("subscribe", "--json", "--hosts"),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=local.env)
+    try:
+        first = Lines(polled).until(lambda d: True, 20)[0]
+    finally:
+        polled.send_signal(signal.SIGTERM)
+        polled.communicate(timeout=10)
+    jsonschema.validate(first, LS_SCHEMA)
+    assert [(h["name"], h["state"]) for h in first["hosts"]] == [("box", "ok")]
+    assert [(r["pane"], r["state"], r["stale"]) for r in first["agents"]
+            if r.get("host") == "box"] == [(rec.pane, "idle", False)]
+
     daemon.start()
     local.wait_for(lambda: local.host_state() == "online", timeout=20, interval=0.3)
     docs = subprocess.Popen(local.argv("subscribe", "--json", "--hosts"),

@@ -4,9 +4,10 @@ over the link), and the hosts' rows followed tick by tick (`tma wait`, `tma subs
 Following: when the running daemon holds exactly the configured hosts, every tick reads
 its fleet document over the local socket (no SSH; the daemon's one link per host is the
 only session). Without it, the hosts a surface needs are probed (hello + snapshot, in
-parallel) at most every `probe_s` seconds and the last answer is kept between: a probe is
-an ssh session over the ControlMaster connection plus a `tma serve` start and one poll
-cycle on the host, a cost paid per look, so a follower never looks more often than that.
+parallel, on a thread) at most every `probe_s` seconds and the last answer is kept
+between: a probe is an ssh session over the ControlMaster connection plus a `tma serve`
+start and one poll cycle on the host, a cost paid per look, so a follower never looks
+more often than that.
 
 A host that is not online contributes no rows to a decision: the daemon keeps an offline
 host's last rows (`stale`), and a stale row's state is what the host said before it went
@@ -16,6 +17,7 @@ quiet, not what it is now.
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 
 from tma.core import proto
@@ -91,7 +93,11 @@ class View:
 
 class Follow:
     """The hosts' rows, one `look()` per tick. `names`: only these hosts (None: every
-    configured one). Raises hosts.HostError for a broken hosts file."""
+    configured one). Raises hosts.HostError for a broken hosts file.
+
+    Without a daemon the probes run on a thread of their own: a tick returns the last
+    finished probe's view at once (the first look waits for one), so a hung host costs
+    its probe's timeout on that thread, never the caller's local cycle."""
 
     def __init__(self, session, names: list[str] | None = None, *, probe_s: float = PROBE_S,
                  timeout: float = link.DEFAULT_TIMEOUT_S, clock=time.monotonic) -> None:
@@ -99,6 +105,7 @@ class Follow:
         self.probe_s, self.timeout, self.clock = probe_s, timeout, clock
         self._probed: View | None = None
         self._probe_at = 0.0
+        self._running: threading.Thread | None = None
 
     def look(self) -> View:
         remote = fleet_view.Remote(self.session, probe=False)
@@ -106,16 +113,26 @@ class Follow:
         if remote.cached is not None:
             return View([e for e in remote.entries() if e["name"] in wanted],
                         [d for d in remote.rows() if d["host"] in wanted], "daemon")
-        now = self.clock()
-        if self._probed is None or now >= self._probe_at:
+        if self._running is None and self.clock() >= self._probe_at:
             configured = {h.name: h for h in hosts.load(self.session)}
             named = [(n, fleet.argv(self.session, configured[n])) for n in wanted
                      if n in configured]
+            self._running = threading.Thread(target=self._probe, args=(remote, named),
+                                             name="tma-fleet-probe", daemon=True)
+            self._running.start()
+        if self._probed is None and self._running is not None:
+            self._running.join()  # the first look: nothing to show before it
+        if self._running is not None and not self._running.is_alive():
+            self._running = None
+        return self._probed if self._probed is not None else View([], [], "probe")
+
+    def _probe(self, remote, named) -> None:
+        try:
             remote.probes = link.probe_all(named, timeout=self.timeout,
                                            env=dict(self.session.env))
             self._probed = View(remote.entries(), remote.rows(), "probe")
+        finally:
             self._probe_at = self.clock() + self.probe_s
-        return self._probed
 
 
 class _Stamp:
