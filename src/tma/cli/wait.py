@@ -33,6 +33,8 @@ from tma.runtime.session import Session
 from tma.ui import rows as render
 from tma.ui import table, text
 
+TICK_S = 1.0  # --pane HOST:%N looks at the hosts' rows this often (a local wait's tick)
+
 
 def main(session: Session, argv: list[str]) -> int:
     sel, args = spec.parse("wait", argv, session)
@@ -86,7 +88,6 @@ def main(session: Session, argv: list[str]) -> int:
 def _with_hosts(follow, notes, sel, rows, in_scope):
     """The cycle's rows and the online hosts' (selectors applied to what the host said),
     and the scope predicate that lets the hosts' through."""
-
     view = follow.look()
     notes.update(view)
     remote = [fleet_read.RemoteRow(d) for d in view.live_rows() if fleet_view.matches(d, sel)]
@@ -152,9 +153,6 @@ def _remote_pane(session, waiter, timeout, args, palette: dict) -> int:
             return _timed_out(timeout, waiter)
         tick = start + (int((now - start) / TICK_S) + 1) * TICK_S
         time.sleep(max(0.0, min(tick, deadline if deadline is not None else tick) - now))
-
-
-TICK_S = 1.0
 
 
 def _timed_out(timeout, waiter) -> int:
