@@ -73,6 +73,7 @@ HOT = frozenset({
 #: pieces imported under a guard.
 KEPT = {
     "tma.cli.act": 11,  # +5: the link's modules only for a HOST:%N pane (~100 ms a local act)
+    "tma.cli.card": 1,  # the link's modules (hosts.toml's parser too) only for HOST:%N
     "tma.cli.debug": 1,
     "tma.cli.demo": 1,
     "tma.cli.doctor": 2,
@@ -81,7 +82,6 @@ KEPT = {
     "tma.cli.picker": 4,
     "tma.cli.spec": 1,
     "tma.cli.version": 1,
-    "tma.cli.wait": 2,
     "tma.cli.watch": 4,
     "tma.daemon.notifier": 2,
     "tma.daemon.parts": 4,

@@ -228,20 +228,28 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                         help="With --hosts: how long one host may take.")),
             exits=(OK, ERROR, USAGE, NO_PANE)),
     Command("card", "What a blocked pane asks: its permission, question or headline.",
-            flags=(Flag("--pane", metavar="ID", type="pane", required=True,
-                        help="Required: the pane (e.g. %3)."),
+            flags=(Flag("--pane", metavar="ID", type="target", required=True,
+                        help="Required: the pane (e.g. %3), or HOST:%3 on a fleet host (the "
+                             "host's own card, over its link)."),
                    Flag("--json", help="Print the protocol's card frame (schema 1) instead "
-                                       "of text.")),
-            exits=(OK, ERROR, USAGE, NO_PANE),
+                                       "of text."),
+                   Flag("--timeout", metavar="SECS", type="float",
+                        help="With --pane HOST:%N: how long the host may take (default 5).")),
+            exits=(OK, (1, "no tmux server, a broken config; HOST:%N: the host did not "
+                           "answer (its link's state is named)"),
+                   (2, "usage; HOST:%N: no such host in tma host list"),
+                   (3, "the pane does not exist (HOST:%N: the host has no agent pane %N)")),
             notes="Runs one poll cycle first: only its verdict says whether the pane is "
                   "blocked. A permission card names its lane (hook, api or screen) and how "
                   "exactly it was read (exact, wrapped or failed); an OpenCode question "
-                  "is fetched from its server within 750 ms."),
+                  "is fetched from its server within 750 ms. HOST:%N sends the protocol's "
+                  "card request over the host's link and prints the host's answer."),
     Command("wait", "Block until a pane (or a set of panes) reaches a state.",
             selectors=SELECTOR,
             flags=(
-                Flag("--pane", metavar="ID", type="pane", group="target",
-                     help="Wait on this one pane (no selector flags with it)."),
+                Flag("--pane", metavar="ID", type="target", group="target",
+                     help="Wait on this one pane (no selector flags with it); HOST:%N "
+                          "follows a fleet host's pane."),
                 Flag("--any", group="target",
                      help="The first in-scope pane to reach the state."),
                 Flag("--all", group="target",
@@ -257,6 +265,9 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                      help="Give up after SECS seconds (exit 124)."),
                 Flag("--json",
                      help="Print a schema-1 row object (an ls document for --all/--count)."),
+                Flag("--hosts",
+                     help="With --any or --count: every host of `tma host list` counts too "
+                          "(its panes HOST:%N, selectors applied to its rows)."),
             ),
             exits=(OK, (1, "no server (also when it goes away), --agent matches several panes"),
                    (2, "usage; --all found nothing in scope"),
@@ -264,7 +275,10 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                    (4, "its agent exited while the pane lives on"),
                    (124, "timed out"), (130, "interrupted")),
             notes="Without --pane/--any/--all/--count the selector --agent NAME is the "
-                  "target: the one in-scope pane running that agent."),
+                  "target: the one in-scope pane running that agent. A host's rows come "
+                  "from the daemon's links when it holds the hosts, else from a probe of "
+                  "them every 2 s; an offline host's rows never satisfy a wait (it keeps "
+                  "waiting and says so on stderr)."),
     Command("subscribe", "Stream ls documents (or state edges) as JSON lines, one per change.",
             selectors=SELECTOR,
             flags=(
@@ -277,6 +291,11 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                 Flag("--events",
                      help="Emit one edge record per pane whose state changed instead of "
                           "whole documents (the first cycle is silent)."),
+                Flag("--hosts",
+                     help="Also every host of `tma host list`: its rows and a `hosts` array "
+                          "in each document (as ls --json --hosts); with --events, its "
+                          "panes' edges (with `host`) and a record when a host goes "
+                          "offline or comes back."),
             ),
             exits=((0, "stdout closed, or stopped by a signal"),
                    (1, "no tmux server (also when it goes away), a broken config"),

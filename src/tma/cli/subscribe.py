@@ -9,24 +9,36 @@ it differs from the last one. Without a daemon (or after losing it) a cycle runs
 A daemon is looked for at the start and every 5 s while polling; the switch either
 way is silent.
 
+With --hosts each document also carries the hosts' rows and a `hosts` array (as
+`ls --json --hosts`), and --events adds the hosts' panes' edges (with `host`) and one
+record per host whose state changed (tma.runtime.fleet_read: from the daemon's links,
+whose changes wake the subscribers too, else a probe of the hosts at most every
+max(--interval, 2 s)). A document counts as changed only when something other than the
+hosts' ages moved.
+
 Exit: 0 when stdout closes or on SIGINT/SIGTERM/SIGHUP, 1 without a tmux server (also
 when it goes away) or with a broken config at the start, 2 usage.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import signal
 import sys
 import time
 
 from tma.cli import common, spec
-from tma.runtime import daemon_files
+from tma.runtime import daemon_files, fleet_read, fleet_view, hosts
 from tma.runtime.feed import Closed, Feed, Wakes
 from tma.runtime.session import Session
 from tma.tmux import control
 from tma.ui import rows as render
 from tma.ui import text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 BELT_S = 5.0
 PROBE_S = 5.0
@@ -52,6 +64,15 @@ def main(session: Session, argv: list[str]) -> int:
         signal.signal(signo, stop)
     feed = Feed(session, sel, slow="tma: tmux slow to respond; still subscribed")
     out = _Out(args.events)
+    if args.hosts:
+        try:
+            out.follow = fleet_read.Follow(session, probe_s=max(fleet_read.PROBE_S,
+                                                                args.interval))
+            out.follow.look()  # a broken hosts file: exit 1 now
+        except hosts.HostError as exc:
+            common.err(f"tma: {exc}")
+            return common.FAIL
+        out.sel = sel
     wakes = None
     try:
         socket_path, _pid = control.server_facts(session.server)  # NoServer: exit 1
@@ -93,6 +114,10 @@ class _Out:
         self.events = events
         self.last_doc: str | None = None
         self.last_states: dict | None = None
+        self.follow: Any = None  # --hosts: tma.runtime.fleet_read.Follow
+        self.sel: Any = None
+        self.last_remote: dict | None = None
+        self.last_hosts: dict | None = None
 
     def tick(self, feed, force: bool) -> None:
         tick = feed.tick()
@@ -100,14 +125,28 @@ class _Out:
             return  # tmux slow: said once, no document
         doc = render.document(tick.rows, server=tick.result.snapshot.socket_path,
                               git=tick.git)
+        view = None
+        remote: list[dict] = []
+        if self.follow is not None:
+            view = self.follow.look()
+            remote = [d for d in view.rows if fleet_view.matches(d, self.sel)]
         if self.events:
-            self.last_states, records = render.edges(self.last_states, doc["agents"],
-                                                     common.now_ms())
+            now = common.now_ms()
+            self.last_states, records = render.edges(self.last_states, doc["agents"], now)
+            if view is not None:
+                self.last_hosts, said = fleet_read.host_records(self.last_hosts, view, now)
+                self.last_remote, moved = fleet_read.row_edges(self.last_remote, view,
+                                                               remote, now)
+                records += said + moved
             for rec in records:
                 self._write(text.dumps(rec))
             return
+        if view is not None:
+            doc["agents"] += remote
+            doc["hosts"] = view.hosts
         line = text.dumps(doc)
-        if force or line != self.last_doc:
+        same = _ageless(line, view) == _ageless(self.last_doc, view)
+        if force or not same:
             self._write(line)
         self.last_doc = line
 
@@ -115,3 +154,18 @@ class _Out:
     def _write(line: str) -> None:
         sys.stdout.write(line + "\n")
         sys.stdout.flush()
+
+
+def _ageless(line: str | None, view) -> str | None:
+    """A document without the hosts' ages (they move every tick; a change is what a host
+    said, not how long ago)."""
+    if line is None or view is None:
+        return line
+    doc = json.loads(line)
+    for d in doc["agents"]:
+        if "stale" in d:
+            d.pop("age_ms", None)
+    for h in doc.get("hosts", ()):
+        h.pop("age_ms", None)
+        h.pop("retry_in_ms", None)
+    return json.dumps(doc, sort_keys=True)

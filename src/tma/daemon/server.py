@@ -220,6 +220,11 @@ class Server(Part):
             self.recorded += len(transitions)
             self.wake_due = True
 
+    def poke(self) -> None:
+        """The fleet part heard a host change (its rows, or online/offline): subscribers
+        look now, as after a loop iteration that changed a local pane."""
+        self.wake_due = True
+
     def status(self) -> dict:
         return {**self.counts, "subscribers": len(self.subscribers),
                 "queued": self.stamper.pending(), "stamps_dropped": self.stamper.dropped}
