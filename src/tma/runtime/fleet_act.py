@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from tma.core import proto
 from tma.runtime import fleet, link
 from tma.runtime import hosts as store
+from tma.runtime.selectors import split_target
 from tma.runtime.serve import SCOPE_OF
 
 #: A dispatch whose answer never came is retried with its own slot for this long.
@@ -48,14 +49,6 @@ LOCAL_GRANTS = {None: (), "answer": ("act:answer",), "steer": ("act:answer", "ac
 def scope_of(action: str) -> str | None:
     """The grant an action needs over the link (None: it never crosses the link)."""
     return SCOPE_OF.get(action)
-
-
-def split(name: str) -> tuple[str, str] | None:
-    """`HOST:%N` -> (host, %N); None for a local pane id."""
-    host, sep, pane = name.rpartition(":")
-    if not sep:
-        return None
-    return host, pane
 
 
 def slot_for(host: str, pane: str, episode_ms: int, action: str, text: str | None,
@@ -161,7 +154,7 @@ def fire(session, name: str, action: str, *, text: str | None = None,
          answers: tuple[tuple[str, ...], ...] | None = None, expect_episode: int = 0,
          timeout: float = TIMEOUT_S, now=lambda: time.time_ns() // 1_000_000) -> Fired:
     """Fire `action` at `name` (HOST:%N). Raises HostError for an unknown host."""
-    parts = split(name)
+    parts = split_target(name)
     assert parts is not None, name
     host_name, pane = parts
     host = store.get(session, host_name)

@@ -22,6 +22,7 @@ import time
 
 from tma.core import proto
 from tma.runtime import fleet, fleet_view, hosts, link
+from tma.runtime.selectors import split_target
 from tma.ui import rows as render
 
 #: Without a daemon, the hosts are probed at most this often (seconds).
@@ -37,18 +38,12 @@ class HostDown(Exception):
         self.host, self.state, self.error = host, state, error
 
 
-def split(name: str) -> tuple[str, str] | None:
-    """`HOST:%N` -> (host, %N); None for a local pane id."""
-    host, sep, pane = name.rpartition(":")
-    return (host, pane) if sep else None
-
-
 def card(session, name: str, *, timeout: float = link.DEFAULT_TIMEOUT_S) -> proto.Card:
     """The card HOST:%N's host builds for %N (its own `tma card`), with no request id, as
     a local card is. Raises hosts.HostError for an unknown host, HostDown when the host
     does not answer (bounded by `timeout`), and LookupError when the host has no agent
     pane %N."""
-    parts = split(name)
+    parts = split_target(name)
     assert parts is not None, name
     host = hosts.get(session, parts[0])
     pane = parts[1]

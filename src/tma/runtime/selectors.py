@@ -54,6 +54,12 @@ def parse_target(text: str) -> str:
     raise SelectorError(f"expected a pane id like %3 or HOST:%3, got {text!r}")
 
 
+def split_target(text: str) -> tuple[str, str] | None:
+    """A parsed target's parts: `HOST:%N` -> (HOST, %N); None for a local pane id."""
+    host, sep, pane = text.rpartition(":")
+    return (host, pane) if sep else None
+
+
 class Selector:
     __slots__ = ("session", "repo", "branch", "agent", "states")
 
