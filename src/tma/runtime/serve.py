@@ -234,8 +234,17 @@ class Conn:
             self.send(proto.Snapshot(frame.id, self.fleet(frame.selector)))
         elif isinstance(frame, proto.Subscribe):
             self.sub, self.baseline, self.last_snapshot = frame, None, None
+            # the baseline is read before the ack goes: a change the device makes once it
+            # holds the ack is an edge (a failure's error frame still follows the ack)
+            held: list[bytes] = []
+            write, self.write = self.write, held.append
+            try:
+                self.tick()
+            finally:
+                self.write = write
             self.send(proto.Ack(frame.id))
-            self.tick()  # the baseline: sends nothing
+            for data in held:
+                self.write(data)
         elif isinstance(frame, proto.CardRequest):
             self.send(self.card(frame))
         elif isinstance(frame, proto.Dispatch):
