@@ -202,3 +202,30 @@ def test_a_daemon_killed_mid_stream_leaves_the_stream_to_serves_own_cycle(
     _edge, _at = s.edge_to(pane, "working", timeout=8)
     assert "capture-pane" not in s.tmux_since(mark)
     assert s.close() == 0
+
+
+def test_without_a_daemon_a_hooks_stamp_reaches_the_stream_before_the_cycle(
+        srv, daemon, serve):
+    # the hook returns at once (no reply lane holding it for the person's answer)
+    srv.config.write_text("[hooks]\nclaude_reply_lane = false\n")
+    pane, _pid = _claude(srv)
+    _draw(srv, pane, "idle")
+    s = serve("--interval", "10000")  # no daemon here (the fixture's is never started)
+    _subscribed(s)
+    assert FOLLOWING not in s.said()
+    time.sleep(1.0)  # the subscription's first cycle is over
+    mark = s.mark()
+    event = [sys.executable, "-m", "tma", "--socket-name", srv.name, "event", "--agent",
+             "claude", "--pane", pane, "--kind", "PermissionRequest"]
+    payload = ('{"session_id":"s1","tool_name":"Bash","tool_use_id":"t-1",'
+               '"tool_input":{"command":"make"}}')
+    t0 = time.monotonic()
+    subprocess.run(event, input=payload.encode(), env=daemon.env, check=True,
+                   capture_output=True, timeout=30)
+    assert srv.option(pane, "@agent_state") == "blocked"  # the hook stamped it itself
+    _edge, at = s.edge_to(pane, "blocked", timeout=8)
+    took = at - t0
+    print(f"\nMEASURED serve edge after a hook's stamp, no daemon, interval 10 s {took:.3f}s")
+    assert took < 3.0  # the stamps read (every 0.5 s), not the 10 s cycle
+    assert "capture-pane" not in s.tmux_since(mark)
+    assert s.close() == 0

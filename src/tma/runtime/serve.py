@@ -24,9 +24,11 @@ Where the rows come from (two modes, switched without a word on the stream):
   daemon wrote with one listing and no capture (`Cycle.run(produce=False)`), so N
   connections cost N listings, never N detections; a belt read runs every interval;
 - no daemon: serve runs its own detection cycle every interval (the `hello`'s
-  reconcile_interval_ms either way), capped by the connection seats, and looks for a
-  daemon every PROBE_S; a daemon that goes away mid-stream is dropped at once and the
-  next read is an own cycle.
+  reconcile_interval_ms either way), capped by the connection seats, and between its
+  cycles reads the stamps alone every STAMPS_MS (what a hook's `tma event` wrote
+  reaches the stream without waiting for the cycle); it looks for a daemon every
+  PROBE_S; a daemon that goes away mid-stream is dropped at once and the next read is
+  an own cycle.
 """
 
 from __future__ import annotations
@@ -68,6 +70,9 @@ MAX_CONNECTIONS = 4
 #: How often a serve without the daemon looks for one (a daemon started later is
 #: followed from then on).
 PROBE_S = 5.0
+#: Without a daemon, how often serve reads the stamps alone between its cycles (one
+#: listing, no capture): hooks stamp at once, and this is how soon the stream sees it.
+STAMPS_MS = 500
 
 
 class Seat:
@@ -408,9 +413,10 @@ def _serve(session, *, scopes, device, interval_ms, paths, write, stdin_fd,
            socket_path=None) -> int:
     git = GitInfo()
     follow = Follow(session, socket_path)
+    light = [False]  # this read is the stamps alone (set around a between-cycles read)
 
     def rows(sel):
-        if follow.on:  # the daemon detects: read its stamps, capture nothing
+        if follow.on or light[0]:  # the daemon (or a hook) stamped: read, capture nothing
             result = session.cycle(produce=False, report=False)
         else:
             result = session.cycle()
@@ -430,13 +436,10 @@ def _serve(session, *, scopes, device, interval_ms, paths, write, stdin_fd,
                 fire=fire, card=_card_builder(session), clock=_now_ms, log=log)
     splitter = proto.LineSplitter()
     follow.probe(log)
-    due = None
+    plan = _Plan(interval_ms)
     try:
         while True:
-            timeout = None
-            if conn.sub is not None:
-                due = due or _now_ms() + interval_ms
-                timeout = max(0, due - _now_ms()) / 1000
+            timeout = plan.timeout(follow.on) if conn.sub is not None else None
             if not follow.on:
                 timeout = min(timeout if timeout is not None else PROBE_S,
                               max(0.0, follow.probe_at - time.monotonic()))
@@ -451,11 +454,47 @@ def _serve(session, *, scopes, device, interval_ms, paths, write, stdin_fd,
             woke = follow.on and follow.fd in ready and follow.settle(log)
             if not follow.on and time.monotonic() >= follow.probe_at:
                 follow.probe(log)
-            if conn.sub is not None and (woke or _now_ms() >= (due or 0)):
-                conn.tick()
-                due = _now_ms() + interval_ms
+            if conn.sub is None:
+                continue
+            what = plan.what(woke, follow.on)
+            light[0] = what == "stamps"
+            try:
+                if what:
+                    conn.tick()
+            finally:
+                light[0] = False
     finally:
         follow.close()
+
+
+class _Plan:
+    """When the stream reads next: a full read every interval (the own cycle, or the belt
+    while following the daemon), at once on the daemon's wake, and without a daemon
+    the stamps alone every STAMPS_MS in between (a hook's stamp, written by `tma event`,
+    reaches the stream without waiting for the cycle)."""
+
+    def __init__(self, interval_ms: int) -> None:
+        self.interval_ms = interval_ms
+        self.due = self.peek = 0
+
+    def timeout(self, following: bool) -> float:
+        now = _now_ms()
+        self.due = self.due or now + self.interval_ms
+        self.peek = self.peek or now + STAMPS_MS
+        at = self.due if following or STAMPS_MS >= self.interval_ms else min(self.due,
+                                                                             self.peek)
+        return max(0, at - now) / 1000
+
+    def what(self, woke: bool, following: bool) -> str:
+        """'full', 'stamps' or '' (nothing to read now); the next times are set."""
+        now = _now_ms()
+        if woke or now >= self.due:
+            self.due, self.peek = now + self.interval_ms, now + STAMPS_MS
+            return "full"
+        if not following and STAMPS_MS < self.interval_ms and now >= self.peek:
+            self.peek = now + STAMPS_MS
+            return "stamps"
+        return ""
 
 
 class Follow:
