@@ -3,7 +3,7 @@
 hand; the results go to bench/RESULTS.md "The fleet").
 
   python bench/bench_fleet.py [--hosts 8] [--panes 25] [--ls-runs 21] [--runs 20]
-                              [--idle-secs 60] [--intervals 2000,500]
+                              [--idle-secs 60] [--intervals 2000] [--host-daemons on,off]
 
 Every host is a machine of its own as far as tma can tell: a private tmux server
 (`-L tma-bench-fleet-<pid>-hN -f /dev/null`, killed afterwards) with its own HOME, XDG
@@ -16,10 +16,13 @@ more tmux server with M fake agents, its own HOME, a config whose notifications 
 JSONL log only (`[notify] log`, message = false, desktop = false), the hosts added with
 `tma host add hN tma-test --via 'ssh -F <that host's ssh_config> ...'` (tma's default ssh
 argv, ControlMaster and all, plus -F), and a foreground `tma daemon` holding one link per
-host. Nothing runs on the hosts but their tmux server, sshd and the `tma serve` each link
-runs (no host daemon: serve runs its own cycle every interval).
+host. On the hosts: their tmux server, sshd, the `tma serve` each link runs, and (phase
+`on` of --host-daemons, the realistic setup) a `tma daemon` of the host's own, which serve
+follows (its push, then a stamps-only read); in phase `off` serve runs its own cycle
+every interval. Each (interval, host daemon) pair is one phase: the links and daemons
+restarted.
 
-Measured, with the first of --intervals as the hosts' stream interval:
+Measured, with the first phase's settings for ls:
 1. `tma ls --json --hosts` (local rows + every host's, from the daemon's cache) against
    `tma ls --json` (the local M panes), spawn to exit, interleaved; p50/p95, the ratio
    of the p50s (goal <= 2x).
@@ -27,14 +30,15 @@ Measured, with the first of --intervals as the hosts' stream interval:
    after a PostToolUse that made it working) -> the daemon's cache shows the row blocked
    (its fleet document, polled over the daemon's socket every 20 ms) and -> the local
    notification (the `[notify] log` line's `at`); ms from the host's blocked stamp
-   (@agent_since, carried in the row). Goal p95 <= 1000 ms. Repeated for every further
-   interval in --intervals (the forced command changed, sshd and the daemon restarted).
+   (@agent_since, carried in the row). Goal p50 and p95 <= 1000 ms. Every phase.
 3. Idle bytes per host per minute: TCP payload on each host's ssh connection (both
    directions, `ss -ti` bytes_sent + bytes_received of the client's socket) over a
-   quiet window of --idle-secs (nothing changes on any host; nothing asks the daemon).
+   quiet window of --idle-secs (nothing changes on any host; nothing asks the daemon),
+   every phase; the links must not reconnect in it (the keepalive is answered).
 4. Over the same window: the daemon's CPU (utime + stime of its process, all threads)
    as % of one core (goal < 2 %), its VmRSS; beside it the ssh clients' CPU and the
-   hosts' side (sshd sessions + tma serve), which would be spread over N machines.
+   hosts' side (sshd sessions + tma serve, and the hosts' daemons when they run), which
+   would be spread over N machines.
 """
 
 from __future__ import annotations
@@ -136,6 +140,7 @@ class Host:
         self.panes = fill(self.tmux, panes, screens)
         self.sshd = Sshd(self.root / "sshd")
         self.masters: set[int] = set()  # the ssh ControlMaster holding the connection
+        self.daemon: subprocess.Popen | None = None
         self.event_argv = tma_argv() + ["--socket-name", self.tmux.name, "event",
                                         "--agent", "claude", "--pane", self.panes[0]]
 
@@ -150,6 +155,30 @@ class Host:
                        for k in ("XDG_RUNTIME_DIR", "XDG_STATE_HOME"))
         assert command.startswith("exec env "), command
         self.sshd.set_command(command.replace("exec env ", f"exec env {own} ", 1))
+
+    def start_daemon(self) -> None:
+        """The host's own `tma daemon` (its runtime dir is the one serve is given)."""
+        self.stop_daemon()
+        self.daemon = subprocess.Popen(
+            [*tma_argv(), "--socket-name", self.tmux.name, "daemon"], env=self.env,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=open(self.root / "daemon.log", "ab"))  # noqa: SIM115
+        from tma.runtime import daemon_files
+
+        sock = self.tmux("display-message", "-p", "#{socket_path}").strip()
+        files = daemon_files.Files(sock, self.env["XDG_RUNTIME_DIR"] + "/tma")
+        _wait(f"{self.name}'s daemon", lambda: daemon_files.read_status(files.sock)
+              is not None, 30)
+
+    def stop_daemon(self) -> None:
+        if self.daemon is not None:
+            self.daemon.terminate()
+            try:
+                self.daemon.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.daemon.kill()
+                self.daemon.wait()
+            self.daemon = None
 
     def event(self, kind: str, payload: str) -> None:
         subprocess.run([*self.event_argv, "--kind", kind], input=payload.encode(),
@@ -186,6 +215,7 @@ class Host:
         return descendants(self.sshd.proc.pid)
 
     def close(self) -> None:
+        self.stop_daemon()
         self.sshd.close()
         self.tmux.kill()
 
@@ -226,12 +256,17 @@ class Fleet:
                               env=self.env, capture_output=True, text=True, timeout=60)
 
     # -- links
-    def link(self, interval: int, first: bool) -> float:
-        """Every host's sshd (re)started with `--interval`, the daemon (re)started; seconds
-        until every host is online with all its rows."""
+    def link(self, interval: int, first: bool, host_daemon: bool) -> float:
+        """Every host's sshd (re)started with `--interval` (and its daemon started or
+        stopped), the daemon (re)started; seconds until every host is online with all
+        its rows."""
         self.stop_daemon()
         for h in self.hosts:
             h.sshd.kill()  # its sessions too: a ControlMaster's next session re-logs in
+            if host_daemon:
+                h.start_daemon()
+            else:
+                h.stop_daemon()
             h.serve(interval)
             h.sshd.start()
             if first:
@@ -390,7 +425,7 @@ def bench_idle(fleet: Fleet, secs: float) -> dict:
     def side() -> float:
         total = 0.0
         for h in fleet.hosts:
-            for pid in h.side_pids():
+            for pid in h.side_pids() + ([h.daemon.pid] if h.daemon is not None else []):
                 try:
                     total += cpu_ms(pid, True)
                 except (OSError, IndexError):
@@ -407,6 +442,10 @@ def bench_idle(fleet: Fleet, secs: float) -> dict:
                 pass
         return total
 
+    def connects() -> dict:
+        return {h["name"]: h["connects"] for h in (fleet.fleet() or {}).get("hosts", [])}
+
+    n0 = connects()
     b0 = [h.link_bytes() for h in fleet.hosts]  # first: it finds the masters
     d0, c0, s0, t0 = cpu_ms(fleet.pid, False), clients(), side(), time.monotonic()
     rss0 = rss_kb(fleet.pid)
@@ -414,6 +453,8 @@ def bench_idle(fleet: Fleet, secs: float) -> dict:
     b1 = [h.link_bytes() for h in fleet.hosts]
     d1, c1, s1, t1 = cpu_ms(fleet.pid, False), clients(), side(), time.monotonic()
     wall = (t1 - t0) * 1000
+    if connects() != n0:
+        raise SystemExit(f"a link reconnected in the quiet window: {n0} -> {connects()}")
     def per_min(i: int) -> list[float | None]:
         return [None if a is None or b is None else (b[i] - a[i]) * 60000 / wall
                 for a, b in zip(b0, b1, strict=True)]
@@ -447,6 +488,12 @@ def bench_alone(fleet: Fleet, secs: float) -> dict:
 # ------------------------------------------------------------------ report
 
 
+def _phase(ph: dict) -> str:
+    how = "a daemon on each host (serve follows it)" if ph["host_daemon"] else \
+        "no host daemon (serve's own cycle)"
+    return f"interval {ph['interval']} ms, {how}"
+
+
 def report(args, res: dict) -> None:
     print(f"\n## The fleet: {args.hosts} hosts x {args.panes} fake agent panes over loopback "
           f"ssh (a real sshd per host), {res['tmux']}\n")
@@ -455,7 +502,7 @@ def report(args, res: dict) -> None:
     ratio = hst / loc
     print(f"1. `tma ls --json` ({args.panes} local panes) vs `tma ls --json --hosts` "
           f"({args.panes * (1 + args.hosts)} rows, the hosts' from the daemon), "
-          f"{len(ls['local'])} runs each, spawn to exit:\n")
+          f"{len(ls['local'])} runs each, spawn to exit ({_phase(res['phases'][0])}):\n")
     print("| command | p50 ms | p95 ms | min ms |")
     print("|---|---|---|---|")
     for kind, label in (("local", "`tma ls --json`"), ("hosts", "`tma ls --json --hosts`")):
@@ -464,43 +511,37 @@ def report(args, res: dict) -> None:
     print(f"\nratio of the p50s {ratio:.2f}x (goal <= {GOALS['ratio']:g}x: "
           f"{'met' if ratio <= GOALS['ratio'] else 'missed'})\n")
     print(f"2. a remote pane blocked (host's `tma event` PermissionRequest) -> local, ms from "
-          f"the host's blocked stamp, {args.runs} episodes per interval (hosts in turn):\n")
-    print("| host stream interval (`serve --interval`) | to … | p50 ms | p95 ms | max ms | "
-          "goal p95 <= 1000 |")
+          f"the host's blocked stamp, {args.runs} episodes per phase (hosts in turn):\n")
+    print("| phase | to … | p50 ms | p95 ms | max ms | goal p50, p95 <= 1000 |")
     print("|---|---|---|---|---|---|")
-    for interval, lat in res["latency"].items():
+    goal = GOALS["latency_ms"]
+    for ph in res["phases"]:
+        lat = ph["latency"]
         for key, label in (("row", "the daemon's cache shows it blocked"),
                            ("notify", "the notification (`[notify] log` line's `at`)")):
             xs = lat[key]
-            print(f"| {interval} ms | {label} | {statistics.median(xs):.0f} | "
-                  f"{pct(xs, 95):.0f} | {max(xs):.0f} | "
-                  f"{'met' if pct(xs, 95) <= GOALS['latency_ms'] else 'missed'} |")
-    idle = res["idle"]
-    bpm = [b for b in idle["bytes_per_min"] if b is not None]
-    print(f"\n3. idle, {idle['secs']} s with nothing changing (host interval "
-          f"{res['idle_interval']} ms, the daemon's keepalive every {res['keepalive']} s):\n")
-    if bpm:
-        print(f"- bytes per host per minute on the ssh connection (TCP payload, both ways): "
-              f"median {statistics.median(bpm) / 1024:.1f} KiB, min {min(bpm) / 1024:.1f}, "
-              f"max {max(bpm) / 1024:.1f}")
-    else:
-        print("- bytes per host per minute: n/a (ss found no connection)")
-    app = [b for b in idle["app_bytes_per_min"] if b is not None]
-    if app:
-        print(f"- the stream in the clear (NDJSON frames both ways, what the ssh master "
-              f"moved to and from the daemon's pipes): median "
-              f"{statistics.median(app) / 1024:.1f} KiB/min")
-    met = "met" if idle["daemon_pct"] < GOALS["cpu_pct"] else "missed"
-    print(f"- daemon CPU {idle['daemon_pct']:.2f} % of a core (goal < {GOALS['cpu_pct']:g} %: "
-          f"{met}); its VmRSS {idle['rss_kb'][0]} -> {idle['rss_kb'][1]} kB")
+            ok = statistics.median(xs) <= goal and pct(xs, 95) <= goal
+            print(f"| {_phase(ph)} | {label} | {statistics.median(xs):.0f} | "
+                  f"{pct(xs, 95):.0f} | {max(xs):.0f} | {'met' if ok else 'missed'} |")
+    print(f"\n3./4. idle, nothing changing, the daemon's keepalive every {res['keepalive']} s:\n")
+    print("| phase | secs | KiB/host/min on the wire (median, min-max) | KiB/min in the clear "
+          "| daemon CPU % (goal < 2) | its VmRSS kB | ssh clients CPU % | hosts' side CPU % |")
+    print("|---|---|---|---|---|---|---|---|")
+    for ph in res["phases"]:
+        idle = ph["idle"]
+        bpm = [b / 1024 for b in idle["bytes_per_min"] if b is not None]
+        app = [b / 1024 for b in idle["app_bytes_per_min"] if b is not None]
+        wire = (f"{statistics.median(bpm):.1f} ({min(bpm):.1f}-{max(bpm):.1f})"
+                if bpm else "n/a")
+        clear = f"{statistics.median(app):.1f}" if app else "n/a"
+        met = "met" if idle["daemon_pct"] < GOALS["cpu_pct"] else "missed"
+        print(f"| {_phase(ph)} | {idle['secs']} | {wire} | {clear} | "
+              f"{idle['daemon_pct']:.2f} ({met}) | {idle['rss_kb'][0]} -> {idle['rss_kb'][1]} "
+              f"| {idle['clients_pct']:.2f} | {idle['hosts_pct']:.2f} |")
     alone = res["alone"]
-    print(f"- the same daemon after `tma host remove` of every host ({alone['secs']} s, this "
+    print(f"\n- the same daemon after `tma host remove` of every host ({alone['secs']} s, this "
           f"machine's {args.panes} panes alone): {alone['daemon_pct']:.2f} %, VmRSS "
-          f"{alone['rss_kb']} kB; the {args.hosts} hosts' share "
-          f"{idle['daemon_pct'] - alone['daemon_pct']:+.2f} % of a core")
-    print(f"- beside it: its ssh clients (mux clients + ControlMasters) "
-          f"{idle['clients_pct']:.2f} %; the hosts' "
-          f"side (sshd sessions + tma serve, one per host) {idle['hosts_pct']:.2f} % in all")
+          f"{alone['rss_kb']} kB")
     print(f"\nlinks up in {res['link_s']:.1f} s; load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
@@ -510,21 +551,27 @@ def main() -> int:
     ap.add_argument("--hosts", type=int, default=8)
     ap.add_argument("--panes", type=int, default=25, help="fake agents per host (and local)")
     ap.add_argument("--ls-runs", type=int, default=21)
-    ap.add_argument("--runs", type=int, default=20, help="blocked episodes per interval")
+    ap.add_argument("--runs", type=int, default=20, help="blocked episodes per phase")
     ap.add_argument("--idle-secs", type=float, default=60)
-    ap.add_argument("--intervals", default="2000,500",
-                    help="the hosts' `tma serve --interval` (ms) for each latency phase; "
-                         "the first also for ls and the idle window")
+    ap.add_argument("--intervals", default="2000",
+                    help="the hosts' `tma serve --interval` (ms), one phase each per "
+                         "--host-daemons mode")
+    ap.add_argument("--host-daemons", default="on,off",
+                    help="on: a `tma daemon` runs on each host (serve follows it); off: "
+                         "none (serve's own cycle). The first phase also runs ls")
     ap.add_argument("--json", help="also write the raw results here")
     args = ap.parse_args()
     lack = missing()
     if lack is not None:
         print(f"0 runs: {lack} is missing")
         return 0
-    intervals = [int(x) for x in args.intervals.split(",")]
+    modes = [m.strip() for m in args.host_daemons.split(",") if m.strip()]
+    if not modes or any(m not in ("on", "off") for m in modes):
+        ap.error("--host-daemons takes on, off or both")
+    phases = [(int(x), m == "on") for x in args.intervals.split(",") for m in modes]
     from tma.daemon.fleet import KEEPALIVE_S
 
-    res: dict = {"latency": {}, "idle_interval": intervals[0], "keepalive": KEEPALIVE_S,
+    res: dict = {"phases": [], "keepalive": KEEPALIVE_S,
                  "tmux": subprocess.run(["tmux", "-V"], capture_output=True,
                                         text=True).stdout.strip()}
     t0 = time.monotonic()
@@ -532,15 +579,16 @@ def main() -> int:
     try:
         print(f"  {args.hosts} hosts x {args.panes} panes up in {time.monotonic() - t0:.1f} s",
               flush=True)
-        for i, interval in enumerate(intervals):
-            took = fleet.link(interval, first=i == 0)
-            print(f"  interval {interval} ms: every host online in {took:.1f} s", flush=True)
+        for i, (interval, host_daemon) in enumerate(phases):
+            took = fleet.link(interval, first=i == 0, host_daemon=host_daemon)
+            ph = {"interval": interval, "host_daemon": host_daemon, "link_s": took}
+            print(f"  {_phase(ph)}: every host online in {took:.1f} s", flush=True)
             if i == 0:
                 res["link_s"] = took
                 res["ls"] = bench_ls(fleet, args.ls_runs)
-            res["latency"][interval] = bench_latency(fleet, args.runs, interval)
-            if i == 0:
-                res["idle"] = bench_idle(fleet, args.idle_secs)
+            ph["latency"] = bench_latency(fleet, args.runs, interval)
+            ph["idle"] = bench_idle(fleet, args.idle_secs)
+            res["phases"].append(ph)
         res["alone"] = bench_alone(fleet, args.idle_secs)
     finally:
         fleet.close()

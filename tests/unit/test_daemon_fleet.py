@@ -74,3 +74,47 @@ def test_fleet_settings_default_to_on_and_five_seconds():
     assert fleet.settings(cfg) == (True, fleet.KEEPALIVE_S)
     cfg.fleet = {"status": False, "keepalive_secs": 2}
     assert fleet.settings(cfg) == (False, 2)
+
+
+class _Sent:
+    """The link's sending end, as _Keepalive uses it: ids in turn, frames kept."""
+
+    def __init__(self) -> None:
+        self.frames: list[proto.Frame] = []
+
+    def next_id(self) -> str:
+        return str(len(self.frames) + 2)
+
+    def send(self, frame: proto.Frame) -> None:
+        self.frames.append(frame)
+
+
+def test_the_keepalive_is_a_receipts_request_answered_by_an_empty_list():
+    lk, keep = _Sent(), fleet._Keepalive("1", 0.0)
+    keep.send(lk, 5.0)
+    (req,) = lk.frames
+    assert isinstance(req, proto.ReceiptsRequest) and req.slot is None
+    assert abs(req.since_ms - fleet._wall()) < 5000  # now: no receipt is that new
+    assert len(proto.encode(req)) < 100
+    assert keep.due == 5.0 and keep.asks == {"1"}  # a snapshot answer is not awaited
+    assert keep.answered(proto.Receipts(req.id, ()), 1.0) is True
+    assert keep.answered(proto.Receipts(req.id, ()), 1.0) is False  # answered once
+    assert keep.answered(proto.Snapshot("1", ()), 1.0) is False  # the subscription's
+
+
+def test_a_host_that_refuses_the_receipts_keepalive_gets_snapshots():
+    lk, keep = _Sent(), fleet._Keepalive("1", 0.0)
+    keep.send(lk, 5.0)
+    refused = proto.Error(lk.frames[0].id, proto.UNSUPPORTED, "no receipts here")
+    assert keep.answered(refused, 2.0) is True  # an answer all the same: it vouches
+    assert keep.due == 2.0  # the next keepalive goes now, as a snapshot
+    keep.send(lk, 7.0)
+    assert isinstance(lk.frames[1], proto.SnapshotRequest)
+    assert lk.frames[1].id in keep.asks
+
+
+def test_unanswered_keepalives_are_bounded():
+    lk, keep = _Sent(), fleet._Keepalive("1", 0.0)
+    for n in range(5 * fleet.MISSES):
+        keep.send(lk, float(n))
+    assert len(keep.keeps) <= 2 * fleet.MISSES

@@ -17,5 +17,6 @@ def main(session: Session, argv: list[str]) -> int:
     if args.interval < 250:
         raise common.UsageError(f"--interval needs at least 250 ms, got {args.interval}")
     session.surface_config()
-    control.server_facts(session.server)  # no server: exit 1 before any frame
-    return serve.run(session, scopes=scopes, device=args.device, interval_ms=args.interval)
+    socket_path, _pid = control.server_facts(session.server)  # no server: exit 1 first
+    return serve.run(session, scopes=scopes, device=args.device, interval_ms=args.interval,
+                     socket_path=socket_path)

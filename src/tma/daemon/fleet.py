@@ -9,7 +9,14 @@ into its MaxSessions). The conversation on the link:
     hello                    the banner skipped and counted, as a probe does
     snapshot                 the baseline: every row the host has now (a resync)
     subscribe (no events)    the host sends a snapshot whenever its rows change
-    snapshot every keepalive the proof that the host still answers (and a resync)
+    receipts every keepalive the proof that the host still answers: `since_ms` now,
+                             so the answer is an empty list (about 60 bytes where a
+                             snapshot of 25 panes is 13 KiB)
+
+The subscription is the resync while it flows (a pipe loses no frame, and the host's
+stream ends in an error frame when it cannot read its rows, which ends the link); every
+new link starts from a full snapshot. A host that answers the receipts request with an
+error (a serve that does not know it) gets a snapshot as its keepalive instead.
 
 A host that sends no frame for MISSES keepalives is `offline`, as is one whose link
 ends: its rows stay, `stale`, with the age of the last frame that vouched for them,
@@ -164,20 +171,14 @@ class HostLink:
         lk.send(proto.Subscribe(sub_id, False))
         silent = self.keepalive_s * MISSES
         last = time.monotonic()
-        next_keep = last + self.keepalive_s
-        asks = {sub_id}
+        keep = _Keepalive(sub_id, last + self.keepalive_s)
         while not self.stopping.is_set():
             now = time.monotonic()
             if now - last >= silent:
                 raise link_mod.LinkFailed("timeout", f"no frame from the host for {silent:g} s")
-            if now >= next_keep:
-                keep = lk.next_id()
-                lk.send(proto.SnapshotRequest(keep, None))
-                asks.add(keep)
-                if len(asks) > 2 * MISSES:  # answers never came: a bound, not a leak
-                    asks = {sub_id, keep}
-                next_keep = now + self.keepalive_s
-            until = min(next_keep, last + silent, now + STOP_POLL_S)
+            if now >= keep.due:
+                keep.send(lk, now + self.keepalive_s)
+            until = min(keep.due, last + silent, now + STOP_POLL_S)
             try:
                 frame = link_mod.next_frame(lk, until)
             except link_mod.LinkFailed as exc:
@@ -185,11 +186,13 @@ class HostLink:
                     continue
                 raise
             last = time.monotonic()
-            if frame.id in asks:
+            if keep.answered(frame, last):
+                self._seen()
+            elif frame.id in keep.asks:
                 self._answered(frame, frame.id)
                 if isinstance(frame, proto.Snapshot):
                     if frame.id != sub_id:
-                        asks.discard(frame.id)
+                        keep.asks.discard(frame.id)
                     self._rows(frame)
                 else:
                     self._seen()
@@ -238,6 +241,41 @@ class HostLink:
                      "retry_in_ms": (max(0, self.retry_at_ms - now)
                                      if self.retry_at_ms is not None else None)}
             return entry, self.rows, stale
+
+
+class _Keepalive:
+    """A link's proofs of life: a `receipts` request with `since_ms` now (an empty
+    answer), or a snapshot once the host refused one. `asks`: the requests whose answer
+    is a snapshot (the subscription's id among them)."""
+
+    def __init__(self, sub_id: str, due: float) -> None:
+        self.sub_id, self.due = sub_id, due
+        self.asks = {sub_id}
+        self.keeps: set[str] = set()  # receipts keepalives not answered yet
+        self.full = False
+
+    def send(self, lk, due: float) -> None:
+        rid = lk.next_id()
+        if self.full:
+            lk.send(proto.SnapshotRequest(rid, None))
+            self.asks.add(rid)
+        else:
+            lk.send(proto.ReceiptsRequest(rid, None, _wall()))
+            self.keeps.add(rid)
+        if len(self.asks) > 2 * MISSES:  # answers never came: a bound, not a leak
+            self.asks = {self.sub_id, rid}
+        if len(self.keeps) > 2 * MISSES:
+            self.keeps = {rid}
+        self.due = due
+
+    def answered(self, frame: proto.Frame, now: float) -> bool:
+        """True for a receipts keepalive's answer (any answer vouches for the host)."""
+        if frame.id not in self.keeps:
+            return False
+        self.keeps.discard(frame.id)
+        if isinstance(frame, proto.Error):
+            self.full, self.due = True, now  # the snapshot keepalive goes out now
+        return True
 
 
 class Rung:

@@ -17,6 +17,18 @@ scope. Detection stays here; the device only reads what this host decided:
   itself (`tma act` with the episode binder, which re-reads the screen under the pane's lock);
 - `receipts` from the ledger; `window` and `event` (transcripts) answer `unsupported`.
 Pane titles never leave the host: a FleetRow has no title.
+
+Where the rows come from (two modes, switched without a word on the stream):
+- this tmux server's daemon runs: serve follows its push (`TMAS`, one wake byte per
+  state-affecting loop iteration, coalesced over 100 ms) and reads the stamps the
+  daemon wrote with one listing and no capture (`Cycle.run(produce=False)`), so N
+  connections cost N listings, never N detections; a belt read runs every interval;
+- no daemon: serve runs its own detection cycle every interval (the `hello`'s
+  reconcile_interval_ms either way), capped by the connection seats, and between its
+  cycles reads the stamps alone every STAMPS_MS (what a hook's `tma event` wrote
+  reaches the stream without waiting for the cycle); it looks for a daemon every
+  PROBE_S; a daemon that goes away mid-stream is dropped at once and the next read is
+  an own cycle.
 """
 
 from __future__ import annotations
@@ -33,11 +45,12 @@ from tma import __version__
 from tma.core import proto
 from tma.core.paths import here
 from tma.install.binary import running_tma
-from tma.runtime import card, procs, rundir
+from tma.runtime import card, daemon_files, procs, rundir
+from tma.runtime.feed import Wakes
 from tma.runtime.git import GitInfo
 from tma.runtime.ledger import Ledger
 from tma.runtime.selectors import Selector
-from tma.tmux import spawn
+from tma.tmux import control, spawn
 
 #: What each grant allows. An action outside this table (exec actions, compact) is
 #: refused whatever the grants.
@@ -51,8 +64,15 @@ SCOPES = ("read", "act:answer", "act:steer", "act:always")
 DEFAULT_INTERVAL_MS = 2000
 DISPATCH_TIMEOUT_S = 15.0
 #: Serve processes one host runs at once (`[serve] max_connections`; 0 counts as 1): each
-#: runs its own cycle, so a reconnect storm must not become a cycle storm.
+#: runs its own cycle when no daemon runs, so a reconnect storm must not become a cycle
+#: storm.
 MAX_CONNECTIONS = 4
+#: How often a serve without the daemon looks for one (a daemon started later is
+#: followed from then on).
+PROBE_S = 5.0
+#: Without a daemon, how often serve reads the stamps alone between its cycles (one
+#: listing, no capture): hooks stamp at once, and this is how soon the stream sees it.
+STAMPS_MS = 500
 
 
 class Seat:
@@ -219,8 +239,17 @@ class Conn:
             self.send(proto.Snapshot(frame.id, self.fleet(frame.selector)))
         elif isinstance(frame, proto.Subscribe):
             self.sub, self.baseline, self.last_snapshot = frame, None, None
+            # the baseline is read before the ack goes: a change the device makes once it
+            # holds the ack is an edge (a failure's error frame still follows the ack)
+            held: list[bytes] = []
+            write, self.write = self.write, held.append
+            try:
+                self.tick()
+            finally:
+                self.write = write
             self.send(proto.Ack(frame.id))
-            self.tick()  # the baseline: sends nothing
+            for data in held:
+                self.write(data)
         elif isinstance(frame, proto.CardRequest):
             self.send(self.card(frame))
         elif isinstance(frame, proto.Dispatch):
@@ -350,9 +379,10 @@ def _act_result(out: bytes, code: int) -> tuple[str, str | None]:
 
 
 def run(session, *, scopes: tuple[str, ...], device: str | None, interval_ms: int,
-        stdin_fd: int = 0, stdout_fd: int = 1) -> int:
+        socket_path: str | None = None, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
     """Serve one connection until stdin closes or SIGTERM (exit 0); 2 when the host's
-    connection seats are all taken."""
+    connection seats are all taken. `socket_path`: the tmux server's, which names its
+    daemon (asked of tmux when not given)."""
     def write(data: bytes) -> None:
         view = memoryview(data)
         while view:
@@ -373,16 +403,23 @@ def run(session, *, scopes: tuple[str, ...], device: str | None, interval_ms: in
     signal.signal(signal.SIGHUP, stop)
     try:
         return _serve(session, scopes=scopes, device=device, interval_ms=interval_ms,
-                      paths=paths, write=write, stdin_fd=stdin_fd)
+                      paths=paths, write=write, stdin_fd=stdin_fd,
+                      socket_path=socket_path)
     finally:
         seat.leave()
 
 
-def _serve(session, *, scopes, device, interval_ms, paths, write, stdin_fd) -> int:
+def _serve(session, *, scopes, device, interval_ms, paths, write, stdin_fd,
+           socket_path=None) -> int:
     git = GitInfo()
+    follow = Follow(session, socket_path)
+    light = [False]  # this read is the stamps alone (set around a between-cycles read)
 
     def rows(sel):
-        result = session.cycle()
+        if follow.on or light[0]:  # the daemon (or a hook) stamped: read, capture nothing
+            result = session.cycle(produce=False, report=False)
+        else:
+            result = session.cycle()
         picked = session.select(result.rows, sel, git) if sel is not None else result.rows
         return picked, result.snapshot.socket_path, git
 
@@ -392,28 +429,123 @@ def _serve(session, *, scopes, device, interval_ms, paths, write, stdin_fd) -> i
         code, out, _err = spawn.run([tma, *flags, *argv], timeout=DISPATCH_TIMEOUT_S)
         return code, out
 
+    log = lambda text: sys.stderr.write(text + "\n")  # noqa: E731
     conn = Conn(host=os.uname().nodename, version=__version__, scopes=scopes, device=device,
                 interval_ms=interval_ms, rows=rows, write=write,
                 ledger=Ledger(os.path.join(paths.state_dir, "serve", "ledger.jsonl")),
-                fire=fire, card=_card_builder(session), clock=_now_ms,
-                log=lambda text: sys.stderr.write(text + "\n"))
+                fire=fire, card=_card_builder(session), clock=_now_ms, log=log)
     splitter = proto.LineSplitter()
-    due = None
-    while True:
-        timeout = None
-        if conn.sub is not None:
-            due = due or _now_ms() + interval_ms
-            timeout = max(0, due - _now_ms()) / 1000
-        ready, _, _ = select.select([stdin_fd], [], [], timeout)
-        if ready:
-            chunk = os.read(stdin_fd, 65536)
-            if not chunk:
-                return 0
-            for item in splitter.feed(chunk):
-                conn.line(item)
-        if conn.sub is not None and _now_ms() >= (due or 0):
-            conn.tick()
-            due = _now_ms() + interval_ms
+    follow.probe(log)
+    plan = _Plan(interval_ms)
+    try:
+        while True:
+            timeout = plan.timeout(follow.on) if conn.sub is not None else None
+            if not follow.on:
+                timeout = min(timeout if timeout is not None else PROBE_S,
+                              max(0.0, follow.probe_at - time.monotonic()))
+            fds = [stdin_fd] + ([follow.fd] if follow.on else [])
+            ready, _, _ = select.select(fds, [], [], timeout)
+            if stdin_fd in ready:
+                chunk = os.read(stdin_fd, 65536)
+                if not chunk:
+                    return 0
+                for item in splitter.feed(chunk):
+                    conn.line(item)
+            woke = follow.on and follow.fd in ready and follow.settle(log)
+            if not follow.on and time.monotonic() >= follow.probe_at:
+                follow.probe(log)
+            if conn.sub is None:
+                continue
+            what = plan.what(woke, follow.on)
+            light[0] = what == "stamps"
+            try:
+                if what:
+                    conn.tick()
+            finally:
+                light[0] = False
+    finally:
+        follow.close()
+
+
+class _Plan:
+    """When the stream reads next: a full read every interval (the own cycle, or the belt
+    while following the daemon), at once on the daemon's wake, and without a daemon
+    the stamps alone every STAMPS_MS in between (a hook's stamp, written by `tma event`,
+    reaches the stream without waiting for the cycle)."""
+
+    def __init__(self, interval_ms: int) -> None:
+        self.interval_ms = interval_ms
+        self.due = self.peek = 0
+
+    def timeout(self, following: bool) -> float:
+        now = _now_ms()
+        self.due = self.due or now + self.interval_ms
+        self.peek = self.peek or now + STAMPS_MS
+        at = self.due if following or STAMPS_MS >= self.interval_ms else min(self.due,
+                                                                             self.peek)
+        return max(0, at - now) / 1000
+
+    def what(self, woke: bool, following: bool) -> str:
+        """'full', 'stamps' or '' (nothing to read now); the next times are set."""
+        now = _now_ms()
+        if woke or now >= self.due:
+            self.due, self.peek = now + self.interval_ms, now + STAMPS_MS
+            return "full"
+        if not following and STAMPS_MS < self.interval_ms and now >= self.peek:
+            self.peek = now + STAMPS_MS
+            return "stamps"
+        return ""
+
+
+class Follow:
+    """This server's daemon's push (`TMAS`), while one runs: a wake (coalesced over
+    feed.COALESCE_S) is the cue to read its stamps, so no connection runs detection of
+    its own. Looked for at the start and every PROBE_S while none runs; one that goes
+    away is dropped at once (the next read is an own cycle)."""
+
+    def __init__(self, session, socket_path: str | None) -> None:
+        self.session, self.socket_path = session, socket_path
+        self.wakes: Wakes | None = None
+        self.probe_at = 0.0
+
+    @property
+    def on(self) -> bool:
+        return self.wakes is not None and self.wakes.sock is not None
+
+    @property
+    def fd(self) -> int:
+        sock = self.wakes.sock if self.wakes is not None else None
+        return sock.fileno() if sock is not None else -1
+
+    def probe(self, log) -> bool:
+        self.probe_at = time.monotonic() + PROBE_S
+        if self.wakes is None:
+            path = self.socket_path
+            if not path:
+                try:
+                    path, _pid = control.server_facts(self.session.server)
+                except Exception:  # no server (yet): looked for again later
+                    return False
+                self.socket_path = path
+            self.wakes = Wakes(daemon_files.Files(path).sock)
+        if self.wakes.probe():
+            log("tma serve: following this host's daemon (no cycle of its own)")
+            return True
+        return False
+
+    def settle(self, log) -> bool:
+        """After the daemon's socket turned readable (a wake, or the daemon went away:
+        either way the stream reads now, an own cycle in the second case)."""
+        if self.wakes is not None:
+            self.wakes.settle()
+        if not self.on:
+            log("tma serve: the daemon went away; cycling on its own")
+            self.probe_at = time.monotonic() + PROBE_S
+        return True
+
+    def close(self) -> None:
+        if self.wakes is not None:
+            self.wakes.close()
 
 
 def _card_builder(session):
