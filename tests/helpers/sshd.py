@@ -174,7 +174,17 @@ class Sshd:
         self.proc.wait(timeout=10)
         self.proc = None
 
+    def signal(self, signo: int) -> None:
+        """Send signo to sshd and every process under it (SIGSTOP: a host that hangs with
+        its connections open; SIGCONT: it answers again)."""
+        for pid in _tree(self.proc.pid) if self.proc is not None else []:
+            try:
+                os.kill(pid, signo)
+            except ProcessLookupError:
+                pass
+
     def close(self) -> None:
+        self.signal(signal.SIGCONT)  # a stopped sshd would not die of the kill
         self.kill()
         # the ControlMaster processes our clients left (their server side is gone now)
         for sock in self.control.rglob("ssh-*"):

@@ -10,15 +10,12 @@ prints a banner first (its rows are still read).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import tmux_sockets
+from tests.helpers.fleet import Here
 from tests.helpers.keyrecorder import KeyRecorder
 from tests.helpers.schemas import _schema
 from tma.core import fixture
@@ -31,34 +28,8 @@ LS_SCHEMA = _schema("ls.schema.json")
 BOUND_S = 12.0
 
 
-class Local:
-    """This machine's tma: its own HOME and config dir, no local tmux server."""
-
-    def __init__(self, root: Path) -> None:
-        root.mkdir(parents=True, exist_ok=True)
-        run = root / "run"
-        run.mkdir(mode=0o700, exist_ok=True)
-        self.env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
-        self.env.update(HOME=str(root), XDG_CONFIG_HOME=str(root / "config"),
-                        XDG_STATE_HOME=str(root / "state"), XDG_RUNTIME_DIR=str(run),
-                        LANG="C.UTF-8")
-        self.env.pop("TMA_CONFIG", None)
-        self.socket = tmux_sockets.server_name("nolocal")
-
-    def tma(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "tma", "--socket-name", self.socket,
-                               *args], capture_output=True, text=True, env=self.env,
-                              timeout=timeout)
-
-    def ls_hosts(self, *args: str) -> tuple[dict, str, float]:
-        start = time.monotonic()
-        res = self.tma("ls", "--hosts", "--json", "--timeout", "5", *args)
-        took = time.monotonic() - start
-        assert res.returncode == 0, res.stderr
-        assert "Traceback" not in res.stderr
-        doc = json.loads(res.stdout)
-        jsonschema.validate(doc, LS_SCHEMA)
-        return doc, res.stderr, took
+class Local(Here):
+    """This machine's tma, no local tmux server (the hosts' rows alone)."""
 
     def check(self, name: str) -> tuple[int, str, float]:
         start = time.monotonic()
@@ -69,7 +40,7 @@ class Local:
 
 @pytest.fixture
 def local(tmp_path):
-    return Local(tmp_path / "local")
+    return Local(tmp_path / "local", prefix="nolocal")
 
 
 def _claude(srv, screen: str = "blocked") -> KeyRecorder:

@@ -12,15 +12,13 @@ types nothing.
 from __future__ import annotations
 
 import json
-import os
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import tmux_sockets
+from tests.helpers.fleet import Here
 from tests.helpers.keyrecorder import KeyRecorder
 from tma.core import fixture
 
@@ -72,25 +70,8 @@ sys.exit(child.returncode)
 '''
 
 
-class Local:
-    """This machine's tma: its own HOME, config and state dirs, no local tmux server."""
-
-    def __init__(self, root: Path) -> None:
-        root.mkdir(parents=True, exist_ok=True)
-        run = root / "run"
-        run.mkdir(mode=0o700, exist_ok=True)
-        self.root = root
-        self.env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
-        self.env.update(HOME=str(root), XDG_CONFIG_HOME=str(root / "config"),
-                        XDG_STATE_HOME=str(root / "state"), XDG_RUNTIME_DIR=str(run),
-                        LANG="C.UTF-8")
-        self.env.pop("TMA_CONFIG", None)
-        self.socket = tmux_sockets.server_name("nolocal")
-
-    def tma(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "tma", "--socket-name", self.socket,
-                               *args], capture_output=True, text=True, env=self.env,
-                              timeout=timeout)
+class Local(Here):
+    """This machine's tma, no local tmux server."""
 
     def act(self, *args: str) -> tuple[int, dict, str]:
         res = self.tma("act", *args, "--json")
@@ -103,7 +84,7 @@ class Local:
 
 @pytest.fixture
 def local(tmp_path):
-    return Local(tmp_path / "local")
+    return Local(tmp_path / "local", prefix="nolocal")
 
 
 def _claude(srv) -> KeyRecorder:

@@ -28,7 +28,7 @@ import pytest
 from tests.helpers import daemon as daemon_helper
 from tests.helpers import netns as netns_helper
 from tests.helpers import sshd as sshd_helper
-from tests.helpers import tmux_sockets
+from tests.helpers.fleet import Here, config_text
 from tests.helpers.keyrecorder import KeyRecorder
 from tests.helpers.notify_log import _lines
 from tests.helpers.schemas import _schema
@@ -41,47 +41,13 @@ LS_SCHEMA = _schema("ls.schema.json")
 KEEPALIVE_S = 2  # [fleet] keepalive_secs here: offline after 3 of them without a frame
 
 
-class Local:
+class Local(Here):
     """This machine: a tmux server with one shell pane, its own HOME, XDG dirs and
     config (notifications to a log), and the daemon that serves it."""
 
     def __init__(self, root: Path, tmux_bin: str) -> None:
-        root.mkdir(parents=True, exist_ok=True)
-        self.root = root
-        self.name = tmux_sockets.server_name("fleetd")
-        self.tmux_bin = tmux_bin
-        self.log = root / "notify.jsonl"
-        self.config = root / "config.toml"
-        self.config.write_text(f'[notify]\nlog = "{self.log}"\ndesktop = false\n'
-                               f"[fleet]\nkeepalive_secs = {KEEPALIVE_S}\n")
-        self.env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
-        self.env.update(HOME=str(root / "home"), XDG_CONFIG_HOME=str(root / "config"),
-                        XDG_STATE_HOME=str(root / "state"), XDG_CACHE_HOME=str(root / "cache"),
-                        TMA_CONFIG=str(self.config), LANG="C.UTF-8", TMA_TMUX_BIN=tmux_bin)
-        self.env.pop("TMA_SOCKET_PATH", None)
-        (root / "home").mkdir(exist_ok=True)
-        self.tmux("new-session", "-d", "-s", "here", "-x", "100", "-y", "30", "exec sh")
-
-    def tmux(self, *args: str) -> str:
-        return subprocess.run([self.tmux_bin, "-L", self.name, "-f", "/dev/null", *args],
-                              capture_output=True, text=True, env=self.env, timeout=10,
-                              check=True).stdout
-
-    @staticmethod
-    def wait_for(pred, timeout: float = 10.0, interval: float = 0.1):
-        deadline = time.monotonic() + timeout
-        while True:
-            value = pred()
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                raise AssertionError("condition not reached in time")
-            time.sleep(interval)
-
-    def tma(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "tma", "--socket-name", self.name,
-                               *args], capture_output=True, text=True, env=self.env,
-                              timeout=timeout)
+        super().__init__(root, tmux_bin, config=config_text(root, KEEPALIVE_S),
+                         prefix="fleetd")
 
     def on_a_terminal(self, *args: str) -> str:
         """What a person sees: tma with its stdout on a PTY 200 columns wide."""
@@ -109,31 +75,6 @@ class Local:
         proc.wait(timeout=30)
         return out.decode("utf-8", "replace")
 
-    def ls_hosts(self) -> tuple[dict, str, float]:
-        start = time.monotonic()
-        res = self.tma("ls", "--hosts", "--json", "--timeout", "5")
-        took = time.monotonic() - start
-        assert res.returncode == 0, res.stderr
-        assert "Traceback" not in res.stderr
-        doc = json.loads(res.stdout)
-        jsonschema.validate(doc, LS_SCHEMA)
-        return doc, res.stderr, took
-
-    def close(self) -> None:
-        subprocess.run([self.tmux_bin, "-L", self.name, "kill-server"], capture_output=True,
-                       env=self.env, timeout=10)
-        tmux_sockets.remove(self.name)
-
-
-@pytest.fixture
-def sshd(tmp_path):
-    server = sshd_helper.Sshd(tmp_path / "sshd")
-    try:
-        yield server.start()
-    finally:
-        _resume(server)
-        server.close()
-
 
 @pytest.fixture
 def local(tmp_path, srv):
@@ -149,23 +90,6 @@ def daemon(local, tmp_path):
     with daemon_helper.watched(local, tmp_path) as d:
         local.env["XDG_RUNTIME_DIR"] = str(d.runtime)  # where the daemon's socket is
         yield d
-
-
-def _tree(server) -> list[int]:
-    return sshd_helper._tree(server.proc.pid) if server.proc is not None else []
-
-
-def _stop(server) -> None:
-    for pid in _tree(server):
-        os.kill(pid, signal.SIGSTOP)
-
-
-def _resume(server) -> None:
-    for pid in _tree(server):
-        try:
-            os.kill(pid, signal.SIGCONT)
-        except ProcessLookupError:
-            pass
 
 
 def _blocked(srv) -> KeyRecorder:
@@ -257,7 +181,7 @@ def test_remote_rows_come_from_the_daemon_and_a_cut_link_leaves_stale_rows(
 
     # cut: sshd and its sessions stop answering (no FIN, no exit)
     cut = time.monotonic()
-    _stop(sshd)
+    sshd.signal(signal.SIGSTOP)
     doc, _ = _until_state(local, "offline", 25)
     offline_after = time.monotonic() - cut
     assert offline_after < 20, f"offline after {offline_after:.1f}s"
@@ -274,7 +198,7 @@ def test_remote_rows_come_from_the_daemon_and_a_cut_link_leaves_stale_rows(
 
     # restored: the next link's first snapshot resyncs
     back = time.monotonic()
-    _resume(sshd)
+    sshd.signal(signal.SIGCONT)
     doc, _ = _until_state(local, "online", 15)
     online_after = time.monotonic() - back
     assert online_after < 10, f"online again after {online_after:.1f}s"
@@ -364,7 +288,7 @@ def test_a_cut_network_takes_its_host_offline_and_delays_no_other(
         print(f"\nfleet (netns): offline {offline_after:.1f}s after the cut, online "
               f"{online_after:.1f}s after the restore")
     finally:
-        _resume(far)
+        far.signal(signal.SIGCONT)
         far.close()
 
 
@@ -379,9 +303,9 @@ def test_a_remote_blocked_episode_rings_once_across_reconnects_and_restarts(
     assert first[0]["state"] == "blocked" and first[0]["agent"] == "claude"
 
     # a reconnect sends the same episode again: no second ring
-    _stop(sshd)
+    sshd.signal(signal.SIGSTOP)
     _until_state(local, "offline", 25)
-    _resume(sshd)
+    sshd.signal(signal.SIGCONT)
     _until_state(local, "online", 15)
     time.sleep(1.0)
     assert len(_rings(local, rec.pane)) == 1

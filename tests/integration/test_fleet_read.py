@@ -13,19 +13,16 @@ no FIN) or by killing it (the link ends at once).
 from __future__ import annotations
 
 import json
-import os
 import selectors
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from tests.helpers import daemon as daemon_helper
-from tests.helpers import sshd as sshd_helper
-from tests.helpers import tmux_sockets
+from tests.helpers.fleet import Here, config_text
 from tests.helpers.keyrecorder import KeyRecorder
 from tests.helpers.schemas import _schema
 from tma.core import fixture
@@ -38,70 +35,12 @@ LS_SCHEMA = _schema("ls.schema.json")
 KEEPALIVE_S = 2
 
 
-class Local:
+class Local(Here):
     """This machine: a tmux server with one shell pane, its own HOME and config."""
 
     def __init__(self, root: Path, tmux_bin: str) -> None:
-        root.mkdir(parents=True, exist_ok=True)
-        self.root = root
-        self.name = tmux_sockets.server_name("fleetrd")
-        self.tmux_bin = tmux_bin
-        self.config = root / "config.toml"
-        self.config.write_text(f"[notify]\nlog = \"{root / 'notify.jsonl'}\"\n"
-                               f"desktop = false\n[fleet]\nkeepalive_secs = {KEEPALIVE_S}\n")
-        self.env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
-        self.env.update(HOME=str(root / "home"), XDG_CONFIG_HOME=str(root / "config"),
-                        XDG_STATE_HOME=str(root / "state"), XDG_CACHE_HOME=str(root / "cache"),
-                        TMA_CONFIG=str(self.config), LANG="C.UTF-8", TMA_TMUX_BIN=tmux_bin)
-        self.env.pop("TMA_SOCKET_PATH", None)
-        (root / "home").mkdir(exist_ok=True)
-        run = root / "run"
-        run.mkdir(mode=0o700, exist_ok=True)
-        self.env["XDG_RUNTIME_DIR"] = str(run)
-        self.tmux("new-session", "-d", "-s", "here", "-x", "100", "-y", "30", "exec sh")
-
-    def tmux(self, *args: str) -> str:
-        return subprocess.run([self.tmux_bin, "-L", self.name, "-f", "/dev/null", *args],
-                              capture_output=True, text=True, env=self.env, timeout=10,
-                              check=True).stdout
-
-    def argv(self, *args: str) -> list[str]:
-        return [sys.executable, "-m", "tma", "--socket-name", self.name, *args]
-
-    def tma(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-        return subprocess.run(self.argv(*args), capture_output=True, text=True,
-                              env=self.env, timeout=timeout)
-
-    @staticmethod
-    def wait_for(pred, timeout: float = 10.0, interval: float = 0.1):
-        deadline = time.monotonic() + timeout
-        while True:
-            value = pred()
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                raise AssertionError("condition not reached in time")
-            time.sleep(interval)
-
-    def host_state(self) -> str | None:
-        res = self.tma("ls", "--hosts", "--json", "--timeout", "5")
-        doc = json.loads(res.stdout)
-        return next((h["state"] for h in doc["hosts"] if h["name"] == "box"), None)
-
-    def close(self) -> None:
-        subprocess.run([self.tmux_bin, "-L", self.name, "kill-server"], capture_output=True,
-                       env=self.env, timeout=10)
-        tmux_sockets.remove(self.name)
-
-
-@pytest.fixture
-def sshd(tmp_path):
-    server = sshd_helper.Sshd(tmp_path / "sshd")
-    try:
-        yield server.start()
-    finally:
-        _signal(server, signal.SIGCONT)
-        server.close()
+        super().__init__(root, tmux_bin, config=config_text(root, KEEPALIVE_S),
+                         prefix="fleetrd")
 
 
 @pytest.fixture
@@ -118,14 +57,6 @@ def daemon(local, tmp_path):
     with daemon_helper.watched(local, tmp_path) as d:
         local.env["XDG_RUNTIME_DIR"] = str(d.runtime)  # where the daemon's socket is
         yield d
-
-
-def _signal(server, signo) -> None:
-    for pid in sshd_helper._tree(server.proc.pid) if server.proc is not None else []:
-        try:
-            os.kill(pid, signo)
-        except ProcessLookupError:
-            pass
 
 
 def _capture(name: str):
@@ -170,13 +101,13 @@ def test_card_of_a_remote_pane_is_the_hosts_card(srv, sshd, local):
 def test_card_on_a_hung_or_dead_host_is_a_named_error_in_time(srv, sshd, local):
     rec = _setup(srv, sshd, local)
     assert local.tma("card", "--pane", f"box:{rec.pane}").returncode == 0
-    _signal(sshd, signal.SIGSTOP)  # hung: the connection stays open, nothing answers
+    sshd.signal(signal.SIGSTOP)  # hung: the connection stays open, nothing answers
     try:
         start = time.monotonic()
         res = local.tma("card", "--pane", f"box:{rec.pane}", "--timeout", "2", timeout=30)
         took = time.monotonic() - start
     finally:
-        _signal(sshd, signal.SIGCONT)
+        sshd.signal(signal.SIGCONT)
     assert res.returncode == 1, (res.returncode, res.stderr)
     assert "Traceback" not in res.stderr and res.stdout == ""
     assert "tma: host box did not answer" in res.stderr and "timeout" in res.stderr, res.stderr
@@ -232,7 +163,7 @@ def test_wait_on_a_remote_pane_without_and_with_the_daemon(srv, sshd, local, dae
     print(f"\nwait: box:{rec.pane} blocked seen {took:.2f}s after the key")
 
     # the host hangs: its row stays (stale, blocked) but never satisfies a wait
-    _signal(sshd, signal.SIGSTOP)
+    sshd.signal(signal.SIGSTOP)
     local.wait_for(lambda: local.host_state() == "offline", timeout=25, interval=0.3)
     start = time.monotonic()
     res = local.tma("wait", "--pane", target, "--until", "blocked", "--timeout", "3")
@@ -242,7 +173,7 @@ def test_wait_on_a_remote_pane_without_and_with_the_daemon(srv, sshd, local, dae
     # with --hosts --any the same: a local shell pane and the stale row match nothing
     res = local.tma("wait", "--hosts", "--any", "--until", "blocked", "--timeout", "2")
     assert res.returncode == 124 and "tma: host box is offline" in res.stderr, res.stderr
-    _signal(sshd, signal.SIGCONT)
+    sshd.signal(signal.SIGCONT)
     local.wait_for(lambda: local.host_state() == "online", timeout=20, interval=0.3)
     res = local.tma("wait", "--hosts", "--any", "--until", "blocked", "--timeout", "10")
     assert res.returncode == 0, res.stderr
