@@ -15,6 +15,7 @@ from tests.helpers import tmux_sockets
 from tests.helpers.schemas import _schema
 
 LS_SCHEMA = _schema("ls.schema.json")
+KEEPALIVE_S = 2  # [fleet] keepalive_secs in the tests: offline after 3 of them silent
 
 
 def config_text(root: Path, keepalive_s: int) -> str:
@@ -85,6 +86,32 @@ class Here:
         doc = json.loads(res.stdout)
         jsonschema.validate(doc, LS_SCHEMA)
         return doc, res.stderr, took
+
+    def on_a_terminal(self, *args: str) -> str:
+        """What a person sees: tma with its stdout on a PTY 200 columns wide."""
+        import fcntl
+        import pty
+        import struct
+        import termios
+
+        master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 200, 0, 0))
+        proc = subprocess.Popen([sys.executable, "-m", "tma", "--socket-name", self.name,
+                                 *args], stdout=slave, stderr=subprocess.DEVNULL,
+                                env=self.env)
+        os.close(slave)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the child closed its end
+                break
+            if not chunk:
+                break
+            out += chunk
+        os.close(master)
+        proc.wait(timeout=30)
+        return out.decode("utf-8", "replace")
 
     def host_state(self, host: str = "box") -> str | None:
         res = self.tma("ls", "--hosts", "--json", "--timeout", "5")

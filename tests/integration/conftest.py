@@ -271,3 +271,28 @@ def sshd(tmp_path):
         yield server.start()
     finally:
         server.close()
+
+
+@pytest.fixture
+def fleet_local(tmp_path, srv):
+    """This machine in the fleet tests: its own tmux server (srv's build) with one shell
+    pane, HOME and config with a short fleet keepalive (tests/helpers/fleet.py)."""
+    from tests.helpers.fleet import KEEPALIVE_S, Here, config_text
+
+    root = tmp_path / "local"
+    root.mkdir()
+    here = Here(root, srv.tmux_bin, config=config_text(root, KEEPALIVE_S), prefix="fleet")
+    try:
+        yield here
+    finally:
+        here.close()
+
+
+@pytest.fixture
+def fleet_daemon(fleet_local, tmp_path):
+    """fleet_local's daemon, watched (tests/helpers/daemon.py); tma finds its socket."""
+    from tests.helpers import daemon as daemon_helper
+
+    with daemon_helper.watched(fleet_local, tmp_path) as d:
+        fleet_local.env["XDG_RUNTIME_DIR"] = str(d.runtime)
+        yield d

@@ -16,19 +16,15 @@ the client) and continued. sshd killed outright is the third way a host goes.
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import daemon as daemon_helper
 from tests.helpers import netns as netns_helper
 from tests.helpers import sshd as sshd_helper
-from tests.helpers.fleet import Here, config_text
+from tests.helpers.fleet import KEEPALIVE_S, Here
 from tests.helpers.keyrecorder import KeyRecorder
 from tests.helpers.notify_log import _lines
 from tests.helpers.schemas import _schema
@@ -38,58 +34,16 @@ jsonschema = pytest.importorskip("jsonschema")
 
 CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "captures"
 LS_SCHEMA = _schema("ls.schema.json")
-KEEPALIVE_S = 2  # [fleet] keepalive_secs here: offline after 3 of them without a frame
-
-
-class Local(Here):
-    """This machine: a tmux server with one shell pane, its own HOME, XDG dirs and
-    config (notifications to a log), and the daemon that serves it."""
-
-    def __init__(self, root: Path, tmux_bin: str) -> None:
-        super().__init__(root, tmux_bin, config=config_text(root, KEEPALIVE_S),
-                         prefix="fleetd")
-
-    def on_a_terminal(self, *args: str) -> str:
-        """What a person sees: tma with its stdout on a PTY 200 columns wide."""
-        import fcntl
-        import pty
-        import struct
-        import termios
-
-        master, slave = pty.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 200, 0, 0))
-        proc = subprocess.Popen([sys.executable, "-m", "tma", "--socket-name", self.name,
-                                 *args], stdout=slave, stderr=subprocess.DEVNULL,
-                                env=self.env)
-        os.close(slave)
-        out = b""
-        while True:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # EIO: the child closed its end
-                break
-            if not chunk:
-                break
-            out += chunk
-        os.close(master)
-        proc.wait(timeout=30)
-        return out.decode("utf-8", "replace")
 
 
 @pytest.fixture
-def local(tmp_path, srv):
-    here = Local(tmp_path / "local", srv.tmux_bin)
-    try:
-        yield here
-    finally:
-        here.close()
+def local(fleet_local):
+    return fleet_local
 
 
 @pytest.fixture
-def daemon(local, tmp_path):
-    with daemon_helper.watched(local, tmp_path) as d:
-        local.env["XDG_RUNTIME_DIR"] = str(d.runtime)  # where the daemon's socket is
-        yield d
+def daemon(fleet_daemon):
+    return fleet_daemon
 
 
 def _blocked(srv) -> KeyRecorder:
@@ -106,11 +60,11 @@ def _remote(doc: dict, name: str = "box") -> list[dict]:
     return [r for r in doc["agents"] if r.get("host") == name]
 
 
-def _rings(local: Local, pane: str) -> list[dict]:
+def _rings(local: Here, pane: str) -> list[dict]:
     return [r for r in _lines(local.log) if r["pane"] == f"box:{pane}"]
 
 
-def _until_state(local: Local, want: str, timeout: float, name: str = "box",
+def _until_state(local: Here, want: str, timeout: float, name: str = "box",
                  also=None) -> tuple[dict, float]:
     start = time.monotonic()
     found: list[dict] = []

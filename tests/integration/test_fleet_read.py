@@ -21,8 +21,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import daemon as daemon_helper
-from tests.helpers.fleet import Here, config_text
 from tests.helpers.keyrecorder import KeyRecorder
 from tests.helpers.schemas import _schema
 from tma.core import fixture
@@ -32,31 +30,16 @@ jsonschema = pytest.importorskip("jsonschema")
 CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "captures"
 EVENTS_SCHEMA = _schema("subscribe-events.schema.json")
 LS_SCHEMA = _schema("ls.schema.json")
-KEEPALIVE_S = 2
-
-
-class Local(Here):
-    """This machine: a tmux server with one shell pane, its own HOME and config."""
-
-    def __init__(self, root: Path, tmux_bin: str) -> None:
-        super().__init__(root, tmux_bin, config=config_text(root, KEEPALIVE_S),
-                         prefix="fleetrd")
 
 
 @pytest.fixture
-def local(tmp_path, srv):
-    here = Local(tmp_path / "local", srv.tmux_bin)
-    try:
-        yield here
-    finally:
-        here.close()
+def local(fleet_local):
+    return fleet_local
 
 
 @pytest.fixture
-def daemon(local, tmp_path):
-    with daemon_helper.watched(local, tmp_path) as d:
-        local.env["XDG_RUNTIME_DIR"] = str(d.runtime)  # where the daemon's socket is
-        yield d
+def daemon(fleet_daemon):
+    return fleet_daemon
 
 
 def _capture(name: str):
