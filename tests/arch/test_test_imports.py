@@ -76,3 +76,18 @@ def test_the_check_sees_a_test_module_import(tmp_path):
                      "from tests.helpers.live.harness import Scenario\nimport ptyclient\n")
     found = _bad(probe, _local_names() | {"ptyclient"})
     assert [f.split(":")[1] for f in found] == ["1", "2", "3", "4", "8"], found
+
+
+def test_no_two_test_modules_share_a_basename():
+    """pytest imports a test file outside a package by its basename (rootdir-relative
+    sys.path entries), so a second tests/*/test_x.py stops the whole run's collection:
+    caught here, where running tests/arch alone still sees the whole tree."""
+    seen: dict[str, Path] = {}
+    clashes = []
+    for path in _sources():
+        if HELPERS in path.parents or not path.name.startswith("test_"):
+            continue
+        if path.name in seen:
+            clashes.append(f"{seen[path.name].relative_to(TESTS)} and {path.relative_to(TESTS)}")
+        seen.setdefault(path.name, path)
+    assert not clashes, "test modules with the same basename: " + "; ".join(clashes)
