@@ -81,7 +81,9 @@ KEPT = {
     "tma.cli.mute": 2,
     "tma.cli.picker": 4,
     "tma.cli.spec": 1,
+    "tma.cli.subscribe": 2,  # the fleet's modules only with --hosts (~100 ms a subscriber)
     "tma.cli.version": 1,
+    "tma.cli.wait": 3,  # the fleet's modules only with --hosts or HOST:%N (~120 ms a wait)
     "tma.cli.watch": 4,
     "tma.daemon.notifier": 2,
     "tma.daemon.parts": 4,

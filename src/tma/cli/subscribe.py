@@ -22,14 +22,13 @@ when it goes away) or with a broken config at the start, 2 usage.
 
 from __future__ import annotations
 
-import json
 import math
 import signal
 import sys
 import time
 
 from tma.cli import common, spec
-from tma.runtime import daemon_files, fleet_read, fleet_view, hosts
+from tma.runtime import daemon_files
 from tma.runtime.feed import Closed, Feed, Wakes
 from tma.runtime.session import Session
 from tma.tmux import control
@@ -65,6 +64,9 @@ def main(session: Session, argv: list[str]) -> int:
     feed = Feed(session, sel, slow="tma: tmux slow to respond; still subscribed")
     out = _Out(args.events)
     if args.hosts:
+        # the fleet's modules cost every subscriber their start-up: only for the hosts
+        from tma.runtime import fleet_read, hosts
+
         try:
             out.follow = fleet_read.Follow(session, probe_s=max(fleet_read.PROBE_S,
                                                                 args.interval))
@@ -112,7 +114,7 @@ class _Out:
 
     def __init__(self, events: bool) -> None:
         self.events = events
-        self.last_doc: str | None = None
+        self.last_key: str | None = None  # the last document as a change is judged
         self.last_states: dict | None = None
         self.follow: Any = None  # --hosts: tma.runtime.fleet_read.Follow
         self.sel: Any = None
@@ -128,6 +130,8 @@ class _Out:
         view = None
         remote: list[dict] = []
         if self.follow is not None:
+            from tma.runtime import fleet_read, fleet_view
+
             view = self.follow.look()
             remote = [d for d in view.rows if fleet_view.matches(d, self.sel)]
         if self.events:
@@ -145,10 +149,10 @@ class _Out:
             doc["agents"] += remote
             doc["hosts"] = view.hosts
         line = text.dumps(doc)
-        same = _ageless(line, view) == _ageless(self.last_doc, view)
-        if force or not same:
+        key = _ageless(doc) if view is not None else line
+        if force or key != self.last_key:
             self._write(line)
-        self.last_doc = line
+        self.last_key = key
 
     @staticmethod
     def _write(line: str) -> None:
@@ -156,16 +160,11 @@ class _Out:
         sys.stdout.flush()
 
 
-def _ageless(line: str | None, view) -> str | None:
-    """A document without the hosts' ages (they move every tick; a change is what a host
-    said, not how long ago)."""
-    if line is None or view is None:
-        return line
-    doc = json.loads(line)
-    for d in doc["agents"]:
-        if "stale" in d:
-            d.pop("age_ms", None)
-    for h in doc.get("hosts", ()):
-        h.pop("age_ms", None)
-        h.pop("retry_in_ms", None)
-    return json.dumps(doc, sort_keys=True)
+def _ageless(doc: dict) -> str:
+    """The document as a change is judged, without the hosts' ages (they move every
+    tick; a change is what a host said, not how long ago)."""
+    agents = [{k: v for k, v in d.items() if k != "age_ms"} if "stale" in d else d
+              for d in doc["agents"]]
+    hosts_ = [{k: v for k, v in h.items() if k not in ("age_ms", "retry_in_ms")}
+              for h in doc.get("hosts", ())]
+    return text.dumps(dict(doc, agents=agents, hosts=hosts_))

@@ -27,7 +27,7 @@ import sys
 import time
 
 from tma.cli import common, spec
-from tma.runtime import fleet_read, fleet_view, hosts, waiting
+from tma.runtime import waiting
 from tma.runtime.feed import Feed
 from tma.runtime.session import Session
 from tma.ui import rows as render
@@ -48,13 +48,17 @@ def main(session: Session, argv: list[str]) -> int:
         return _remote_pane(session, waiter, timeout, args, cfg.status)
     follow = notes = None
     if args.hosts:
+        # the fleet's modules (hosts.toml's parser, the link) cost every wait ~120 ms of
+        # start-up: only for the hosts
+        from tma.runtime import fleet_read, hosts
+
         try:
             follow = fleet_read.Follow(session)
             follow.look()  # a broken hosts file fails now, not mid-wait
         except hosts.HostError as exc:
             common.err(f"tma: {exc}")
             return common.FAIL
-        notes = _HostNotes()
+        notes = _HostNotes(fleet_read.host_state)
     feed = Feed(session, sel, slow="tma: tmux slow to respond; still waiting")
     deadline = None
     checked = False
@@ -88,6 +92,8 @@ def main(session: Session, argv: list[str]) -> int:
 def _with_hosts(follow, notes, sel, rows, in_scope):
     """The cycle's rows and the online hosts' (selectors applied to what the host said),
     and the scope predicate that lets the hosts' through."""
+    from tma.runtime import fleet_read, fleet_view
+
     view = follow.look()
     notes.update(view)
     remote = [fleet_read.RemoteRow(d) for d in view.live_rows() if fleet_view.matches(d, sel)]
@@ -105,8 +111,9 @@ def _with_hosts(follow, notes, sel, rows, in_scope):
 class _HostNotes:
     """One stderr line when a followed host stops answering, and one when it is back."""
 
-    def __init__(self) -> None:
+    def __init__(self, host_state) -> None:
         self.up: dict[str, bool] = {}
+        self.host_state = host_state  # tma.runtime.fleet_read's, imported by the caller
 
     def update(self, view) -> None:
         for h in view.hosts:
@@ -115,7 +122,7 @@ class _HostNotes:
                 if up:
                     common.err(f"tma: host {h['name']} is online again")
                 else:
-                    state, link = fleet_read.host_state(h)
+                    state, link = self.host_state(h)
                     why = f" ({link}: {h['error']})" if h.get("error") else ""
                     common.err(f"tma: host {h['name']} is {state}{why}; still "
                                "waiting (its last rows do not count)")
@@ -124,6 +131,8 @@ class _HostNotes:
 
 def _remote_pane(session, waiter, timeout, args, palette: dict) -> int:
     """--pane HOST:%N: follow the host's rows (no local tmux needed)."""
+    from tma.runtime import fleet_read, hosts
+
     name = args.pane
     host, pane = name.split(":", 1)
     try:
@@ -131,7 +140,7 @@ def _remote_pane(session, waiter, timeout, args, palette: dict) -> int:
     except hosts.HostError as exc:
         raise common.UsageError(f"--pane {name}: {exc}") from None
     follow = fleet_read.Follow(session, [host])
-    notes = _HostNotes()
+    notes = _HostNotes(fleet_read.host_state)
     start = time.monotonic()
     deadline = start + timeout if timeout is not None else None
     seen = False
