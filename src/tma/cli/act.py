@@ -36,6 +36,7 @@ def _usage(args, sel) -> None:
             raise common.UsageError(f"--list/--menu take no {bad[0]}")
         if args.menu and args.json:
             raise common.UsageError("--menu and --json are mutually exclusive")
+        _episode_usage(args)  # a host's pane's menu: checked like an act's
         return
     if not args.action:
         raise common.UsageError("which action? name one (tma act --list shows them)")
@@ -44,15 +45,19 @@ def _usage(args, sel) -> None:
     if args.all and sel.empty:
         raise common.UsageError("--all fans out over the selector matches: pass at least one "
                                 "selector (--session --repo --branch --agent --state)")
-    if args.expect_episode is not None and not (args.expect_episode.isdigit()
-                                                and int(args.expect_episode) > 0):
-        raise common.UsageError("--expect-episode takes the episode's start in epoch ms "
-                                "(a positive integer, the pane's episode_ms in ls --json)")
+    _episode_usage(args)
     if args.expect_episode is not None and args.all:
         raise common.UsageError("--expect-episode pins one pane's episode: it takes no --all")
     if args.text is not None and any(ord(c) < 32 or ord(c) == 127 for c in args.text):
         raise common.UsageError("--text is typed as one line: it may hold no line break or "
                                 "control character")
+
+
+def _episode_usage(args) -> None:
+    if args.expect_episode is not None and not (args.expect_episode.isdigit()
+                                                and int(args.expect_episode) > 0):
+        raise common.UsageError("--expect-episode takes the episode's start in epoch ms "
+                                "(a positive integer, the pane's episode_ms in ls --json)")
 
 
 def main(session: common.Session, argv: list[str]) -> int:
@@ -301,12 +306,8 @@ def _remote_menu(session, args, aset) -> int:
     from tma.runtime import hosts as store
 
     episode = args.expect_episode
-    if episode is not None and not (episode.isdigit() and int(episode) > 0):
-        raise common.UsageError("--expect-episode takes the episode's start in epoch ms "
-                                "(a positive integer, the pane's episode_ms in ls --json)")
-    host_name = args.pane.rpartition(":")[0]
     try:
-        host = store.get(session, host_name)
+        host = store.get(session, args.pane.rpartition(":")[0])
     except store.HostError as exc:
         common.err(f"tma: {exc}")
         return common.FAIL
