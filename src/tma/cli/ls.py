@@ -66,19 +66,13 @@ def main(session: Session, argv: list[str]) -> int:
     return 0
 
 
-def _stale_note(d: dict) -> str | None:
-    """A remote row has no title (titles never leave a host): the column says instead
-    when the row is the last word of a host that went offline."""
-    if not d.get("stale"):
-        return None
-    age = d.get("age_ms")
-    return "stale: offline" + (f" {age // 1000}s" if age is not None else "")
-
-
 def _for_a_person(rows, remote, git, cfg) -> str:
     if not rows and not remote:
         return "no agent panes (tma doctor says what it sees)\n"
     dicts = [render.row_dict(r, server="", host="", git=git) for r in rows]
-    dicts += [dict(d, pane=f"{d['host']}:{d['pane']}", title=_stale_note(d)) for d in remote]
+    # a remote row has no title (titles never leave a host): the column says instead
+    # when the row is the last word of a host that went offline
+    dicts += [dict(d, pane=f"{d['host']}:{d['pane']}",
+                   title=table.stale_note(d) if d.get("stale") else None) for d in remote]
     lines = table.lines(dicts, common.terminal_width(), common.now_ms(), cfg.status)
     return "".join(line + "\n" for line in lines)

@@ -11,6 +11,7 @@ counts as unset, as everywhere in tma.
     config_file   --config > $TMA_CONFIG > <config_home>/tma/config.toml
     manifest_dir  <config_home>/tma/agents (user manifests)
     config_dir    --config-dir > $TMA_CONFIG_DIR > <config_home>/tma (install records)
+    hosts_file    <config_dir>/hosts.toml (the fleet's hosts: tma host add)
     cache_dir     <cache_home>/tma
     state_dir     <state_home>/tma
     runtime_dir   $XDG_RUNTIME_DIR/tma, else <$TMPDIR or /tmp>/tma-<uid> (whoever creates
@@ -85,6 +86,9 @@ class Paths:
             return self.expand(explicit)
         env = self.get("TMA_CONFIG_DIR")
         return self.expand(env) if env else os.path.join(self.config_home, "tma")
+
+    def hosts_file(self) -> str:
+        return os.path.join(self.config_dir(), "hosts.toml")
 
     @property
     def cache_dir(self) -> str:

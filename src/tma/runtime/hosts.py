@@ -14,7 +14,6 @@ token: letters, digits, `.`, `_`, `-`, and never a colon.
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 from dataclasses import dataclass
@@ -23,7 +22,6 @@ import tomlkit
 
 from tma.install.common import write_atomic
 
-FILE = "hosts.toml"
 ACTS = ("answer", "steer")
 _NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
@@ -45,7 +43,7 @@ class Host:
 
 
 def path(session) -> str:
-    return os.path.join(session.paths.config_dir(), FILE)
+    return session.paths.hosts_file()
 
 
 def check_name(name: str) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 
 from tma.runtime.session import Session
-from tma.ui import picker as ui_picker
+from tma.ui import table
 from tma.ui.term import hold
 
 TYPE_CHECKING = False
@@ -73,7 +73,7 @@ class Feed:
     def read_hosts(self) -> None:
         """The hosts' rows from the running daemon (a local socket read, no SSH). With
         no hosts file nothing is imported or read: most people have no fleet."""
-        if not os.path.exists(os.path.join(self.session.paths.config_dir(), HOSTS_FILE)):
+        if not os.path.exists(self.session.paths.hosts_file()):
             self.remote_rows, self.host_notes = [], []
             return
         from tma.runtime import fleet_view, hosts
@@ -202,7 +202,7 @@ class Feed:
         host_name = pane_id.rpartition(":")[0]
         row = self.remote_row(pane_id)
         if row is not None and row.get("stale"):  # its menu's entries could not reach it
-            return (f"host {host_name} is offline ({ui_picker.stale_note(row)}): its actions "
+            return (f"host {host_name} is offline ({table.stale_note(row)}): its actions "
                     "come back with it")
         try:
             host = hosts.get(self.session, host_name)
@@ -212,11 +212,6 @@ class Feed:
             return (f"host {host.name} is read-only here: no actions (tma host add "
                     f"{host.name} {host.target} --act answer --replace grants them)")
         return ""
-
-
-#: The hosts file's name (tma.runtime.hosts.FILE), checked before that module (and its
-#: TOML editor) is imported.
-HOSTS_FILE = "hosts.toml"
 
 
 def host_notes(side, rows: list[dict]) -> list[str]:

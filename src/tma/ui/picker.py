@@ -73,7 +73,7 @@ def cells(row: dict, palette: dict, now: int) -> dict[str, str]:
     context = row.get("context")
     age = f"{cls} {table.age(row.get('since'), now)}" + (" muted" if row.get("muted") else "")
     if row.get("stale"):  # an offline host's last word: the glyph keeps its class
-        age = stale_note(row)
+        age = table.stale_note(row)
     return {
         "glyph": palette.get(cls, ("?", ""))[0] or "?",
         "host": (row.get("host") or "") if remote(row) else "",
@@ -86,12 +86,6 @@ def cells(row: dict, palette: dict, now: int) -> dict[str, str]:
         "model": row.get("model") or "",
         "title": " ".join((row.get("title") or "").split()),
     }
-
-
-def stale_note(row: dict) -> str:
-    """An offline host's row, as `tma ls --hosts` says it: `stale: offline 12s`."""
-    age = row.get("age_ms")
-    return "stale: offline" + (f" {age // 1000}s" if age is not None else "")
 
 
 def fuzzy(term: str, text: str) -> bool:

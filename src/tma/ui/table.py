@@ -30,6 +30,13 @@ def age(ms: int | None, now: int) -> str:
     return f"{secs}s"
 
 
+def stale_note(row: dict) -> str:
+    """An offline host's row (`stale`: its last word), in the age's place or the title's:
+    `stale: offline 12s`."""
+    age = row.get("age_ms")
+    return "stale: offline" + (f" {age // 1000}s" if age is not None else "")
+
+
 def display_class(row: dict) -> str:
     """A JSON row's display class (tma.core.states: done = idle with attention standing)."""
     return states.display_class(row["state"], bool(row.get("attention")))
