@@ -30,9 +30,9 @@ def main(session: Session, argv: list[str]) -> int:
 
 def _remote(session: Session, args) -> int:
     # the link's modules cost a local card their import: only over the link
-    from tma.runtime import fleet_read, hosts
+    from tma.runtime import fleet_read, hosts, link
 
-    timeout = 5.0 if args.timeout is None else args.timeout
+    timeout = link.DEFAULT_TIMEOUT_S if args.timeout is None else args.timeout
     if not timeout > 0:
         raise common.UsageError(f"--timeout needs a number of seconds > 0, got {timeout:g}")
     try:
