@@ -122,6 +122,18 @@ def fill(tmux: Tmux, panes: int, screens: dict[str, dict]) -> list[str]:
     return out
 
 
+
+def _stop(daemon: subprocess.Popen | None) -> None:
+    """A foreground `tma daemon` stopped: SIGTERM, then SIGKILL after 15 s."""
+    if daemon is None:
+        return
+    daemon.terminate()
+    try:
+        daemon.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        daemon.kill()
+        daemon.wait()
+
 class Host:
     """One host: its tmux server with fake agents, its HOME, its sshd."""
 
@@ -171,14 +183,8 @@ class Host:
               is not None, 30)
 
     def stop_daemon(self) -> None:
-        if self.daemon is not None:
-            self.daemon.terminate()
-            try:
-                self.daemon.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.daemon.kill()
-                self.daemon.wait()
-            self.daemon = None
+        _stop(self.daemon)
+        self.daemon = None
 
     def event(self, kind: str, payload: str) -> None:
         subprocess.run([*self.event_argv, "--kind", kind], input=payload.encode(),
@@ -305,14 +311,8 @@ class Fleet:
         return daemon_files.read_fleet(self.sock, timeout=2.0) if self.sock else None
 
     def stop_daemon(self) -> None:
-        if self.daemon is not None:
-            self.daemon.terminate()
-            try:
-                self.daemon.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.daemon.kill()
-                self.daemon.wait()
-            self.daemon = None
+        _stop(self.daemon)
+        self.daemon = None
 
     def close(self) -> None:
         self.stop_daemon()
