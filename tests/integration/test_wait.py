@@ -79,6 +79,21 @@ def observed(srv, proc: subprocess.Popen, cycles: int = 1) -> None:
         cycles_after(srv, proc, now_ms())
 
 
+def between_cycles(srv, proc: subprocess.Popen) -> None:
+    """Block until the waiter sleeps between its cycles: asleep and running no tmux (a
+    cycle that has begun is either computing or waiting on a tmux child)."""
+    def asleep() -> bool:
+        try:
+            with open(f"/proc/{proc.pid}/stat") as fh:
+                state = fh.read().rpartition(")")[2].split()[0]
+            children = "".join(open(f"/proc/{proc.pid}/task/{t}/children").read()
+                               for t in os.listdir(f"/proc/{proc.pid}/task"))
+        except OSError:
+            return False
+        return state == "S" and not children.strip()
+    srv.wait_for(asleep)
+
+
 def fast(srv) -> None:
     """Stamps go stale after 1 s instead of 3 (fewer seconds per state change)."""
     srv.config.write_text("[fold]\nfreshness_secs = 1\n")
@@ -167,6 +182,7 @@ def test_watched_pane_vanishing_exits_3(srv):
     # a kill during the first cycle can land between its pane list and its process read
     # (the pane is there, its agent already gone): kill once that cycle has ended
     observed(srv, proc)
+    between_cycles(srv, proc)  # observed() returns as the next cycle begins
     srv.tmux("kill-pane", "-t", pane)
     rc, out, err = finish(proc)
     assert rc == 3
