@@ -53,7 +53,7 @@ def test_the_outbox_gives_back_only_a_recent_unanswered_dispatch(tmp_path):
 
 def test_attach_argv_for_each_transport():
     plain = Host("box", "me@box")
-    assert fleet.attach_argv(plain, "%3") == ["ssh", "-t", "me@box", "tma", "attach",
+    assert fleet.attach_argv(plain, "%3") == ["ssh", "-t", "--", "me@box", "tma", "attach",
                                               "--pane", "%3"]
     via = Host("b", "x", ("ssh", "-T", "-o", "BatchMode=yes", "-o", "ControlMaster=auto",
                           "-oControlPath=/r/ssh-%C", "box", "/opt/tma", "--socket-name",
@@ -67,7 +67,7 @@ def test_attach_argv_for_each_transport():
     bare = Host("k", "x", ("kubectl", "exec", "pod", "--", "tma", "serve", "--stdio"))
     assert fleet.attach_argv(bare, "%1")[:3] == ["kubectl", "exec", "-it"]
     login = Host("l", "box-fleet", None, "answer", "me@box")  # the link's key is forced
-    assert fleet.attach_argv(login, "%2") == ["ssh", "-t", "me@box", "tma", "attach",
+    assert fleet.attach_argv(login, "%2") == ["ssh", "-t", "--", "me@box", "tma", "attach",
                                               "--pane", "%2"]
     forced = Host("f", "x", ("ssh", "box"))  # a forced command: nothing to cut
     assert fleet.attach_argv(forced, "%2") == ["ssh", "-t", "box", "tma", "attach",

@@ -9,7 +9,10 @@ its own wait.
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import dataclass
+
+from tma.core.untrusted import pane_id_ok
 
 from tma.runtime import hosts as store
 from tma.runtime import link, rundir
@@ -145,17 +148,25 @@ def attach_argv(host: store.Host, pane: str) -> list[str]:
     (the tma program and its global options kept), and with no such tail `tma attach
     --pane %N` is appended.
     """
+    if not pane_id_ok(pane):  # from a host's row: it reaches a remote shell below
+        raise ValueError(f"not a pane id: {pane!r}")
     tail = ["attach", "--pane", pane]
+    # `--` ends ssh's options (a login is never read as one); the remote command is
+    # joined by ssh and read by the remote shell, so each word is quoted for it
     if host.login:  # a login of its own: the link's key is forced to `tma serve`
-        return ["ssh", "-t", host.login, "tma", *tail]
+        return ["ssh", "-t", "--", host.login, *_remote(["tma", *tail])]
     if not host.via:
-        return ["ssh", "-t", host.target, "tma", *tail]
+        return ["ssh", "-t", "--", host.target, *_remote(["tma", *tail])]
     argv = list(host.via)
     if "serve" in argv[1:]:
         argv = argv[:argv.index("serve", 1)] + tail
     else:
         argv += ["tma", *tail]
     return _with_tty(argv)
+
+
+def _remote(words: list[str]) -> list[str]:
+    return [shlex.quote(w) for w in words]
 
 
 def _with_tty(argv: list[str]) -> list[str]:

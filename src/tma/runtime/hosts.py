@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import tomlkit
 
+from tma.core.untrusted import clean
 from tma.install.common import write_atomic
 
 ACTS = ("answer", "steer")
@@ -53,6 +54,22 @@ def check_name(name: str) -> str:
     return name
 
 
+def check_target(value: object, what: str) -> str:
+    """An ssh destination (a target or a login): a non-empty word that ssh can never read
+    as an option (no leading `-`: `-oProxyCommand=...` would run a command here) and
+    with no blank or control character."""
+    if not isinstance(value, str) or not value:
+        raise HostError(f"{what} must be a non-empty string (user@host or an ssh_config "
+                        "alias)")
+    if value.startswith("-"):
+        raise HostError(f"{what} {clean(value, 64)!r} starts with '-': ssh would read it "
+                        "as an option, so tma refuses it (name the host, e.g. me@devbox)")
+    if not value.isprintable() or any(c.isspace() for c in value) or len(value) > 255:
+        raise HostError(f"{what} {clean(value, 64)!r} must be one word of printable "
+                        "characters (at most 255)")
+    return value
+
+
 def parse_via(text: str) -> tuple[str, ...]:
     try:
         argv = tuple(shlex.split(text))
@@ -69,6 +86,13 @@ def _read_doc(file: str):
             text = fh.read()
     except FileNotFoundError:
         return tomlkit.document()
+    except UnicodeDecodeError as exc:
+        raise HostError(f"{file}: not UTF-8 text (byte {exc.start}): fix or remove the "
+                        "file") from None
+    except IsADirectoryError:
+        raise HostError(f"{file} is a directory, not the hosts file: move it away") from None
+    except OSError as exc:
+        raise HostError(f"{file}: cannot read it: {exc.strerror}") from None
     try:
         return tomlkit.parse(text)
     except Exception as exc:  # tomlkit's ParseError names line and column
@@ -82,13 +106,15 @@ def _host(name: str, table, file: str) -> Host:
     via = table.get("via")
     act = table.get("act")
     login = table.get("login")
-    if not isinstance(target, str) or not target:
-        raise HostError(f"{file}: hosts.{name}.target must be a non-empty string")
+    try:
+        check_target(target, f"hosts.{name}.target")
+        if login is not None:
+            check_target(login, f"hosts.{name}.login")
+    except HostError as exc:
+        raise HostError(f"{file}: {exc}") from None
     if via is not None and (not isinstance(via, list) or not via
                             or not all(isinstance(a, str) for a in via)):
         raise HostError(f"{file}: hosts.{name}.via must be a list of strings")
-    if login is not None and (not isinstance(login, str) or not login):
-        raise HostError(f"{file}: hosts.{name}.login must be a non-empty string")
     if act is not None and act not in ACTS:
         raise HostError(f"{file}: hosts.{name}.act must be one of {', '.join(ACTS)}")
     try:
@@ -123,6 +149,9 @@ def _write(file: str, doc) -> None:
 def add(session, host: Host, *, replace: bool = False) -> str:
     """Adds (or with `replace`, rewrites) one host; returns the file written."""
     check_name(host.name)
+    check_target(host.target, "the target")
+    if host.login is not None:
+        check_target(host.login, "--login")
     file = path(session)
     doc = _read_doc(file)
     if "hosts" not in doc:

@@ -30,7 +30,8 @@ import time
 from dataclasses import dataclass, field
 
 from tma import __version__
-from tma.core import proto
+from tma.core import inbound, proto
+from tma.core.untrusted import clean, lines
 
 #: A hello answer after more than this much other output is not a banner any more.
 BANNER_LINES = 64
@@ -59,8 +60,10 @@ def ssh_argv(target: str, control_dir: str, *, config: str | None = None) -> lis
     if len(control) + 40 < MAX_SOCKET_PATH:  # %C is 40 hex digits; a longer path ssh refuses
         argv += ["-o", "ControlMaster=auto", "-o", f"ControlPath={control}",
                  "-o", "ControlPersist=60"]
+    # `--` ends ssh's options: a target is never read as one (hosts.py refuses a leading
+    # `-` too, but the argv does not rely on it)
     return argv + ["-o", "ConnectTimeout=5", "-o", "ServerAliveInterval=5",
-                   "-o", "ServerAliveCountMax=2", target]
+                   "-o", "ServerAliveCountMax=2", "--", target]
 
 
 def argv_for(host, runtime_dir: str) -> list[str]:
@@ -118,6 +121,8 @@ class Link:
         self.lines: list[bytes | proto.ProtoError] = []
         self.eof = False
         self.n = 0
+        #: what the host sent that was refused or cut (tma.core.inbound), newest last
+        self.problems: list[str] = []
         assert self.proc.stdin and self.proc.stdout and self.proc.stderr  # all three piped
         self.stdin, self.stdout, self.stderr = self.proc.stdin, self.proc.stdout, self.proc.stderr
         for fd in (self.stdout.fileno(), self.stderr.fileno()):
@@ -167,6 +172,15 @@ class Link:
             return
         if len(self.err) < 64 * 1024:
             self.err += chunk
+
+    def stderr_text(self) -> str:
+        """The far end's stderr as text a terminal may show: the transport's own words
+        and whatever the host's side wrote there, each line cleaned (tma.core.untrusted)."""
+        return lines(self.err.decode("utf-8", "replace"), 4096)
+
+    def problem(self, text: str) -> None:
+        if text not in self.problems:
+            self.problems = [*self.problems[-7:], text]
 
     def finish(self, grace: float = 1.0) -> int | None:
         """Close stdin, wait a moment for the far end to leave, else kill it."""
@@ -262,7 +276,7 @@ def _answer(link: Link, probe: Probe, rid: str, deadline: float, *,
                                  f"lines ({skipped_bytes} bytes) before tma answered: not "
                                  "tma serve, or a shell that talks; use a forced command")
             continue
-        frame = _parse(item)
+        frame = _parse(item, link)
         if frame.id != rid:
             continue  # a stream frame or a late answer: not ours
         if isinstance(frame, proto.Error):
@@ -358,7 +372,8 @@ def exchange(name: str, argv: list[str], make, *, timeout: float = DEFAULT_TIMEO
         link.kill()
     finally:
         probe.exit_code = link.finish(grace=0.5 if probe.state == "ok" else 0.2)
-        probe.stderr = link.err.decode("utf-8", "replace")
+        probe.stderr = link.stderr_text()
+        probe.notes.extend(p for p in link.problems if p not in probe.notes)
         probe.took_ms = int((time.monotonic() - start) * 1000)
     if probe.state == "closed":
         probe.state, probe.error = classify_exit(argv, probe.exit_code, probe.stderr)
@@ -390,19 +405,29 @@ def next_frame(link: Link, deadline: float) -> proto.Frame:
     if isinstance(item, proto.ProtoError):
         raise LinkFailed("frame-too-large",
                          f"the remote sent a line longer than {MAX_RESPONSE_BYTES} bytes")
-    return _parse(item)
+    return _parse(item, link)
 
 
-def _parse(item: bytes) -> proto.Frame:
-    """One response line as a frame; LinkFailed naming an unknown schema or a bad frame."""
+def _parse(item: bytes, link: Link | None = None) -> proto.Frame:
+    """One response line as a frame, made data (tma.core.inbound: pane ids checked,
+    strings cleaned and bounded, rows capped; what was refused goes to `link.problems`);
+    LinkFailed naming an unknown schema or a bad frame."""
     try:
-        return proto.parse_line(item, proto.RESPONSE, limit=MAX_RESPONSE_BYTES)
+        frame = proto.parse_line(item, proto.RESPONSE, limit=MAX_RESPONSE_BYTES)
     except proto.ProtoError as exc:
         if exc.code == proto.UNSUPPORTED_SCHEMA:
-            raise LinkFailed("unsupported-schema",
-                             f"the remote speaks another protocol schema: {exc}") from None
+            raise LinkFailed("unsupported-schema", "the remote speaks another protocol "
+                             f"schema: {clean(str(exc), 256)}") from None
         raise LinkFailed("bad-frame", f"the remote sent a frame tma cannot read: "
-                         f"{exc}") from None
+                         f"{clean(str(exc), 256)}") from None
+    try:
+        frame, problems = inbound.response(frame)
+    except inbound.Refused as exc:
+        raise LinkFailed("bad-frame", f"the remote sent a frame tma refuses: {exc}") from None
+    for text in problems:
+        if link is not None:
+            link.problem(text)
+    return frame
 
 
 def ended(link: Link, state: str, error: str) -> tuple[str, str]:
@@ -411,4 +436,4 @@ def ended(link: Link, state: str, error: str) -> tuple[str, str]:
     code = link.finish(grace=0.3)
     if state != "closed":
         return state, error
-    return classify_exit(link.argv, code, link.err.decode("utf-8", "replace"))
+    return classify_exit(link.argv, code, link.stderr_text())

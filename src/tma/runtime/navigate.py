@@ -16,6 +16,7 @@ from tma.core import nav as order
 from tma.core import states
 from tma.core.errors import NoPane
 from tma.core.nav import NoClient
+from tma.core.untrusted import clean, pane_id_ok
 from tma.runtime import fleet
 from tma.runtime import hosts as store
 from tma.tmux import nav, read
@@ -128,6 +129,8 @@ class Navigator:
         window is tagged @tma_remote=HOST:%N, and the next jump there reuses it while it
         lives. Raises HostError (an unknown host), NoClient, TmuxError."""
         host_name, _, pane_id = name.rpartition(":")
+        if not pane_id_ok(pane_id):  # a host's row may name anything: only %N goes on
+            raise NoPane(clean(name, 64))
         host = store.get(self.session, host_name)
         client = self.client()
         tag = f"{host.name}:{pane_id}"

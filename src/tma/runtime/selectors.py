@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from tma.core import states
+from tma.core.untrusted import pane_id_ok
 
 VOCAB = states.SELECTABLE
 
@@ -34,7 +35,7 @@ def parse_states(text: str) -> tuple[str, ...]:
 
 def parse_pane_id(text: str) -> str:
     """A tmux pane id (`%3`); anything else is a usage error, whatever the command."""
-    if len(text) > 1 and text[0] == "%" and text[1:].isdigit():
+    if pane_id_ok(text):  # ASCII digits only: `%١` is no pane id
         return text
     raise SelectorError(f"expected a pane id like %3, got {text!r}")
 
@@ -48,16 +49,21 @@ def parse_target(text: str) -> str:
     host, sep, pane = text.rpartition(":")
     if not sep:
         return parse_pane_id(text)
-    if _HOST.fullmatch(host) and host not in (".", "..") and len(pane) > 1 \
-            and pane[0] == "%" and pane[1:].isdigit():
+    if _HOST.fullmatch(host) and host not in (".", "..") and pane_id_ok(pane):
         return text
     raise SelectorError(f"expected a pane id like %3 or HOST:%3, got {text!r}")
 
 
 def split_target(text: str) -> tuple[str, str] | None:
-    """A parsed target's parts: `HOST:%N` -> (HOST, %N); None for a local pane id."""
+    """A parsed target's parts: `HOST:%N` -> (HOST, %N); None for a local pane id.
+    Raises SelectorError when the pane part is not a pane id (a host's row may name
+    anything; only `%N` goes further)."""
     host, sep, pane = text.rpartition(":")
-    return (host, pane) if sep else None
+    if not sep:
+        return None
+    if not pane_id_ok(pane):
+        raise SelectorError(f"expected a pane id like HOST:%3, got {text[:64]!r}")
+    return host, pane
 
 
 class Selector:

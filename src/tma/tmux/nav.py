@@ -211,8 +211,10 @@ def new_remote_window(server: Server, session_id: str, tag: str, argv: list[str]
     """A new window (not selected) in the session running argv, its pane tagged
     `@tma_remote` = tag and named after it; returns its pane id."""
     command = " ".join(shlex.quote(a) for a in argv)
-    out = server.run("new-window", "-d", "-t", f"{session_id}:", "-n", tag, "-P", "-F",
-                     "#{pane_id}", command)
+    # new-window expands formats in -n (`#(cmd)` would run a command): the name is
+    # tma's own text with every `#` doubled, so it shows literally
+    out = server.run("new-window", "-d", "-t", f"{session_id}:", "-n", tag.replace("#", "##"),
+                     "-P", "-F", "#{pane_id}", command)
     pane_id = out.strip()
     server.run("set-option", "-p", "-t", pane_id, REMOTE, tag)
     return pane_id
