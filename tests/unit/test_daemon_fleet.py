@@ -118,3 +118,48 @@ def test_unanswered_keepalives_are_bounded():
     for n in range(5 * fleet.MISSES):
         keep.send(lk, float(n))
     assert len(keep.keeps) <= 2 * fleet.MISSES
+
+
+def test_a_host_rings_at_most_its_budget_a_minute_and_owes_one_summary():
+    b = fleet.RingBudget()
+    now = 1_000_000
+    taken = [b.take(now + i, 6) for i in range(10)]
+    assert taken == [True] * 6 + [False] * 4
+    for i in range(4):
+        b.owe(f"%{i}")
+    assert b.summary_due() == b.summary_at + fleet.RING_WINDOW_MS  # due at once
+    assert b.pay(now) == (4, "%0") and b.summary_due() is None
+    b.owe("%9")
+    assert b.summary_due() == now + fleet.RING_WINDOW_MS  # one summary a minute
+    assert b.take(now + fleet.RING_WINDOW_MS, 6) is True  # the window slid on
+
+
+def test_a_replaced_link_never_repeats_a_generation_the_loop_saw():
+    # a hosts.toml edit replaces a host's link: its first rows must still look new
+    host = fleet.store.Host("box", "me@box")
+    old = fleet.HostLink(host, ["true"], {}, 5, lambda: None)
+    for _ in range(3):
+        old.generation = next(fleet._GENERATIONS)
+    seen = old.generation
+    new = fleet.HostLink(host, ["true"], {}, 5, lambda: None)
+    assert new.generation != seen and new.generation > seen
+
+
+def test_the_read_throttle_sleeps_a_host_that_sends_past_its_rate():
+    from tma.runtime.link import Throttle
+
+    clock = [0.0]
+    slept: list[float] = []
+
+    def sleep(s: float) -> None:
+        slept.append(s)
+        clock[0] += s
+
+    t = Throttle(1000, 5000, clock=lambda: clock[0], sleep=sleep)
+    t.spend(5000)  # the burst: no wait
+    assert slept == []
+    t.spend(2000)  # 2 s of rate owed
+    assert slept == [2.0]
+    clock[0] += 10  # a quiet host earns its burst back, never more
+    t.spend(5000)
+    assert slept == [2.0] and t.tokens == 0

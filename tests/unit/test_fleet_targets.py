@@ -72,3 +72,14 @@ def test_attach_argv_for_each_transport():
     forced = Host("f", "x", ("ssh", "box"))  # a forced command: nothing to cut
     assert fleet.attach_argv(forced, "%2") == ["ssh", "-t", "box", "tma", "attach",
                                                "--pane", "%2"]
+
+
+def test_the_jump_login_never_hands_a_remote_shell_more_than_a_pane_id():
+    import pytest
+
+    host = Host("box", "me@box", None, None, "me@login")
+    for bad in ("%1;touch F", "%1 x", "%1$(id)", "%1#(id)", "%\u0661"):
+        with pytest.raises(ValueError):
+            fleet.attach_argv(host, bad)
+    argv = fleet.attach_argv(host, "%12")
+    assert argv[:4] == ["ssh", "-t", "--", "me@login"]  # no option can hide in the login

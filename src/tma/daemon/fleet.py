@@ -27,16 +27,25 @@ The loop hears of new rows through a pipe (this part's fd) and, on its own threa
 rings a remote pane's blocked episode once through the normal notify path. What was
 rung is kept by (host, pane, episode) in the state dir, so neither a reconnect (which
 sends the same episode again) nor a restarted daemon rings it twice.
+
+A host is not trusted (docs/explanation/security.md). What it sends is made data at the
+link (tma.core.inbound: pane ids `%N`, strings cleaned and bounded, at most
+inbound.MAX_ROWS rows a snapshot), its bytes are read at a bounded rate (link.Throttle:
+a host that streams without pause costs its thread a few percent of a core, never the
+loop), and its rings are bounded: at most `[fleet] rings_per_minute` a host, the surplus
+folded into one "N more blocked on HOST" ring a minute.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
 import threading
 import time
 import types
+from collections import deque
 
 from tma.core import proto, states
 from tma.core.paths import here
@@ -59,6 +68,16 @@ RUNG_CAP = 4096
 RUNG_KEEP_MS = 7 * 86_400_000
 STOP_POLL_S = 0.5  # how soon a thread hears the daemon stop
 WATCH_MS = 2000  # hosts.toml is looked at this often (`tma host add` needs no reload)
+#: A host's bytes: a first snapshot of any legal size at once, then at most this rate.
+READ_RATE = 1 << 20
+READ_BURST = link_mod.MAX_RESPONSE_BYTES + 65536
+RINGS_PER_MINUTE = 6  # `[fleet] rings_per_minute`: a host's individual rings in 60 s
+RING_WINDOW_MS = 60_000
+PROBLEM_LOG_MS = 60_000  # a host's refused frames and rows are logged this often at most
+
+#: Every link's row generations come from one counter, so a link that replaces another
+#: (a hosts.toml edit) never repeats a number the loop already saw for that host.
+_GENERATIONS = itertools.count(1)
 
 
 def _wall() -> int:
@@ -82,10 +101,13 @@ class HostLink:
     `lock`."""
 
     def __init__(self, host: store.Host, argv: list[str], env: dict[str, str],
-                 keepalive_s: float, wake) -> None:
+                 keepalive_s: float, wake, log=None) -> None:
         self.host, self.name, self.argv, self.env = host, host.name, argv, env
         self.keepalive_s = keepalive_s
         self.wake = wake
+        self.log = log or (lambda _text: None)
+        self.problems: list[str] = []  # what the host sent that was refused or cut
+        self._logged_at = 0
         self.lock = threading.Lock()
         self.state = "connecting"  # the first link is being made; online; offline
         self.link_state: str | None = None  # link.py's named state of the last failure
@@ -97,7 +119,7 @@ class HostLink:
         self.connects = 0
         self.failures = 0
         self.retry_at_ms: int | None = None
-        self.generation = 0  # bumped at every new set of rows (the loop's cue)
+        self.generation = next(_GENERATIONS)  # new at every new set of rows (the loop's cue)
         self._online_since_fail = False  # a fresh backoff after a link that worked
         self.stopping = threading.Event()
         self.current: link_mod.Link | None = None
@@ -137,7 +159,7 @@ class HostLink:
                 self.link_state, self.error = state, error or state
                 self.failures += 1
                 self.retry_at_ms = _wall() + int(wait * 1000)
-                self.generation += 1
+                self.generation = next(_GENERATIONS)
             self.wake()
             self.stopping.wait(wait)
 
@@ -147,7 +169,8 @@ class HostLink:
         return online
 
     def _stream(self) -> None:
-        lk = link_mod.Link(self.argv, env=self.env)
+        lk = link_mod.Link(self.argv, env=self.env,
+                           throttle=link_mod.Throttle(READ_RATE, READ_BURST))
         self.current = lk
         if self.stopping.is_set():
             return
@@ -213,6 +236,7 @@ class HostLink:
                                       f"{frame.T!r}")
 
     def _rows(self, frame) -> None:
+        self._problems()
         with self.lock:
             changed = frame.agents != self.rows or self.state != "online"
             self.rows = frame.agents
@@ -220,13 +244,28 @@ class HostLink:
             self.state, self.link_state, self.error = "online", "ok", None
             self.retry_at_ms = None
             if changed:
-                self.generation += 1
+                self.generation = next(_GENERATIONS)
         if changed:
             self.wake()
 
     def _seen(self) -> None:
         with self.lock:
             self.at_ms = _wall()
+
+    def _problems(self) -> None:
+        """What the link refused or cut (tma.core.inbound), kept for the status and logged
+        at most once a PROBLEM_LOG_MS: a hostile host cannot fill the log."""
+        current = self.current
+        found = list(current.problems) if current is not None else []
+        if not found or found == self.problems:
+            return
+        fresh = [p for p in found if p not in self.problems]
+        with self.lock:
+            self.problems = found
+        now = _wall()
+        if fresh and now - self._logged_at >= PROBLEM_LOG_MS:
+            self._logged_at = now
+            self.log(f"tma daemon: fleet: host {self.name}: {fresh[-1]}")
 
     # ------------------------------------------------------------ the loop's view
     def view(self, now: int) -> tuple[dict, tuple[proto.FleetRow, ...], bool]:
@@ -239,7 +278,8 @@ class HostLink:
                      "remote": self.remote, "connects": self.connects,
                      "failures": self.failures,
                      "retry_in_ms": (max(0, self.retry_at_ms - now)
-                                     if self.retry_at_ms is not None else None)}
+                                     if self.retry_at_ms is not None else None),
+                     "problems": list(self.problems)}
             return entry, self.rows, stale
 
 
@@ -300,15 +340,23 @@ class Rung:
 
     def claim(self, key: str, now: int) -> bool:
         """True (and recorded) the first time a key is seen; False ever after."""
-        if key in self.seen:
-            return False
-        self.seen[key] = now
-        if len(self.seen) > RUNG_CAP:
-            for old in sorted(self.seen, key=self.seen.__getitem__)[:len(self.seen) - RUNG_CAP]:
-                del self.seen[old]
+        return self.claim_many([key], now) == [key]
+
+    def claim_many(self, keys: list[str], now: int) -> list[str]:
+        """The keys seen for the first time, recorded with one write of the file."""
+        new = []
+        for key in keys:
+            if key not in self.seen:
+                self.seen[key] = now
+                new.append(key)
+        if not new:
+            return new
         self.seen = {k: v for k, v in self.seen.items() if now - v < RUNG_KEEP_MS}
+        if len(self.seen) > RUNG_CAP:
+            keep = sorted(self.seen, key=self.seen.__getitem__)[len(self.seen) - RUNG_CAP:]
+            self.seen = {k: self.seen[k] for k in keep}
         self.save()
-        return True
+        return new
 
     def save(self) -> None:
         os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
@@ -324,6 +372,46 @@ def settings(cfg) -> tuple[bool, int]:
     return bool(f.get("status", True)), int(f.get("keepalive_secs", KEEPALIVE_S))
 
 
+def rings_per_minute(cfg) -> int:
+    f = getattr(cfg, "fleet", None) or {}
+    return int(f.get("rings_per_minute", RINGS_PER_MINUTE))
+
+
+class RingBudget:
+    """One host's rings: at most `per_minute` in any RING_WINDOW_MS, and the surplus owed
+    as one "N more" ring, at most one a window (the first as soon as the surplus
+    appears, later ones when the window since the last has passed)."""
+
+    def __init__(self) -> None:
+        self.rung: deque[int] = deque()
+        self.owed = 0
+        self.owed_pane = ""
+        self.summary_at = -RING_WINDOW_MS
+
+    def take(self, now: int, per_minute: int) -> bool:
+        while self.rung and now - self.rung[0] >= RING_WINDOW_MS:
+            self.rung.popleft()
+        if len(self.rung) >= per_minute:
+            return False
+        self.rung.append(now)
+        return True
+
+    def owe(self, pane: str) -> None:
+        self.owed += 1
+        self.owed_pane = self.owed_pane or pane
+
+    def summary_due(self) -> int | None:
+        """When the owed summary may ring (None: nothing owed)."""
+        if not self.owed:
+            return None
+        return self.summary_at + RING_WINDOW_MS
+
+    def pay(self, now: int) -> tuple[int, str]:
+        owed, pane = self.owed, self.owed_pane
+        self.owed, self.owed_pane, self.summary_at = 0, "", now
+        return owed, pane
+
+
 class Fleet(Part):
     name = "fleet"
 
@@ -336,7 +424,8 @@ class Fleet(Part):
         os.set_blocking(self._w, False)
         self.rung = Rung(os.path.join(self.paths.state_dir, "fleet", "rung.json"))
         self.seen_gen: dict[str, int] = {}
-        self.counts = {"rung": 0, "hosts_error": 0}
+        self.budgets: dict[str, RingBudget] = {}
+        self.counts = {"rung": 0, "folded": 0, "hosts_error": 0}
         self.hosts_error: str | None = None
         self._file = store.path(types.SimpleNamespace(paths=self.paths))
         self._file_seen = self._stat()
@@ -352,9 +441,17 @@ class Fleet(Part):
         return st.st_mtime_ns, st.st_size, st.st_ino
 
     def deadline(self) -> int | None:
-        return self._watch_at
+        due = [b.summary_due() for b in self.budgets.values()]
+        owed = [d for d in due if d is not None]
+        if not owed:
+            return self._watch_at
+        # the budgets count wall ms; the loop's deadlines are monotonic
+        return min(self._watch_at, _mono() + max(0, min(owed) - _wall()))
 
     def tick(self, now_mono: int) -> None:
+        self._pay_summaries(_wall())
+        if now_mono < self._watch_at:
+            return
         self._watch_at = now_mono + WATCH_MS
         seen = self._stat()
         if seen != self._file_seen:
@@ -388,7 +485,7 @@ class Fleet(Part):
                 continue
             if running is not None:
                 running.stop()
-            hl = HostLink(host, argv, env, keepalive, self._wake)
+            hl = HostLink(host, argv, env, keepalive, self._wake, log=self.daemon.log)
             self.links[host.name] = hl
             hl.start()
 
@@ -462,18 +559,37 @@ class Fleet(Part):
         cfg = self.daemon.cfg
         if not notify_gate.enabled(cfg, "blocked"):
             return
+        per_minute = rings_per_minute(cfg)
         for hl in list(self.links.values()):
             with hl.lock:
                 if hl.generation == self.seen_gen.get(hl.name) or hl.state != "online":
                     continue
                 self.seen_gen[hl.name] = hl.generation
                 rows = hl.rows
-            for frow in rows:
-                if frow.state != states.BLOCKED or frow.muted:
-                    continue
-                key = Rung.key(hl.name, frow.pane, frow.episode_ms or frow.since_ms)
-                if self.rung.claim(key, now):
+            blocked = {Rung.key(hl.name, frow.pane, frow.episode_ms or frow.since_ms): frow
+                       for frow in rows if frow.state == states.BLOCKED and not frow.muted}
+            if not blocked:
+                continue
+            budget = self.budgets.setdefault(hl.name, RingBudget())
+            for key in self.rung.claim_many(list(blocked), now):
+                frow = blocked[key]
+                if budget.take(now, per_minute):
                     self._send(hl.name, frow, now)
+                else:
+                    budget.owe(frow.pane)
+        self._pay_summaries(now)
+
+    def _pay_summaries(self, now: int) -> None:
+        """Ring each host's owed "N more" once its window allows."""
+        for name, budget in self.budgets.items():
+            due = budget.summary_due()
+            if due is None or due > now:
+                continue
+            owed, pane = budget.pay(now)
+            self.counts["folded"] += owed
+            self._send_note(Note(trigger="blocked", agent=f"{owed} more",
+                                 pane=f"{name}:{pane}", locator=name,
+                                 title=f"{owed} more blocked on {name}", tty="-"), now)
 
     def _send(self, host: str, frow: proto.FleetRow, now: int) -> None:
         self.counts["rung"] += 1
@@ -485,6 +601,9 @@ class Fleet(Part):
                     # never resolved here: `HOST:%N` could name a local session's pane,
                     # and a bell or OSC for a remote pane has no local tty to go to
                     tty="-", tool=frow.pending_tool or "", summary=frow.pending_summary or "")
+        self._send_note(note, now)
+
+    def _send_note(self, note: Note, now: int) -> None:
         try:
             clients, _tty = tnotify.targets(self.daemon.server, "", False)
         except Exception:  # the message line only; every other sink still rings

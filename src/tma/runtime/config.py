@@ -367,13 +367,13 @@ def _serve(path: str, doc: dict, out: dict) -> None:
     out["serve"] = serve
 
 
-FLEET_RANGES = {"keepalive_secs": (1, 60)}
+FLEET_RANGES = {"keepalive_secs": (1, 60), "rings_per_minute": (1, 600)}
 
 
 def _fleet(path: str, doc: dict, out: dict) -> None:
     """[fleet]: the daemon's links to the hosts in hosts.toml."""
     fleet = _table(path, "fleet", doc.get("fleet", {}))
-    _known(path, "fleet", fleet, ("status", "keepalive_secs"))
+    _known(path, "fleet", fleet, ("status", "keepalive_secs", "rings_per_minute"))
     if "status" in fleet:
         _bool(path, "fleet.status", fleet["status"])
     for key, (lo, hi) in FLEET_RANGES.items():

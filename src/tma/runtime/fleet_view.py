@@ -55,11 +55,13 @@ class Remote:
                 age = h["age_ms"]
                 out.append(f"host {h['name']}: {h['state']} ({h['link']}: {h['error']})"
                            + (f"; rows {age // 1000} s old" if age is not None else ""))
+            out += [f"host {h['name']}: {note}" for note in h.get("problems") or ()]
         for p in self.probes or ():
             if not p.ok:
                 out.append(f"host {p.name}: {p.state}: {p.error}")
             elif p.banner:
                 out.append(f"host {p.name}: {p.banner_note()}")
+            out += [f"host {p.name}: {note}" for note in p.notes]
         return out
 
 
@@ -91,16 +93,22 @@ def matches(d: dict, sel) -> bool:
 
 
 def _host_entry(p) -> dict:
-    return {"name": p.name, "state": p.state, "error": p.error,
-            "age_ms": max(0, _now_ms() - p.at_ms) if p.ok else None}
+    entry = {"name": p.name, "state": p.state, "error": p.error,
+             "age_ms": max(0, _now_ms() - p.at_ms) if p.ok else None}
+    if p.notes:  # what was refused of the host's frames (tma.core.inbound)
+        entry["problems"] = list(p.notes)
+    return entry
 
 
 def _cached_entry(h: dict) -> dict:
     """A host as the daemon's link keeps it: online, offline or connecting, with the
     link's named state (link.py) and its error."""
-    return {"name": h["name"], "state": h["state"], "error": h["error"],
-            "age_ms": h["age_ms"], "link": h["link"], "stale": h["stale"],
-            "source": "daemon"}
+    entry = {"name": h["name"], "state": h["state"], "error": h["error"],
+             "age_ms": h["age_ms"], "link": h["link"], "stale": h["stale"],
+             "source": "daemon"}
+    if h.get("problems"):
+        entry["problems"] = list(h["problems"])
+    return entry
 
 
 def _now_ms() -> int:
