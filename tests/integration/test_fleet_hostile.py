@@ -125,7 +125,7 @@ def test_ssh_options_never_come_from_a_target_or_a_login(fleet_local, tmp_path):
     evil = f"-oProxyCommand=touch {marker}"
     res = here.tma("host", "add", "t1", "--", evil)
     assert res.returncode != 0 and "starts with '-'" in res.stderr
-    res = here.tma("host", "add", "t1", "me@box", "--login", evil)
+    res = here.tma("host", "add", "t1", "me@box", f"--login={evil}")
     assert res.returncode != 0 and "starts with '-'" in res.stderr
     res = here.tma("host", "add", "t2", "")
     assert res.returncode != 0 and "non-empty" in res.stderr
@@ -165,3 +165,26 @@ def test_a_broken_hosts_file_is_named_not_a_traceback(fleet_local):
         res = here.tma(*args)
         assert res.returncode == 1 and "is a directory" in res.stderr, (args, res.stderr)
         assert "Traceback" not in res.stderr
+
+
+def test_host_set_changes_one_setting_and_keeps_the_rest(fleet_local):
+    here = fleet_local
+    hosts = Path(here.env["XDG_CONFIG_HOME"]) / "tma" / "hosts.toml"
+    res = here.tma("host", "add", "devbox", "me@devbox", "--login", "me@login")
+    assert res.returncode == 0, res.stderr
+    with open(hosts, "a", encoding="utf-8") as fh:
+        fh.write("# my own note\n")
+    res = here.tma("host", "set", "devbox", "--act", "steer")
+    assert res.returncode == 0, res.stderr
+    listed = json.loads(here.tma("host", "list", "--json").stdout)["hosts"]
+    assert listed == [{"name": "devbox", "target": "me@devbox", "via": None, "act": "steer",
+                       "login": "me@login"}]
+    assert "# my own note" in hosts.read_text()
+    res = here.tma("host", "set", "devbox", "--act", "none", "--login", "")
+    assert res.returncode == 0, res.stderr
+    listed = json.loads(here.tma("host", "list", "--json").stdout)["hosts"]
+    assert listed[0]["act"] is None and listed[0]["login"] is None
+    res = here.tma("host", "set", "devbox", "--login=-oProxyCommand=x")
+    assert res.returncode == 1 and "starts with '-'" in res.stderr
+    assert here.tma("host", "set", "devbox").returncode == 2
+    assert here.tma("host", "set", "nobox", "--act", "answer").returncode == 1

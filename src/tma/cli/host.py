@@ -24,6 +24,21 @@ def main(session: Session, argv: list[str]) -> int:
                              f"to {session.paths.tilde(file)}; `tma host check {host.name}` "
                              "tries the link\n")
             return 0
+        if args.sub == "set":
+            changes: dict[str, object] = {
+                "target": args.target, "login": args.login,
+                "act": None if args.act is None else ("" if args.act == "none" else args.act),
+                "via": None if args.via is None else (
+                    () if not args.via.strip() else store.parse_via(args.via))}
+            if all(v is None for v in changes.values()):
+                raise common.UsageError("host set: name at least one of --target, --via, "
+                                        "--act, --login")
+            host, file = store.update(session, args.name, changes)
+            act = f", act:{host.act}" if host.act else ", read-only"
+            login = f", jump logs in as {host.login}" if host.login else ""
+            sys.stdout.write(f"{host.name}: {host.describe_via() if host.via else 'ssh ' + host.target}"
+                             f"{act}{login} (in {session.paths.tilde(file)})\n")
+            return 0
         if args.sub == "remove":
             file = store.remove(session, args.name)
             sys.stdout.write(f"removed {args.name} from {session.paths.tilde(file)}\n")

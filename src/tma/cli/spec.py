@@ -191,6 +191,20 @@ _HOST = (
                    Flag("--replace", help="Rewrite a host of that name that exists.")),
             exits=(OK, (1, "a bad name, the host exists already, an unreadable hosts.toml"),
                    USAGE)),
+    Command("set", "Change some of a host's settings and keep the rest (its comments "
+                   "too): e.g. `tma host set devbox --act steer` keeps its login.",
+            args=(_HOST_NAME,),
+            flags=(Flag("--target", metavar="TARGET", help="What ssh connects to."),
+                   Flag("--via", metavar="ARGV",
+                        help="The transport instead of ssh (one shell-quoted command line); "
+                             "'' goes back to ssh."),
+                   Flag("--act", metavar="SCOPE", choices=("answer", "steer", "none"),
+                        help="What this machine means to do there: answer, steer, or none "
+                             "(read-only)."),
+                   Flag("--login", metavar="TARGET",
+                        help="Where `tma jump HOST:%N` logs in; '' goes back to the "
+                             "default.")),
+            exits=(OK, (1, "no such host, a bad value, an unreadable hosts.toml"), USAGE)),
     Command("list", "The configured hosts and their transports.",
             flags=(Flag("--json", help="Print the hosts as a JSON document."),),
             exits=(OK, (1, "an unreadable hosts.toml"), USAGE)),

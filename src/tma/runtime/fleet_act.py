@@ -174,7 +174,7 @@ def fire(session, name: str, action: str, *, text: str | None = None,
         return done("refused", "scope-denied", 4,
                     f"host {host.name} is read-only here: `{action}` needs the {need} scope, "
                     f"and hosts.toml grants {('act:' + host.act) if host.act else 'none'} "
-                    f"(tma host add {host.name} {host.target} --act {want} --replace)")
+                    f"(tma host set {host.name} --act {want})")
     box = outbox(session)
     intent = _intent(host.name, pane, action, text, answers)
     prior = None if expect_episode else box.pending(intent, now())

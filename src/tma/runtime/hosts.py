@@ -173,6 +173,38 @@ def add(session, host: Host, *, replace: bool = False) -> str:
     return file
 
 
+#: `host set`'s keys; None leaves a key as it is, "" takes it out (target stays).
+SETTABLE = ("target", "via", "act", "login")
+
+
+def update(session, name: str, changes: dict[str, object]) -> tuple[Host, str]:
+    """Change only the keys named in `changes` (None: leave it; "" or () : remove it) of
+    one host, keeping the rest of its table (and the file's comments and order); the
+    result is checked as a read would check it. Returns (the host now, the file)."""
+    file = path(session)
+    doc = _read_doc(file)
+    hosts = doc.get("hosts", {})
+    if not hasattr(hosts, "items") or name not in hosts:
+        raise HostError(f"no host named {name!r} (tma host list shows them)")
+    table = hosts[name]
+    if not hasattr(table, "get"):
+        raise HostError(f"{file}: [hosts.{name}] is not a table")
+    for key in SETTABLE:
+        value = changes.get(key)
+        if value is None:
+            continue
+        if value in ("", ()):
+            if key == "target":
+                raise HostError("a host keeps a target (tma host remove forgets it)")
+            if key in table:
+                del table[key]
+        else:
+            table[key] = list(value) if isinstance(value, tuple) else value
+    host = _host(name, table, file)  # what a read would refuse is refused now
+    _write(file, doc)
+    return host, file
+
+
 def remove(session, name: str) -> str:
     file = path(session)
     doc = _read_doc(file)

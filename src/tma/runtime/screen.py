@@ -209,8 +209,8 @@ class Feed:
         except hosts.HostError as exc:
             return str(exc)
         if not host.act:
-            return (f"host {host.name} is read-only here: no actions (tma host add "
-                    f"{host.name} {host.target} --act answer --replace grants them)")
+            return (f"host {host.name} is read-only here: no actions (tma host set "
+                    f"{host.name} --act answer grants them)")
         return ""
 
 
