@@ -240,3 +240,25 @@ def test_the_connection_cap_refuses_with_a_frame_and_exit_2(srv, device):
     third = device()
     assert hello(third)["t"] == "hello"
     assert third.close() == 0
+
+
+def _ledger(srv) -> list[dict]:
+    path = Path(srv.env["XDG_STATE_HOME"]) / "tma" / "serve" / "ledger.jsonl"
+    return [json.loads(x) for x in path.read_text().splitlines()]
+
+
+def test_a_dispatch_is_recorded_under_the_forced_device_not_the_frames(srv, device):
+    srv.shell_pane()
+    # the forced command says who this is; the frame's `device` is the client's claim
+    d = device("--device", "laptop", "--scope", "act:answer")
+    hello(d)
+    r = d.ask("dispatch", slot="s-mallory", host="h", pane="%999", action="approve",
+              binder={"expect_episode_ms": 0}, device="mallory")
+    assert r["device"] == "laptop", r
+    assert {x["device"] for x in _ledger(srv)} == {"laptop"}
+    # refused at the scope gate (no ledger line): the receipt still names the forced one
+    r = d.ask("dispatch", slot="s-steer", host="h", pane="%999", action="steer", text="x",
+              binder={"expect_episode_ms": 0}, device="mallory")
+    assert (r["reason"], r["device"]) == ("scope-denied", "laptop")
+    assert d.close() == 0
+    assert "'mallory'" in d.proc.stderr.read().decode()  # only logged

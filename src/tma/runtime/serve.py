@@ -315,18 +315,24 @@ class Conn:
     # -- acting
     def dispatch(self, d: proto.Dispatch) -> proto.ReceiptRow:
         now = self.clock()
+        # who acts is the forced command's --device, never the frame's: a client naming
+        # another device would have its dispatch recorded (and its receipts read) as that
+        # device's. What the frame says is only logged.
+        if d.device is not None and d.device != self.device:
+            self.log(f"tma serve: dispatch {d.action} on {d.pane} says device "
+                     f"{d.device!r}; recorded as {self.device!r}")
 
         def receipt(outcome: str, reason: str | None, code: int,
                     cached: bool = False) -> proto.ReceiptRow:
             return proto.ReceiptRow(d.slot, d.pane, d.action, outcome, reason, code, cached,
-                                    d.device or self.device, now)
+                                    self.device, now)
 
         need = SCOPE_OF.get(d.action)
         if need is None or need not in self.scopes:  # costs nothing: before slot and tmux
             return receipt("refused", "scope-denied", 4)
         if d.text is not None and len(d.text.encode()) > proto.MAX_DISPATCH_TEXT_BYTES:
             return receipt("refused", "too-long", 4)
-        prior = self.ledger.claim(d.slot, d.pane, d.action, d.device or self.device, now)
+        prior = self.ledger.claim(d.slot, d.pane, d.action, self.device, now)
         if prior is not None:
             return prior
         argv = ["act", d.action, "--pane", d.pane, "--json"]
