@@ -262,3 +262,38 @@ def test_a_dispatch_is_recorded_under_the_forced_device_not_the_frames(srv, devi
     assert (r["reason"], r["device"]) == ("scope-denied", "laptop")
     assert d.close() == 0
     assert "'mallory'" in d.proc.stderr.read().decode()  # only logged
+
+
+def test_a_connection_reads_only_its_own_devices_receipts(srv, device):
+    srv.shell_pane()
+
+    def dispatch(d: Device, slot: str) -> dict:
+        return d.ask("dispatch", slot=slot, host="h", pane="%999", action="approve",
+                     binder={"expect_episode_ms": 0})
+
+    laptop = device("--device", "laptop", "--scope", "act:answer")
+    phone = device("--device", "phone", "--scope", "act:answer")
+    anon = device("--scope", "act:answer")
+    for d in (laptop, phone, anon):
+        hello(d)
+    assert dispatch(laptop, "s-laptop")["device"] == "laptop"
+    assert dispatch(phone, "s-phone")["device"] == "phone"
+    assert "device" not in dispatch(anon, "s-anon")
+    spy = device("--device", "spy")  # read-only: receipts are within `read`
+    hello(spy)
+
+    def slots(d: Device, **query) -> list[str]:
+        return [r["slot"] for r in d.ask("receipts", **query)["receipts"]]
+
+    assert slots(laptop, since_ms=0) == ["s-laptop"]
+    assert slots(phone, since_ms=0) == ["s-phone"]
+    assert slots(anon, since_ms=0) == ["s-anon"]  # a serve without --device: the unnamed
+    assert slots(spy, since_ms=0) == []
+    assert slots(spy, slot="s-laptop") == [] and slots(phone, slot="s-laptop") == []
+    # the device's own slot after a dropped link, and the daemon's keepalive (since now)
+    assert slots(laptop, slot="s-laptop") == ["s-laptop"]
+    assert slots(laptop, since_ms=int(time.time() * 1000) + 1000) == []
+    # the ledger itself still holds all three (a repeat of any slot is still its replay)
+    assert {x["slot"] for x in _ledger(srv)} == {"s-laptop", "s-phone", "s-anon"}
+    for d in (laptop, phone, anon, spy):
+        assert d.close() == 0

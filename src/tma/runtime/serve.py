@@ -15,8 +15,15 @@ scope. Detection stays here; the device only reads what this host decided:
 - `dispatch` -> `receipt`, through three gates in order: the scope, the slot (claimed in the
   host's ledger before anything fires: a repeat gets the stored receipt), then the broker
   itself (`tma act` with the episode binder, which re-reads the screen under the pane's lock);
-- `receipts` from the ledger; `window` and `event` (transcripts) answer `unsupported`.
+- `receipts` from the ledger, this connection's device's only (below);
+  `window` and `event` (transcripts) answer `unsupported`.
 Pane titles never leave the host: a FleetRow has no title.
+
+Who a connection is comes from the argv too: `--device` (none: the unnamed device). A
+frame's `device` (hello's, dispatch's) is a client's claim and is only logged; a
+dispatch is recorded in the ledger under `--device`, and a `receipts` request reads
+that device's receipts alone. The ledger is still one for the host: a slot repeated by
+any device gets its stored receipt (the same answer to the same prompt fires once).
 
 Where the rows come from (two modes, switched without a word on the stream):
 - this tmux server's daemon runs: serve follows its push (`TMAS`, one wake byte per
@@ -255,8 +262,7 @@ class Conn:
         elif isinstance(frame, proto.Dispatch):
             self.send(proto.Receipt(frame.id, self.dispatch(frame)))
         elif isinstance(frame, proto.ReceiptsRequest):
-            self.send(proto.Receipts(frame.id, tuple(self.ledger.query(frame.slot,
-                                                                       frame.since_ms))))
+            self.send(proto.Receipts(frame.id, self.receipts(frame)))
         else:
             self.send(proto.unsupported(frame))  # type: ignore[arg-type]
 
@@ -311,6 +317,14 @@ class Conn:
             return proto.InformationalCard(req.id, row.stamp.detail or "unknown",
                                            f"{row.agent} is blocked")
         return self._card(row, req.id)
+
+    def receipts(self, req: proto.ReceiptsRequest) -> tuple[proto.ReceiptRow, ...]:
+        """This connection's device's receipts (those recorded without one, for a serve
+        without --device): the ledger is the host's, shared by every key that reaches it,
+        and what one device answered, where and when is not another's to read, whatever
+        its scope. A retry's own slot is found here, as the dispatch's replay is."""
+        return tuple(r for r in self.ledger.query(req.slot, req.since_ms)
+                     if r.device == self.device)
 
     # -- acting
     def dispatch(self, d: proto.Dispatch) -> proto.ReceiptRow:
