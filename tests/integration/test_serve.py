@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import socket
 import subprocess
 import sys
 import time
@@ -401,6 +402,23 @@ def test_one_device_holds_at_most_its_share_of_the_seats(srv, device):
         assert d.close() == 0
 
 
+def test_a_device_that_reads_nothing_cannot_hold_its_seat(srv, device):
+    srv.shell_pane()
+    srv.config.write_text("[serve]\nmax_connections = 1\nidle_secs = 3\n")
+    d = device("--device", "deaf")
+    assert _greet(d)["t"] == "hello"
+    # 2000 bad lines, 4 KB: their error frames (about 240 KB) fill the pipe this end
+    # never reads, so serve's next write cannot finish
+    d.raw(b"x\n" * 2000)
+    start = time.monotonic()
+    assert d.proc.wait(timeout=15) == 0  # not blocked forever in a write
+    assert 2.5 < time.monotonic() - start < 12
+    assert b"read nothing for 3 s" in d.proc.stderr.read()
+    fresh = device("--device", "next")
+    assert _greet(fresh)["t"] == "hello"  # its seat is free
+    assert fresh.close() == 0
+
+
 def test_a_seat_whose_pid_is_another_process_now_is_never_signalled(srv, device):
     srv.shell_pane()
     srv.config.write_text("[serve]\nmax_connections = 1\nidle_secs = 2\n")
@@ -424,3 +442,30 @@ def test_a_seat_whose_pid_is_another_process_now_is_never_signalled(srv, device)
     d = device("--device", "newcomer")
     assert _greet(d)["t"] == "hello"
     assert d.close() == 0
+
+
+def test_one_socket_as_stdin_and_stdout_as_sshd_gives_it(srv):
+    # OpenSSH hands a command without a pty one socketpair end as both stdin and stdout:
+    # the non-blocking mode serve sets on its stdout is its stdin's too
+    srv.shell_pane()
+    ours, theirs = socket.socketpair()
+    proc = subprocess.Popen([sys.executable, "-m", "tma", "--socket-name", srv.name, "serve",
+                             "--stdio"], stdin=theirs, stdout=theirs, stderr=subprocess.PIPE,
+                            env=srv.env)
+    theirs.close()
+    try:
+        reader = ours.makefile("rb")
+        for n, t in enumerate(("hello", "snapshot", "receipts"), 1):
+            body = {"app": "t", "app_version": "0", "device": "t"} if t == "hello" else (
+                {"since_ms": 0} if t == "receipts" else {})
+            ours.sendall(json.dumps({"schema": 1, "id": str(n), "t": t, **body}).encode()
+                         + b"\n")
+            doc = json.loads(reader.readline())
+            assert (doc["id"], doc["t"]) == (str(n), t), doc
+        ours.shutdown(socket.SHUT_WR)
+        assert proc.wait(timeout=10) == 0, proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        ours.close()

@@ -49,7 +49,9 @@ the others out, least of all the device's own daemon link):
   an error frame `too-many-connections` that says it was idle, then exit 0. tma's own
   links never are: the daemon's asks for `receipts` every `[fleet] keepalive_secs`
   (5 s, at most 60), the others ask a few things and leave. A subscriber that only
-  listens must ask something now and then;
+  listens must ask something now and then. A device that stops reading is ended the
+  same way once a frame has waited `idle_secs` to be written (a serve stuck in a write
+  hears no bound, and would keep its seat for good);
 - eviction: when the seats are full (or the newcomer's device holds its share), a
   newcomer takes the seat of the connection quiet longest, if that one has been quiet
   for half of `idle_secs` (150 s), and of the same device when it is the share that is
@@ -74,6 +76,7 @@ import json
 import os
 import select
 import signal
+import stat
 import sys
 import time
 from collections.abc import Callable
@@ -617,18 +620,14 @@ def run(session, *, scopes: tuple[str, ...], device: str | None, interval_ms: in
     cap, share, idle_s = settings(session.config)
     # the handler is in place before the seat is: a newcomer may ask for it at once
     quiet = Quiet(idle_s)
-
-    def write(data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(stdout_fd, view):]
-
+    out = _Out(stdout_fd, quiet)
     seat = Seat(os.path.join(rundir.make(paths.runtime_dir), "serve"), cap, share=share,
                 evict_after=idle_s / 2)
     why = seat.take(device)
     if why is not None:
-        write(proto.encode(proto.Error(proto.NO_REQUEST_ID, proto.TOO_MANY_CONNECTIONS,
-                                       why)))
+        out.write(proto.encode(proto.Error(proto.NO_REQUEST_ID, proto.TOO_MANY_CONNECTIONS,
+                                           why)))
+        out.close()
         quiet.close()
         return 2
     quiet.seat = seat
@@ -640,11 +639,66 @@ def run(session, *, scopes: tuple[str, ...], device: str | None, interval_ms: in
     signal.signal(signal.SIGHUP, stop)
     try:
         return _serve(session, scopes=scopes, device=device, interval_ms=interval_ms,
-                      paths=paths, write=write, stdin_fd=stdin_fd,
+                      paths=paths, write=out.write, stdin_fd=stdin_fd,
                       socket_path=socket_path, quiet=quiet)
+    except _Stalled as exc:
+        sys.stderr.write(f"tma serve: {exc}\n")
+        return 0
     finally:
         seat.leave()
+        out.close()
         quiet.close()
+
+
+class _Stalled(BaseException):
+    """The device read nothing for the idle bound, or its seat was asked for while a
+    frame waited: the connection ends with no last frame (none would get through). A
+    BaseException, so no request's error handling turns it into a frame to write."""
+
+
+class _Out:
+    """Frames to the device, bounded in time. On a pipe or a socket (what sshd gives)
+    stdout is made non-blocking for the connection's life: a device that stops reading
+    would otherwise block a write forever, and a serve stuck in a write hears neither
+    the idle bound nor an eviction, holding its seat for good. A write that makes no
+    progress for the idle bound ends the connection. A terminal is left blocking (its
+    mode is the shell's too), as is anything else."""
+
+    def __init__(self, fd: int, quiet: Quiet) -> None:
+        self.fd, self.quiet = fd, quiet
+        try:
+            mode = os.fstat(fd).st_mode
+            self.bounded = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+        except OSError:
+            self.bounded = False
+        if self.bounded:
+            os.set_blocking(fd, False)
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        since = time.monotonic()
+        while view:
+            try:
+                view = view[os.write(self.fd, view):]
+                since = time.monotonic()
+                continue
+            except BlockingIOError:
+                pass
+            left = since + self.quiet.idle_s - time.monotonic()
+            if left <= 0:
+                raise _Stalled(f"the device read nothing for {self.quiet.idle_s:g} s "
+                               "([serve] idle_secs): connection ended")
+            if self.quiet.evicted:
+                raise _Stalled("the seat was given to a new connection while this one "
+                               "read nothing")
+            select.select([self.quiet.fd], [self.fd], [], left)
+
+    def close(self) -> None:
+        if self.bounded:
+            try:
+                os.set_blocking(self.fd, True)
+            except OSError:
+                pass
 
 
 class Quiet:
@@ -772,7 +826,12 @@ def _serve(session, *, scopes, device, interval_ms, paths, write, stdin_fd,
 
 def _requests(stdin_fd: int, splitter: proto.LineSplitter, conn: Conn, quiet: Quiet) -> bool:
     """One read of the device's requests, each answered; False at the end of stdin."""
-    chunk = os.read(stdin_fd, 65536)
+    try:
+        chunk = os.read(stdin_fd, 65536)
+    except BlockingIOError:
+        # sshd may give one socket as stdin and stdout, so _Out's non-blocking mode is
+        # stdin's too: a read select woke for that finds nothing is no end of stream
+        return True
     if not chunk:
         return False
     items = splitter.feed(chunk)
