@@ -70,6 +70,47 @@ sys.exit(child.returncode)
 '''
 
 
+#: A hostile host: speaks the protocol itself (no tma), answers hello and snapshot as a
+#: host would (one blocked pane %7, act:answer granted), logs every dispatch's slot, and
+#: answers a dispatch with a receipt for a dispatch it was not sent (another slot, pane
+#: or action: argv[3]) while the marker file exists (it removes it); afterwards honestly.
+HOSTILE = r'''
+import json, os, sys
+log, marker, lie = sys.argv[1], sys.argv[2], sys.argv[3]
+ROW = {"pane": "%7", "agent": "claude", "state": "blocked", "detail": "permission",
+       "since": 1700000000, "since_ms": 1700000000000, "episode_ms": 1700000000000,
+       "locator": "s:0.0", "attention": True, "done": False, "session": None,
+       "transcript": None, "permission_request": None, "stamped_at_ms": None,
+       "context": None, "context_at_ms": None, "muted": False, "tokens": None,
+       "quota": None, "cost_usd": None, "repo": None, "branch": None, "worktree": None,
+       "pending_tool": None, "pending_call": None, "pending_summary": None,
+       "server": "/tmp/tmux-0/default", "host": "evil"}
+
+def send(rid, t, **body):
+    sys.stdout.write(json.dumps({"schema": 1, "id": rid, "t": t, **body}) + "\n")
+    sys.stdout.flush()
+
+for line in sys.stdin:
+    req = json.loads(line)
+    rid, t = req["id"], req["t"]
+    if t == "hello":
+        send(rid, "hello", host="evil", tma_version="9", reconcile_interval_ms=2000,
+             scopes=["read", "act:answer"])
+    elif t == "snapshot":
+        send(rid, "snapshot", agents=[ROW])
+    elif t == "dispatch":
+        with open(log, "a") as fh:
+            fh.write(req["slot"] + "\n")
+        receipt = {"slot": req["slot"], "pane": req["pane"], "action": req["action"],
+                   "outcome": "sent", "reason": None, "exit_code": 0, "cached": False,
+                   "at_ms": 1700000000001}
+        if os.path.exists(marker):
+            os.unlink(marker)
+            receipt[lie] = {"slot": "tma-" + "0" * 32, "pane": "%8", "action": "deny"}[lie]
+        send(rid, "receipt", **receipt)
+'''
+
+
 class Local(Here):
     """This machine's tma, no local tmux server."""
 
@@ -165,6 +206,33 @@ def test_a_dispatch_whose_link_dropped_is_resent_with_its_slot(srv, sshd, local,
     assert later["slot"] != first["slot"]
     assert code in (4, 3) and later["outcome"] in ("refused", "vanished"), later
     assert rec.settle() == sent
+
+
+@pytest.mark.parametrize("lie", ["slot", "pane", "action"])
+def test_a_receipt_for_another_dispatch_is_refused_and_the_slot_kept(local, tmp_path, lie):
+    # the host is hostile: its receipt names a dispatch this command never sent. Taken at
+    # face value it would read as this approve's success (exit 0) and close the slot.
+    script, log, marker = tmp_path / "hostile.py", tmp_path / "slots", tmp_path / "lie-once"
+    script.write_text(HOSTILE)
+    marker.touch()
+    _add(local, "evil", shlex.join([sys.executable, str(script), str(log), str(marker), lie]),
+         "--act", "answer")
+
+    code, doc, err = local.act("approve", "--pane", "evil:%7")
+    assert not marker.exists(), "the host never lied"
+    assert (code, doc["outcome"], doc["cached"]) == (1, "error", False), (doc, err)
+    assert "the host answered with a receipt for another dispatch" in doc["message"]
+    sent = log.read_text().split()
+    assert doc["slot"] == sent[0]
+    outbox = Path(local.env["XDG_STATE_HOME"]) / "tma" / "fleet" / "dispatch.jsonl"
+    lines = [json.loads(x) for x in outbox.read_text().splitlines()]
+    assert [(x["slot"], x["status"]) for x in lines] == [(sent[0], "pending")]
+
+    # the retry re-sends the same slot (its fate is still to learn); an honest receipt
+    # for it is this dispatch's answer
+    code, retry, err = local.act("approve", "--pane", "evil:%7")
+    assert (code, retry["outcome"], retry["slot"]) == (0, "sent", sent[0]), (retry, err)
+    assert log.read_text().split() == [sent[0], sent[0]]
 
 
 def test_a_read_only_host_refuses_act(srv, sshd, local):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import socket
 import subprocess
 import sys
 import time
@@ -240,3 +241,231 @@ def test_the_connection_cap_refuses_with_a_frame_and_exit_2(srv, device):
     third = device()
     assert hello(third)["t"] == "hello"
     assert third.close() == 0
+
+
+def _ledger(srv) -> list[dict]:
+    path = Path(srv.env["XDG_STATE_HOME"]) / "tma" / "serve" / "ledger.jsonl"
+    return [json.loads(x) for x in path.read_text().splitlines()]
+
+
+def test_a_dispatch_is_recorded_under_the_forced_device_not_the_frames(srv, device):
+    srv.shell_pane()
+    # the forced command says who this is; the frame's `device` is the client's claim
+    d = device("--device", "laptop", "--scope", "act:answer")
+    hello(d)
+    r = d.ask("dispatch", slot="s-mallory", host="h", pane="%999", action="approve",
+              binder={"expect_episode_ms": 0}, device="mallory")
+    assert r["device"] == "laptop", r
+    assert {x["device"] for x in _ledger(srv)} == {"laptop"}
+    # refused at the scope gate (no ledger line): the receipt still names the forced one
+    r = d.ask("dispatch", slot="s-steer", host="h", pane="%999", action="steer", text="x",
+              binder={"expect_episode_ms": 0}, device="mallory")
+    assert (r["reason"], r["device"]) == ("scope-denied", "laptop")
+    assert d.close() == 0
+    assert "'mallory'" in d.proc.stderr.read().decode()  # only logged
+
+
+def test_a_connection_reads_only_its_own_devices_receipts(srv, device):
+    srv.shell_pane()
+
+    def dispatch(d: Device, slot: str) -> dict:
+        return d.ask("dispatch", slot=slot, host="h", pane="%999", action="approve",
+                     binder={"expect_episode_ms": 0})
+
+    laptop = device("--device", "laptop", "--scope", "act:answer")
+    phone = device("--device", "phone", "--scope", "act:answer")
+    anon = device("--scope", "act:answer")
+    for d in (laptop, phone, anon):
+        hello(d)
+    assert dispatch(laptop, "s-laptop")["device"] == "laptop"
+    assert dispatch(phone, "s-phone")["device"] == "phone"
+    assert "device" not in dispatch(anon, "s-anon")
+    spy = device("--device", "spy")  # read-only: receipts are within `read`
+    hello(spy)
+
+    def slots(d: Device, **query) -> list[str]:
+        return [r["slot"] for r in d.ask("receipts", **query)["receipts"]]
+
+    assert slots(laptop, since_ms=0) == ["s-laptop"]
+    assert slots(phone, since_ms=0) == ["s-phone"]
+    assert slots(anon, since_ms=0) == ["s-anon"]  # a serve without --device: the unnamed
+    assert slots(spy, since_ms=0) == []
+    assert slots(spy, slot="s-laptop") == [] and slots(phone, slot="s-laptop") == []
+    # the device's own slot after a dropped link, and the daemon's keepalive (since now)
+    assert slots(laptop, slot="s-laptop") == ["s-laptop"]
+    assert slots(laptop, since_ms=int(time.time() * 1000) + 1000) == []
+    # the ledger itself still holds all three (a repeat of any slot is still its replay)
+    assert {x["slot"] for x in _ledger(srv)} == {"s-laptop", "s-phone", "s-anon"}
+    for d in (laptop, phone, anon, spy):
+        assert d.close() == 0
+
+
+# -- the seats: idle connections end, a quiet one gives way, one device has a share
+
+
+def _greet(d: Device) -> dict:
+    """hello, or the refusal a connection without a seat gets first (id "0")."""
+    rid = d.send("hello", app="test", app_version="0", device="t")
+    doc = d.frame()
+    assert doc["id"] in (rid, "0"), doc
+    return doc
+
+
+def _refused(d: Device) -> str:
+    doc = _greet(d)
+    assert (doc["t"], doc["id"], doc["code"]) == ("error", "0", "too-many-connections"), doc
+    assert d.proc.wait(timeout=10) == 2
+    return doc["message"]
+
+
+def _busy(clients: list[Device], until: float) -> None:
+    """The daemon's link as these clients: a `receipts` keepalive every half second."""
+    while True:
+        for c in clients:
+            assert c.ask("receipts", since_ms=int(time.time() * 1000))["receipts"] == []
+        left = until - time.monotonic()
+        if left <= 0:
+            return
+        time.sleep(min(0.5, left))
+
+
+def _ended(d: Device, words: str) -> None:
+    doc = d.frame(timeout=10)
+    assert (doc["t"], doc["id"], doc["code"]) == ("error", "0", "too-many-connections"), doc
+    assert words in doc["message"], doc
+    assert d.close() == 0
+
+
+def test_idle_connections_are_ended_and_free_their_seats(srv, device):
+    srv.shell_pane()
+    srv.config.write_text("[serve]\nidle_secs = 3\n")
+    idle = [device("--device", f"k{n}") for n in range(4)]  # every seat, four keys
+    for d in idle:
+        assert _greet(d)["t"] == "hello"
+    start = time.monotonic()
+    for d in idle:  # each ended at the bound, with a frame that says why
+        _ended(d, "idle: no request for 3 s ([serve] idle_secs)")
+    assert time.monotonic() - start < 8
+    fifth = device("--device", "laptop")
+    assert _greet(fifth)["t"] == "hello"
+    _busy([fifth], time.monotonic() + 4)  # past the bound: a connection that asks stays
+    assert fifth.close() == 0
+
+
+def test_a_full_host_gives_the_seat_idle_longest_to_a_newcomer(srv, device):
+    srv.shell_pane()
+    # quiet for half of idle_secs (5 s) is quiet enough to give way when seats run out
+    srv.config.write_text("[serve]\nidle_secs = 10\n")
+    quiet = device("--device", "q")
+    assert _greet(quiet)["t"] == "hello"
+    heard = time.monotonic()
+    busy = [device("--device", f"b{n}") for n in range(3)]
+    for d in busy:
+        assert _greet(d)["t"] == "hello"
+    # every seat taken, none quiet for 5 s yet: refused, saying how a seat comes free
+    message = _refused(device("--device", "early"))
+    assert "at most 4 connections" in message and "idle long enough" in message
+    _busy(busy, heard + 5.5)
+    late = device("--device", "late")
+    assert _greet(late)["t"] == "hello"  # in, well before the 10 s bound
+    assert time.monotonic() - heard < 10
+    _ended(quiet, "gave its seat to a new one")
+    _busy(busy, time.monotonic())  # the busy ones were never the ones to go
+    for d in (late, *busy):
+        assert d.close() == 0
+
+
+def test_one_device_holds_at_most_its_share_of_the_seats(srv, device):
+    srv.shell_pane()
+    srv.config.write_text("[serve]\nidle_secs = 10\n")  # 4 seats: a share of 2
+    unnamed = [device() for _ in range(3)]  # no --device, no identity to share by
+    for d in unnamed:
+        assert _greet(d)["t"] == "hello"
+    for d in unnamed:
+        assert d.close() == 0
+
+    other = device("--device", "other")  # the quietest of all from here on
+    mine = [device("--device", "key") for _ in range(2)]
+    for d in (other, *mine):
+        assert _greet(d)["t"] == "hello"
+    heard = time.monotonic()
+    message = _refused(device("--device", "key"))  # a seat is free, but not for this key
+    assert "device 'key' already holds 2" in message and "max_per_device = 2" in message
+    # once its own quiet seat may go, the key's newcomer takes that one, never another
+    # device's (however quieter)
+    _busy(mine[1:], heard + 5.5)
+    again = device("--device", "key")
+    assert _greet(again)["t"] == "hello"
+    _ended(mine[0], "gave its seat to a new one")
+    assert other.ask("snapshot")["t"] == "snapshot"
+    for d in (again, mine[1], other):
+        assert d.close() == 0
+
+
+def test_a_device_that_reads_nothing_cannot_hold_its_seat(srv, device):
+    srv.shell_pane()
+    srv.config.write_text("[serve]\nmax_connections = 1\nidle_secs = 3\n")
+    d = device("--device", "deaf")
+    assert _greet(d)["t"] == "hello"
+    # 2000 bad lines, 4 KB: their error frames (about 240 KB) fill the pipe this end
+    # never reads, so serve's next write cannot finish
+    d.raw(b"x\n" * 2000)
+    start = time.monotonic()
+    assert d.proc.wait(timeout=15) == 0  # not blocked forever in a write
+    assert 2.5 < time.monotonic() - start < 12
+    assert b"read nothing for 3 s" in d.proc.stderr.read()
+    fresh = device("--device", "next")
+    assert _greet(fresh)["t"] == "hello"  # its seat is free
+    assert fresh.close() == 0
+
+
+def test_a_seat_whose_pid_is_another_process_now_is_never_signalled(srv, device):
+    srv.shell_pane()
+    srv.config.write_text("[serve]\nmax_connections = 1\nidle_secs = 2\n")
+    # a seat naming a live process that is not the one that wrote it (the pid reused):
+    # quiet for an hour, yet asking it to leave would signal a stranger
+    stranger = subprocess.Popen(["sleep", "60"])
+    try:
+        seats = Path(srv.env["XDG_RUNTIME_DIR"]) / "tma" / "serve"
+        seats.parent.mkdir(mode=0o700)
+        seats.mkdir(mode=0o700)
+        seat = seats / "slot-0.conn"
+        seat.write_text(f"pid={stranger.pid}\nstart=1\ndevice=gone\n")
+        os.utime(seat, (time.time() - 3600, time.time() - 3600))
+        message = _refused(device("--device", "newcomer"))
+        assert "at most 1 connections" in message
+        assert stranger.poll() is None  # never signalled
+    finally:
+        stranger.kill()
+        stranger.wait()
+    # its process gone, the seat is free again
+    d = device("--device", "newcomer")
+    assert _greet(d)["t"] == "hello"
+    assert d.close() == 0
+
+
+def test_one_socket_as_stdin_and_stdout_as_sshd_gives_it(srv):
+    # OpenSSH hands a command without a pty one socketpair end as both stdin and stdout:
+    # the non-blocking mode serve sets on its stdout is its stdin's too
+    srv.shell_pane()
+    ours, theirs = socket.socketpair()
+    proc = subprocess.Popen([sys.executable, "-m", "tma", "--socket-name", srv.name, "serve",
+                             "--stdio"], stdin=theirs, stdout=theirs, stderr=subprocess.PIPE,
+                            env=srv.env)
+    theirs.close()
+    try:
+        reader = ours.makefile("rb")
+        for n, t in enumerate(("hello", "snapshot", "receipts"), 1):
+            body = {"app": "t", "app_version": "0", "device": "t"} if t == "hello" else (
+                {"since_ms": 0} if t == "receipts" else {})
+            ours.sendall(json.dumps({"schema": 1, "id": str(n), "t": t, **body}).encode()
+                         + b"\n")
+            doc = json.loads(reader.readline())
+            assert (doc["id"], doc["t"]) == (str(n), t), doc
+        ours.shutdown(socket.SHUT_WR)
+        assert proc.wait(timeout=10) == 0, proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        ours.close()

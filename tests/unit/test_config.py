@@ -52,6 +52,14 @@ P = "/c.toml"
     ({"fleet": {"keepalive_secs": 0}}, "fleet.keepalive_secs"),
     ({"fleet": {"keepalive_secs": 61}}, "fleet.keepalive_secs"),
     ({"fleet": {"poll": 1}}, "fleet.poll"),
+    ({"serve": {"max_connections": 65}}, "serve.max_connections"),
+    ({"serve": {"idle_secs": 1}}, "serve.idle_secs"),
+    ({"serve": {"idle_secs": "5m"}}, "serve.idle_secs"),
+    ({"serve": {"idle_secs": True}}, "serve.idle_secs"),
+    ({"serve": {"max_per_device": 0}}, "serve.max_per_device"),
+    ({"serve": {"max_per_device": 5}}, "serve.max_per_device"),
+    ({"serve": {"max_connections": 2, "max_per_device": 3}}, "serve.max_per_device"),
+    ({"serve": {"idle": 60}}, "serve.idle"),
 ])
 def test_a_bad_key_is_named(doc, key):
     with pytest.raises(config.ConfigError, match=rf"^tma: config {re.escape(P)}: "
@@ -104,3 +112,17 @@ def test_daemon_ranges_are_checked_where_the_config_loads():
             with pytest.raises(config.ConfigError, match=f"daemon.{key}: must be between"):
                 config.validate("/c.toml", {"daemon": {key: bad}})
         config.validate("/c.toml", {"daemon": {key: low}})
+
+
+def test_serve_settings_default_a_share_of_half_the_seats():
+    from tma.runtime import serve
+
+    def settings(table):
+        cfg = config.Config()
+        cfg.serve = config.validate(P, {"serve": table})["serve"]
+        return serve.settings(cfg)
+
+    assert settings({}) == (4, 2, 300)
+    assert settings({"max_connections": 5}) == (5, 3, 300)  # half, rounded up
+    assert settings({"max_connections": 0}) == (1, 1, 300)  # 0 counts as 1
+    assert settings({"max_connections": 8, "max_per_device": 8, "idle_secs": 30}) == (8, 8, 30)

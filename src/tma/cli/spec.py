@@ -536,10 +536,15 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                              "spawner, never by the stream."),
                    Flag("--device", metavar="NAME",
                         help="Who connects (written by the forced command; kept in "
-                             "receipts and logs)."),
+                             "receipts and logs, and the one a connection's share of the "
+                             "seats and its receipts are counted by)."),
                    Flag("--interval", metavar="MS", type="int", default=2000,
                         help="The stream's cycle, in milliseconds (>= 250).")),
-            exits=((0, "stdin closed"), (1, "no tmux server, a broken config"), USAGE),
+            exits=((0, "stdin closed, SIGTERM, or the connection ended: idle past [serve] "
+                        "idle_secs, or its seat given to a newcomer"),
+                   (1, "no tmux server, a broken config"),
+                   (2, "usage error, or no seat: the host's connection cap or the "
+                       "device's share")),
             notes="Speaks schema 1 of the protocol: hello, snapshot, subscribe, card, "
                   "dispatch (scope, then the slot ledger, then the broker with the episode "
                   "binder), receipts; window and event answer `unsupported`. Pane titles "

@@ -11,7 +11,9 @@ into its MaxSessions). The conversation on the link:
     subscribe (no events)    the host sends a snapshot whenever its rows change
     receipts every keepalive the proof that the host still answers: `since_ms` now,
                              so the answer is an empty list (about 60 bytes where a
-                             snapshot of 25 panes is 13 KiB)
+                             snapshot of 25 panes is 13 KiB); it also keeps the link
+                             from idling out of its seat on the host (tma.runtime.serve:
+                             `[serve] idle_secs`, 300 s, above any keepalive_secs)
 
 The subscription is the resync while it flows (a pipe loses no frame, and the host's
 stream ends in an error frame when it cannot read its rows, which ends the link); every

@@ -357,13 +357,27 @@ def _api(path: str, doc: dict, out: dict) -> None:
     out["api"] = out_api
 
 
+#: [serve]'s numbers (tma.runtime.serve.settings reads them): idle_secs at least 2, as a
+#: connection quiet for half of it may be evicted and a second is too fine a grain.
+SERVE_RANGES = {"max_connections": (0, 64), "max_per_device": (1, 64),
+                "idle_secs": (2, 86_400)}
+
+
 def _serve(path: str, doc: dict, out: dict) -> None:
+    """[serve]: `tma serve`'s connection seats on this host."""
     serve = _table(path, "serve", doc.get("serve", {}))
-    _known(path, "serve", serve, ("max_connections",))
-    if "max_connections" in serve:
-        n = _uint(path, "serve.max_connections", serve["max_connections"])
-        if n > 64:
-            raise _err(path, "serve.max_connections", f"must be at most 64, got {n}")
+    _known(path, "serve", serve, tuple(SERVE_RANGES))
+    got: dict[str, int] = {}
+    for key, (lo, hi) in SERVE_RANGES.items():
+        if key in serve:
+            got[key] = n = _uint(path, f"serve.{key}", serve[key])
+            if not lo <= n <= hi:
+                raise _err(path, f"serve.{key}", f"must be {lo}-{hi}, got {n}")
+    cap = max(1, got.get("max_connections", 4))  # 4: tma.runtime.serve.MAX_CONNECTIONS
+    if got.get("max_per_device", 0) > cap:
+        # one device's share is of the seats there are: more would be no share at all
+        raise _err(path, "serve.max_per_device", f"must be at most max_connections "
+                   f"({cap}), got {got['max_per_device']}")
     out["serve"] = serve
 
 

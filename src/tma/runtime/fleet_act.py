@@ -14,7 +14,10 @@ own (`fleet/dispatch.jsonl` in the state dir), written BEFORE the dispatch goes 
 - a dispatch sent and never answered (the link dropped) stays `pending` here: the next
   identical command re-sends that slot with that episode, rather than reading a new one
   (the prompt it answered may be gone by then), and the host answers with the receipt it
-  kept (`cached: true`), firing nothing.
+  kept (`cached: true`), firing nothing;
+- a receipt answers for this dispatch only when it names its slot, pane and action: one
+  for another dispatch (a host that lies, or a confused one) is an error (exit 1) that
+  leaves the line `pending`, so the retry asks about this slot again.
 
 Refused (exit 4) unless both ends grant the scope: this machine's hosts.toml (`act`) and
 the host's serve (its hello's scopes, from its forced command).
@@ -217,6 +220,16 @@ def fire(session, name: str, action: str, *, text: str | None = None,
     answer = ex.answer
     if isinstance(answer, proto.Receipt):
         row = answer.receipt
+        if (row.slot, row.pane, row.action) != (slot, pane, action):
+            # a receipt names the dispatch it answers; one for another slot (or pane, or
+            # action) says nothing about this one, which may or may not have fired. The
+            # outbox line stays `pending`, so the same command re-sends this very slot
+            # and the host's ledger answers for it, rather than a new slot firing twice.
+            return done("error", None, 1,
+                        f"the host answered with a receipt for another dispatch ({row.action} "
+                        f"on {row.pane}, slot {row.slot[:48]}), not this {action} on {pane}: "
+                        f"host {host.name} may or may not have fired it; run the same "
+                        "command again to learn its fate (it re-sends the same slot)", slot)
         box.write({"slot": row.slot, "intent": intent, "status": "done",
                    "outcome": row.outcome, "reason": row.reason, "at_ms": now()})
         return _from_receipt(row, name, host.name)

@@ -15,8 +15,15 @@ scope. Detection stays here; the device only reads what this host decided:
 - `dispatch` -> `receipt`, through three gates in order: the scope, the slot (claimed in the
   host's ledger before anything fires: a repeat gets the stored receipt), then the broker
   itself (`tma act` with the episode binder, which re-reads the screen under the pane's lock);
-- `receipts` from the ledger; `window` and `event` (transcripts) answer `unsupported`.
+- `receipts` from the ledger, this connection's device's only (below);
+  `window` and `event` (transcripts) answer `unsupported`.
 Pane titles never leave the host: a FleetRow has no title.
+
+Who a connection is comes from the argv too: `--device` (none: the unnamed device). A
+frame's `device` (hello's, dispatch's) is a client's claim and is only logged; a
+dispatch is recorded in the ledger under `--device`, and a `receipts` request reads
+that device's receipts alone. The ledger is still one for the host: a slot repeated by
+any device gets its stored receipt (the same answer to the same prompt fires once).
 
 Where the rows come from (two modes, switched without a word on the stream):
 - this tmux server's daemon runs: serve follows its push (`TMAS`, one wake byte per
@@ -29,17 +36,51 @@ Where the rows come from (two modes, switched without a word on the stream):
   reaches the stream without waiting for the cycle); it looks for a daemon every
   PROBE_S; a daemon that goes away mid-stream is dropped at once and the next read is
   an own cycle.
+
+The seats (`[serve]`; every key that reaches this host shares them, so none may keep
+the others out, least of all the device's own daemon link):
+- at most `max_connections` (4) serve processes at once; one more is refused
+  `too-many-connections` (id "0", exit 2), saying why;
+- one `--device` holds at most `max_per_device` of them (half the seats, rounded up:
+  2 of 4), so one key, however many connections it opens, leaves the other half to
+  the rest. Connections without `--device` have no identity to share by and no share
+  (whoever runs serve without a forced command has a shell there anyway);
+- a connection that sends no request (no line at all) for `idle_secs` (300) is ended:
+  an error frame `too-many-connections` that says it was idle, then exit 0. tma's own
+  links never are: the daemon's asks for `receipts` every `[fleet] keepalive_secs`
+  (5 s, at most 60), the others ask a few things and leave. A subscriber that only
+  listens must ask something now and then. A device that stops reading is ended the
+  same way once a frame has waited `idle_secs` to be written (a serve stuck in a write
+  hears no bound, and would keep its seat for good);
+- eviction: when the seats are full (or the newcomer's device holds its share), a
+  newcomer takes the seat of the connection quiet longest, if that one has been quiet
+  for half of `idle_secs` (150 s), and of the same device when it is the share that is
+  full. That is what a person expects of a host that turns them away: the seats go to
+  who uses them. Their own dead links are the usual squatters (a laptop that slept or
+  changed networks leaves serve processes sshd has not noticed yet) and they should
+  not wait out the whole bound for them; a connection quiet for half the bound was
+  ending soon anyway, while one in use (the daemon's link, an act) is never that
+  quiet, so no newcomer, however hostile, can push out a connection that is working.
+  The evicted one gets an error frame saying it gave its seat up (exit 0). The owner
+  is asked with EVICT_SIGNAL only when the process at the seat's pid has the start
+  time the seat recorded (a reused pid is never signalled), through a pidfd.
+Each seat is a file `serve/slot-N.conn` in the runtime dir (pid, start time, device;
+its mtime is when it last heard a request), and newcomers decide one at a time under
+`serve/seats.lock`.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import select
 import signal
+import stat
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from tma import __version__
 from tma.core import proto
@@ -67,6 +108,15 @@ DISPATCH_TIMEOUT_S = 15.0
 #: runs its own cycle when no daemon runs, so a reconnect storm must not become a cycle
 #: storm.
 MAX_CONNECTIONS = 4
+#: A connection that sends no request for this long is ended (`[serve] idle_secs`). tma's
+#: own links are never that quiet: the daemon's sends a `receipts` keepalive every
+#: `[fleet] keepalive_secs` (5 s, at most 60) and every other one is a few requests and
+#: gone; five minutes also leaves a person typing frames by hand time to think.
+IDLE_S = 300
+#: How long a newcomer waits for an evicted connection to leave its seat.
+EVICT_WAIT_S = 3.0
+#: What a newcomer sends the seat's owner to ask for the seat (its handler ends it).
+EVICT_SIGNAL = signal.SIGUSR1
 #: How often a serve without the daemon looks for one (a daemon started later is
 #: followed from then on).
 PROBE_S = 5.0
@@ -75,33 +125,134 @@ PROBE_S = 5.0
 STAMPS_MS = 500
 
 
+@dataclass(frozen=True)
+class Held:
+    """A seat some live process holds: its file, owner (pid and start time, which name the
+    process across pid reuse; None from a tma that did not write it), device and how long
+    since it last heard a request (the file's mtime)."""
+
+    path: str
+    pid: int
+    start: int | None
+    device: str | None
+    idle_s: float
+
+
 class Seat:
     """One of the host's numbered connection seats: `serve/slot-N.conn` in the runtime
-    dir, made with O_EXCL and holding the owner's pid; a dead owner's seat is taken over."""
+    dir, made with O_EXCL and holding the owner's pid, start time and device; its mtime is
+    when the owner last heard a request. A dead owner's seat is taken over. Newcomers
+    decide one at a time, under `serve/seats.lock`: the count, the device's share and an
+    eviction are one decision, never two newcomers' halves of one."""
 
-    def __init__(self, directory: str, cap: int) -> None:
+    def __init__(self, directory: str, cap: int, *, share: int | None = None,
+                 evict_after: float | None = None) -> None:
         self.dir, self.cap, self.path = directory, max(1, cap), ""
+        self.share = self.cap if share is None else max(1, min(share, self.cap))
+        self.evict_after = evict_after  # None: never evict
 
-    def take(self, device: str | None) -> bool:
+    def take(self, device: str | None) -> str | None:
+        """Seat this process: None when it has a seat, else why not (the refusal's
+        words). A full host, or a device at its share, evicts the seat quiet longest when
+        that one has been quiet `evict_after` seconds or more."""
         os.makedirs(self.dir, mode=0o700, exist_ok=True)
+        lock = os.open(os.path.join(self.dir, "seats.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            why = "no seat came free"
+            for _round in range(2):  # at most one eviction, then the seat it freed
+                held = self.held()
+                why, pick = self._verdict(held, device)
+                if not why:
+                    return None if self._claim(device) else (
+                        f"this host serves at most {self.cap} connections at once")
+                if pick is None or not _ask_to_leave(pick):
+                    return why
+                if not _left(pick, EVICT_WAIT_S):
+                    return why + "; the quietest was asked to leave and has not yet"
+            return why
+        finally:
+            os.close(lock)
+
+    def held(self) -> list[Held]:
+        """The live seats (every slot file, whatever the cap says now); a dead owner's
+        file is removed on the way."""
+        out = []
+        now = time.time()
+        try:
+            names = sorted(n for n in os.listdir(self.dir)
+                           if n.startswith("slot-") and n.endswith(".conn"))
+        except FileNotFoundError:
+            return []
+        for name in names:
+            path = os.path.join(self.dir, name)
+            facts = _seat_facts(path)
+            if facts is None:
+                continue  # gone meanwhile
+            pid, start, device, mtime = facts
+            # its process died, or it never got a pid (two lines take no 10 s to write):
+            # the seat is free again
+            if (not procs.running(pid)) if pid > 0 else now - mtime > 10:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
+                continue
+            # pid 0: being written right now (a tma from before the lock): live, not ours
+            out.append(Held(path, pid, start if pid > 0 else None, device,
+                            max(0.0, now - mtime) if pid > 0 else 0.0))
+        return out
+
+    def _verdict(self, held: list[Held], device: str | None) -> tuple[str, Held | None]:
+        """('' , None) when a seat is free for `device`; else the refusal's words and the
+        seat an eviction may free (None: none may go)."""
+        if device is not None:
+            mine = [h for h in held if h.device == device]
+            if len(mine) >= self.share:
+                return (f"device {device!r} already holds {len(mine)} of this host's "
+                        f"{self.cap} connections, its share ([serve] max_per_device = "
+                        f"{self.share}), and none of them has been idle long enough to give "
+                        f"its seat up{self._quiet_note(mine)}"), self._quietest(mine)
+        if len(held) >= self.cap:
+            return (f"this host serves at most {self.cap} connections at once, and none has "
+                    f"been idle long enough to give its seat up{self._quiet_note(held)}"
+                    ), self._quietest(held)
+        return "", None
+
+    def _quiet_note(self, held: list[Held]) -> str:
+        if self.evict_after is None or not held:
+            return ""
+        return (f" ({self.evict_after:g} s; the quietest has been idle "
+                f"{max(h.idle_s for h in held):.0f} s)")
+
+    def _quietest(self, held: list[Held]) -> Held | None:
+        ask = [h for h in held if h.start is not None and h.pid != os.getpid()]
+        if self.evict_after is None or not ask:
+            return None
+        pick = max(ask, key=lambda h: h.idle_s)
+        return pick if pick.idle_s >= self.evict_after else None
+
+    def _claim(self, device: str | None) -> bool:
         for n in range(self.cap):
             path = os.path.join(self.dir, f"slot-{n}.conn")
-            for _attempt in range(2):
-                try:
-                    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                except FileExistsError:
-                    if _seat_alive(path):
-                        break
-                    try:
-                        os.unlink(path)  # its process died: the seat is free again
-                    except FileNotFoundError:
-                        pass
-                    continue
-                with os.fdopen(fd, "w") as fh:
-                    fh.write(f"pid={os.getpid()}\ndevice={device or ''}\n")
-                self.path = path
-                return True
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                continue  # live (held() removed the dead), or an older tma's racing claim
+            with os.fdopen(fd, "w") as fh:
+                fh.write(f"pid={os.getpid()}\nstart={_start_time(os.getpid()) or ''}\n"
+                         f"device={device or ''}\n")
+            self.path = path
+            return True
         return False
+
+    def touch(self) -> None:
+        """A request was heard: the seat is not idle (what a newcomer reads)."""
+        if self.path:
+            try:
+                os.utime(self.path)
+            except OSError:
+                pass
 
     def leave(self) -> None:
         if self.path:
@@ -112,13 +263,71 @@ class Seat:
             self.path = ""
 
 
-def _seat_alive(path: str) -> bool:
+def _seat_facts(path: str) -> tuple[int, int | None, str | None, float] | None:
+    """(pid, start, device, mtime) of a seat file; pid 0 while it is being written; None
+    when it is gone."""
     try:
         with open(path) as fh:
-            pid = int(fh.readline().partition("=")[2] or 0)
-    except (OSError, ValueError):
-        return True  # being written right now: not ours to take
-    return pid <= 0 or procs.running(pid)  # no pid yet: being written, not ours to take
+            mtime = os.fstat(fh.fileno()).st_mtime
+            text = fh.read(4096)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return 0, None, None, time.time()
+    facts = dict(line.partition("=")[::2] for line in text.splitlines())
+    try:
+        pid = int(facts.get("pid") or 0)
+    except ValueError:
+        pid = 0
+    start = facts.get("start", "")
+    return (pid, int(start) if start.isdigit() else None, facts.get("device") or None,
+            mtime)
+
+
+def _start_time(pid: int) -> int | None:
+    """The process's start time (clock ticks since boot, /proc/PID/stat's 22nd field):
+    with the pid, a name for the process that a reused pid never matches. None off Linux."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            data = fh.read()
+        return int(data.rsplit(b") ", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _ask_to_leave(h: Held) -> bool:
+    """EVICT_SIGNAL to the seat's owner, only when the process at its pid is the one that
+    wrote the seat (same start time): a pid reused by another process is never signalled.
+    A pidfd, opened before the check, makes the check and the signal about one process."""
+    pidfd = None
+    try:
+        pidfd = os.pidfd_open(h.pid) if hasattr(os, "pidfd_open") else None
+        if _start_time(h.pid) != h.start:
+            return False
+        if pidfd is not None:
+            signal.pidfd_send_signal(pidfd, EVICT_SIGNAL)
+        else:
+            os.kill(h.pid, EVICT_SIGNAL)
+        return True
+    except OSError:
+        return False
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+def _left(h: Held, timeout: float) -> bool:
+    """Wait for an evicted owner to leave its seat (its file removed, or another's now)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        facts = _seat_facts(h.path)
+        if facts is None or facts[0] != h.pid:
+            return True
+        if not procs.running(h.pid):
+            return True  # died without leaving: the next held() frees the seat
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
 
 
 def parse_scopes(text: str) -> tuple[str, ...]:
@@ -255,8 +464,7 @@ class Conn:
         elif isinstance(frame, proto.Dispatch):
             self.send(proto.Receipt(frame.id, self.dispatch(frame)))
         elif isinstance(frame, proto.ReceiptsRequest):
-            self.send(proto.Receipts(frame.id, tuple(self.ledger.query(frame.slot,
-                                                                       frame.since_ms))))
+            self.send(proto.Receipts(frame.id, self.receipts(frame)))
         else:
             self.send(proto.unsupported(frame))  # type: ignore[arg-type]
 
@@ -312,21 +520,35 @@ class Conn:
                                            f"{row.agent} is blocked")
         return self._card(row, req.id)
 
+    def receipts(self, req: proto.ReceiptsRequest) -> tuple[proto.ReceiptRow, ...]:
+        """This connection's device's receipts (those recorded without one, for a serve
+        without --device): the ledger is the host's, shared by every key that reaches it,
+        and what one device answered, where and when is not another's to read, whatever
+        its scope. A retry's own slot is found here, as the dispatch's replay is."""
+        return tuple(r for r in self.ledger.query(req.slot, req.since_ms)
+                     if r.device == self.device)
+
     # -- acting
     def dispatch(self, d: proto.Dispatch) -> proto.ReceiptRow:
         now = self.clock()
+        # who acts is the forced command's --device, never the frame's: a client naming
+        # another device would have its dispatch recorded (and its receipts read) as that
+        # device's. What the frame says is only logged.
+        if d.device is not None and d.device != self.device:
+            self.log(f"tma serve: dispatch {d.action} on {d.pane} says device "
+                     f"{d.device!r}; recorded as {self.device!r}")
 
         def receipt(outcome: str, reason: str | None, code: int,
                     cached: bool = False) -> proto.ReceiptRow:
             return proto.ReceiptRow(d.slot, d.pane, d.action, outcome, reason, code, cached,
-                                    d.device or self.device, now)
+                                    self.device, now)
 
         need = SCOPE_OF.get(d.action)
         if need is None or need not in self.scopes:  # costs nothing: before slot and tmux
             return receipt("refused", "scope-denied", 4)
         if d.text is not None and len(d.text.encode()) > proto.MAX_DISPATCH_TEXT_BYTES:
             return receipt("refused", "too-long", 4)
-        prior = self.ledger.claim(d.slot, d.pane, d.action, d.device or self.device, now)
+        prior = self.ledger.claim(d.slot, d.pane, d.action, self.device, now)
         if prior is not None:
             return prior
         argv = ["act", d.action, "--pane", d.pane, "--json"]
@@ -378,24 +600,38 @@ def _act_result(out: bytes, code: int) -> tuple[str, str | None]:
 # ------------------------------------------------------------------ the process
 
 
+def settings(cfg) -> tuple[int, int, int]:
+    """([serve] max_connections, max_per_device, idle_secs), defaulted (tma.runtime.config
+    checks them): the share defaults to half the seats, rounded up."""
+    serve = getattr(cfg, "serve", None) or {}
+    cap = max(1, int(serve.get("max_connections", MAX_CONNECTIONS)))
+    share = min(cap, max(1, int(serve.get("max_per_device", (cap + 1) // 2))))
+    return cap, share, int(serve.get("idle_secs", IDLE_S))
+
+
 def run(session, *, scopes: tuple[str, ...], device: str | None, interval_ms: int,
         socket_path: str | None = None, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
-    """Serve one connection until stdin closes or SIGTERM (exit 0); 2 when the host's
-    connection seats are all taken. `socket_path`: the tmux server's, which names its
+    """Serve one connection until stdin closes, SIGTERM, or it ends idle or evicted
+    (exit 0, the last two with an error frame saying so); 2 when no seat is to be had
+    (the cap, or the device's share). `socket_path`: the tmux server's, which names its
     daemon (asked of tmux when not given)."""
-    def write(data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(stdout_fd, view):]
-
+    device = device or None  # `--device ''` is no name
     paths = here(session.env)
-    cap = session.config.serve.get("max_connections", MAX_CONNECTIONS)
-    seat = Seat(os.path.join(rundir.make(paths.runtime_dir), "serve"), cap)
-    if not seat.take(device):
-        write(proto.encode(proto.Error(proto.NO_REQUEST_ID, proto.TOO_MANY_CONNECTIONS,
-                                       f"this host serves at most {max(1, cap)} "
-                                       "connections at once")))
+    cap, share, idle_s = settings(session.config)
+    # the handler is in place before the seat is: a newcomer may ask for it at once
+    quiet = Quiet(idle_s)
+    out = _Out(stdout_fd, quiet)
+    seat = Seat(os.path.join(rundir.make(paths.runtime_dir), "serve"), cap, share=share,
+                evict_after=idle_s / 2)
+    why = seat.take(device)
+    if why is not None:
+        out.write(proto.encode(proto.Error(proto.NO_REQUEST_ID, proto.TOO_MANY_CONNECTIONS,
+                                           why)))
+        out.close()
+        quiet.close()
         return 2
+    quiet.seat = seat
+
     def stop(_signo, _frame):
         raise SystemExit(0)
 
@@ -403,14 +639,130 @@ def run(session, *, scopes: tuple[str, ...], device: str | None, interval_ms: in
     signal.signal(signal.SIGHUP, stop)
     try:
         return _serve(session, scopes=scopes, device=device, interval_ms=interval_ms,
-                      paths=paths, write=write, stdin_fd=stdin_fd,
-                      socket_path=socket_path)
+                      paths=paths, write=out.write, stdin_fd=stdin_fd,
+                      socket_path=socket_path, quiet=quiet)
+    except _Stalled as exc:
+        sys.stderr.write(f"tma serve: {exc}\n")
+        return 0
     finally:
         seat.leave()
+        out.close()
+        quiet.close()
+
+
+class _Stalled(BaseException):
+    """The device read nothing for the idle bound, or its seat was asked for while a
+    frame waited: the connection ends with no last frame (none would get through). A
+    BaseException, so no request's error handling turns it into a frame to write."""
+
+
+class _Out:
+    """Frames to the device, bounded in time. On a pipe or a socket (what sshd gives)
+    stdout is made non-blocking for the connection's life: a device that stops reading
+    would otherwise block a write forever, and a serve stuck in a write hears neither
+    the idle bound nor an eviction, holding its seat for good. A write that makes no
+    progress for the idle bound ends the connection. A terminal is left blocking (its
+    mode is the shell's too), as is anything else."""
+
+    def __init__(self, fd: int, quiet: Quiet) -> None:
+        self.fd, self.quiet = fd, quiet
+        try:
+            mode = os.fstat(fd).st_mode
+            self.bounded = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+        except OSError:
+            self.bounded = False
+        if self.bounded:
+            os.set_blocking(fd, False)
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        since = time.monotonic()
+        while view:
+            try:
+                view = view[os.write(self.fd, view):]
+                since = time.monotonic()
+                continue
+            except BlockingIOError:
+                pass
+            left = since + self.quiet.idle_s - time.monotonic()
+            if left <= 0:
+                raise _Stalled(f"the device read nothing for {self.quiet.idle_s:g} s "
+                               "([serve] idle_secs): connection ended")
+            if self.quiet.evicted:
+                raise _Stalled("the seat was given to a new connection while this one "
+                               "read nothing")
+            select.select([self.quiet.fd], [self.fd], [], left)
+
+    def close(self) -> None:
+        if self.bounded:
+            try:
+                os.set_blocking(self.fd, True)
+            except OSError:
+                pass
+
+
+class Quiet:
+    """How long since this connection sent a request, and whether a newcomer asked for
+    its seat (EVICT_SIGNAL: a flag and a byte on a pipe the serve loop selects on, so
+    the request being answered, if any, is answered first). `ended()` is the frame that
+    ends the connection, or None while it may go on."""
+
+    def __init__(self, idle_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.idle_s, self.clock = idle_s, clock
+        self.at = clock()
+        self.seat: Seat | None = None
+        self.evicted = False
+        self.fd, self._w = os.pipe()
+        for fd in (self.fd, self._w):
+            os.set_blocking(fd, False)
+        signal.signal(EVICT_SIGNAL, self._asked)
+
+    def _asked(self, _signo, _frame) -> None:
+        self.evicted = True
+        try:
+            os.write(self._w, b"!")
+        except OSError:
+            pass  # the pipe is full: a wake is already waiting
+
+    def heard(self) -> None:
+        self.at = self.clock()
+        if self.seat is not None:
+            self.seat.touch()
+
+    def left_s(self) -> float:
+        return max(0.0, self.at + self.idle_s - self.clock())
+
+    def drain(self) -> None:
+        try:
+            while os.read(self.fd, 64):
+                pass
+        except OSError:
+            pass
+
+    def ended(self) -> proto.Error | None:
+        quiet_s = self.clock() - self.at
+        if self.evicted:
+            return proto.Error(proto.NO_REQUEST_ID, proto.TOO_MANY_CONNECTIONS,
+                               f"this connection gave its seat to a new one: it had sent "
+                               f"no request for {quiet_s:.0f} s and every seat it could "
+                               "use was taken; connect again when you need the host")
+        if quiet_s >= self.idle_s:
+            return proto.Error(proto.NO_REQUEST_ID, proto.TOO_MANY_CONNECTIONS,
+                               f"idle: no request for {self.idle_s:g} s ([serve] "
+                               "idle_secs), so this host ended the connection and freed "
+                               "its seat; connect again when you need the host")
+        return None
+
+    def close(self) -> None:
+        for fd in (self.fd, self._w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
 
 def _serve(session, *, scopes, device, interval_ms, paths, write, stdin_fd,
-           socket_path=None) -> int:
+           socket_path=None, quiet: Quiet) -> int:
     git = GitInfo()
     follow = Follow(session, socket_path)
     light = [False]  # this read is the stamps alone (set around a between-cycles read)
@@ -443,14 +795,19 @@ def _serve(session, *, scopes, device, interval_ms, paths, write, stdin_fd,
             if not follow.on:
                 timeout = min(timeout if timeout is not None else PROBE_S,
                               max(0.0, follow.probe_at - time.monotonic()))
-            fds = [stdin_fd] + ([follow.fd] if follow.on else [])
+            # the idle bound wakes the loop too; a line, any line, is a request heard
+            timeout = min(timeout if timeout is not None else quiet.idle_s, quiet.left_s())
+            fds = [stdin_fd, quiet.fd] + ([follow.fd] if follow.on else [])
             ready, _, _ = select.select(fds, [], [], timeout)
-            if stdin_fd in ready:
-                chunk = os.read(stdin_fd, 65536)
-                if not chunk:
-                    return 0
-                for item in splitter.feed(chunk):
-                    conn.line(item)
+            if quiet.fd in ready:
+                quiet.drain()
+            if stdin_fd in ready and not _requests(stdin_fd, splitter, conn, quiet):
+                return 0
+            end = quiet.ended()
+            if end is not None:
+                log(f"tma serve: {end.message}")
+                conn.send(end)
+                return 0
             woke = follow.on and follow.fd in ready and follow.settle(log)
             if not follow.on and time.monotonic() >= follow.probe_at:
                 follow.probe(log)
@@ -465,6 +822,26 @@ def _serve(session, *, scopes, device, interval_ms, paths, write, stdin_fd,
                 light[0] = False
     finally:
         follow.close()
+
+
+def _requests(stdin_fd: int, splitter: proto.LineSplitter, conn: Conn, quiet: Quiet) -> bool:
+    """One read of the device's requests, each answered; False at the end of stdin."""
+    try:
+        chunk = os.read(stdin_fd, 65536)
+    except BlockingIOError:
+        # sshd may give one socket as stdin and stdout, so _Out's non-blocking mode is
+        # stdin's too: a read select woke for that finds nothing is no end of stream
+        return True
+    if not chunk:
+        return False
+    items = splitter.feed(chunk)
+    if items:
+        quiet.heard()
+    for item in items:
+        conn.line(item)
+    if items:
+        quiet.heard()  # after a long answer (a dispatch) too
+    return True
 
 
 class _Plan:
