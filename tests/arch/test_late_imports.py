@@ -99,8 +99,9 @@ KEPT = {
     "tma.runtime.navigate": 1,
     "tma.runtime.notify": 3,
     "tma.runtime.notify_backends": 4,
-    "tma.runtime.notify_http": 9,  # the hook child: socket first, the record after
+    "tma.runtime.notify_http": 5,  # the hook child: its request first, the record after
     "tma.runtime.notify_log": 6,
+    "tma.runtime.notify_post": 3,  # urllib only for https or a proxy (the hook child's http)
     "tma.runtime.notify_push": 7,  # the hook path's fire: spawn, json, capture only when used
     "tma.runtime.notify_sinks": 1,  # a sink's imports only when a notification fires
     "tma.runtime.screen": 18,  # +5: the hosts' modules only with a hosts.toml, never first

@@ -2,11 +2,13 @@
 
 Each POST is recorded (arrival time, path, headers, exact body bytes); the answer comes
 from a script: an int is the status to reply, "hang" holds the request open without a
-word until the server closes. The script's last entry repeats.
+word until the server closes. The script's last entry repeats. With `certs`
+(tests/helpers/tls.make) it speaks https (the sender trusts it through SSL_CERT_FILE).
 """
 
 from __future__ import annotations
 
+import ssl
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -18,7 +20,7 @@ class Got:
 
 
 class Sink:
-    def __init__(self, script: list | None = None) -> None:
+    def __init__(self, script: list | None = None, certs=None) -> None:
         self.script = list(script or [200])
         self.got: list[Got] = []
         self.lock = threading.Lock()
@@ -50,12 +52,18 @@ class Sink:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
+        self.scheme = "http"
+        if certs is not None:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(certs.cert, certs.key)
+            self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
+            self.scheme = "https"
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
     def url(self, path: str = "/hook") -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
+        return f"{self.scheme}://127.0.0.1:{self.port}{path}"
 
     def count(self) -> int:
         with self.lock:

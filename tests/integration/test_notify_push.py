@@ -185,6 +185,7 @@ def test_an_unreadable_secret_file_names_the_key(rt, tmp_path, sinks):
     assert "failed: notify.webhook.secret_file: cannot read" in line
     assert srv.count() == 0  # an unsigned body never goes out in place of a signed one
     (tmp_path / "secret").write_text(SECRET + "\n")
+    (tmp_path / "secret").chmod(0o600)  # yours alone: one others can read is refused
     cfg = cfg_of(tmp_path, f'[notify.webhook]\nurl = "{srv.url()}"\n'
                            f'secret_file = "{tmp_path / "secret"}"\n')
     _lines(notify_push.WEBHOOK, ring(cfg), note())
@@ -198,6 +199,7 @@ def test_an_unreadable_secret_file_names_the_key(rt, tmp_path, sinks):
 def test_ntfy_headers_and_one_line_body(rt, tmp_path, sinks):
     srv = sinks()
     (tmp_path / "tok").write_text("tk_abc\n")
+    (tmp_path / "tok").chmod(0o600)
     cfg = cfg_of(tmp_path, f'[notify.ntfy]\nurl = "{srv.url("/my-topic")}"\n'
                            f'token_file = "{tmp_path / "tok"}"\ntags = ["robot"]\n')
     (line,) = _lines(notify_push.NTFY, ring(cfg), note())

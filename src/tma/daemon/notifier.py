@@ -73,6 +73,8 @@ class Notifier(Part):
         self._next_reap: int | None = None
         self.held: list[Note] = []  # done notes waiting for the coalescing window
         self._flush_at: int | None = None  # monotonic ms the held notes go out
+        self._told: set[str] = set()  # the push sinks' refused secrets already logged
+        self._push_problems()
 
     # ------------------------------------------------------------ the Part hooks
     def on_read(self, rows: list, transitions: list, now: int) -> None:
@@ -84,6 +86,8 @@ class Notifier(Part):
         """A reload acts as a cold start for `notify.on` (a trigger just switched on
         rings for the episodes standing now)."""
         self._actions = None  # a user action file may have changed with the config
+        self._told = set()
+        self._push_problems()
         self.dispatch(self.rows, _wall())
 
     def deadline(self) -> int | None:
@@ -168,8 +172,24 @@ class Notifier(Part):
             self.counts["coalesced"] += len(held)
         self._send(held[0] if len(held) == 1 else Note.combined(held), now, None)
 
+    def _push_problems(self) -> None:
+        """One log line per push sink whose secret is refused (a secret file others can
+        read) or unreadable, at start, at a reload, and at a ring that finds a new one
+        (a chmod after the start): that sink sends nothing, and each of its rings leaves
+        only the failure record doctor shows."""
+        try:
+            problems = notify_gate.push_problems(self.daemon.cfg)
+        except Exception:  # noqa: BLE001 - a ring never waits on a log line
+            return
+        for p in problems:
+            if p["problem"] not in self._told:
+                self._told.add(p["problem"])
+                self.daemon.log(f"tma daemon: {p['problem']}; {p['sink']} sends nothing "
+                                "until then")
+
     def _send(self, note: Note, now: int, clients: list[str] | None,
               answers: tuple = (), episode_ms: int = 0) -> None:
+        self._push_problems()
         started = notify.dispatch(self.daemon.server, self.daemon.cfg, note, wait=False,
                                   now=now, clients=clients, daemon=True, jump=self._jump_env(),
                                   answers=answers, episode_ms=episode_ms)

@@ -357,6 +357,7 @@ def section_notify(ctx: Context) -> dict:
     failure = notify_log.last_failure()
     age = max(0, ctx.now - failure["at"]) if failure is not None and failure["at"] else None
     return {"notify": {"last_failure": failure, "last_failure_age_ms": age,
+                       "push_problems": notify_gate.push_problems(ctx.cfg),
                        **live_sinks(ctx)}}
 
 
@@ -616,6 +617,7 @@ def warning_items(doc: dict) -> list[str]:
     notify = doc.get("notify") or {}
     if notify.get("last_failure"):
         out.append("notify")
+    out += [f"push {p['sink']}" for p in notify.get("push_problems", ())]
     if wired_any(doc):
         out += [f"tmux hook {h['hook']}" for h in doc.get("tmux_hooks", ()) if not h["present"]]
         if doc.get("tmux_hooks_error"):

@@ -204,7 +204,8 @@ def push(cfg, name: str) -> dict | None:
 def push_secret(name: str, settings: dict) -> tuple[str, str]:
     """(secret, problem): the environment variable (non-empty) wins, then the key, then
     the file's first line; ("", "") when none is set; a problem names the key, never
-    the secret."""
+    the secret. A file group or others may read or write is refused, its mode named
+    (tma.runtime.secret_file): nothing is sent with a secret others hold."""
     key, file_key, env_name = PUSH_SECRET[name]
     env = os.environ.get(env_name)
     if env:
@@ -215,14 +216,25 @@ def push_secret(name: str, settings: dict) -> tuple[str, str]:
     path = settings.get(file_key)
     if isinstance(path, str) and path:
         from tma.core.paths import here
+        from tma.runtime import secret_file
 
-        try:
-            with open(here().expand(path), encoding="utf-8") as fh:
-                text = fh.readline().strip()
-        except (OSError, UnicodeDecodeError) as exc:
-            why = getattr(exc, "strerror", None) or "not UTF-8"
-            return "", f"notify.{name}.{file_key}: cannot read {path}: {why}"
-        if not text:
-            return "", f"notify.{name}.{file_key}: {path} is empty"
+        what = "token file" if name == "ntfy" else "secret file"
+        text, why = secret_file.read_first_line(here().expand(path), what)
+        if why:
+            return "", f"notify.{name}.{file_key}: {why}"
         return text, ""
     return "", ""
+
+
+def push_problems(cfg) -> list[dict]:
+    """Each configured push sink whose secret cannot be used, and why ({sink,
+    problem}): what doctor and the daemon's log say (the file is read to know)."""
+    out = []
+    for name in PUSH_SINKS:
+        settings = push(cfg, name)
+        if settings is None:
+            continue
+        _secret, problem = push_secret(name, settings)
+        if problem:
+            out.append({"sink": name, "problem": problem})
+    return out

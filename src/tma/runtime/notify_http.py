@@ -1,12 +1,18 @@
 """Delivering a push sink's request (tma.runtime.notify_push built it): HTTP POST with a
 timeout and bounded retries, the webhook's signature, the failure record.
 
-Policy: each attempt waits at most `timeout_s`; a connection error, a timeout or a 5xx
-is retried `retries` times after a short pause (BACKOFF_S); a 4xx or a redirect is
-final at once (the same request would fail the same way, and following a redirect
-would hand the signed body to a host nobody configured). The outcome goes to the one
+Policy: each attempt takes at most `timeout_s`, end to end: the name lookup, the
+connect, the TLS handshake, the send and the answer's status all come out of that one
+budget (tma.runtime.notify_post), whatever the receiver does. A connection error, a
+timeout or a 5xx is retried `retries` times after a short pause (BACKOFF_S); a 4xx or
+a redirect is final at once (the same request would fail the same way, and following
+a redirect would hand the signed body to a host nobody configured). So a delivery
+takes at most `budget(job)`: (retries + 1) x timeout_s plus the pauses, 9.75 s with the
+defaults (3 s, 2 retries) and 363.75 s at the most the config allows (60 s, 5): the
+user's own numbers, and never the receiver's choice. The outcome goes to the one
 failure record tma.runtime.notify_log keeps (doctor shows it); a success clears it
-only when the standing record is this sink's own.
+only when the standing record is this sink's own. A failure's reason is cleaned and
+bounded before it is kept or shown: it may quote what the receiver sent.
 
 Signature (`[notify.webhook] secret`): `X-Tma-Signature: sha256=<hex>`, HMAC-SHA256
 with the secret over the exact body bytes. The body carries `sent_at` (epoch seconds)
@@ -31,6 +37,8 @@ import time
 from collections import deque
 
 import tma
+from tma.core import untrusted
+from tma.runtime import notify_post
 
 # What the hook path's detached child imports before its request leaves is its latency:
 # a plain-http POST goes out over a bare socket (urllib drags in ssl and the email
@@ -40,7 +48,7 @@ import tma
 
 BACKOFF_S = (0.25, 0.5, 1.0, 1.0, 1.0)  # pause before retry 1, 2, …
 QUEUE_MAX = 32                          # waiting jobs per sink in the daemon
-READ_MAX = 65536                        # bytes of a response read (then dropped)
+REASON_MAX = 300                        # characters of a failure's reason kept or shown
 
 
 class Outcome:
@@ -78,23 +86,6 @@ def headers_of(job: dict, body: bytes) -> dict[str, str]:
     return out
 
 
-_opener = None
-
-
-def _open(req, timeout: float):
-    global _opener
-    import urllib.request  # here, on the worker's thread: the daemon's loop never pays
-    if _opener is None:
-        class NoRedirect(urllib.request.HTTPRedirectHandler):
-            """A 3xx surfaces as an HTTPError instead of being followed."""
-
-            def redirect_request(self, *args, **kwargs):
-                return None
-
-        _opener = urllib.request.build_opener(NoRedirect)
-    return _opener.open(req, timeout=timeout)
-
-
 def _split_userinfo(url: str) -> tuple[str, str | None]:
     """(url without user:password@, the Basic credentials or None): urllib would take
     the userinfo for part of the host (and put it in its error message)."""
@@ -109,100 +100,40 @@ def _split_userinfo(url: str) -> tuple[str, str | None]:
     return f"{scheme}://{host}{slash}{path}", cred
 
 
-def _plain_post(url: str, headers: dict[str, str], body: bytes, timeout: float) -> int:
-    """POST over plain http on a bare socket; the response's status (the rest is read,
-    up to READ_MAX, and dropped). Raises OSError (TimeoutError included) or ValueError."""
-    import socket
-
-    rest = url.split("://", 1)[1]
-    hostport, slash, path = rest.partition("/")
-    path = "/" + path.split("#", 1)[0]
-    if "?" in hostport:  # http://host?x=1
-        hostport, q = hostport.split("?", 1)
-        path = "/?" + q
-    host, port = hostport, 80
-    if hostport.startswith("["):
-        host, _, tail = hostport[1:].partition("]")
-        if tail.startswith(":"):
-            port = int(tail[1:])
-    elif ":" in hostport:
-        host, p = hostport.rsplit(":", 1)
-        port = int(p) if p else 80
-    if not host:
-        raise ValueError("no host in the URL")
-    head = [f"POST {path} HTTP/1.1", f"Host: {hostport}", f"Content-Length: {len(body)}",
-            "Connection: close"]
-    for k, v in headers.items():
-        if "\r" in k + v or "\n" in k + v:
-            raise ValueError(f"a line break in header {k}")
-        head.append(f"{k}: {v}")
-    data = ("\r\n".join([*head, "", ""])).encode("latin-1", "replace") + body
-    deadline = time.monotonic() + timeout
-    with socket.create_connection((host, port), timeout=timeout) as sock:
-        sock.sendall(data)
-        got = b""
-        while b"\r\n" not in got and len(got) < READ_MAX:
-            sock.settimeout(max(0.001, deadline - time.monotonic()))
-            chunk = sock.recv(4096)
-            if not chunk:
-                break
-            got += chunk
-        parts = got.split(b"\r\n", 1)[0].split()
-        if len(parts) < 2 or not parts[0].startswith(b"HTTP/") or not parts[1].isdigit():
-            raise ValueError("not an HTTP response")
-        return int(parts[1])
-
-
 def attempt(job: dict, body: bytes) -> tuple[int | None, str, bool]:
-    """One POST: (HTTP status or None, reason when it failed, worth retrying)."""
+    """One POST, bounded end to end by `timeout_s` (tma.runtime.notify_post): (HTTP
+    status or None, reason when it failed, worth retrying)."""
     timeout = float(job["timeout_s"])
     url, cred = _split_userinfo(job["url"])
     headers = headers_of(job, body)
     if cred and "Authorization" not in headers:
         headers["Authorization"] = f"Basic {cred}"
     # a proxy in the environment is urllib's to honour (the bare socket would bypass it)
-    if url[:7].lower() == "http://" and not (os.environ.get("http_proxy")
-                                             or os.environ.get("HTTP_PROXY")):
-        try:
-            code = _plain_post(url, headers, body, timeout)
-        except TimeoutError:
-            return None, f"timed out after {timeout:g}s", True
-        except OSError as exc:
-            return None, f"connection failed: {exc.strerror or exc}", True
-        except Exception as exc:  # a malformed response, a bad port …
-            return None, f"connection failed: {type(exc).__name__}: {exc}", True
-        if 200 <= code < 300:
-            return code, "", False
-        # as urllib with redirects off: anything else is an error, a 5xx worth retrying
-        return code, f"HTTP {code}", code >= 500
-    import urllib.error  # urllib costs tens of ms: on the sender's thread, never the caller's
-    import urllib.request
-    req = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    bare = url[:7].lower() == "http://" and not (os.environ.get("http_proxy")
+                                                 or os.environ.get("HTTP_PROXY"))
+    dl = notify_post.Deadline(timeout)
     try:
-        with _open(req, timeout) as resp:
-            resp.read(READ_MAX)
-            return resp.status, "", False
-    except urllib.error.HTTPError as exc:
-        code = exc.code
-        exc.close()
-        return code, f"HTTP {code}", code >= 500
-    except TimeoutError:
-        return None, f"timed out after {timeout:g}s", True
-    except urllib.error.URLError as exc:
-        why = exc.reason
-        if isinstance(why, TimeoutError):
+        code = (notify_post.plain if bare else notify_post.via_urllib)(url, headers, body, dl)
+    except Exception as exc:  # a timeout, a refused connection, a malformed answer …
+        if notify_post.timed_out(exc, dl):
             return None, f"timed out after {timeout:g}s", True
-        return None, f"connection failed: {getattr(why, 'strerror', None) or why}", True
-    except Exception as exc:  # a malformed response, a reset mid-read …
-        return None, f"connection failed: {type(exc).__name__}: {exc}", True
+        return None, f"connection failed: {notify_post.why(exc)}", True
+    finally:
+        dl.close()
+    if 200 <= code < 300:
+        return code, "", False
+    # redirects are not followed: anything else is an error, a 5xx worth retrying
+    return code, f"HTTP {code}", code >= 500
 
 
 def _scrub(reason: str, job: dict) -> str:
-    """Never let the secret or the URL's path reach a record or a report."""
+    """Never let the secret or the URL's path reach a record or a report, nor the
+    receiver's bytes as they came (an error may quote its answer: escape sequences
+    and all): cleaned and bounded (tma.core.untrusted)."""
     for s in (job.get("secret") or "", job.get("url") or ""):
         if s:
             reason = reason.replace(s, "…")
-    return reason
+    return untrusted.clean(reason, REASON_MAX)
 
 
 def deliver(job: dict, sleep=time.sleep) -> Outcome:

@@ -163,13 +163,21 @@ def _notify(doc: dict) -> list[str]:
     notify = doc["notify"]
     failure = notify["last_failure"]
     if failure is None:
-        return [_line("notify", "no failed notify command on record")] + _notifier(notify)
-    when = (f"{_age(notify['last_failure_age_ms'])} ago"
-            if notify["last_failure_age_ms"] is not None else "at an unknown time")
-    out = [_line("notify", f"✗ the notify command last failed {when}: {failure['reason']}")]
-    if failure["command"]:
-        out.append(_item(f"command: {failure['command']}"))
-    return out + _notifier(notify)
+        out = [_line("notify", "no failed notify command on record")]
+    else:
+        when = (f"{_age(notify['last_failure_age_ms'])} ago"
+                if notify["last_failure_age_ms"] is not None else "at an unknown time")
+        out = [_line("notify", f"✗ the notify command last failed {when}: "
+                               f"{failure['reason']}")]
+        if failure["command"]:
+            out.append(_item(f"command: {failure['command']}"))
+    return out + _push(notify) + _notifier(notify)
+
+
+def _push(notify: dict) -> list[str]:
+    """A push sink whose secret is refused sends nothing: one line each, saying why."""
+    return [_line("push", f"✗ {p['problem']}; {p['sink']} sends nothing until then")
+            for p in notify.get("push_problems", ())]
 
 
 def _notifier(notify: dict) -> list[str]:
