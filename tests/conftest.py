@@ -128,6 +128,10 @@ def private_home(tmp_path_factory, monkeypatch, _exempt_pytest_temp):
     user's /run/user/<uid>/tma would show up in their own `tma doctor`.)"""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
+    # run from inside tmux, a test must never reach the person's own server or pane
+    # (TMUX_TMPDIR is honoured instead: every test server is named, under it)
+    monkeypatch.delenv("TMUX", raising=False)
+    monkeypatch.delenv("TMUX_PANE", raising=False)
     for var, rel in XDG_HOMES.items():
         monkeypatch.setenv(var, str(home / rel))
     runtime = home / "run"

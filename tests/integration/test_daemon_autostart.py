@@ -65,7 +65,8 @@ def test_the_cheap_probe_finds_the_socket_tmux_uses(srv, monkeypatch):
 
     srv.shell_pane()
     real = srv.tmux("display-message", "-p", "#{socket_path}").strip()
-    monkeypatch.delenv("TMUX_TMPDIR", raising=False)
+    # TMUX_TMPDIR stays as the user has it: srv's socket is where tmux put it under it,
+    # and the probe must find the same place
     monkeypatch.delenv("TMA_SOCKET_PATH", raising=False)
     assert Session(Globals(socket_name=srv.name)).known_socket() == real
     monkeypatch.setenv("TMUX", f"{real},123,0")
