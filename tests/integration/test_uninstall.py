@@ -356,3 +356,38 @@ def test_after_uninstall_nothing_of_tma_is_left(srv, tmp_path):
         assert files == [], files
     finally:
         daemon.stop()
+
+
+def test_uninstall_takes_the_fleets_records_keeps_the_hosts_file_and_other_servers_logs(
+        srv, tmp_path):
+    """The dispatch outbox, the rung record and a host's serve ledger are tma's own and
+    go; hosts.toml is the person's configuration and is asked about (`--yes` keeps it);
+    the runtime dir is shared by the user's tmux servers: another server's daemon log
+    stays, this server's stopped daemon's goes."""
+    from tma.runtime import daemon_files
+
+    paths = isolate_installers(srv)
+    srv.shell_pane()
+    wire(srv, "claude")
+    state = Path(srv.env["XDG_STATE_HOME"]) / "tma"
+    for rel in ("fleet/dispatch.jsonl", "fleet/rung.json", "serve/ledger.jsonl"):
+        (state / rel).parent.mkdir(parents=True, exist_ok=True)
+        (state / rel).write_text("{}\n")
+    hosts = paths["TMA_CONFIG_DIR"] / "hosts.toml"
+    hosts.parent.mkdir(parents=True, exist_ok=True)
+    hosts.write_text('[hosts.box]\ntarget = "me@box"\n')
+    runtime = Path(srv.env["XDG_RUNTIME_DIR"]) / "tma"
+    runtime.mkdir(parents=True, exist_ok=True, mode=0o700)
+    sock = srv.tmux("display-message", "-p", "#{socket_path}").strip()
+    mine = daemon_files.key(sock)
+    other = daemon_files.key("/tmp/tmux-elsewhere/work")
+    (runtime / f"{mine}.log").write_text("this server's stopped daemon\n")
+    (runtime / f"{other}.log").write_text("another server's daemon\n")
+    res = srv.tma("uninstall", "--yes", manifests=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert not (state / "fleet").exists() and not (state / "serve").exists()
+    assert hosts.read_text() == '[hosts.box]\ntarget = "me@box"\n'
+    assert "kept your hosts file" in res.stdout
+    assert not (runtime / f"{mine}.log").exists()
+    assert (runtime / f"{other}.log").read_text() == "another server's daemon\n"
+    assert "kept 1 file of other tmux servers' daemons" in res.stdout

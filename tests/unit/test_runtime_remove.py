@@ -34,11 +34,15 @@ def test_cache_clear_removes_only_its_entries(tmp_path, monkeypatch):
     assert cache.clear() == [] and not base.exists()
 
 
-def test_forget_removes_a_stopped_daemons_files_and_nothing_else(tmp_path):
+def test_forget_removes_this_servers_stopped_daemons_files_and_nothing_else(tmp_path):
     run = tmp_path / "run"
     run.mkdir(mode=0o700)
-    for name in ("k1.log", "k1.failed", "k1.lock", "k1.sock", "other.txt"):
+    mine = daemon_files.key("/tmp/tmux-0/default")
+    other = daemon_files.key("/tmp/tmux-0/work")
+    for name in (f"{mine}.log", f"{mine}.failed", f"{mine}.lock", f"{mine}.sock",
+                 f"{other}.log", f"{other}.failed", "other.txt"):
         (run / name).write_text("")
-    assert sorted(daemon_files.forget(str(run))) == ["k1.failed", "k1.lock", "k1.log",
-                                                     "k1.sock"]
-    assert os.listdir(run) == ["other.txt"]
+    removed, others = daemon_files.forget("/tmp/tmux-0/default", str(run))
+    assert sorted(removed) == sorted(f"{mine}.{x}" for x in ("failed", "lock", "log", "sock"))
+    assert others == 2  # another server's daemon's log and mark stay
+    assert sorted(os.listdir(run)) == sorted([f"{other}.log", f"{other}.failed", "other.txt"])

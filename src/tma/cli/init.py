@@ -108,6 +108,13 @@ def _daemon(session: Session, args, io: wiring.Output) -> list[str]:
     io.say("tma: init: daemon (tma daemon --ensure): reads hookless panes the moment they "
            "go quiet")
     if not confirm(args.yes or args.daemon, question="Start the daemon now?"):
+        # the key file's launcher runs in the background: it may have started one while
+        # the question stood, and a "no" must not deny what runs
+        who = session.daemon_running()
+        if who:
+            io.say(f"tma: init: the daemon is running already ({who}: the key file's "
+                   "launcher started it); `tma daemon --stop` stops it")
+            return []
         io.say("tma: init: daemon not started (start it later: tma daemon --ensure)")
         return []
     if session.ensure_daemon() != 0:

@@ -21,6 +21,7 @@ unwired, or the tmux side failed.
 
 from __future__ import annotations
 
+import os
 import sys
 
 from tma.cli import common, spec
@@ -69,11 +70,57 @@ def main(session: Session, argv: list[str]) -> int:
     failed = wiring.sweep_all(server, io) is None or failed
     wiring.forget(setup, io)
 
-    if daemon_files.forget():  # the stopped daemons' logs, and tma's cache
-        io.say(f"removed the stopped daemons' logs from {daemon_files.runtime_dir()}")
+    # this server's stopped daemon's log and marks (other servers' daemons keep theirs)
+    removed, others = daemon_files.forget(session.known_socket())
+    where = daemon_files.runtime_dir()
+    if removed:
+        io.say(f"removed this server's daemon files from {where}: {', '.join(removed)}")
+    if others:
+        io.say(f"kept {others} file{'s' if others != 1 else ''} of other tmux servers' "
+               f"daemons in {where} (uninstall from each server, or remove them yourself)")
     if cache.clear():
         io.say(f"removed tma's cache {cache.directory()}")
+    failed = _fleet_files(session, io, yes=bool(getattr(args, "yes", False))) or failed
     if wiring.status_right_runs_tma(server):
         sys.stdout.write("tma: your global status-right still runs `tma status`\n")
     sys.stdout.write(REMINDER + "\n")
     return common.FAIL if failed or problems else 0
+
+
+def _fleet_files(session: Session, io, *, yes: bool) -> bool:
+    """The fleet's records in the state dir (this machine's dispatch outbox and rung
+    episodes, a host's serve ledger) go: they are tma's own. hosts.toml is the person's
+    configuration: asked about, and kept unless they say yes (`--yes` does not remove
+    it). True when something could not be removed."""
+    import shutil
+
+    state = session.paths.state_dir
+    failed = False
+    for part in ("fleet", "serve"):
+        path = os.path.join(state, part)
+        if os.path.isdir(path) and not os.path.islink(path):
+            try:
+                shutil.rmtree(path)
+                io.say(f"removed the fleet's records {session.paths.tilde(path)}")
+            except OSError as exc:
+                common.err(f"tma: could not remove {path}: {exc.strerror}")
+                failed = True
+    try:
+        os.rmdir(state)  # only when that left it empty
+    except OSError:
+        pass
+    hosts = session.paths.hosts_file()
+    if not os.path.exists(hosts):
+        return failed
+    shown = session.paths.tilde(hosts)
+    if yes or not ic.confirm(False, question=f"Remove your hosts file {shown} (your fleet's "
+                                             "configuration)?"):
+        io.say(f"kept your hosts file {shown} (yours: remove it when you want)")
+        return failed
+    try:
+        os.unlink(hosts)
+        io.say(f"removed {shown}")
+    except OSError as exc:
+        common.err(f"tma: could not remove {hosts}: {exc.strerror}")
+        failed = True
+    return failed

@@ -521,6 +521,38 @@ def summarize(change: Change) -> str:
 SHOW_DIFF = "d"
 
 
+def yes_no(question: str, out, stdin, show=None) -> bool | None:
+    """One `[y/N]` question on a terminal, asked until the answer is one it shows: `y`
+    or `yes`, `n`, `no` or Enter (no), and with `show` also `d` (the diff, then the
+    question again). Anything else asks again: a typo is never taken as a no (which
+    some questions record as a lasting decline). None at end of input (Ctrl-D);
+    Ctrl-C goes on up (KeyboardInterrupt: cli/main.py exits 130)."""
+    while True:
+        out.write(f"{question} [y/N{'/d=diff' if show else ''}] ")
+        out.flush()
+        try:
+            answer = stdin.readline()
+        except KeyboardInterrupt:
+            out.write("\n")  # the cursor sat after the prompt
+            out.flush()
+            raise
+        except EOFError:
+            answer = ""
+        if not answer.endswith("\n"):
+            out.write("\n")  # Ctrl-D leaves the cursor after the prompt
+            out.flush()
+            return None
+        word = answer.strip().lower()
+        if word in ("y", "yes"):
+            return True
+        if word in ("", "n", "no"):
+            return False
+        if show is not None and word == SHOW_DIFF:
+            show()
+            continue
+        out.write(f"  (answer y or n{', or d for the diff' if show else ''})\n")
+
+
 def confirm(yes: bool, out=None, stdin=None, question: str = "Apply this change?",
             show=None) -> bool:
     """`Apply this change? [y/N]` on a terminal; a non-terminal stdin declines. Ctrl-D
@@ -534,24 +566,7 @@ def confirm(yes: bool, out=None, stdin=None, question: str = "Apply this change?
     if stdin is None or not stdin.isatty():
         sys.stderr.write("tma: stdin is not a terminal: pass --yes to apply without asking\n")
         return False
-    while True:
-        # `show`: the change was summarised; `d` prints its diff and asks again
-        out.write(f"{question} [y/N{'/d=diff' if show else ''}] ")
-        out.flush()
-        try:
-            answer = stdin.readline()
-        except KeyboardInterrupt:
-            out.write("\n")  # the cursor sat after the prompt
-            out.flush()
-            raise
-        except EOFError:
-            answer = ""
-        if not answer.endswith("\n"):
-            out.write("\n")  # Ctrl-D leaves the cursor after the prompt
-        if show is not None and answer.strip().lower() == SHOW_DIFF:
-            show()
-            continue
-        return answer.strip().lower() in ("y", "yes")
+    return bool(yes_no(question, out, stdin, show))
 
 
 def _umask() -> int:

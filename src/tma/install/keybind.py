@@ -52,30 +52,19 @@ class Aborted(Exception):
 
 
 def ask(question: str, yes: bool, io: Output, show=None) -> bool:
-    """y/N on a terminal; a non-terminal stdin declines; Ctrl-D aborts this command
-    (Aborted); Ctrl-C aborts it and any command running it (init, uninstall): the
-    KeyboardInterrupt goes on up to cli/main.py, exit 130."""
+    """y/N on a terminal (tma.install.common.yes_no: an answer it does not show asks
+    again); a non-terminal stdin declines; Ctrl-D aborts this command (Aborted); Ctrl-C
+    aborts it and any command running it (init, uninstall): the KeyboardInterrupt goes
+    on up to cli/main.py, exit 130."""
     if yes:
         return True
     if sys.stdin is None or not sys.stdin.isatty():
         io.warn("tma: stdin is not a terminal: pass --yes to apply without asking")
         return False
-    while True:
-        io.out.write(f"{question} [y/N{'/d=diff' if show else ''}] ")
-        io.out.flush()
-        try:
-            answer = sys.stdin.readline()
-        except KeyboardInterrupt:
-            io.out.write("\n")
-            io.out.flush()
-            raise
-        if answer == "":
-            io.out.write("\n")
-            raise Aborted
-        if show is not None and answer.strip().lower() == "d":
-            show()
-            continue
-        return answer.strip().lower() in ("y", "yes")
+    answer = ic.yes_no(question, io.out, sys.stdin, show)
+    if answer is None:
+        raise Aborted
+    return answer
 
 
 # ---------------------------------------------------------------- context

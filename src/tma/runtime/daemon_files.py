@@ -181,27 +181,33 @@ def read_history(path: str, timeout: float = 2.0) -> dict | None:
     return doc if isinstance(doc, dict) else None
 
 
-def forget(directory: str | None = None) -> list[str]:
-    """`tma uninstall`: remove what stopped daemons left in the runtime dir (logs,
-    failure marks, stale locks and sockets; a live daemon's files stay), then the dir
-    when it is empty. Only in a runtime dir of the user's alone. What was removed."""
+def forget(socket_path: str | None, directory: str | None = None) -> tuple[list[str], int]:
+    """`tma uninstall`: remove what this tmux server's stopped daemon left in the runtime
+    dir (its log, failure mark, stale lock and socket; a live daemon's files stay), then
+    the dir when it is empty. Only in a runtime dir of the user's alone. Other servers'
+    daemons (the same user's other tmux servers share the dir) keep their files: (what
+    was removed, how many files of other servers' daemons stay)."""
     from tma.runtime import rundir
 
     directory = directory or runtime_dir()
     if rundir.refused(directory):
-        return []
+        return [], 0
     try:
         names = os.listdir(directory)
     except OSError:
-        return []
+        return [], 0
     live = {n[:-5] for n in names if n.endswith(".lock")
             and held(os.path.join(directory, n))}
+    mine = key(socket_path) if socket_path else None
 
-    def stale(name: str) -> bool:
+    def daemon_file(name: str) -> bool:
         stem, dot, ext = name.partition(".")
-        return bool(dot) and ext in ("log", "failed", "lock", "sock") and stem not in live
+        return bool(dot) and ext in ("log", "failed", "lock", "sock")
 
-    return remove(directory, [n for n in names if stale(n)])
+    ours = [n for n in names if daemon_file(n) and n.partition(".")[0] == mine
+            and mine not in live]
+    others = sum(1 for n in names if daemon_file(n) and n.partition(".")[0] != mine)
+    return remove(directory, ours), others
 
 
 def remove(directory: str, names: list[str]) -> list[str]:
