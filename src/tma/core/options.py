@@ -44,7 +44,9 @@ OPTIONS: tuple[Option, ...] = (
     _pane("@agent_detail", "F,E", "[a-z0-9_-] token or empty", "why the pane is in its state"),
     _pane("@agent_source", "F,E", "hook|capture|process", "provenance of the state (absent = capture)"),
     _pane("@agent_evidence_at", "F,E", "epoch ms", "when the evidence behind the state happened"),
-    _pane("@agent_since", "F,E", "epoch ms", "state transition instant, written once per state run"),
+    _pane("@agent_since", "F,E", "epoch ms",
+          "state transition instant, written once per state run (and anew when a blocked "
+          "pane's prompt changes: each prompt is an episode)"),
     _pane("@agent_stamped_at", "F,E", "epoch ms",
           "instant of the last tuple write that committed (a held write leaves it), "
           "always written last"),
