@@ -44,9 +44,31 @@ def _screen(srv, pane: str) -> str:
     return srv.tmux("capture-pane", "-p", "-t", pane)
 
 
+def _long_freshness(srv) -> None:
+    """Stamps stay fresh for a minute: no surface re-reads the pane on its own, so only
+    the readers a test runs look at it (act's own cycle consumes the stamp as it is)."""
+    srv.config.write_text("[fold]\nfreshness_secs = 60\n")
+
+
 def _answer_a_by_hand(srv, rec) -> None:
     srv.tmux("send-keys", "-t", rec.pane, "1")  # the person, at the keyboard
     srv.wait_for(lambda: COMMAND_B in _screen(srv, rec.pane), interval=0.01)
+
+
+def test_a_stale_approve_types_nothing_into_the_next_prompt_no_reader_saw(srv):
+    """Prompt B is on screen and no cycle has read it yet: the stamp still names A's
+    episode, so only the broker's fresh look under the lock can tell B from A."""
+    _long_freshness(srv)
+    rec = KeyRecorder.start(srv, "claude", _cap("blocked"), after=_prompt_b(), redraw_ms=50)
+    row = srv.row(rec.pane, manifests=False)
+    assert (row["state"], row["detail"]) == ("blocked", "permission")
+    episode_a = str(row["episode_ms"])
+    _answer_a_by_hand(srv, rec)
+    res, doc = _act(srv, rec.pane, "--expect-episode", episode_a)
+    assert (res.returncode, doc["outcome"], doc["reason"]) == (4, "refused", "episode-changed"), \
+        res.stderr
+    assert "nothing" in res.stderr
+    assert rec.settle(1) == b"1"  # only the hand's key: B got nothing
 
 
 def test_a_stale_approve_is_refused_once_a_reader_saw_the_next_prompt(srv):
@@ -171,3 +193,44 @@ def test_a_repaint_caught_half_way_is_not_a_new_prompt(srv, monkeypatch):
     run()
     assert srv.option(pane, "@agent_since") == since
     assert srv.option(pane, "@tma_prompt") == recorded
+
+
+def test_the_broker_looks_twice_before_refusing_on_another_prompt(srv, monkeypatch):
+    """The bound answer arrives while the agent repaints its prompt after a resize (tmux
+    rewrapped the frame; the repaint follows): the first look under the lock reads
+    another prompt, the second (CONFIRM_MS later: here, once the agent repainted) reads
+    the episode's own, and the answer goes through. Without the second look the person's
+    click is refused for a prompt that never changed."""
+    import time
+
+    from tma.core import codec
+    from tma.runtime import actions, actions_fire
+    from tma.runtime.config import Config
+    from tma.runtime.cycle import Cycle
+    from tma.tmux import read
+    from tma.tmux.adapter import Server
+
+    rec = KeyRecorder.start(srv, "claude", _cap("blocked_shell_w200"))  # 200 columns
+    run = _in_process_cycle(srv, monkeypatch)
+    run()
+    assert srv.option(rec.pane, "@agent_state") == "blocked"
+    srv.tmux("resize-window", "-t", rec.pane, "-x", "100")  # tmux rewraps; no repaint yet
+    waits = []
+
+    def the_agent_repaints(ms: int) -> None:
+        waits.append(ms)
+        _redraw(srv, rec.pane, _cap("blocked"))
+
+    monkeypatch.setattr(actions_fire, "settle", the_agent_repaints)
+    server = Server(srv.tmux_bin, socket_name=srv.name)
+    cfg = Config()
+    broker = actions_fire.Broker(server, cfg, Cycle(server, cfg),
+                                 lambda: time.time_ns() // 1_000_000)
+    pane = next(p for p in read.session_panes(server, rec.pane) if p.pane_id == rec.pane)
+    stamp = codec.decode(pane.options)
+    assert stamp is not None and stamp.prompt
+    res = broker.fire(actions.load().get("approve"), pane, stamp, "claude",
+                      actions_fire.Request(expect_episode_ms=stamp.episode_ms))
+    assert waits == [actions_fire.CONFIRM_MS]  # it did look again
+    assert (res.outcome, res.reason) == ("sent", None), res.message
+    assert rec.settle(1) == b"1"
