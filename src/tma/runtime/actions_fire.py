@@ -26,6 +26,7 @@ from tma.core import answers as A
 from tma.core import codec, options, states
 from tma.core.actions_schema import ANSWER_OPS, Action
 from tma.core.fold import Facts, evidence_from, verdict
+from tma.core.prompt import changed as prompt_changed
 from tma.core.prompt import of_screen as prompt_of
 from tma.core.record import Record
 from tma.core.rules import Screen, evaluate
@@ -235,18 +236,20 @@ class Broker:
         except PaneGone:
             return gone(action.name, pane.pane_id)
         if state == states.BLOCKED:
-            self._follow(pane, agent, detail)
+            self._follow(pane, agent, prompt)
         return result(action.name, pane.pane_id, G.SENT,
                       f"sent `{action.name}` to {pane.pane_id}", agent=agent)
 
-    def _follow(self, pane, agent: str, detail: str) -> None:
-        """After answering a prompt: watch the screen (up to ANSWER_SETTLE_MS) until it
-        reads working or idle twice in a row, then stamp what it shows. Every surface sees
-        the answer at once rather than after the freshness window, and the pane's next
-        prompt starts a new episode (`since`) even when the agent draws it again within a
-        second: with no stamp between the two, a second prompt would share the first's
-        episode and its answer would be refused as already given. A half-drawn frame
-        (unknown) or a screen that still asks stamps nothing here."""
+    def _follow(self, pane, agent: str, answered: str) -> None:
+        """After answering a prompt (`answered`: its identity, tma.core.prompt): watch the
+        screen (up to ANSWER_SETTLE_MS) until it reads working or idle twice in a row, or
+        another prompt twice in a row (the next tool call's, drawn with no working screen
+        between), then stamp what it shows. Every surface sees the answer at once rather
+        than after the freshness window, and the pane's next prompt starts a new episode
+        (`since`) even when the agent draws it again within a second: with no stamp
+        between the two, a second prompt would share the first's episode and its answer
+        would be refused as already given. A half-drawn frame (unknown) or a screen that
+        still asks the answered prompt stamps nothing here."""
         deadline = time.monotonic() + ANSWER_SETTLE_MS / 1000
         settled = 0
         try:
@@ -255,7 +258,9 @@ class Broker:
                 reading = self.screen_reading(pane, agent)
                 if isinstance(reading, G.Refusal):
                     return  # the agent left the foreground: the next reader sees it
-                settled = settled + 1 if reading[0] in (states.WORKING, states.IDLE) else 0
+                moved_on = reading[0] in (states.WORKING, states.IDLE) or (
+                    reading[0] == states.BLOCKED and prompt_changed(answered, reading[2]))
+                settled = settled + 1 if moved_on else 0
             if settled >= 2:
                 res = self.cycle.run(focus=(pane.pane_id,))
                 nudge_watchers(res.snapshot.panes)
