@@ -41,6 +41,7 @@ HOT = frozenset({
     "tma.core.options",
     "tma.core.paths",
     "tma.core.plan",
+    "tma.core.prompt",  # codec decodes @tma_prompt: loaded wherever a stamp is read
     "tma.core.record",
     "tma.core.rollup",
     "tma.core.rules",

@@ -115,3 +115,27 @@ def test_a_watch_row_follows_the_answer_at_once(srv):
     print(f"watch row left blocked {lag:.2f}s after act returned")
     assert row_of(s, "claude")  # the row is still there, no longer blocked
     assert lag < 0.5
+
+
+def test_the_next_prompt_drawn_at_once_is_its_own_episode_and_takes_its_own_answer(srv):
+    """act answers prompt A and the agent draws prompt B at once (the next tool call's,
+    no working screen between): act's follow sees another prompt, stamps it, and B is
+    an episode of its own, so its answer goes through instead of being refused as
+    already given (A's), and B's answer types one key, once."""
+    srv.config.write_text(FRESH)
+    prompt_b = fixture.Capture(BLOCKED.headers, BLOCKED.body.replace(
+        "echo hi > mockllm-hi.txt", "rm -rf build/cache"))
+    rec = KeyRecorder.start(srv, "claude", BLOCKED, after=prompt_b, redraw_ms=100)
+    first = srv.row(rec.pane, manifests=False)
+    assert first["state"] == "blocked"
+    _t0, res = _approve(srv, rec.pane)
+    assert res.returncode == 0, res.stderr
+    assert rec.settle(1) == b"1"
+    assert srv.option(rec.pane, "@agent_state") == "blocked"
+    assert int(srv.option(rec.pane, "@agent_since")) > first["episode_ms"]  # B's own
+    _t0, res = _approve(srv, rec.pane)
+    assert res.returncode == 0, res.stderr
+    assert rec.settle(2) == b"11"
+    _t0, res = _approve(srv, rec.pane)  # B answered: nothing more is typed into it
+    assert res.returncode == 6 and "already answered" in res.stderr, res.stderr
+    assert rec.settle(2) == b"11"

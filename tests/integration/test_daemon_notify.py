@@ -410,3 +410,46 @@ def test_a_hookless_blocked_ring_says_what_the_dialog_asks(srv, daemon, tmp_path
     assert (got["state"], got["tool"], got["summary"]) == (
         "blocked", "Bash", "Bash: echo hi > mockllm-hi.txt")
     assert srv.option(pane, "@agent_pending_tool") == ""  # read off the screen, not stamped
+
+
+def _draw_prompt_b(srv, pane: str, clock: str = "") -> None:
+    """Claude's permission prompt for another command (`rm -rf build/cache`): the next
+    tool call's, drawn with no working screen between; `clock` replaces the screen's
+    blank first row (a ticking clock far from the dialog)."""
+    from tests.helpers.daemon import _body
+
+    body = _body("blocked").replace("echo hi > mockllm-hi.txt", "rm -rf build/cache")
+    if clock:
+        body = clock + "\n" + body.split("\n", 1)[1]
+    tty = srv.display(pane, "#{pane_tty}")
+    with open(tty, "w", encoding="utf-8") as fh:
+        fh.write("\x1b[2J\x1b[H" + body.replace("\n", "\r\n"))
+    marker = clock or "rm -rf build/cache"
+    srv.wait_for(lambda: marker in srv.tmux("capture-pane", "-p", "-t", pane), interval=0.01)
+
+
+def test_the_next_prompt_drawn_at_once_rings_once_as_its_own_episode(srv, daemon, tmp_path):
+    """Prompt A rang; it is answered by hand and the agent draws prompt B at once, with
+    no working screen any read could see: B is a new episode (its since moved) and rings
+    once; B repainted with a clock ticking above it rings nothing more (issue 28)."""
+    log = tmp_path / "notify.jsonl"
+    _config(srv, log)
+    pane, _pid = _claude(srv)
+    _draw(srv, pane, "idle")
+    daemon.start()
+    _until(srv, pane, "@agent_state", "idle", timeout=10)
+    _draw(srv, pane, "blocked")
+    [a] = _wait_lines(srv, log, 1)
+    assert a["summary"] == "Bash: echo hi > mockllm-hi.txt"
+    since_a = int(srv.option(pane, "@agent_since"))
+    _draw_prompt_b(srv, pane)
+    got = _wait_lines(srv, log, 2)
+    assert [(x["state"], x["summary"]) for x in got] == [
+        ("blocked", "Bash: echo hi > mockllm-hi.txt"), ("blocked", "Bash: rm -rf build/cache")]
+    assert int(srv.option(pane, "@agent_since")) > since_a
+    since_b = srv.option(pane, "@agent_since")
+    for tick in ("12:00:01", "12:00:02"):
+        _draw_prompt_b(srv, pane, clock=tick)
+        _sweeps_past(daemon, 2)
+    assert len(_lines(log)) == 2  # one ring per prompt, however often it is read
+    assert srv.option(pane, "@agent_since") == since_b

@@ -163,20 +163,31 @@ def _stored(server: Server, pane: str) -> dict[str, str]:
 
 STATES = ("idle", "working", "blocked", "unknown")
 GUARDS = ("unconditional", "protect-hook", "carveout", "hook", "refresh")
+PROMPTS = ("", "permission:", "permission:0123456789abcdef", "permission:fedcba9876543210",
+           "plan:")  # tma.core.prompt identities: none, unread, two prompts, another kind
 step = st.tuples(st.sampled_from(STATES), st.sampled_from(("", "permission", "question")),
                  st.sampled_from(GUARDS), st.sampled_from(("hook", "capture")),
                  st.integers(0, 3000), st.integers(0, 8000), st.booleans(), st.booleans(),
-                 st.sampled_from(("none", "notify", "turn", "clear")))
+                 st.sampled_from(("none", "notify", "turn", "clear")),
+                 st.sampled_from(PROMPTS), st.booleans())
 
 
 @settings(max_examples=30, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(steps=st.lists(step, min_size=1, max_size=8))
-@example(steps=[("blocked", "permission", "hook", "hook", 10, 0, True, False, "notify"),
-                ("blocked", "permission", "hook", "hook", 10, 0, False, False, "notify")])
+@example(steps=[("blocked", "permission", "hook", "hook", 10, 0, True, False, "notify", "",
+                 False),
+                ("blocked", "permission", "hook", "hook", 10, 0, False, False, "notify", "",
+                 False)])
+@example(steps=[("blocked", "permission", "carveout", "capture", 10, 0, True, False, "notify",
+                 "permission:0123456789abcdef", False),
+                ("blocked", "permission", "carveout", "capture", 10, 0, True, False, "notify",
+                 "permission:fedcba9876543210", True)])
 def test_expected_options_are_what_the_server_stores(srv, steps):
     """write.expected (what the daemon decides a pane's next queued event over) equals
-    what tmux stores after the write, for random sequences of guarded writes."""
+    what tmux stores after the write, for random sequences of guarded writes (the prompt
+    identity bound to the since tmux holds once the chain wrote it, a new prompt's since
+    moved although the state did not)."""
     from tma.core import plan as P
     from tma.tmux import write
 
@@ -186,7 +197,7 @@ def test_expected_options_are_what_the_server_stores(srv, steps):
     server = Server(srv.tmux_bin, socket_name=srv.name)
     server.source([write.remove(pane), write.set_plain(pane, "@agent_attention", "")])
     t = 1_800_000_000_000
-    for state, detail, kind, source, gap, lag, attention, reset, extra in steps:
+    for state, detail, kind, source, gap, lag, attention, reset, extra, prompt, new in steps:
         t += gap
         evidence = t - lag
         guard = (P.Guard(kind, at=evidence) if kind in (P.CARVE_OUT, P.HOOK_ARBITRATE)
@@ -194,7 +205,8 @@ def test_expected_options_are_what_the_server_stores(srv, steps):
                  else P.Guard(kind))
         plan = P.Plan(P.PUBLISH, state=state, detail=detail, source=source,
                       evidence_at=evidence, guard=guard, set_attention=attention,
-                      episode_reset=reset, label="Stop" if gap % 2 else "")
+                      episode_reset=reset, label="Stop" if gap % 2 else "", prompt=prompt,
+                      new_prompt=new)
         extras = {"none": (),
                   "notify": (write.Extra("@agent_notified_at", str(t), True,
                                          write.already_notified()),),

@@ -225,3 +225,33 @@ def test_a_hook_with_its_standard_streams_closed_still_exits_0(srv, closed):
                          env=srv.env, capture_output=True, text=True, timeout=30)
     assert res.stdout.strip().endswith("rc=0"), (res.stdout, res.stderr)
     assert "Traceback" not in res.stderr
+
+
+def test_another_request_while_blocked_is_a_new_episode(srv):
+    """OpenCode asks again with another request id while the pane is still blocked on
+    the first (its reply event lost, or never sent): the agent's own word that another
+    prompt stands, so a new episode (since moves, the mark is raised again), and an
+    answer bound to the first episode is refused. The same id again
+    (`permission.updated`) is the same prompt."""
+    pane = srv.agent_pane("opencode")
+    ev = dict(agent="opencode", manifests=False)
+    event(srv, "session-start", pane, '{"session_id":"ses_1"}', **ev)
+    event(srv, "permission-required", pane,
+          '{"session_id":"ses_1","permission":"bash","request_id":"per_1"}', **ev)
+    first = srv.options(pane)
+    assert first["@agent_state"] == "blocked" and first["@agent_attention"] == "1"
+    srv.tmux("set-option", "-p", "-t", pane, "-u", "@agent_attention")  # the person looked
+    time.sleep(0.01)
+    event(srv, "permission-required", pane,
+          '{"session_id":"ses_1","permission":"bash","request_id":"per_1"}', **ev)
+    assert srv.option(pane, "@agent_since") == first["@agent_since"]  # the same prompt
+    assert srv.option(pane, "@agent_attention") == ""
+    event(srv, "permission-required", pane,
+          '{"session_id":"ses_1","permission":"edit","request_id":"per_2"}', **ev)
+    second = srv.options(pane)
+    assert (second["@agent_state"], second["@agent_permission_request"]) == ("blocked", "per_2")
+    assert int(second["@agent_since"]) > int(first["@agent_since"])
+    assert second["@agent_attention"] == "1"
+    res = srv.tma("act", "approve", "--pane", pane, "--json", "--expect-episode",
+                  first["@agent_since"], manifests=False)
+    assert res.returncode == 4 and "episode-changed" in res.stdout, res.stderr

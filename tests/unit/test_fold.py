@@ -19,14 +19,15 @@ def ev(state, at, source="screen", detail=""):
 
 
 def stamp(state, *, source="capture", evidence_at=1000, since=None, pid=0, attention=False,
-          detail=""):
+          detail="", prompt=""):
     return Stamp(state=state, detail=detail, source=source, evidence_at=evidence_at,
                  since=evidence_at if since is None else since, stamped_at=evidence_at,
-                 pid=pid, attention=attention)
+                 pid=pid, attention=attention, prompt=prompt)
 
 
-def fold(prev, evidence, now, facts=Facts(agent_pid=7), visible=ALL_VISIBLE, cfg=CFG):
-    return verdict(prev, facts, evidence, visible, cfg, now)
+def fold(prev, evidence, now, facts=Facts(agent_pid=7), visible=ALL_VISIBLE, cfg=CFG,
+         prompt=""):
+    return verdict(prev, facts, evidence, visible, cfg, now, prompt)
 
 
 # -- 1. the answered-prompt race, at the plan level
@@ -235,3 +236,69 @@ def test_a_working_hook_claim_from_the_future_yields_to_an_idle_screen():
     inside = fold(stamp("working", source="hook", evidence_at=100_000 + 4_000),
                   [ev("idle", 100_000)], 100_000)
     assert inside.action == P.HOLD  # within the skew: still a fresh claim
+
+
+# -- a blocked episode is one prompt (issue 28; tma.core.prompt)
+A = "permission:0123456789abcdef"
+B = "permission:fedcba9876543210"
+
+
+def test_another_prompt_on_a_blocked_screen_starts_a_new_episode():
+    prev = stamp("blocked", detail="permission", evidence_at=1000, prompt=A)
+    plan = fold(prev, [ev("blocked", 2000, detail="permission")], 2000, prompt=B)
+    assert (plan.action, plan.state, plan.new_prompt, plan.prompt) == (P.PUBLISH, "blocked",
+                                                                      True, B)
+    assert plan.set_attention and plan.moves_since and not plan.episode_reset
+    assert plan.guard == P.Guard(P.CARVE_OUT, at=2000)  # a newer hook claim still wins
+    same = fold(prev, [ev("blocked", 2000, detail="permission")], 2000, prompt=A)
+    assert not same.new_prompt and not same.set_attention and same.prompt == A
+
+
+def test_another_prompt_under_a_blocked_hook_claim_is_the_screens_new_episode():
+    prev = stamp("blocked", source="hook", detail="permission", evidence_at=1000, prompt=A)
+    plan = fold(prev, [ev("blocked", 2000, detail="permission")], 2000, prompt=B)
+    assert (plan.source, plan.new_prompt, plan.prompt) == ("capture", True, B)
+    assert plan.guard == P.Guard(P.CARVE_OUT, at=2000) and plan.set_attention
+    same = fold(prev, [ev("blocked", 2000, detail="permission")], 2000, prompt=A)
+    assert (same.source, same.guard.kind, same.new_prompt) == ("hook", P.REFRESH_CLAIM, False)
+
+
+def test_an_unread_or_unrecorded_prompt_is_never_a_new_episode():
+    blocker = [ev("blocked", 2000, detail="permission")]
+    recorded = stamp("blocked", detail="permission", prompt=A)
+    for prev, prompt in ((recorded, ""), (recorded, "permission:"),
+                         (stamp("blocked", detail="permission"), B)):
+        plan = fold(prev, blocker, 2000, prompt=prompt)
+        assert not plan.new_prompt and not plan.set_attention, (prev, prompt)
+    # the first reading of an episode's prompt is recorded, and starts nothing
+    first = fold(stamp("blocked", detail="permission"), blocker, 2000, prompt=B)
+    assert first.prompt == B and not first.moves_since
+
+
+_identity = st.sampled_from(["", "permission:", A, B, "plan:", "question:"])
+
+
+@given(_prev, _identity, st.lists(_evidence, max_size=4), _facts, st.integers(0, 2 * 10**6),
+       _identity)
+def test_a_blocked_pane_starts_a_new_episode_exactly_for_another_prompt(prev, recorded, noise,
+                                                                        facts, now, prompt):
+    """Whatever the stamp and the screen's other chrome: a blocked pane whose screen shows
+    a blocker starts a new episode (since moves, the mark is raised) exactly when
+    `prompt.changed` says the recorded prompt and the one on screen differ; an episode
+    reset (another agent process) is an episode of its own; nothing else records a
+    prompt but a blocked verdict."""
+    from tma.core.prompt import changed
+
+    if prev is not None:
+        prev = prev.replace(prompt=recorded)
+    plan = fold(prev, noise + [ev("blocked", now, detail="permission")], now, facts=facts,
+                prompt=prompt)
+    same_process = prev is not None and not (prev.pid and facts.agent_pid
+                                             and prev.pid != facts.agent_pid)
+    blocked_before = same_process and prev is not None and prev.state == "blocked"
+    assert plan.new_prompt == (blocked_before and changed(recorded, prompt))
+    if plan.new_prompt:
+        assert (plan.action, plan.state) == (P.PUBLISH, "blocked")
+        assert plan.set_attention and plan.moves_since and plan.prompt == prompt
+    if plan.action == P.PUBLISH and plan.state != "blocked":
+        assert not plan.prompt

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from tma.core import errors as exits
 from tma.core import states
 from tma.core.actions_schema import KIND_EXEC, Action
+from tma.core.prompt import changed as prompt_changed
 
 # -- outcomes
 SENT = "sent"
@@ -179,6 +180,19 @@ def binder_refusal(action: Action, pane: str, expect_episode_ms: int, since: int
     return Refusal(EPISODE_CHANGED, f"{pane} moved on from the episode `{action.name}` was "
                                     f"meant for (since {expect_episode_ms}; {now}): "
                                     "nothing done")
+
+
+def prompt_refusal(action: Action, pane: str, recorded: str, on_screen: str) -> Refusal | None:
+    """The binder's second half, under the pane's lock: the stamp still names the bound
+    episode, whose prompt was `recorded` (tma.core.prompt; "" when no reader recorded
+    one), and the screen read just now shows `on_screen`. Another prompt there is
+    another episode, although no reader has stamped it yet (the first was answered by
+    hand and the next drawn within a poll): nothing is done. Unread on either side
+    refuses nothing (the stamp alone decides, as it did)."""
+    if not prompt_changed(recorded, on_screen):
+        return None
+    return Refusal(EPISODE_CHANGED, f"{pane} asks another prompt now than the one "
+                                    f"`{action.name}` was meant for: nothing done")
 
 
 def gate(action: Action, t: Target, *, force: bool = False) -> Refusal | None:

@@ -7,6 +7,9 @@ epoch-seconds value and is scaled on read.
 from __future__ import annotations
 
 from tma.core import states
+from tma.core.options import PROMPT
+from tma.core.prompt import stored as stored_prompt
+from tma.core.prompt import value as prompt_value
 from tma.core.record import Record
 
 TYPE_CHECKING = False
@@ -49,6 +52,7 @@ class Stamp(Record):
     notified_at: int = 0
     turn_at: int = 0
     subagents: tuple[str, ...] = ()
+    prompt: str = ""  # the identity of this episode's prompt ("" unread; tma.core.prompt)
 
     @property
     def episode_ms(self) -> int:
@@ -90,12 +94,13 @@ def decode(options: Mapping[str, str]) -> Stamp | None:
         raise DecodeError("@agent_source", source, "not one of " + ", ".join(states.SOURCES))
     if source == states.SOURCE_ACTIVITY:
         source = states.SOURCE_CAPTURE
+    since = _int(options, "@agent_since", clock=True)
     return Stamp(  # positional, in field order: one per pane per run
         state,
         options.get("@agent_detail") or "",
         source,
         _int(options, "@agent_evidence_at", clock=True),
-        _int(options, "@agent_since", clock=True),
+        since,
         _int(options, "@agent_stamped_at", clock=True),
         options.get("@agent_attention") == "1",
         options.get("@agent_name") or "",
@@ -105,6 +110,7 @@ def decode(options: Mapping[str, str]) -> Stamp | None:
         _int(options, "@agent_notified_at", clock=True),
         _int(options, "@agent_turn_at", clock=True),
         tuple((options.get("@agent_subagents") or "").split()),
+        stored_prompt(options.get(PROMPT) or "", since),
     )
 
 
@@ -134,6 +140,8 @@ def encode(stamp: Stamp) -> dict[str, str]:
         out["@agent_notified_at"] = str(stamp.notified_at)
     if stamp.turn_at:
         out["@agent_turn_at"] = str(stamp.turn_at)
+    if stamp.prompt:
+        out[PROMPT] = prompt_value(stamp.since, stamp.prompt)
     return out
 
 

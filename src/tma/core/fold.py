@@ -3,6 +3,10 @@
 Order (the arbitration record A2): a fresh hook claim; the foreground cap (holding a live hook
 claim); the scroll / history freeze; blocker > working > idle chrome; else hold
 the previous state, or unknown. Every time is passed in; nothing reads a clock.
+
+A blocked pane whose screen shows another prompt than the one its episode recorded
+(tma.core.prompt) starts a new episode however short the time between the two, even
+with no other state seen in between (the arbitration record A16).
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 from tma.core import plan as P
 from tma.core import states
 from tma.core.codec import ahead
+from tma.core.prompt import changed as prompt_changed
 from tma.core.record import Record
 
 TYPE_CHECKING = False
@@ -87,7 +92,7 @@ def _attention(prev: Stamp | None, state: str) -> bool:
 
 
 def _publish(prev: Stamp | None, ev: Evidence, source: str, guard: P.Guard, reason: str,
-             episode_reset: bool) -> P.Plan:
+             episode_reset: bool, prompt: str = "", new_prompt: bool = False) -> P.Plan:
     return P.Plan(
         P.PUBLISH,
         state=ev.state,
@@ -95,11 +100,20 @@ def _publish(prev: Stamp | None, ev: Evidence, source: str, guard: P.Guard, reas
         source=source,
         evidence_at=ev.at,
         guard=guard,
-        set_attention=_attention(prev, ev.state),
+        set_attention=new_prompt or _attention(prev, ev.state),
         episode_reset=episode_reset,
-        reason=reason,
+        reason=reason + ("; another prompt than the episode's: a new episode"
+                         if new_prompt else ""),
         label=ev.label,
+        prompt=prompt if ev.state == states.BLOCKED else "",
+        new_prompt=new_prompt,
     )
+
+
+def _new_prompt(prev: Stamp | None, prompt: str) -> bool:
+    """A blocked episode whose recorded prompt is not the one on screen now."""
+    return (prev is not None and prev.state == states.BLOCKED and bool(prev.prompt)
+            and prompt_changed(prev.prompt, prompt))
 
 
 def _capture_guard(ev: Evidence, episode_reset: bool) -> P.Guard:
@@ -120,7 +134,7 @@ def _hold(prev: Stamp | None, reason: str, now: int, episode_reset: bool) -> P.P
     return P.Plan(P.HOLD, reason=reason)
 
 
-def _corroborate(prev: Stamp, ev: Evidence) -> P.Plan:
+def _corroborate(prev: Stamp, ev: Evidence, prompt: str = "") -> P.Plan:
     return P.Plan(
         P.PUBLISH,
         state=prev.state,
@@ -130,6 +144,7 @@ def _corroborate(prev: Stamp, ev: Evidence) -> P.Plan:
         guard=P.Guard(P.REFRESH_CLAIM, state=prev.state),
         reason=f"screen agrees with the hook claim ({prev.state}); evidence refreshed",
         label=ev.label,
+        prompt=prompt if prev.state == states.BLOCKED else "",
     )
 
 
@@ -140,7 +155,10 @@ def verdict(
     visible: Iterable[str],
     cfg: FoldConfig,
     now: int,
+    prompt: str = "",
 ) -> P.Plan:
+    """`prompt`: the identity of the prompt the screen shows (tma.core.prompt.of_screen,
+    read where the screen carries blocker chrome; "" when none was read)."""
     visible = tuple(visible)
     episode_reset = False
     # 0. Episode boundary: a different agent process is a new episode.
@@ -179,12 +197,12 @@ def verdict(
     # 5. Against a protected hook claim.
     if protected:
         assert prev is not None
-        return _against_hook(prev, blocker, working or idle, visible, cfg, now)
+        return _against_hook(prev, blocker, working or idle, visible, cfg, now, prompt)
 
     # 6. The ladder.
     if blocker is not None:
         return _publish(prev, blocker, states.SOURCE_CAPTURE, _capture_guard(blocker, episode_reset),
-                        "blocker chrome", episode_reset)
+                        "blocker chrome", episode_reset, prompt, _new_prompt(prev, prompt))
     if working is not None:
         return _publish(prev, working, states.SOURCE_CAPTURE, _capture_guard(working, episode_reset),
                         "working chrome", episode_reset)
@@ -216,16 +234,25 @@ def _against_hook(
     visible: tuple[str, ...],
     cfg: FoldConfig,
     now: int,
+    prompt: str = "",
 ) -> P.Plan:
     if blocker is not None:
+        if prev.state == states.BLOCKED and _new_prompt(prev, prompt):
+            # The claim was about the prompt its episode recorded, and another one
+            # stands now: the screen names this episode, under the capture's carve-out
+            # (a hook claim written since the capture, its own word on the new prompt,
+            # still wins).
+            return _publish(prev, blocker, states.SOURCE_CAPTURE,
+                            P.Guard(P.CARVE_OUT, at=blocker.at),
+                            "blocker chrome under a blocked hook claim", False, prompt, True)
         if prev.state == states.BLOCKED:
-            return _corroborate(prev, blocker)
+            return _corroborate(prev, blocker, prompt)
         # The answered-prompt race is decided by evidence time, here and server-side;
         # a claim dated beyond the skew ahead of now orders before every event.
         if blocker.at > (0 if ahead(prev.evidence_at, now) else prev.evidence_at):
             return _publish(prev, blocker, states.SOURCE_CAPTURE,
                             P.Guard(P.CARVE_OUT, at=blocker.at),
-                            "blocker chrome newer than the hook claim", False)
+                            "blocker chrome newer than the hook claim", False, prompt)
         return P.Plan(P.HOLD, reason="blocker chrome older than the hook claim")
     if candidate is None:
         return P.Plan(P.HOLD, reason="hook claim holds (silence never decays a claim)")

@@ -35,6 +35,8 @@ def _pane(name: str, writer: str, fmt: str, doc: str, removal: str = EPISODE) ->
 WATCH_PID = "@tma_watch_pid"
 #: Written beside a hook's own claim; only `debug explain` reads it (not the cycle).
 HOOK_EVENT = "@tma_hook_event"
+#: Which prompt the blocked episode that began at `since` is (tma.core.prompt).
+PROMPT = "@tma_prompt"
 
 OPTIONS: tuple[Option, ...] = (
     # -- the state tuple, decoded together
@@ -42,7 +44,9 @@ OPTIONS: tuple[Option, ...] = (
     _pane("@agent_detail", "F,E", "[a-z0-9_-] token or empty", "why the pane is in its state"),
     _pane("@agent_source", "F,E", "hook|capture|process", "provenance of the state (absent = capture)"),
     _pane("@agent_evidence_at", "F,E", "epoch ms", "when the evidence behind the state happened"),
-    _pane("@agent_since", "F,E", "epoch ms", "state transition instant, written once per state run"),
+    _pane("@agent_since", "F,E", "epoch ms",
+          "state transition instant, written once per state run (and anew when a blocked "
+          "pane's prompt changes: each prompt is an episode)"),
     _pane("@agent_stamped_at", "F,E", "epoch ms",
           "instant of the last tuple write that committed (a held write leaves it), "
           "always written last"),
@@ -86,6 +90,9 @@ OPTIONS: tuple[Option, ...] = (
     _pane("@tma_reg_dead_since", "F", "epoch ms", "first seen a shell-only subtree on a pid-less registration"),
     _pane(HOOK_EVENT, "E", "event name",
           "the hook event behind the stored hook claim (named by `tma debug explain`)"),
+    _pane(PROMPT, "F", "<since>:<detail>:<digest>",
+          "which prompt the blocked episode that began at since shows (a different one "
+          "is a new episode)"),
     # -- survivors
     _pane("@agent_action", "B", "<expiry_ms>:<nonce>:<pid>:<name>",
           "single-flight action lock (`tma act`: expiry, nonce and holder pid; a dead holder's is reclaimed)",

@@ -41,7 +41,11 @@ class Plan(Record):
     publish: the tuple (since write-once, state, detail, source, evidence_at,
     attention when raising), then identity, then stamped_at last.
     hold: only hash and stamped_at move. remove: the per-pane set is unset.
-    `label` names the rule or hook event that decided.
+    `label` names the rule or hook event that decided. `prompt`: the identity of the
+    blocked prompt the screen showed (tma.core.prompt), recorded for the episode the
+    write leaves standing ("" records nothing); `new_prompt`: a blocked pane now shows
+    another prompt, so the write starts a new episode (since moves although the state
+    does not) without the rest of an episode reset.
     """
 
     action: str = HOLD
@@ -54,6 +58,13 @@ class Plan(Record):
     episode_reset: bool = False
     reason: str = ""
     label: str = ""
+    prompt: str = ""
+    new_prompt: bool = False
+
+    @property
+    def moves_since(self) -> bool:
+        """The write sets since whatever the stored state: a new episode."""
+        return self.episode_reset or self.new_prompt
 
     @property
     def writes_state(self) -> bool:

@@ -7,8 +7,11 @@ read pane (keys: a capture folded with the manifest, and the agent in the foregr
 -> for keys answering a blocked screen, the episode's answer claim `@agent_answered`
 -> effect -> release. A caller that pins the episode it saw (`expect_episode_ms`, the
 binder: a desktop notification's button) is refused `episode-changed` before the lock
-and again under it, against the same fresh read. Keys never reach a screen that no longer asks for them, and a
-prompt's answer is typed at most once, however many acts race for it.
+and again under it, against the same fresh read, and also when the screen read under the
+lock shows another prompt than the one recorded for that episode (tma.core.prompt: the
+next prompt, drawn before any reader stamped it). Keys never reach a screen that no
+longer asks for them, and a prompt's answer is typed at most once, however many acts
+race for it.
 """
 
 from __future__ import annotations
@@ -23,10 +26,13 @@ from tma.core import answers as A
 from tma.core import codec, options, states
 from tma.core.actions_schema import ANSWER_OPS, Action
 from tma.core.fold import Facts, evidence_from, verdict
+from tma.core.prompt import changed as prompt_changed
+from tma.core.prompt import of_screen as prompt_of
 from tma.core.record import Record
 from tma.core.rules import Screen, evaluate
 from tma.runtime import actions_exec as X
 from tma.runtime import notify_gate
+from tma.runtime.cycle import CONFIRM_MS, settle
 from tma.runtime.procs import alive
 from tma.tmux import action_lock, read, write
 from tma.tmux import keys as keys_mod
@@ -193,8 +199,17 @@ class Broker:
         reading = self.screen_reading(pane, agent)
         if isinstance(reading, G.Refusal):
             return refused(action.name, pane.pane_id, reading, agent)
-        state, detail = reading
+        state, detail, prompt = reading
         stamp = _decode(pane)
+        if (req.expect_episode_ms and state == states.BLOCKED and stamp is not None
+                and G.prompt_refusal(action, pane.pane_id, stamp.prompt, prompt)):
+            # A repaint caught half-way (the agent redrawing after a resize) reads as
+            # another prompt for a few milliseconds: the refusal stands on a second look.
+            settle(CONFIRM_MS)
+            reading = self.screen_reading(pane, agent)
+            if isinstance(reading, G.Refusal):
+                return refused(action.name, pane.pane_id, reading, agent)
+            state, detail, prompt = reading
         manifest = self.cycle.manifests().get(agent)
         now_target = replace(target_of(pane, stamp, agent, manifest), state=state,
                              detail=detail)
@@ -202,6 +217,13 @@ class Broker:
         if refusal is not None:
             return refused(action.name, pane.pane_id, G.Refusal(
                 refusal.reason, refusal.message + " (the screen read just now)"), agent)
+        if req.expect_episode_ms and state == states.BLOCKED and stamp is not None:
+            # The stamp still names the bound episode, and no reader may have seen the
+            # next prompt yet (one answered by hand, the next drawn within a poll): the
+            # screen read just now says whether it is still the episode's prompt.
+            refusal = G.prompt_refusal(action, pane.pane_id, stamp.prompt, prompt)
+            if refusal is not None:
+                return refused(action.name, pane.pane_id, refusal, agent)
 
         try:
             if state == states.BLOCKED and not action_lock.claim(
@@ -214,18 +236,20 @@ class Broker:
         except PaneGone:
             return gone(action.name, pane.pane_id)
         if state == states.BLOCKED:
-            self._follow(pane, agent, detail)
+            self._follow(pane, agent, prompt)
         return result(action.name, pane.pane_id, G.SENT,
                       f"sent `{action.name}` to {pane.pane_id}", agent=agent)
 
-    def _follow(self, pane, agent: str, detail: str) -> None:
-        """After answering a prompt: watch the screen (up to ANSWER_SETTLE_MS) until it
-        reads working or idle twice in a row, then stamp what it shows. Every surface sees
-        the answer at once rather than after the freshness window, and the pane's next
-        prompt starts a new episode (`since`) even when the agent draws it again within a
-        second: with no stamp between the two, a second prompt would share the first's
-        episode and its answer would be refused as already given. A half-drawn frame
-        (unknown) or a screen that still asks stamps nothing here."""
+    def _follow(self, pane, agent: str, answered: str) -> None:
+        """After answering a prompt (`answered`: its identity, tma.core.prompt): watch the
+        screen (up to ANSWER_SETTLE_MS) until it reads working or idle twice in a row, or
+        another prompt twice in a row (the next tool call's, drawn with no working screen
+        between), then stamp what it shows. Every surface sees the answer at once rather
+        than after the freshness window, and the pane's next prompt starts a new episode
+        (`since`) even when the agent draws it again within a second: with no stamp
+        between the two, a second prompt would share the first's episode and its answer
+        would be refused as already given. A half-drawn frame (unknown) or a screen that
+        still asks the answered prompt stamps nothing here."""
         deadline = time.monotonic() + ANSWER_SETTLE_MS / 1000
         settled = 0
         try:
@@ -234,7 +258,9 @@ class Broker:
                 reading = self.screen_reading(pane, agent)
                 if isinstance(reading, G.Refusal):
                     return  # the agent left the foreground: the next reader sees it
-                settled = settled + 1 if reading[0] in (states.WORKING, states.IDLE) else 0
+                moved_on = reading[0] in (states.WORKING, states.IDLE) or (
+                    reading[0] == states.BLOCKED and prompt_changed(answered, reading[2]))
+                settled = settled + 1 if moved_on else 0
             if settled >= 2:
                 res = self.cycle.run(focus=(pane.pane_id,))
                 nudge_watchers(res.snapshot.panes)
@@ -242,8 +268,10 @@ class Broker:
             pass  # the answer went; the next reader stamps what follows
 
     def screen_reading(self, pane, agent: str):
-        """(state, detail) the pane's screen shows right now, folded with the agent's
-        manifest and no prior claim; or a Refusal when the agent is not in the foreground."""
+        """(state, detail, prompt) the pane's screen shows right now, folded with the
+        agent's manifest and no prior claim (prompt: the identity of the prompt a blocked
+        screen shows, tma.core.prompt; "" otherwise); or a Refusal when the agent is not
+        in the foreground."""
         ident = self.cycle.identify(pane, None)
         if ident.agent != agent:
             what = pane.current_command or "nothing"
@@ -258,12 +286,14 @@ class Broker:
         if cap is None:
             return G.Refusal(G.GATED, f"{pane.pane_id}'s screen could not be read: nothing typed")
         now = self.clock()
-        engine = evaluate(manifest, Screen(cap.body, pane.title, cap.height or pane.height
-                                           or None))
+        screen = Screen(cap.body, pane.title, cap.height or pane.height or None)
+        engine = evaluate(manifest, screen)
         facts = Facts(ident.pid, True, pane.scroll_position > 0, engine.history_view)
+        blocker = engine.claim(states.BLOCKED)
+        prompt = prompt_of(screen, blocker.detail, manifest.dialog) if blocker else ""
         plan = verdict(None, facts, evidence_from(engine, now), manifest.visible,
-                       self.cfg.fold(), now)
-        return plan.state or states.UNKNOWN, plan.detail or ""
+                       self.cfg.fold(), now, prompt)
+        return plan.state or states.UNKNOWN, plan.detail or "", plan.prompt
 
     # -- the hook reply lane (Claude's PermissionRequest hook holding for a verdict)
     def _hook_reply(self, action: Action, pane, agent: str) -> Result:

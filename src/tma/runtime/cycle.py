@@ -4,7 +4,9 @@ One cycle costs a constant number of tmux spawns whatever the number of agents:
 one read (list-panes + server facts + clients, which also stamps @tma_last_poll),
 one batched capture of every pane that needs reading, one batched write (each
 pane's tuple on its own line) that ends with a re-read, and a rollup write only
-when a rollup changed.
+when a rollup changed. A cycle that reads a permission dialog its blocked episode
+has not recorded yet (a new prompt) captures those panes once more, CONFIRM_MS later,
+in one more batch: a prompt is believed when it reads the same twice.
 
 Fresh settled stamps are consumed as they are. A stale pane whose window has been
 quiet since its stamp is reused without a capture. Only the rest is identified,
@@ -252,7 +254,6 @@ class Cycle:
         self._titles: dict | None = None  # the title cache's view (see _by_title)
         self._titles_key: tuple = ()
         self._titles_dirty = False
-        self._held = False  # whether the last _fold_and_render planned a hold
 
     def fresh(self) -> Cycle:
         """The next pass for a resident caller (the daemon): the loaded manifests, the
@@ -535,18 +536,83 @@ class Cycle:
                 work.pending.append((pane, stamp, ident, cap))
 
     def _fold_all(self, work: _Pass) -> None:
-        for pane, stamp, ident, cap in work.pending:
-            line = self._fold_and_render(pane, stamp, ident, cap, work.now,
-                                         demoted=pane.pane_id in work.demoted)
-            if line:
-                work.lines.append(line)
-                work.touched.add(pane.pane_id)
-                work.stats.produced += 1
-                if self._held and stamp is not None:
-                    # a hold moves only hash and stamped_at: the episode and its mark
-                    # stand, so the input clear may look at this pane in this cycle
-                    work.held.add(pane.pane_id)
-                    work.add_row(pane, stamp, ident.agent)
+        if not work.pending:
+            return  # (a status line over fresh stamps imports no plan)
+        from tma.core import plan as P
+
+        seen = [self._evaluate(pane, ident, cap) for pane, _stamp, ident, cap in work.pending]
+        verdicts = [self._verdict(pane, stamp, ident, cap, work.now,
+                                  pane.pane_id in work.demoted, s)
+                    for (pane, stamp, ident, cap), s in zip(work.pending, seen, strict=True)]
+        for i in self._confirm_prompts(work, seen, verdicts):
+            pane, stamp, ident, cap = work.pending[i]
+            verdicts[i] = self._verdict(pane, stamp, ident, cap, work.now,
+                                        pane.pane_id in work.demoted, seen[i])
+        for (pane, stamp, ident, _cap), v in zip(work.pending, verdicts, strict=True):
+            if v is None:
+                continue
+            plan, guarded, body_hash = v
+            work.lines.append(write.render(
+                pane.pane_id, plan, work.now, name=ident.agent, pid=ident.pid, hash=body_hash,
+                guarded=guarded, prev_state=stamp.state if stamp else None,
+                prev_since=stamp.since if stamp else 0, stored=pane.options))
+            work.touched.add(pane.pane_id)
+            work.stats.produced += 1
+            if plan.action == P.HOLD and stamp is not None:
+                # a hold moves only hash and stamped_at: the episode and its mark
+                # stand, so the input clear may look at this pane in this cycle
+                work.held.add(pane.pane_id)
+                work.add_row(pane, stamp, ident.agent)
+
+    def _evaluate(self, pane, ident, cap) -> _Seen | None:
+        """One capture read by its agent's rules, and which prompt a blocked screen shows."""
+        if cap is None:
+            return None
+        manifest = self.manifests().get(ident.agent)
+        if manifest is None:
+            return None
+        from tma.core.rules import Screen, evaluate
+
+        screen = Screen(cap.body, pane.title, cap.height or pane.height or None)
+        result = evaluate(manifest, screen)
+        return _Seen(result, _prompt_of(screen, result, manifest))
+
+    def _confirm_prompts(self, work: _Pass, seen: list, verdicts: list) -> list[int]:
+        """A prompt about to be recorded for an episode, or to start one, is read twice.
+        A repaint caught half-way (the agent redrawing after a resize, a row cut at the
+        old width) reads as another prompt for a few milliseconds, and a new episode
+        started on it would ring the person again for the prompt they already have: so
+        the pane is captured again CONFIRM_MS later (all such panes in one capture), and
+        a prompt that does not read the same twice is not recorded in this cycle (the
+        next read decides). Only a write that would record a dialog's target its episode
+        does not hold yet costs this: about once per prompt. The indexes to fold again."""
+        from tma.core.prompt import names_target
+
+        unsure = []
+        for i, ((_pane, stamp, _ident, _cap), v) in enumerate(zip(work.pending, verdicts,
+                                                                 strict=True)):
+            recorded = stamp.prompt if stamp is not None else ""
+            # a detail alone comes from the rule that said blocked, trusted on one read
+            # like the state itself; a dialog's target is what a half-drawn frame garbles
+            if v is not None and names_target(v[0].prompt) and v[0].prompt != recorded:
+                unsure.append(i)
+        if not unsure:
+            return []
+        settle(CONFIRM_MS)
+        mset = self.manifests()
+        wanted = [work.pending[i] for i in unsure]
+        again = read.capture_many(self.server, [
+            (p.pane_id, mset.get(ident.agent).scrollback_needed(p.height))
+            for p, _stamp, ident, _cap in wanted])
+        work.stats.captures += len(again)
+        refold = []
+        for i, (pane, _stamp, ident, _cap) in zip(unsure, wanted, strict=True):
+            cap = again.get(pane.pane_id)
+            later = self._evaluate(pane, ident, cap) if cap is not None else None
+            if later is None or later.prompt != seen[i].prompt:
+                seen[i].prompt = ""  # not settled: record nothing, start nothing
+                refold.append(i)
+        return refold
 
     def _commit(self, work: _Pass, snap):
         """Send every line with a re-read behind it; rows then show what stuck."""
@@ -614,23 +680,23 @@ class Cycle:
             self._guarded = probe(self.server, warn=self.warn)
         return self._guarded
 
-    def _fold_and_render(self, pane, stamp, ident, cap, now: int,
-                         demoted: bool = False) -> str:
+    def _verdict(self, pane, stamp, ident, cap, now: int, demoted: bool,
+                 seen: _Seen | None):
+        """(plan, guarded, viewport hash) for one pane, or None when its agent has no
+        manifest. `seen`: the capture as `_evaluate` read it (None: no capture)."""
         from tma.core import plan as P
         from tma.core.fold import Facts, evidence_from, verdict
-        from tma.core.rules import Screen, evaluate
 
-        self._held = False
         manifest = self.manifests().get(ident.agent)
         if manifest is None:
-            return ""
+            return None
         facts = Facts(agent_pid=ident.pid, foreground_is_agent=ident.foreground_is_agent,
                       scrolled=pane.scroll_position > 0)
         evidence = []
         body_hash = stamp.hash if stamp is not None else ""
-        if cap is not None:
-            screen = Screen(cap.body, pane.title, cap.height or pane.height or None)
-            result = evaluate(manifest, screen)
+        prompt = ""
+        if cap is not None and seen is not None:
+            result, prompt = seen.result, seen.prompt
             if result.history_view:
                 facts = Facts(facts.agent_pid, facts.foreground_is_agent, facts.scrolled, True)
             evidence = evidence_from(result, now)
@@ -641,7 +707,7 @@ class Cycle:
         demoted = demoted and stamp is not None and stamp.source == states.SOURCE_HOOK \
             and now - stamp.evidence_at > claim_window_ms(self.cfg, stamp)
         prev = stamp.replace(source=states.SOURCE_CAPTURE) if demoted else stamp
-        plan = verdict(prev, facts, evidence, manifest.visible, self.cfg.fold(), now)
+        plan = verdict(prev, facts, evidence, manifest.visible, self.cfg.fold(), now, prompt)
         guarded = self.guarded() and not demoted
         if (guarded and stamp is not None and plan.action == P.PUBLISH
                 and write.would_hold(plan.guard, pane.options, now)):
@@ -650,11 +716,7 @@ class Cycle:
             # the stamp stale, so every cycle would capture again. Refresh it instead:
             # the pane was read, and the tuple that stands is current.
             plan = P.hold(f"{plan.reason}; held by the stored tuple ({plan.guard})")
-        self._held = plan.action == P.HOLD
-        return write.render(pane.pane_id, plan, now, name=ident.agent, pid=ident.pid,
-                            hash=body_hash, guarded=guarded,
-                            prev_state=stamp.state if stamp else None,
-                            prev_since=stamp.since if stamp else 0, stored=pane.options)
+        return plan, guarded, body_hash
 
     def _seen_clear(self, snap, rows: dict[str, Row], touched: set[str]) -> list[str]:
         marked = [r for r in rows.values() if r.stamp.attention and r.pane.pane_id not in touched]
@@ -689,6 +751,39 @@ class Cycle:
         lines = rollup_lines(snap, decoded)
         if lines:
             self.server.source(lines)
+
+
+class _Seen:
+    """One capture as the rules read it: the engine's result and the prompt identity
+    (tma.core.prompt; "" when the screen shows none, or it did not read the same twice)."""
+
+    __slots__ = ("result", "prompt")
+
+    def __init__(self, result, prompt: str) -> None:
+        self.result = result
+        self.prompt = prompt
+
+
+#: How long after a first read a new prompt is read again to be believed (agents repaint
+#: within a few milliseconds of a resize; a half-drawn frame lasts no longer).
+CONFIRM_MS = 100
+
+
+def settle(ms: int) -> None:
+    """Let a screen being repainted settle (a module function: the tests' seam for the
+    time passing)."""
+    import time
+
+    time.sleep(ms / 1000)
+
+
+def _prompt_of(screen, result, manifest) -> str:
+    blocker = result.claim(states.BLOCKED)
+    if blocker is None:
+        return ""
+    from tma.core.prompt import of_screen
+
+    return of_screen(screen, blocker.detail, getattr(manifest, "dialog", None))
 
 
 def claim_window_ms(cfg, stamp) -> int:

@@ -286,12 +286,32 @@ def _state_event(ev: _Event, out: Outcome) -> None:
         plan = plan.replace(episode_reset=True, guard=P.Guard(P.UNCONDITIONAL))
     elif _loses(ev):
         return  # the stored claim is newer evidence: this event changes nothing
+    elif _another_request(ev, plan):
+        # the agent's own word that another prompt stands: its own episode (since moves,
+        # the mark goes up, it rings), however soon after the last one
+        plan = plan.replace(new_prompt=True, set_attention=True,
+                            reason=plan.reason + "; another request: a new episode")
     _stamp(ev, decision, plan, pid, out)
     if (ev.table.holds_reply(ev.kind) and plan.state == states.BLOCKED
             and ev.cfg.claude_reply_lane):
         if ev.before_hold is not None:
             ev.before_hold()
         out.reply = hold_for_verdict(ev.server, ev.pane_id, ev.cfg.hold_ms)
+
+
+def _another_request(ev: _Event, plan: P.Plan) -> bool:
+    """A blocked event naming another pending request (a permission or a question id)
+    than the one the blocked pane holds. An event naming the same one (OpenCode's
+    `permission.updated`), or none, is the same prompt."""
+    if plan.state != states.BLOCKED or ev.prev is None or ev.prev.state != states.BLOCKED:
+        return False
+    for key, names in (("@agent_permission_request", ("request_id", "requestID")),
+                       ("@agent_question_request", ("question_id",))):
+        new = write.safe_id(next((ev.fields[n] for n in names if ev.fields.get(n)), ""))
+        held = ev.pane.options.get(key, "")
+        if new and held and new != held:
+            return True
+    return False
 
 
 def _stamp(ev: _Event, decision, plan: P.Plan, pid: int, out: Outcome) -> None:

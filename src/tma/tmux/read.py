@@ -67,7 +67,8 @@ CYCLE_OPTIONS = frozenset((
     "@agent_stamped_at", "@agent_attention", "@agent_notified_at", "@agent_turn_at",
     "@agent_hash", "@agent_pid", "@agent_name", "@agent_session", "@agent_subagents",
     "@agent_context_at", "@agent_transcript", "@tma_title_match_pid", "@tma_reg_dead_since",
-    "@agent_mute_until", "@agent_ignore", options.ROLLUP_WINDOW, options.ROLLUP_SESSION))
+    options.PROMPT, "@agent_mute_until", "@agent_ignore", options.ROLLUP_WINDOW,
+    options.ROLLUP_SESSION))
 #: The options a lean pane record holds.
 LEAN_OPTION_FIELDS = tuple(o for o in OPTION_FIELDS if o in CYCLE_OPTIONS)
 #: The key a lean read puts in an ignored pane's options when it still holds some lane

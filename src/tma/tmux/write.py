@@ -14,7 +14,7 @@ attention, locks) carry their own `_at` and never bump it.
 
 from __future__ import annotations
 
-from tma.core import options, states
+from tma.core import options, prompt, states
 from tma.core import plan as P
 from tma.core.codec import CLOCK_STEP_MS, FUTURE_SKEW_MS
 from tma.core.record import Record
@@ -170,16 +170,30 @@ def _full_chain(pane: str, plan: P.Plan, now: int, state: str, detail: str, sour
     """since (write-once), state, detail, source, evidence_at, [attention], [episode
     marks cleared], hash, pid, name, stamped_at."""
     since = int(plan.evidence_at)
-    if plan.episode_reset:
+    if plan.moves_since:
         cmds = [_set(pane, "@agent_since", str(since))]
     else:
         keep = (f"#{{&&:#{{==:#{{@agent_state}},{state}}},#{{&&:#{{@agent_since}},"
                 f"#{{e|<=:#{{@agent_since}},{int(now) + CLOCK_STEP_MS}}}}}}}")
         cmds = [_setf(pane, "@agent_since", keep, str(since))]
+    cmds += _prompt(pane, plan)
     cmds += [_set(pane, "@agent_state", state), _set(pane, "@agent_detail", detail),
              _set(pane, "@agent_source", source),
              _set(pane, "@agent_evidence_at", str(int(plan.evidence_at)))]
     return cmds + _chain_end(pane, plan, now, name, pid, hash)
+
+
+def _prompt(pane: str, plan: P.Plan, since: int | None = None) -> list[str]:
+    """The prompt identity, bound to the episode that stands once since is written: the
+    since tmux holds right then (`#{@agent_since}`, expanded after the chain's since
+    write), or `since` where it is known client-side (the advisory chain). Digits, a
+    token and hex only reach the format (tma.core.prompt)."""
+    if not prompt.valid(plan.prompt):
+        return []
+    if since is not None:
+        return [_set(pane, options.PROMPT, prompt.value(since, plan.prompt))]
+    return [f"set-option -p -F -t {pane} {options.PROMPT} "
+            f"{quote('#{@agent_since}:' + plan.prompt)}"]
 
 
 def _chain_end(pane: str, plan: P.Plan, now: int, name: str, pid: int, hash: str) -> list[str]:
@@ -223,13 +237,16 @@ def publish(pane: str, plan: P.Plan, now: int, *, name: str, pid: int, hash: str
                           + [_extra(pane, e, False) for e in extras] + list(then))
     cond = commits(plan.guard, max(int(now), int(clock)))
     unchanged = None
-    if stored is not None and not plan.episode_reset and not plan.set_attention:
+    if stored is not None and not plan.moves_since and not plan.set_attention:
         unchanged = _unchanged(stored, state, detail, source, name, pid, now)
     if unchanged is not None:
         assert stored is not None  # for the type checker: unchanged was read from it
         cmds = [_set(pane, "@agent_evidence_at", str(int(plan.evidence_at)))]
         if hash and hash != stored.get("@agent_hash"):
             cmds.append(_set(pane, "@agent_hash", hash))
+        since = stored.get("@agent_since", "")
+        if prompt.valid(plan.prompt) and stored.get(options.PROMPT) != f"{since}:{plan.prompt}":
+            cmds += _prompt(pane, plan)  # the first read of a prompt a hook stamped
         cmds.append(_set(pane, "@agent_stamped_at", str(int(now))))
         cond = unchanged if cond == "1" else f"#{{&&:{cond},{unchanged}}}"
     else:
@@ -262,11 +279,12 @@ def _advisory(pane: str, plan: P.Plan, now: int, state: str, detail: str, source
     """Advisory degrade (tmux without -F expansion): plain sets, write-once decided
     client-side."""
     keep = (prev_state == state and prev_since and prev_since <= now + CLOCK_STEP_MS
-            and not plan.episode_reset)
+            and not plan.moves_since)
     since = prev_since if keep else int(plan.evidence_at)
-    cmds = [_set(pane, "@agent_since", str(since)), _set(pane, "@agent_state", state),
-            _set(pane, "@agent_detail", detail), _set(pane, "@agent_source", source),
-            _set(pane, "@agent_evidence_at", str(int(plan.evidence_at)))]
+    cmds = [_set(pane, "@agent_since", str(since))] + _prompt(pane, plan, since)
+    cmds += [_set(pane, "@agent_state", state), _set(pane, "@agent_detail", detail),
+             _set(pane, "@agent_source", source),
+             _set(pane, "@agent_evidence_at", str(int(plan.evidence_at)))]
     return cmds + _chain_end(pane, plan, now, name, pid, hash)
 
 
@@ -290,12 +308,7 @@ def expected(stored: Mapping[str, str], plan: P.Plan, now: int, *, name: str, pi
         return out
     state, source = _token(plan.state), _token(plan.source)
     detail = _token(states.safe_detail(plan.detail))
-    since = stored.get("@agent_since", "")
-    held_since = _num(since)  # tmux's e| fails on a non-number: the compare is false
-    keep = (not plan.episode_reset and stored.get("@agent_state", "") == state
-            and since not in ("", "0") and held_since is not None
-            and held_since <= int(now) + CLOCK_STEP_MS)
-    _put(out, "@agent_since", since if keep else str(int(plan.evidence_at)))
+    _expected_episode(out, stored, plan, state, now)
     for key, value in (("@agent_state", state), ("@agent_detail", detail),
                        ("@agent_source", source),
                        ("@agent_evidence_at", str(int(plan.evidence_at)))):
@@ -319,6 +332,19 @@ def expected(stored: Mapping[str, str], plan: P.Plan, now: int, *, name: str, pi
         if not (e.guarded and e.also == already_notified() and _notified(out)):
             _put(out, e.key, e.value)  # (an episode already notified keeps its marker)
     return out
+
+
+def _expected_episode(out: dict[str, str], stored: Mapping[str, str], plan: P.Plan,
+                      state: str, now: int) -> None:
+    """since (write-once, or moved by a new episode) and the prompt bound to it."""
+    since = stored.get("@agent_since", "")
+    held_since = _num(since)  # tmux's e| fails on a non-number: the compare is false
+    keep = (not plan.moves_since and stored.get("@agent_state", "") == state
+            and since not in ("", "0") and held_since is not None
+            and held_since <= int(now) + CLOCK_STEP_MS)
+    _put(out, "@agent_since", since if keep else str(int(plan.evidence_at)))
+    if prompt.valid(plan.prompt):
+        out[options.PROMPT] = f"{out.get('@agent_since', '')}:{plan.prompt}"
 
 
 def _notified(out: Mapping[str, str]) -> bool:
