@@ -22,6 +22,7 @@ unwired, or the tmux side failed.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 
 from tma.cli import common, spec
@@ -92,8 +93,6 @@ def _fleet_files(session: Session, io, *, yes: bool) -> bool:
     episodes, a host's serve ledger) go: they are tma's own. hosts.toml is the person's
     configuration: asked about, and kept unless they say yes (`--yes` does not remove
     it). True when something could not be removed."""
-    import shutil
-
     state = session.paths.state_dir
     failed = False
     for part in ("fleet", "serve"):
