@@ -77,7 +77,8 @@ KEPT = {
     "tma.cli.debug": 1,
     "tma.cli.demo": 1,
     "tma.cli.doctor": 2,
-    "tma.cli.ls": 1,
+    "tma.cli.jump": 1,  # hosts.toml's reader only for a HOST:%N jump
+    "tma.cli.ls": 3,  # +2: the fleet's modules only with --hosts, a card's screen only for --json
     "tma.cli.mute": 2,
     "tma.cli.picker": 4,
     "tma.cli.spec": 1,
@@ -97,7 +98,8 @@ KEPT = {
     "tma.runtime.daemon_files": 12,
     "tma.runtime.doctor": 4,
     "tma.runtime.feed": 1,
-    "tma.runtime.navigate": 1,
+    "tma.runtime.hosts": 1,  # the installers' atomic write only to edit hosts.toml
+    "tma.runtime.navigate": 3,  # +2: the fleet's modules only to jump to a host's pane
     "tma.runtime.notify": 3,
     "tma.runtime.notify_backends": 4,
     "tma.runtime.notify_http": 9,  # the hook child: socket first, the record after

@@ -13,7 +13,6 @@ import shlex
 from dataclasses import dataclass
 
 from tma.core.untrusted import pane_id_ok
-
 from tma.runtime import hosts as store
 from tma.runtime import link, rundir
 
