@@ -72,7 +72,10 @@ HOT = frozenset({
 #: process's entry, import cycles an early import would close, optional or platform
 #: pieces imported under a guard.
 KEPT = {
-    "tma.cli.act": 11,  # +5: the link's modules only for a HOST:%N pane (~100 ms a local act)
+    "tma.cli.act": 23,  # +5: the link's modules only for a HOST:%N pane (~100 ms a local act);
+    # +12: the broker's machinery (cycle, actions_fire, actions_describe, navigate) only where
+    # an action fires, is described or offered: --list without a pane reads the action set
+    # alone (26 modules fewer)
     "tma.cli.card": 1,  # the link's modules (hosts.toml's parser too) only for HOST:%N
     "tma.cli.debug": 1,
     "tma.cli.demo": 1,
@@ -81,7 +84,7 @@ KEPT = {
     "tma.cli.ls": 3,  # +2: the fleet's modules only with --hosts, a card's screen only for --json
     "tma.cli.mute": 2,
     "tma.cli.picker": 4,
-    "tma.cli.spec": 1,
+    "tma.cli.spec": 3,  # +2: the help renderer only when help is asked for
     "tma.cli.subscribe": 2,  # the fleet's modules only with --hosts (~100 ms a subscriber)
     "tma.cli.version": 1,
     "tma.cli.wait": 3,  # the fleet's modules only with --hosts or HOST:%N (~120 ms a wait)
