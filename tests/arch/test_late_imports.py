@@ -98,6 +98,7 @@ KEPT = {
     "tma.install.registry": 1,
     "tma.runtime.actions_exec": 6,
     "tma.runtime.actions_fire": 3,
+    "tma.runtime.card": 1,  # OpenCode's HTTP client only for its question card (~15 ms)
     "tma.runtime.daemon_files": 12,
     "tma.runtime.doctor": 4,
     "tma.runtime.feed": 1,
