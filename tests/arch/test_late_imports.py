@@ -2,8 +2,9 @@
 
 `tma status` (every status line), `tma event` (every agent hook) and `tma
 clear-attention` (every pane switch) pay for each module they import
-(tests/integration/test_import_audit.py pins what they may not load); the modules they
-load keep their imports inside the functions that need them. Everywhere else an
+(tests/integration/test_import_audit.py pins what they may not load, and
+tests/arch/test_command_imports.py the tma modules every everyday command loads); the
+modules they load keep their imports inside the functions that need them. Everywhere else an
 import is at the top, where a reader and the import linter see it, unless it is
 listed below with a reason; the numbers there may fall and never rise.
 """
