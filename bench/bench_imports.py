@@ -20,7 +20,9 @@ rounds (the order rotates each round), medians and minima of:
    times of every module imported after the interpreter's own start, summed) and tma's
    own share of that, and the whole run timed without `-X importtime`;
 3. `tma status` over --status-panes fresh stamps, each run just after an untimed `tma ls`
-   (as bench_peer.py measures it: every stamp consumed), against a bare `python -c pass`.
+   (as bench_peer.py measures it: every stamp consumed), against a bare `python -c pass`,
+   and beside it the interpreter importing what that status run imports, and leaving
+   without teardown as `tma status` does: what imports alone cost the status line.
 """
 
 from __future__ import annotations
@@ -268,7 +270,10 @@ def commands(trees: list[Tree], runs: int, panes: int, startup: set[str]) -> dic
     return {"cost": cost, "wall": wall}
 
 
-def status_ratio(trees: list[Tree], runs: int, panes: int) -> dict[str, list[float]]:
+def status_ratio(trees: list[Tree], runs: int, panes: int,
+                 startup: set[str]) -> dict[str, list[float]]:
+    """`tma status` per tree, its imports alone (the modules a status run imports, leaving
+    as the hot commands leave: os._exit, no teardown) and a bare interpreter."""
     cases = {"bare": ([sys.executable, "-c", "pass"], dict(os.environ), None)}
     for t in trees:
         name = t.serve("status", ["BENCH-WORKING"] * panes)
@@ -279,6 +284,12 @@ def status_ratio(trees: list[Tree], runs: int, panes: int) -> dict[str, list[flo
                                capture_output=True, text=True)
         assert f"{panes} consumed, 0 captures" in check.stderr, (timing.stderr, check.stderr)
         cases[t.label] = (t.argv(name, "status"), t.env, refresh)
+        subprocess.run(refresh[0], env=t.env, capture_output=True)
+        res = subprocess.run([sys.executable, "-X", "importtime", *t.argv(name, "status")],
+                             env=t.env, capture_output=True, text=True)
+        mods = [n for n, _s, _c in importtimes(res.stderr) if n not in startup]
+        code = f"for m in {mods!r}:\n    __import__(m)\nimport os\nos._exit(0)\n"
+        cases[f"{t.label} imports"] = ([sys.executable, "-c", code], t.env, None)
     out: dict[str, list[float]] = {k: [] for k in cases}
 
     def each(key: str) -> None:
@@ -325,12 +336,14 @@ def report(args, trees: list[Tree], proto: dict, cmds: dict, status: dict) -> No
     bare = statistics.median(status["bare"])
     print(f"\n`tma status` over {args.status_panes} fresh stamps, no daemon, against a bare "
           f"`python -c pass` ({fmt(status['bare'])}):\n")
-    print("| tree | `tma status` | / bare (medians) | / bare (minima) |")
-    print("|---|---|---|---|")
+    print("| tree | `tma status` | / bare (medians) | / bare (minima) | its imports alone "
+          "(no teardown) | / bare (medians) |")
+    print("|---|---|---|---|---|---|")
     for x in labels:
-        xs = status[x]
+        xs, imp = status[x], status[f"{x} imports"]
         print(f"| {x} | {fmt(xs)} | {statistics.median(xs) / bare:.2f}× | "
-              f"{min(xs) / min(status['bare']):.2f}× |")
+              f"{min(xs) / min(status['bare']):.2f}× | {fmt(imp)} | "
+              f"{statistics.median(imp) / bare:.2f}× |")
 
 
 def main() -> int:
@@ -355,7 +368,7 @@ def main() -> int:
                 trees.append(Tree(label, Path(checkout), work))
             proto = proto_import(trees, args.runs)
             cmds = commands(trees, args.runs, args.panes, startup)
-            status = status_ratio(trees, args.runs, args.status_panes)
+            status = status_ratio(trees, args.runs, args.status_panes, startup)
         finally:
             for t in trees:
                 t.close()
