@@ -196,8 +196,10 @@ class Tree:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
             os.close(fd)
+        sockets = Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}"
         for name in self.servers:
             subprocess.run(["tmux", "-L", name, "kill-server"], capture_output=True)
+            (sockets / name).unlink(missing_ok=True)  # tmux leaves its socket file behind
 
 
 def next_second() -> None:
