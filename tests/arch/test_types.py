@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 MISUSES = '''
 from tma.core.codec import Stamp
 from tma.core.plan import Plan
+from tma.core.proto import Selector
 from tma.tmux.read import Snapshot
 
 Stamp(pid="12")
@@ -24,6 +25,7 @@ Plan("publish").guard.nonexistent
 Snapshot()
 s: str = Stamp().pid
 ok: int = Stamp(state="idle").replace(pid=3).since
+Selector().session = "x"
 '''
 
 
@@ -52,10 +54,11 @@ def test_record_misuse_is_a_type_error(tmp_path, monkeypatch):
     assert code == 1, out
     lines = [line for line in out.splitlines() if line.startswith(str(probe))]
     by_line = {int(line.split(":")[1]): line for line in lines}
-    assert "arg-type" in by_line[6]  # a str where the field is an int
-    assert "call-arg" in by_line[7]  # no such field
-    assert "attr-defined" in by_line[8]  # Plan.guard is a Guard, which has no such field
-    assert "call-arg" in by_line[9]  # panes and clients are required
-    assert "assignment" in by_line[10]  # Stamp.pid is an int
-    assert 11 not in by_line  # replace keeps the record's type
-    assert len(lines) == 5, out
+    assert "arg-type" in by_line[7]  # a str where the field is an int
+    assert "call-arg" in by_line[8]  # no such field
+    assert "attr-defined" in by_line[9]  # Plan.guard is a Guard, which has no such field
+    assert "call-arg" in by_line[10]  # panes and clients are required
+    assert "assignment" in by_line[11]  # Stamp.pid is an int
+    assert 12 not in by_line  # replace keeps the record's type
+    assert "read-only" in by_line[13]  # a frozen record's field (a wire record's)
+    assert len(lines) == 6, out

@@ -6,7 +6,6 @@ project's, not ours to copy into the tree); the vector tests skip when it is abs
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
@@ -284,7 +283,7 @@ def _row(**changes: object) -> P.FleetRow:
     base = P.FleetRow("%1", "claude", "idle", None, 1, 1000, 1000, "s:1.0", False, False,
                       None, None, None, None, None, None, False, None, None, None, None, None,
                       None, None, None, None, "/tmp/tmux", "h")
-    return dataclasses.replace(base, **changes)
+    return base.replace(**changes)
 
 
 @settings(max_examples=60, deadline=None)

@@ -102,3 +102,30 @@ def test_the_older_spelling_is_taken_as_written():
     assert (s.a, s.b) == (1, "x")  # type: ignore[attr-defined]  # invisible to mypy
     assert s == Spelled(1, "x")
     assert vars(Spelled)["__slots__"] == ("a", "b")
+
+
+class Fixed(Record, frozen=True):
+    """A frozen record, as tma.core.proto's wire records are."""
+
+    a: int
+    b: str = ""
+
+
+class FixedMore(Fixed, frozen=True):
+    c: int = 0
+
+
+def test_a_frozen_record_refuses_assignment_and_deletion_after_it_is_built():
+    f = Fixed(1, "x")
+    with pytest.raises(AttributeError, match="frozen: cannot assign to 'a'"):
+        f.a = 2  # type: ignore[misc]  # the assignment under test
+    with pytest.raises(AttributeError, match="frozen: cannot delete 'b'"):
+        del f.b
+    with pytest.raises(AttributeError, match="frozen"):
+        FixedMore(1).c = 3  # type: ignore[misc]  # a frozen record's subclass too
+    assert (f.a, f.b) == (1, "x")
+    assert f.replace(a=2) == Fixed(2, "x") and f.a == 1  # replace builds a new one
+    assert hash(f) == hash(Fixed(1, "x"))
+    p = Point(1)
+    p.x = 4  # a record not declared frozen stays assignable
+    assert p.x == 4

@@ -3,6 +3,10 @@
 The broker (tma.runtime.actions_fire) decides; this module parses, resolves the
 targets, and reports: one sentence per result on stderr, `--json` on stdout. The
 flags are declared in tma.cli.spec.
+
+The broker's machinery (the cycle, actions_fire and actions_describe, the navigator:
+~25 modules) is imported where an action fires, is described or is offered on a menu:
+`tma act --list` without a pane reads the action set alone.
 """
 
 from __future__ import annotations
@@ -13,12 +17,6 @@ from tma.cli import common, spec
 from tma.core import answers
 from tma.core.actions_gate import worst_exit
 from tma.runtime import actions
-from tma.runtime import actions_describe as D
-from tma.runtime import actions_fire as F
-from tma.runtime.actions_fire import Broker, Request, gone
-from tma.runtime.cycle import Cycle
-from tma.runtime.navigate import Navigator, NoClient
-from tma.tmux.adapter import NoServer, PaneGone, TmuxError
 
 
 def _usage(args, sel) -> None:
@@ -119,6 +117,9 @@ class _Act:
         self.cfg, self.args, self.sel, self.aset = cfg, args, sel, aset
 
     def run(self, action) -> int:
+        from tma.runtime.actions_fire import Broker
+        from tma.runtime.cycle import Cycle
+
         # the broker re-reads the screen of the pane it acts on (its gate check)
         server, res = self.session.server, self.session.cycle(current=False)
         self.server, self.res = server, res
@@ -175,6 +176,8 @@ class _Act:
 
     # -- firing
     def _request(self, yes: bool | None = None, prompt: bool = True):
+        from tma.runtime.actions_fire import Request
+
         ask = _ask if prompt and common.on_terminal(0) and common.on_terminal(2) else None
         return Request(self.args.text, tuple(self.args.arg), self.args.force,
                        self.args.yes if yes is None else yes, self.args.dry_run, ask,
@@ -183,6 +186,9 @@ class _Act:
                        int(self.args.expect_episode or 0))
 
     def _fire(self, action, target, req=None):
+        from tma.runtime import actions_fire as F
+        from tma.tmux.adapter import NoServer, PaneGone, TmuxError
+
         pane, stamp, agent = target
         if pane is None:
             return F.gone(action.name, agent)
@@ -226,6 +232,8 @@ class _Act:
 
     # -- dry run
     def _dry_run(self, action, target) -> int:
+        from tma.runtime import actions_describe as D
+
         pane, stamp, agent = target
         if pane is None:
             return self._report(_gone(action.name, agent))
@@ -240,6 +248,8 @@ class _Act:
         return 0
 
     def _dry_run_many(self, action, rows) -> int:
+        from tma.runtime import actions_describe as D
+
         now = common.now_ms()
         docs = [D.describe(self.broker, action, r.pane, r.stamp, r.agent, self._request(), now)
                 for r in rows]
@@ -256,6 +266,9 @@ class _Act:
 
     # -- the menu
     def _menu(self, target) -> int:
+        from tma.runtime import actions_describe as D
+        from tma.runtime.navigate import Navigator, NoClient
+
         pane, stamp, agent = target
         if pane is None:
             return self._report(_gone("menu", agent))
@@ -304,6 +317,7 @@ def _remote_menu(session, args, aset) -> int:
     person saw, or nothing fires). No SSH to draw it: the host decides when one fires."""
     from tma.runtime import fleet_act
     from tma.runtime import hosts as store
+    from tma.runtime.navigate import Navigator, NoClient
 
     episode = args.expect_episode
     try:
@@ -356,6 +370,8 @@ def _report_remote(args, fired) -> int:
 
 
 def _gone(name: str, pane_id: str):
+    from tma.runtime.actions_fire import gone
+
     return gone(name, pane_id)
 
 
@@ -388,7 +404,12 @@ def _lane(action, agent: str) -> str:
 
 
 def _list(args, aset, ctx) -> int:
-    entries = D.listing(aset, ctx)
+    if ctx is None:  # no pane: what each action is, nothing to gate
+        entries = aset.listing()
+    else:
+        from tma.runtime import actions_describe as D
+
+        entries = D.listing(aset, ctx)
     if args.json:
         from tma.ui.text import dumps
 

@@ -12,7 +12,6 @@ A fleet host's pane (HOST:%N) is a local window running `ssh -t HOST tma attach
 from __future__ import annotations
 
 from tma.cli import common, spec
-from tma.runtime import hosts
 from tma.runtime.navigate import Navigator, NoClient
 
 
@@ -26,10 +25,10 @@ def main(session: common.Session, argv: list[str]) -> int:
     cfg = session.surface_config()
 
     job = Navigator(session, session.cycle(), sel)
+    if direction == "pane" and ":" in pane:
+        return _to_remote(job, pane)
     try:
         if direction == "pane":
-            if ":" in pane:
-                return job.to_remote(pane)
             return job.to_pane(pane)
         if direction == "back":
             return job.back()
@@ -41,6 +40,15 @@ def main(session: common.Session, argv: list[str]) -> int:
     except NoClient as exc:
         common.err(f"tma: {exc}")
         return common.FAIL
-    except hosts.HostError as exc:
+
+
+def _to_remote(job: Navigator, name: str) -> int:
+    """HOST:%N: a window logged in to the host. hosts.toml's reader only here: a local
+    jump never loads the fleet's modules."""
+    from tma.runtime import hosts
+
+    try:
+        return job.to_remote(name)
+    except (NoClient, hosts.HostError) as exc:
         common.err(f"tma: {exc}")
         return common.FAIL

@@ -8,7 +8,6 @@ from __future__ import annotations
 import sys
 
 from tma.cli import common, spec
-from tma.runtime import card_screen, fleet_view, hosts
 from tma.runtime.git import GitInfo
 from tma.runtime.session import Session
 from tma.ui import rows as render
@@ -23,6 +22,10 @@ def main(session: Session, argv: list[str]) -> int:
 
     remote_side = None
     if args.hosts:
+        # the fleet's modules (hosts.toml's parser, the link, the protocol) only with
+        # --hosts: without it ls shows this machine's panes and pays nothing for a fleet
+        from tma.runtime import fleet_view, hosts
+
         try:  # started first: the hosts answer while the local cycle runs
             remote_side = fleet_view.Remote(session, args.timeout)
         except hosts.HostError as exc:
@@ -46,6 +49,7 @@ def main(session: Session, argv: list[str]) -> int:
         common.err(f"tma: {line}")
 
     if args.json:
+        from tma.runtime import card_screen  # what a blocked row asks: the document only
         from tma.ui import text
 
         screen = {}

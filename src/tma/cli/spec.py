@@ -23,7 +23,6 @@ from tma.core import cmdparse
 from tma.core.cmdspec import Arg, Command, Flag, Table
 from tma.core.cmdspec import did_you_mean as did_you_mean  # re-exported: the commands' hints
 from tma.runtime.selectors import SelectorError, parse_pane_id, parse_target
-from tma.ui import help
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -600,10 +599,14 @@ flag_names = TABLE.flag_names
 
 
 def help_text(name: str, sub: str | None = None) -> str:
+    from tma.ui import help  # the renderer (and textwrap) only when help is asked for
+
     return help.help_text(TABLE, name, sub)
 
 
 def top_help() -> str:
+    from tma.ui import help
+
     return help.top_help(TABLE)
 
 

@@ -77,8 +77,18 @@ def _fill(parser: argparse.ArgumentParser, cmd: Command, types: Types) -> None:
         subs = parser.add_subparsers(dest="sub", required=True, metavar="SUBCOMMAND",
                                      parser_class=type(parser))
         for s in cmd.subcommands:
-            _fill(subs.add_parser(s.name, prog=f"tma {cmd.name} {s.name}", add_help=False), s,
-                  types)
+            _fill(subs.add_parser(s.name, prog=f"tma {cmd.name} {s.name}", add_help=False,
+                                  formatter_class=_Formatter), s, types)
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse formats each argument once as it is added (a check of its metavar), and
+    a formatter left to itself asks the terminal's width, importing shutil (with bz2 and
+    lzma: ~2.5 ms a command). No argparse text is ever shown (tma.ui.help writes the help,
+    every error is a UsageError), so a fixed width does."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=100)
 
 
 def build(table: Table, name: str, types: Types) -> argparse.ArgumentParser:
@@ -88,7 +98,8 @@ def build(table: Table, name: str, types: Types) -> argparse.ArgumentParser:
             raise usage_error(message, table, cmd)  # one usage-error path, for cli/main.py
 
     cmd = table.commands[name]
-    p = Parser(prog=f"tma {name}", add_help=False, allow_abbrev=False)
+    p = Parser(prog=f"tma {name}", add_help=False, allow_abbrev=False,
+               formatter_class=_Formatter)
     _fill(p, cmd, types)
     return p
 

@@ -7,8 +7,6 @@ completions and the man page from a Table without importing tma.cli.
 
 from __future__ import annotations
 
-import difflib
-
 TYPE_CHECKING = False  # typing stays unimported at run time
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -150,5 +148,7 @@ class Table:
 
 def did_you_mean(word: str, names: Iterable[str], quote: str = "'") -> str:
     """`; did you mean 'ls'?` for the closest name (difflib), or ''."""
+    import difflib  # ~1 ms (and heapq): only once a word is wrong
+
     close = difflib.get_close_matches(word, list(names), n=1, cutoff=0.6)
     return f"; did you mean {quote}{close[0]}{quote}?" if close else ""

@@ -14,11 +14,13 @@ Pure: no I/O, no clock.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
-from typing import Any
 
 from tma.core import proto
 from tma.core.untrusted import clean, opt_clean, pane_id_ok, token
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: The most rows one host's snapshot may carry here (a host with more agent panes than
 #: this is not a host: the rest are dropped, and the problem names how many).
@@ -74,9 +76,9 @@ def _count(value: int | None, top: int = MAX_MS) -> int | None:
 
 def _hello(f: proto.HelloResponse, problems: list[str]) -> proto.HelloResponse:
     scopes = tuple(dict.fromkeys(clean(s, SHORT) for s in f.scopes[:16]))
-    return replace(f, host=clean(f.host, TEXT), tma_version=clean(f.tma_version, SHORT),
-                   reconcile_interval_ms=min(max(f.reconcile_interval_ms, 0), 3_600_000),
-                   scopes=scopes)
+    return f.replace(host=clean(f.host, TEXT), tma_version=clean(f.tma_version, SHORT),
+                     reconcile_interval_ms=min(max(f.reconcile_interval_ms, 0), 3_600_000),
+                     scopes=scopes)
 
 
 def row(r: proto.FleetRow) -> proto.FleetRow:
@@ -88,8 +90,8 @@ def row(r: proto.FleetRow) -> proto.FleetRow:
     cost = r.cost_usd
     if cost is not None and not (math.isfinite(cost) and 0 <= cost < 1e9):
         cost = None
-    return replace(
-        r, agent=clean(r.agent, NAME), detail=token(r.detail),
+    return r.replace(
+        agent=clean(r.agent, NAME), detail=token(r.detail),
         since=_ms(r.since), since_ms=_ms(r.since_ms), episode_ms=_ms(r.episode_ms),
         locator=clean(r.locator, TEXT), session=opt_clean(r.session, TEXT),
         transcript=opt_clean(r.transcript, LONG),
@@ -126,14 +128,14 @@ def _snapshot(f: proto.Snapshot, problems: list[str]) -> proto.Snapshot:
         out.append(row(r))
     if len(out) < len(rows):
         problems.append(f"dropped {len(rows) - len(out)} repeated pane rows")
-    return replace(f, agents=tuple(out))
+    return f.replace(agents=tuple(out))
 
 
 def _edge(f: proto.Edge, problems: list[str]) -> proto.Edge:
-    return replace(f, at_ms=_ms(f.at_ms), pane=_pane(f.pane, "an edge"),
-                   agent=clean(f.agent, NAME), detail=token(f.detail),
-                   locator=clean(f.locator, TEXT), repo=opt_clean(f.repo, TEXT),
-                   branch=opt_clean(f.branch, TEXT))
+    return f.replace(at_ms=_ms(f.at_ms), pane=_pane(f.pane, "an edge"),
+                     agent=clean(f.agent, NAME), detail=token(f.detail),
+                     locator=clean(f.locator, TEXT), repo=opt_clean(f.repo, TEXT),
+                     branch=opt_clean(f.branch, TEXT))
 
 
 def _binder(b: proto.Binder) -> proto.Binder:
@@ -167,10 +169,10 @@ def _permission(f: proto.PermissionCard, problems: list[str]) -> proto.Permissio
     if call is not None:
         call = proto.PendingCall(clean(call.tool, NAME), json_value(call.input),
                                  clean(call.call_id, TEXT))
-    return replace(f, pane=_pane(f.pane, "a card"), agent=clean(f.agent, NAME),
-                   lane=clean(f.lane, SHORT), options=options,
-                   extraction=clean(f.extraction, SHORT), pending_call=call,
-                   binder=_binder(f.binder))
+    return f.replace(pane=_pane(f.pane, "a card"), agent=clean(f.agent, NAME),
+                     lane=clean(f.lane, SHORT), options=options,
+                     extraction=clean(f.extraction, SHORT), pending_call=call,
+                     binder=_binder(f.binder))
 
 
 def _question(f: proto.QuestionCard, problems: list[str]) -> proto.QuestionCard:
@@ -181,25 +183,25 @@ def _question(f: proto.QuestionCard, problems: list[str]) -> proto.QuestionCard:
                              for o in q.options[:MAX_OPTIONS]),
                        q.multiple, q.custom)
         for q in f.questions[:MAX_QUESTIONS])
-    return replace(f, pane=_pane(f.pane, "a card"), agent=clean(f.agent, NAME),
-                   request_id=clean(f.request_id, TEXT), questions=questions,
-                   binder=_binder(f.binder))
+    return f.replace(pane=_pane(f.pane, "a card"), agent=clean(f.agent, NAME),
+                     request_id=clean(f.request_id, TEXT), questions=questions,
+                     binder=_binder(f.binder))
 
 
 def _informational(f: proto.InformationalCard, problems: list[str]) -> proto.InformationalCard:
-    return replace(f, detail=token(f.detail) or "unknown", headline=clean(f.headline, LONG))
+    return f.replace(detail=token(f.detail) or "unknown", headline=clean(f.headline, LONG))
 
 
 def receipt_row(r: proto.ReceiptRow) -> proto.ReceiptRow:
-    return replace(r, slot=clean(r.slot, TEXT), pane=_pane(r.pane, "a receipt"),
-                   action=clean(r.action, SHORT), outcome=clean(r.outcome, SHORT),
-                   reason=opt_clean(r.reason, SHORT), exit_code=r.exit_code
-                   if -1 <= r.exit_code <= 255 else 1, device=opt_clean(r.device, TEXT),
-                   at_ms=_ms(r.at_ms))
+    return r.replace(slot=clean(r.slot, TEXT), pane=_pane(r.pane, "a receipt"),
+                     action=clean(r.action, SHORT), outcome=clean(r.outcome, SHORT),
+                     reason=opt_clean(r.reason, SHORT), exit_code=r.exit_code
+                     if -1 <= r.exit_code <= 255 else 1, device=opt_clean(r.device, TEXT),
+                     at_ms=_ms(r.at_ms))
 
 
 def _receipt(f: proto.Receipt, problems: list[str]) -> proto.Receipt:
-    return replace(f, receipt=receipt_row(f.receipt))
+    return f.replace(receipt=receipt_row(f.receipt))
 
 
 def _receipts(f: proto.Receipts, problems: list[str]) -> proto.Receipts:
@@ -209,16 +211,16 @@ def _receipts(f: proto.Receipts, problems: list[str]) -> proto.Receipts:
             out.append(receipt_row(r))
         except Refused as exc:
             problems.append(str(exc))
-    return replace(f, receipts=tuple(out))
+    return f.replace(receipts=tuple(out))
 
 
 def _header(h: proto.EventHeader) -> proto.EventHeader:
     body = h.body
     if body is not None:
         body = proto.EventBody(clean(body.kind, SHORT), clean(body.text, BODY))
-    return replace(h, cursor=clean(h.cursor, TEXT), kind=clean(h.kind, SHORT),
-                   data=json_value(h.data), ts=opt_clean(h.ts, SHORT),
-                   preview=opt_clean(h.preview, LONG), body=body)
+    return h.replace(cursor=clean(h.cursor, TEXT), kind=clean(h.kind, SHORT),
+                     data=json_value(h.data), ts=opt_clean(h.ts, SHORT),
+                     preview=opt_clean(h.preview, LONG), body=body)
 
 
 def _window(f: proto.Window, problems: list[str]) -> proto.Window:
@@ -227,18 +229,18 @@ def _window(f: proto.Window, problems: list[str]) -> proto.Window:
         s = proto.SessionMeta(clean(s.agent, NAME), clean(s.session_id, TEXT),
                               clean(s.cwd, LONG), clean(s.version, SHORT),
                               clean(s.model, NAME))
-    return replace(f, pane=_pane(f.pane, "a window"), agent=clean(f.agent, NAME), session=s,
-                   older=opt_clean(f.older, TEXT),
-                   unknown=_count(f.unknown) or 0,
-                   events=tuple(_header(e) for e in f.events[:MAX_EVENTS]))
+    return f.replace(pane=_pane(f.pane, "a window"), agent=clean(f.agent, NAME), session=s,
+                     older=opt_clean(f.older, TEXT),
+                     unknown=_count(f.unknown) or 0,
+                     events=tuple(_header(e) for e in f.events[:MAX_EVENTS]))
 
 
 def _event(f: proto.Event, problems: list[str]) -> proto.Event:
-    return replace(f, header=_header(f.header))
+    return f.replace(header=_header(f.header))
 
 
 def _error(f: proto.Error, problems: list[str]) -> proto.Error:
-    return replace(f, code=clean(f.code, SHORT), message=clean(f.message, LONG))
+    return f.replace(code=clean(f.code, SHORT), message=clean(f.message, LONG))
 
 
 _FIXES: dict[type, Any] = {

@@ -7,9 +7,6 @@ tma.runtime.navigate reads it, asks here, and moves the client.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from typing import Protocol, TypeVar
-
 from tma.core import states
 
 NEVER = 1 << 62  # sorts a never-stamped `since` last
@@ -20,46 +17,47 @@ class NoClient(Exception):
     pass
 
 
-# What these choices read of tma.tmux.read's Client and Pane and tma.runtime.cycle's Row
-# (core sees them only by shape).
-class ClientLike(Protocol):
-    @property
-    def name(self) -> str: ...
-    @property
-    def control_mode(self) -> bool: ...
-    @property
-    def session_name(self) -> str: ...
-    @property
-    def activity(self) -> int: ...
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs every jump ~3 ms at run time; the checker alone needs these
+    from collections.abc import Collection, Sequence
+    from typing import Protocol, TypeVar
 
+    # What these choices read of tma.tmux.read's Client and Pane and tma.runtime.cycle's Row
+    # (core sees them only by shape).
+    class ClientLike(Protocol):
+        @property
+        def name(self) -> str: ...
+        @property
+        def control_mode(self) -> bool: ...
+        @property
+        def session_name(self) -> str: ...
+        @property
+        def activity(self) -> int: ...
 
-class PaneLike(Protocol):
-    @property
-    def pane_id(self) -> str: ...
-    @property
-    def session_name(self) -> str: ...
-    @property
-    def order_key(self) -> tuple[str, int, int]: ...
+    class PaneLike(Protocol):
+        @property
+        def pane_id(self) -> str: ...
+        @property
+        def session_name(self) -> str: ...
+        @property
+        def order_key(self) -> tuple[str, int, int]: ...
 
+    class StampLike(Protocol):
+        @property
+        def state(self) -> str: ...
+        @property
+        def since(self) -> int: ...
+        @property
+        def attention(self) -> bool: ...
 
-class StampLike(Protocol):
-    @property
-    def state(self) -> str: ...
-    @property
-    def since(self) -> int: ...
-    @property
-    def attention(self) -> bool: ...
+    class RowLike(Protocol):
+        @property
+        def pane(self) -> PaneLike: ...
+        @property
+        def stamp(self) -> StampLike: ...
 
-
-class RowLike(Protocol):
-    @property
-    def pane(self) -> PaneLike: ...
-    @property
-    def stamp(self) -> StampLike: ...
-
-
-C = TypeVar("C", bound=ClientLike)
-R = TypeVar("R", bound=RowLike)
+    C = TypeVar("C", bound=ClientLike)
+    R = TypeVar("R", bound=RowLike)
 
 
 def pick_client(clients: Sequence[C], panes: Sequence[PaneLike], requested: str | None,

@@ -15,16 +15,21 @@ pass) and therefore dropped when written. Open vocabularies (detail, outcome, re
 option kind, error code, lane, extraction) keep a token this build does not know; the
 pane state set is closed and a state outside it is a bad request.
 
-Pure: no I/O and no clock. Only the serve process and its clients load this module, never
-the hot paths, so it uses `json` and dataclasses freely.
+Pure: no I/O and no clock. `tma card` and `tma ls --json` (a blocked pane's card) load
+it as well as the serve process and its clients, so importing it costs next to nothing:
+the records are slotted `Record`s (tma.core.record; `dataclasses` costs ~8 ms of `inspect`
+and `re`, and each slotted dataclass is built twice), the type names exist for the type
+checker only, and `json` is imported by the first line read or written.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
-from dataclasses import dataclass, fields
-from typing import Any, ClassVar, Final, Literal, TypeAlias
+from tma.core.record import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, ClassVar, Final, Literal, TypeAlias
 
 SCHEMA: Final = 1
 
@@ -35,7 +40,6 @@ MAX_DISPATCH_TEXT_BYTES: Final = 4 * 1024
 #: The id a refusal carries when no request has been read yet.
 NO_REQUEST_ID: Final = "0"
 
-Direction = Literal["request", "response"]
 REQUEST: Final = "request"  # device -> host
 RESPONSE: Final = "response"  # host -> device
 
@@ -61,9 +65,11 @@ EDGE_STATES: Final = STATES | {""}
 #: Requests this release parses but answers with `unsupported` (no transcript reader yet).
 UNSUPPORTED_REQUESTS: Final = frozenset({"window", "event"})
 
-JsonValue: TypeAlias = (None | bool | int | float | str | list["JsonValue"]
-                         | dict[str, "JsonValue"])
-JsonObject: TypeAlias = dict[str, JsonValue]
+if TYPE_CHECKING:
+    Direction: TypeAlias = Literal["request", "response"]
+    JsonValue: TypeAlias = (None | bool | int | float | str | list["JsonValue"]
+                            | dict[str, "JsonValue"])
+    JsonObject: TypeAlias = dict[str, JsonValue]
 
 
 class ProtoError(Exception):
@@ -86,8 +92,7 @@ class ProtoError(Exception):
 # `OMIT` names the optional fields left out when None; every other None is written as null.
 
 
-@dataclass(frozen=True, slots=True)
-class Selector:
+class Selector(Record, frozen=True):
     session: str | None = None
     repo: str | None = None
     branch: str | None = None
@@ -96,16 +101,14 @@ class Selector:
     OMIT: ClassVar[frozenset[str]] = frozenset({"session", "repo", "branch", "agent", "state"})
 
 
-@dataclass(frozen=True, slots=True)
-class Budget:
+class Budget(Record, frozen=True):
     header_bytes: int
     read_bytes: int
     frame_bytes: int
     OMIT: ClassVar[frozenset[str]] = frozenset()
 
 
-@dataclass(frozen=True, slots=True)
-class Binder:
+class Binder(Record, frozen=True):
     """What a dispatch expects of the pane; `expect_episode_ms` 0 expects nothing."""
 
     expect_episode_ms: int
@@ -113,16 +116,14 @@ class Binder:
     OMIT: ClassVar[frozenset[str]] = frozenset({"expect_permission_request"})
 
 
-@dataclass(frozen=True, slots=True)
-class Quota:
+class Quota(Record, frozen=True):
     pct: int
     window: str
     resets_at_ms: int | None
     OMIT: ClassVar[frozenset[str]] = frozenset()
 
 
-@dataclass(frozen=True, slots=True)
-class FleetRow:
+class FleetRow(Record, frozen=True):
     """One pane, as `tma ls --json` shows it less `title`."""
 
     pane: str
@@ -156,8 +157,7 @@ class FleetRow:
     OMIT: ClassVar[frozenset[str]] = frozenset()
 
 
-@dataclass(frozen=True, slots=True)
-class ReceiptRow:
+class ReceiptRow(Record, frozen=True):
     """A dispatch's outcome, as the ledger keeps it (no envelope)."""
 
     slot: str
@@ -172,31 +172,27 @@ class ReceiptRow:
     OMIT: ClassVar[frozenset[str]] = frozenset({"device"})
 
 
-@dataclass(frozen=True, slots=True)
-class CardOption:
+class CardOption(Record, frozen=True):
     kind: str
     name: str
     option_id: str | None = None  # none: the app shows the option but offers no key for it
     OMIT: ClassVar[frozenset[str]] = frozenset({"option_id"})
 
 
-@dataclass(frozen=True, slots=True)
-class PendingCall:
+class PendingCall(Record, frozen=True):
     tool: str
     input: JsonObject
     call_id: str
     OMIT: ClassVar[frozenset[str]] = frozenset()
 
 
-@dataclass(frozen=True, slots=True)
-class QuestionOption:
+class QuestionOption(Record, frozen=True):
     label: str
     description: str
     OMIT: ClassVar[frozenset[str]] = frozenset()
 
 
-@dataclass(frozen=True, slots=True)
-class Question:
+class Question(Record, frozen=True):
     question: str
     header: str
     options: tuple[QuestionOption, ...]
@@ -205,8 +201,7 @@ class Question:
     OMIT: ClassVar[frozenset[str]] = frozenset()
 
 
-@dataclass(frozen=True, slots=True)
-class SessionMeta:
+class SessionMeta(Record, frozen=True):
     agent: str
     session_id: str
     cwd: str
@@ -215,8 +210,7 @@ class SessionMeta:
     OMIT: ClassVar[frozenset[str]] = frozenset()
 
 
-@dataclass(frozen=True, slots=True)
-class EventBody:
+class EventBody(Record, frozen=True):
     kind: str  # text | json
     text: str
     OMIT: ClassVar[frozenset[str]] = frozenset()
@@ -241,8 +235,7 @@ EVENT_KINDS: Final[dict[str, tuple[str, ...]]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class EventHeader:
+class EventHeader(Record, frozen=True):
     """One transcript event. Its kind's own keys are kept as data, in wire order: tma
     serves no transcripts in this release, so it only needs to carry them."""
 
@@ -258,8 +251,7 @@ class EventHeader:
 # --- frames ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Frame:
+class Frame(Record, frozen=True):
     """The envelope's `id`; `T` is the frame type, `DIRECTION` which way it travels."""
 
     id: str
@@ -268,37 +260,32 @@ class Frame:
     OMIT: ClassVar[frozenset[str]] = frozenset()
 
 
-@dataclass(frozen=True, slots=True)
-class HelloRequest(Frame):
+class HelloRequest(Frame, frozen=True):
     app: str
     app_version: str
     device: str  # logged only: the forced command's --device is the identity
     T: ClassVar[str] = "hello"
 
 
-@dataclass(frozen=True, slots=True)
-class SnapshotRequest(Frame):
+class SnapshotRequest(Frame, frozen=True):
     selector: Selector | None = None
     T: ClassVar[str] = "snapshot"
     OMIT: ClassVar[frozenset[str]] = frozenset({"selector"})
 
 
-@dataclass(frozen=True, slots=True)
-class Subscribe(Frame):
+class Subscribe(Frame, frozen=True):
     events: bool
     selector: Selector | None = None
     T: ClassVar[str] = "subscribe"
     OMIT: ClassVar[frozenset[str]] = frozenset({"selector"})
 
 
-@dataclass(frozen=True, slots=True)
-class CardRequest(Frame):
+class CardRequest(Frame, frozen=True):
     pane: str
     T: ClassVar[str] = "card"
 
 
-@dataclass(frozen=True, slots=True)
-class WindowRequest(Frame):
+class WindowRequest(Frame, frozen=True):
     pane: str
     last: int | None = None
     before: str | None = None
@@ -307,15 +294,13 @@ class WindowRequest(Frame):
     OMIT: ClassVar[frozenset[str]] = frozenset({"last", "before", "budget"})
 
 
-@dataclass(frozen=True, slots=True)
-class EventRequest(Frame):
+class EventRequest(Frame, frozen=True):
     pane: str
     cursor: str
     T: ClassVar[str] = "event"
 
 
-@dataclass(frozen=True, slots=True)
-class Dispatch(Frame):
+class Dispatch(Frame, frozen=True):
     slot: str  # the caller's idempotency key
     host: str
     pane: str
@@ -328,16 +313,14 @@ class Dispatch(Frame):
     OMIT: ClassVar[frozenset[str]] = frozenset({"text", "answers", "device"})
 
 
-@dataclass(frozen=True, slots=True)
-class ReceiptsRequest(Frame):
+class ReceiptsRequest(Frame, frozen=True):
     slot: str | None = None
     since_ms: int | None = None
     T: ClassVar[str] = "receipts"
     OMIT: ClassVar[frozenset[str]] = frozenset({"slot", "since_ms"})
 
 
-@dataclass(frozen=True, slots=True)
-class HelloResponse(Frame):
+class HelloResponse(Frame, frozen=True):
     host: str
     tma_version: str
     reconcile_interval_ms: int
@@ -346,21 +329,18 @@ class HelloResponse(Frame):
     DIRECTION: ClassVar[Direction] = "response"
 
 
-@dataclass(frozen=True, slots=True)
-class Snapshot(Frame):
+class Snapshot(Frame, frozen=True):
     agents: tuple[FleetRow, ...]
     T: ClassVar[str] = "snapshot"
     DIRECTION: ClassVar[Direction] = "response"
 
 
-@dataclass(frozen=True, slots=True)
-class Ack(Frame):
+class Ack(Frame, frozen=True):
     T: ClassVar[str] = "ack"
     DIRECTION: ClassVar[Direction] = "response"
 
 
-@dataclass(frozen=True, slots=True)
-class Edge(Frame):
+class Edge(Frame, frozen=True):
     at_ms: int
     pane: str
     agent: str
@@ -374,8 +354,7 @@ class Edge(Frame):
     DIRECTION: ClassVar[Direction] = "response"
 
 
-@dataclass(frozen=True, slots=True)
-class PermissionCard(Frame):
+class PermissionCard(Frame, frozen=True):
     pane: str
     agent: str
     lane: str  # hook | api | screen
@@ -388,8 +367,7 @@ class PermissionCard(Frame):
     DIRECTION: ClassVar[Direction] = "response"
 
 
-@dataclass(frozen=True, slots=True)
-class QuestionCard(Frame):
+class QuestionCard(Frame, frozen=True):
     pane: str
     agent: str
     request_id: str
@@ -400,8 +378,7 @@ class QuestionCard(Frame):
     DIRECTION: ClassVar[Direction] = "response"
 
 
-@dataclass(frozen=True, slots=True)
-class InformationalCard(Frame):
+class InformationalCard(Frame, frozen=True):
     """Any other blocked detail: something to read, never a control to press."""
 
     detail: str
@@ -411,8 +388,7 @@ class InformationalCard(Frame):
     DIRECTION: ClassVar[Direction] = "response"
 
 
-@dataclass(frozen=True, slots=True)
-class NoCard(Frame):
+class NoCard(Frame, frozen=True):
     """The pane is not blocked."""
 
     T: ClassVar[str] = "card"
@@ -420,8 +396,7 @@ class NoCard(Frame):
     DIRECTION: ClassVar[Direction] = "response"
 
 
-@dataclass(frozen=True, slots=True)
-class Window(Frame):
+class Window(Frame, frozen=True):
     pane: str
     agent: str
     session: SessionMeta | None
@@ -433,40 +408,37 @@ class Window(Frame):
     DIRECTION: ClassVar[Direction] = "response"
 
 
-@dataclass(frozen=True, slots=True)
-class Event(Frame):
+class Event(Frame, frozen=True):
     header: EventHeader  # written inline, beside the envelope
     T: ClassVar[str] = "event"
     DIRECTION: ClassVar[Direction] = "response"
 
 
-@dataclass(frozen=True, slots=True)
-class Receipt(Frame):
+class Receipt(Frame, frozen=True):
     receipt: ReceiptRow  # written inline, beside the envelope
     T: ClassVar[str] = "receipt"
     DIRECTION: ClassVar[Direction] = "response"
 
 
-@dataclass(frozen=True, slots=True)
-class Receipts(Frame):
+class Receipts(Frame, frozen=True):
     receipts: tuple[ReceiptRow, ...]
     T: ClassVar[str] = "receipts"
     DIRECTION: ClassVar[Direction] = "response"
 
 
-@dataclass(frozen=True, slots=True)
-class Error(Frame):
+class Error(Frame, frozen=True):
     code: str  # clients branch on this
     message: str  # for a human
     T: ClassVar[str] = "error"
     DIRECTION: ClassVar[Direction] = "response"
 
 
-Request: TypeAlias = (HelloRequest | SnapshotRequest | Subscribe | CardRequest | WindowRequest
-                      | EventRequest | Dispatch | ReceiptsRequest)
-Card: TypeAlias = PermissionCard | QuestionCard | InformationalCard | NoCard
-Response: TypeAlias = (HelloResponse | Snapshot | Ack | Edge | Card | Window | Event | Receipt
-                       | Receipts | Error)
+if TYPE_CHECKING:
+    Request: TypeAlias = (HelloRequest | SnapshotRequest | Subscribe | CardRequest
+                          | WindowRequest | EventRequest | Dispatch | ReceiptsRequest)
+    Card: TypeAlias = PermissionCard | QuestionCard | InformationalCard | NoCard
+    Response: TypeAlias = (HelloResponse | Snapshot | Ack | Edge | Card | Window | Event
+                           | Receipt | Receipts | Error)
 
 _INLINE: Final = frozenset({"header", "receipt"})  # Event's and Receipt's body fields
 
@@ -497,12 +469,12 @@ def _object(record: Any) -> dict[str, Any]:
         out["body"] = _value(record.body)
         return out
     omit = record.OMIT
-    for f in fields(record):
-        value = getattr(record, f.name)
-        if f.name in _INLINE and isinstance(record, Frame):
+    for name, _default in record._fields:
+        value = getattr(record, name)
+        if name in _INLINE and isinstance(record, Frame):
             out.update(_object(value))
-        elif value is not None or f.name not in omit:
-            out[f.name.rstrip("_")] = _value(value)
+        elif value is not None or name not in omit:
+            out[name.rstrip("_")] = _value(value)
     return out
 
 
@@ -521,6 +493,8 @@ def to_wire(frame: Frame) -> dict[str, Any]:
 def dumps(frame: Frame) -> str:
     """The compact one-line wire form, without its newline. Non-ASCII text is written as
     UTF-8, not escaped; NaN and infinities are refused (ValueError)."""
+    import json  # ~1.5 ms: only once a frame is written
+
     return json.dumps(to_wire(frame), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
@@ -600,6 +574,8 @@ def parse_line(line: bytes | str, direction: Direction, *,
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise ProtoError(BAD_REQUEST, "line is not UTF-8") from None
+    import json  # ~1.5 ms: only once a line is read
+
     try:
         doc = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
     except ValueError as e:  # JSONDecodeError is one
@@ -852,7 +828,8 @@ def _window(o: _Obj, rid: str) -> Window:
                   tuple(_event_header(e) for e in o.objects("events")))
 
 
-_Reader: TypeAlias = Callable[[_Obj, str], Frame]
+if TYPE_CHECKING:
+    _Reader: TypeAlias = Callable[[_Obj, str], Frame]
 
 _REQUESTS: Final[dict[str, _Reader]] = {
     "hello": lambda o, rid: HelloRequest(rid, o.string("app"), o.string("app_version"),

@@ -18,6 +18,10 @@ reading them imports nothing; a type checker reads the same body as a dataclass
 through `dataclass_transform`. (A class that writes `__slots__` and `_fields` out
 itself, the older spelling, is taken as it is, but its fields are invisible to the
 type checker.)
+
+`class Frame(Record, frozen=True)` makes a record that cannot change once built, as a
+frozen dataclass: assigning or deleting a field raises AttributeError (and the type
+checker reports the assignment). A subclass of a frozen record says `frozen=True` too.
 """
 
 from __future__ import annotations
@@ -42,7 +46,11 @@ class RecordType(type):
     Runs once per record class at import, on the hot paths too: one pass, no helpers.
     """
 
-    def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> RecordType:
+    def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any],
+                frozen: bool = False) -> RecordType:
+        if frozen:
+            namespace["__setattr__"] = _refuse_set
+            namespace["__delattr__"] = _refuse_del
         annotations = namespace.get("__annotations__")
         if "_fields" in namespace or "__slots__" in namespace:
             # the older spelling, taken as written: `__slots__` plus a `_fields` table. A
@@ -78,6 +86,14 @@ class RecordType(type):
         namespace["__slots__"] = tuple(slots)
         namespace["_fields"] = tuple(fields)
         return type.__new__(mcs, name, bases, namespace)
+
+
+def _refuse_set(self: object, name: str, _value: object) -> None:
+    raise AttributeError(f"{type(self).__name__} is frozen: cannot assign to {name!r}")
+
+
+def _refuse_del(self: object, name: str) -> None:
+    raise AttributeError(f"{type(self).__name__} is frozen: cannot delete {name!r}")
 
 
 @dataclass_transform(eq_default=True)

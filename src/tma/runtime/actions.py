@@ -57,6 +57,13 @@ class ActionSet:
     def names(self) -> list[str]:
         return list(self.actions)
 
+    def listing(self) -> list[dict]:
+        """`tma act --list`'s entries without a pane: what each action is and covers."""
+        return [{"name": a.name, "label": a.label, "kind": a.kind,
+                 "agents": list(a.covered_agents()),
+                 "when": None if a.when.empty else a.when.as_json()}
+                for a in self.actions.values()]
+
 
 def load(user: str | None = None) -> ActionSet:
     actions: dict[str, schema.Action] = {}

@@ -92,18 +92,14 @@ def render(doc: dict) -> str:
 
 
 def listing(aset, ctx) -> list[dict]:
-    """--list entries; with a pane (ctx = (job, (pane, stamp, agent))): fireable or why."""
-    out = []
-    for a in aset.actions.values():
-        entry = {"name": a.name, "label": a.label, "kind": a.kind,
-                 "agents": list(a.covered_agents()),
-                 "when": None if a.when.empty else a.when.as_json()}
-        if ctx is not None:
-            job, (pane, stamp, agent) = ctx
-            why = refusal(job.broker, a, pane, stamp, agent) if pane is not None else \
-                G.Refusal(G.GATED, "no such pane")
-            entry["fireable"] = why is None
-            entry["reason"] = why.reason if why else None
-            entry["message"] = why.message if why else None  # text only (not in --json)
-        out.append(entry)
+    """--list entries with a pane (ctx = (job, (pane, stamp, agent))): each action's
+    (ActionSet.listing) and whether it would fire there, or why not."""
+    job, (pane, stamp, agent) = ctx
+    out = aset.listing()
+    for a, entry in zip(aset.actions.values(), out, strict=True):
+        why = refusal(job.broker, a, pane, stamp, agent) if pane is not None else \
+            G.Refusal(G.GATED, "no such pane")
+        entry["fireable"] = why is None
+        entry["reason"] = why.reason if why else None
+        entry["message"] = why.message if why else None  # text only (not in --json)
     return out

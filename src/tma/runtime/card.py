@@ -25,9 +25,12 @@ from collections.abc import Callable
 from tma.core import proto, states
 from tma.core.errors import NoPane
 from tma.core.rules import strip_ansi
-from tma.runtime import opencode_api
 from tma.runtime.card_screen import extract, manifest_for, wants_screen
 from tma.tmux import read
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from tma.runtime import opencode_api
 
 #: OpenCode's question fetch limit (on timeout the card is informational).
 QUESTION_TIMEOUT_S = 0.75
@@ -137,6 +140,9 @@ def _permission(row, agent: str, rid: str, config, manifest, screen) -> proto.Pe
 def _question(row, agent: str, rid: str, config, timeout_s: float) -> proto.QuestionCard | None:
     """OpenCode's pending question, fetched from its server (None: it did not answer in
     time, or holds no question for this pane)."""
+    # its HTTP client (http.client, ssl, email: ~15 ms) only for OpenCode's question card
+    from tma.runtime import opencode_api
+
     opts = row.pane.options
     endpoint = opencode_api.resolve_endpoint(opts, config)
     if endpoint is None:

@@ -53,7 +53,7 @@ def card(session, name: str, *, timeout: float = link.DEFAULT_TIMEOUT_S) -> prot
     answer, probe = ex.answer, ex.probe
     if isinstance(answer, (proto.PermissionCard, proto.QuestionCard, proto.InformationalCard,
                            proto.NoCard)):
-        return dataclasses.replace(answer, id=proto.NO_REQUEST_ID)
+        return answer.replace(id=proto.NO_REQUEST_ID)
     if ex.sent and probe.state == "refused" and f"said {proto.NOT_FOUND}:" in (probe.error or ""):
         raise LookupError(name)
     raise HostDown(host.name, probe.state, probe.error)

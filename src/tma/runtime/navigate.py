@@ -17,8 +17,6 @@ from tma.core import states
 from tma.core.errors import NoPane
 from tma.core.nav import NoClient
 from tma.core.untrusted import clean, pane_id_ok
-from tma.runtime import fleet
-from tma.runtime import hosts as store
 from tma.tmux import nav, read
 from tma.tmux.nav import menu_text
 
@@ -128,6 +126,11 @@ class Navigator:
         login to the host that attaches to that pane (tma.runtime.fleet.attach_argv); the
         window is tagged @tma_remote=HOST:%N, and the next jump there reuses it while it
         lives. Raises HostError (an unknown host), NoClient, TmuxError."""
+        # the fleet's modules (hosts.toml's parser, the link) only for a host's pane: a
+        # local jump would pay ~30 ms for them
+        from tma.runtime import fleet
+        from tma.runtime import hosts as store
+
         host_name, _, pane_id = name.rpartition(":")
         if not pane_id_ok(pane_id):  # a host's row may name anything: only %N goes on
             raise NoPane(clean(name, 64))

@@ -1,0 +1,63 @@
+"""A host's frames made data (tma.core.inbound): every fix rebuilds its frame with the
+record's `replace`, so each kind of response frame goes through it here."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tma.core import inbound
+from tma.core import proto as P
+
+VECTORS = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "proto" / "vectors"
+
+
+def _responses() -> list[P.Frame]:
+    """Every host-to-device frame of the golden vectors (tests/unit/test_proto.py)."""
+    if not VECTORS.is_dir():
+        pytest.skip(f"protocol vectors not found at {VECTORS} (shared reference folder absent)")
+    out = []
+    for path in sorted(VECTORS.glob("*.json")):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        for frame in doc if isinstance(doc, list) else [doc]:
+            try:
+                out.append(P.parse_line(json.dumps(frame), P.RESPONSE))
+            except P.ProtoError:
+                pass  # a request (device to host), or a payload that is not a frame
+    return out
+
+
+def test_every_clean_vector_passes_unchanged_through_its_fix():
+    frames = _responses()
+    for frame in frames:
+        safe, problems = inbound.response(frame)
+        assert problems == [], frame
+        assert type(safe) is type(frame)
+        assert safe == frame  # every field kept: the golden vectors are clean
+    assert set(inbound._FIXES) <= {type(f) for f in frames}  # each fix ran at least once
+
+
+def _row(pane: str, agent: str = "claude") -> P.FleetRow:
+    return P.FleetRow(pane, agent, "idle", None, 1, 1000, 0, "s:1.0", False, False, None,
+                      None, None, None, None, None, False, None, None, None, None, None,
+                      None, None, None, None, "/tmp/tmux-1/default", "box")
+
+
+def test_a_dirty_snapshot_is_cleaned_and_its_bad_rows_named():
+    frame = P.Snapshot("7", (_row("%1", "cla\x1bude"), _row("1; rm -rf"), _row("%1")))
+    safe, problems = inbound.response(frame)
+    assert isinstance(safe, P.Snapshot) and safe.id == "7"
+    assert [r.pane for r in safe.agents] == ["%1"]
+    assert safe.agents[0].agent == "claude"  # the escape byte is gone
+    assert problems == ["refused 1 row whose pane is not a pane id like %3 (the first: "
+                        "'1; rm -rf')", "dropped 1 repeated pane rows"]
+    with pytest.raises(AttributeError, match="frozen"):
+        safe.id = "8"  # type: ignore[misc]  # what a host said stays as it was made safe
+
+
+def test_a_frame_whose_pane_is_not_a_pane_id_is_refused():
+    edge = P.Edge("1", 5, "x", "claude", "idle", "working", None, "s:1.0", None, None)
+    with pytest.raises(inbound.Refused, match="an edge names pane 'x'"):
+        inbound.response(edge)
