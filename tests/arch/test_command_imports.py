@@ -65,6 +65,8 @@ WHY = {
     "tma.tmux.read": "the pane read (one list-panes)",
     "tma.tmux.frame": "the read's framing, alike on every tmux release",
     "tma.core.codec": "stamps decoded from pane options",
+    "tma.core.prompt": "the prompt identity bound to a blocked episode (@tma_prompt): part of "
+                       "every stamp the codec decodes, and of the binder's check; states only",
     "tma.core.options": "the option registry the read asks for",
     "tma.runtime.cycle": "the poll cycle behind every surface's rows",
     # a producing cycle over fresh stamps (past the stampede second)
@@ -133,7 +135,7 @@ SESSION = {"tma.cli.common", "tma.runtime.session"}
 TABLE = {"tma.cli.spec", "tma.core.cmdparse", "tma.core.cmdspec", "tma.runtime.selectors",
          "tma.core.untrusted"}
 READ = {"tma.tmux", "tma.tmux.adapter", "tma.tmux.spawn", "tma.tmux.read", "tma.tmux.frame",
-        "tma.core.codec", "tma.core.options"}
+        "tma.core.codec", "tma.core.options", "tma.core.prompt"}
 CYCLE = READ | {"tma.runtime.cycle"}
 PRODUCING = {"tma.runtime.manifests", "tma.core.identity", "tma.runtime.procs",
              "tma.core.rollup"}
@@ -158,7 +160,8 @@ PINS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "jump --attention": SURFACE | NAV | {"tma.cli.jump"},
     "act --list": BASE | SESSION | TABLE | {
         "tma.cli.act", "tma.runtime.actions", "tma.core.actions_schema",
-        "tma.core.actions_gate", "tma.core.answers", "tma.core.manifest", "tma.core.hookmap"},
+        "tma.core.actions_gate", "tma.core.answers", "tma.core.manifest", "tma.core.hookmap",
+        "tma.core.prompt"},
     "wait": SURFACE | ROWS | {
         "tma.cli.wait", "tma.runtime.waiting", "tma.runtime.feed", "tma.runtime.rundir",
         "tma.runtime.handoff", "tma.runtime.git", "tma.ui.text"},
