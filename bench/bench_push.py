@@ -37,8 +37,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _sinkkit import Endpoint, pct  # noqa: E402
 
-from tma.runtime import config, notify  # noqa: E402
-from tma.runtime.notify_note import Note  # noqa: E402
+from tma.runtime import config  # noqa: E402
+from tma.runtime.notify import dispatch as notify
+from tma.runtime.notify.note import Note  # noqa: E402
 from tma.tmux import adapter  # noqa: E402
 
 # The smallest run (argv lists): CI runs it (tests/integration/test_bench_scripts.py).

@@ -89,7 +89,10 @@ WHY = {
     "tma.runtime.git": "repo and branch labels for the rows",
     # per command
     "tma.cli.ls": "ls",
-    "tma.runtime.card_screen": "ls --json: what a blocked row asks, read off its screen",
+    "tma.runtime.act.card_screen": "ls --json: what a blocked row asks, read off its screen",
+    "tma.runtime.act": "the actions' package (a docstring: its __init__ imports nothing)",
+    "tma.runtime.notify": "the notifications' package (a docstring)",
+    "tma.core.actions": "the actions' pure package (a docstring)",
     "tma.core.card": "that reading (the dialog rules)",
     "tma.core.rules": "the screen rules it evaluates",
     "tma.core.manifest": "the manifest schema (the dialog rules; an action file's checks)",
@@ -106,19 +109,19 @@ WHY = {
     "tma.core.manifests": "the bundled manifests' generated tables",
     "tma.core.manifests._lanes": "each bundled agent's reply lane",
     "tma.core.notice": "whether the change is due a notification",
-    "tma.runtime.notify_gate": "the [notify] config the hook path reads",
+    "tma.runtime.notify.gate": "the [notify] config the hook path reads",
     "tma.cli.jump": "jump",
     "tma.cli.act": "act",
-    "tma.runtime.actions": "the action set (bundled and user actions)",
-    "tma.core.actions_schema": "an action file's schema",
-    "tma.core.actions_gate": "the gate's vocabulary and the worst exit",
-    "tma.core.answers": "--answer's parser (checked before any pane is read)",
+    "tma.runtime.act.registry": "the action set (bundled and user actions)",
+    "tma.core.actions.schema": "an action file's schema",
+    "tma.core.actions.gate": "the gate's vocabulary and the worst exit",
+    "tma.core.actions.answers": "--answer's parser (checked before any pane is read)",
     "tma.cli.wait": "wait",
     "tma.runtime.waiting": "the wait's decision",
     "tma.runtime.feed": "the row feed of the long-running surfaces (wait, the picker)",
     "tma.runtime.rundir": "the feed's daemon socket checks",
     "tma.cli.card": "card",
-    "tma.runtime.card": "the card of a pane",
+    "tma.runtime.act.card": "the card of a pane",
     "tma.core.proto": "the card's records are the protocol's (cheap: slotted records)",
     "tma.ui.cards": "the card for a person",
     "tma.cli.picker": "the picker",
@@ -142,7 +145,7 @@ PRODUCING = {"tma.runtime.manifests", "tma.core.identity", "tma.runtime.procs",
 NAV = {"tma.runtime.navigate", "tma.core.nav", "tma.tmux.nav", "tma.tmux.attention",
        "tma.tmux.write", "tma.core.plan"}
 ROWS = {"tma.ui", "tma.ui.rows", "tma.ui.table"}
-SCREEN_CARD = {"tma.runtime.card_screen", "tma.core.card", "tma.core.rules",
+SCREEN_CARD = {"tma.runtime.act", "tma.runtime.act.card_screen", "tma.core.card", "tma.core.rules",
                "tma.core.manifest", "tma.core.hookmap"}
 SURFACE = BASE | SESSION | TABLE | CYCLE | PRODUCING  # a table command that reads rows
 
@@ -154,19 +157,20 @@ PINS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "event": BASE | READ | {
         "tma.cli.event", "tma.runtime.hook", "tma.runtime.handoff", "tma.core.intake",
         "tma.core.jsonlite", "tma.core.hookmap", "tma.core.manifests",
-        "tma.core.manifests._lanes", "tma.core.notice", "tma.runtime.notify_gate",
+        "tma.core.manifests._lanes", "tma.core.notice", "tma.runtime.notify", "tma.runtime.notify.gate",
         "tma.runtime.manifests", "tma.core.identity", "tma.runtime.procs", "tma.core.rollup",
         "tma.core.plan", "tma.tmux.write"},
     "jump --attention": SURFACE | NAV | {"tma.cli.jump"},
     "act --list": BASE | SESSION | TABLE | {
-        "tma.cli.act", "tma.runtime.actions", "tma.core.actions_schema",
-        "tma.core.actions_gate", "tma.core.answers", "tma.core.manifest", "tma.core.hookmap",
+        "tma.cli.act", "tma.runtime.act", "tma.runtime.act.registry", "tma.core.actions",
+        "tma.core.actions.schema",
+        "tma.core.actions.gate", "tma.core.actions.answers", "tma.core.manifest", "tma.core.hookmap",
         "tma.core.prompt"},
     "wait": SURFACE | ROWS | {
         "tma.cli.wait", "tma.runtime.waiting", "tma.runtime.feed", "tma.runtime.rundir",
         "tma.runtime.handoff", "tma.runtime.git", "tma.ui.text"},
     "card": SURFACE | SCREEN_CARD | {
-        "tma.cli.card", "tma.runtime.card", "tma.core.proto", "tma.ui", "tma.ui.cards",
+        "tma.cli.card", "tma.runtime.act.card", "tma.core.proto", "tma.ui", "tma.ui.cards",
         "tma.ui.text"},
     # the first frame is drawn from the stamps as they are: no producing cycle, no git
     "picker": BASE | SESSION | {"tma.runtime.selectors", "tma.core.untrusted"} | CYCLE | NAV
@@ -325,8 +329,8 @@ def test_the_pin_fails_on_an_added_import(scene, tmp_path):
     shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__"))
     ls = copy / "tma" / "cli" / "ls.py"
     ls.write_text(ls.read_text().replace("\nimport sys\n", "\nimport sys\n\nimport "
-                                         "tma.runtime.hosts\n", 1))
+                                         "tma.runtime.fleet.hosts\n", 1))
     got = scene.modules("ls", pythonpath=str(copy))
-    assert "tma.runtime.hosts" in got  # the copy ran, not the tree
+    assert "tma.runtime.fleet.hosts" in got  # the copy ran, not the tree
     said = difference("ls", got)
-    assert "imports tma.runtime.hosts" in said and "no longer imports" not in said, said
+    assert "tma.runtime.fleet.hosts" in said and "no longer imports" not in said, said

@@ -54,7 +54,7 @@ HOT = frozenset({
     "tma.runtime.handoff",
     "tma.runtime.hook",
     "tma.runtime.manifests",
-    "tma.runtime.notify_gate",
+    "tma.runtime.notify.gate",
     "tma.runtime.procs",
     "tma.runtime.session",
     "tma.tmux",
@@ -99,21 +99,21 @@ KEPT = {
     "tma.demo_agent": 3,
     "tma.install.keybind": 2,
     "tma.install.registry": 1,
-    "tma.runtime.actions_exec": 6,
-    "tma.runtime.actions_fire": 3,
-    "tma.runtime.card": 1,  # OpenCode's HTTP client only for its question card (~15 ms)
+    "tma.runtime.act.exec": 6,
+    "tma.runtime.act.fire": 3,
+    "tma.runtime.act.card": 1,  # OpenCode's HTTP client only for its question card (~15 ms)
     "tma.runtime.daemon_files": 12,
     "tma.runtime.doctor": 4,
     "tma.runtime.feed": 1,
-    "tma.runtime.hosts": 1,  # the installers' atomic write only to edit hosts.toml
+    "tma.runtime.fleet.hosts": 1,  # the installers' atomic write only to edit hosts.toml
     "tma.runtime.navigate": 3,  # +2: the fleet's modules only to jump to a host's pane
-    "tma.runtime.notify": 3,
-    "tma.runtime.notify_backends": 4,
-    "tma.runtime.notify_http": 5,  # the hook child: its request first, the record after
-    "tma.runtime.notify_log": 6,
-    "tma.runtime.notify_post": 3,  # urllib only for https or a proxy (the hook child's http)
-    "tma.runtime.notify_push": 7,  # the hook path's fire: spawn, json, capture only when used
-    "tma.runtime.notify_sinks": 1,  # a sink's imports only when a notification fires
+    "tma.runtime.notify.dispatch": 3,
+    "tma.runtime.notify.backends": 4,
+    "tma.runtime.notify.http": 5,  # the hook child: its request first, the record after
+    "tma.runtime.notify.log": 6,
+    "tma.runtime.notify.post": 3,  # urllib only for https or a proxy (the hook child's http)
+    "tma.runtime.notify.push": 7,  # the hook path's fire: spawn, json, capture only when used
+    "tma.runtime.notify.sinks": 1,  # a sink's imports only when a notification fires
     "tma.runtime.screen": 18,  # +5: the hosts' modules only with a hosts.toml, never first
     "tma.tmux.demo_server": 1,
     "tma.ui.app": 11,

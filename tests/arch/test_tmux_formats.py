@@ -25,8 +25,8 @@ TMUX_FACING = ("tmux", "runtime", "daemon")
 ALLOWED = {
     ("tmux/adapter.py", "\0"): "quote() removes NUL from a value before tmux sees it",
     ("tmux/adapter.py", "\r"): "quote() removes CR from a value before tmux sees it",
-    ("runtime/notify_post.py", "\r"): "an HTTP header's line-break check, on a socket",
-    ("runtime/notify_post.py", "\r\n"): "HTTP's line ends, on a socket to a web server",
+    ("runtime/notify/post.py", "\r"): "an HTTP header's line-break check, on a socket",
+    ("runtime/notify/post.py", "\r\n"): "HTTP's line ends, on a socket to a web server",
     ("tmux/notify.py", "\x7f"): "strip_controls' range end: removes controls from a message",
     ("runtime/hook.py", "\x7f"): "the range end of a character filter on agent text",
     ("tmux/frame.py", "\a"): "untext's table: decodes what 3.4/3.5a print",

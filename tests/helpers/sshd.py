@@ -141,7 +141,7 @@ class Sshd:
 
     def ssh_argv(self) -> list[str]:
         """The client argv tma's default transport builds, with this test's ssh_config."""
-        from tma.runtime.link import ssh_argv
+        from tma.runtime.fleet.link import ssh_argv
 
         return ssh_argv("tma-test", str(self.control), config=str(self.client_config))
 

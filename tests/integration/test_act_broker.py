@@ -16,7 +16,7 @@ import pytest
 
 from tests.helpers.keyrecorder import KeyRecorder, key_bytes
 from tma.core import fixture
-from tma.runtime import actions
+from tma.runtime.act import registry as actions
 
 HERE = Path(__file__).resolve().parent
 CAPTURES = HERE.parent / "fixtures" / "captures"
@@ -562,11 +562,11 @@ def test_opencode_refused_connection_is_an_error_naming_the_endpoint(srv):
 
 
 def test_without_the_lane_module_the_op_says_so(monkeypatch):
-    """The dispatch's fallback when tma.runtime.opencode_api is absent."""
+    """The dispatch's fallback when tma.runtime.act.opencode_api is absent."""
     import builtins
 
-    from tma.core.actions_schema import ApiOp
-    from tma.runtime import actions_fire
+    from tma.core.actions.schema import ApiOp
+    from tma.runtime.act import fire as actions_fire
 
     real = builtins.__import__
 

@@ -15,7 +15,7 @@ import pytest
 
 from tests.helpers.keyrecorder import KeyRecorder, key_bytes
 from tma.core import bundled, fixture
-from tma.runtime import actions
+from tma.runtime.act import registry as actions
 
 pytestmark = pytest.mark.tmux_contract  # every test runs on each tmux build
 

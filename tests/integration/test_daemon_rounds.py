@@ -5,8 +5,7 @@ a fresh read would have given (tma.daemon.stamper)."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from tma.daemon.stamper import Stamper
 from tma.runtime import config, manifests

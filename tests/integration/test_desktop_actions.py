@@ -23,7 +23,7 @@ from tests.helpers.daemon import _until, watched
 from tests.helpers.keyrecorder import KeyRecorder
 from tests.helpers.notify_server import NotifyBus, need_tools
 from tma.core import fixture
-from tma.runtime import notify_backends, notify_note
+from tma.runtime.notify import backends as notify_backends, note as notify_note
 
 CAPTURES = Path(__file__).resolve().parent.parent / "fixtures" / "captures"
 SUMMARY = "Bash: rm -rf build/"
@@ -125,7 +125,7 @@ def test_deny_and_the_body_click(srv, daemon, bus):
     bus.wait_closed(note.id)
     assert rec.settle(quiet=1.5) == b""
     from tests.helpers.keyrecorder import key_bytes
-    from tma.runtime import actions
+    from tma.runtime.act import registry as actions
 
     deny = key_bytes(actions.load().get("deny").keys["claude"])
     # the same episode, a second notification for it never comes: fire deny by hand

@@ -512,7 +512,7 @@ def test_bare_wrapper_reference(srv):
 
 
 def test_notify_failure_counts(srv, monkeypatch):
-    from tma.runtime import notify_log
+    from tma.runtime.notify import log as notify_log
 
     srv.shell_pane()
     r = doctor(srv)

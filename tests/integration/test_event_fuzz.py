@@ -10,8 +10,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tma.core import codec
 

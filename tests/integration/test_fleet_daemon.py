@@ -22,8 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import netns as netns_helper
-from tests.helpers import sshd as sshd_helper
+from tests.helpers import netns as netns_helper, sshd as sshd_helper
 from tests.helpers.fleet import KEEPALIVE_S, Here
 from tests.helpers.keyrecorder import KeyRecorder
 from tests.helpers.notify_log import _lines

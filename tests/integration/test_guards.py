@@ -10,11 +10,9 @@ server and checks them against a small model of the guard formats.
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from tma.core import options
-from tma.core import plan as P
+from tma.core import options, plan as P
 from tma.core.codec import FUTURE_SKEW_MS
 from tma.runtime import cycle
 from tma.tmux import write

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 import time
 
-from tma.runtime import link
+from tma.runtime.fleet import link
 
 HELLO = ('{"schema":1,"id":"1","t":"hello","host":"h","tma_version":"9","'
          'reconcile_interval_ms":2000,"scopes":["read"]}')

@@ -34,8 +34,15 @@ import pytest
 from tests.helpers import tls
 from tests.helpers.http_sink import Sink
 from tests.helpers.slow_receiver import SlowReceiver
-from tma.runtime import config, notify_gate, notify_http, notify_log, notify_push, notify_sinks
-from tma.runtime.notify_note import Note
+from tma.runtime import config
+from tma.runtime.notify import (
+    gate as notify_gate,
+    http as notify_http,
+    log as notify_log,
+    push as notify_push,
+    sinks as notify_sinks,
+)
+from tma.runtime.notify.note import Note
 
 IN_PROCESS = 0.5
 A_PROCESS = 1.0
@@ -203,7 +210,7 @@ def test_the_daemons_worker_is_cut_at_timeout_s(rt, tmp_path, certs):
 def run_child(job: dict) -> tuple[float, subprocess.CompletedProcess]:
     """The hook path's detached child, run and timed (the job as JSON on its stdin)."""
     t0 = time.monotonic()
-    res = subprocess.run([sys.executable, "-m", "tma.runtime.notify_http"],
+    res = subprocess.run([sys.executable, "-m", "tma.runtime.notify.http"],
                          input=json.dumps(job).encode(), capture_output=True, timeout=60,
                          env=os.environ)
     return time.monotonic() - t0, res
@@ -260,7 +267,7 @@ subprocess.run(["mount", "--bind", resolv, "/etc/resolv.conf"], check=True)
 dns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 dns.bind(("127.0.0.1", 53))  # bound and never read: every query waits out its timeout
 t0 = time.monotonic()
-res = subprocess.run([sys.executable, "-m", "tma.runtime.notify_http"], input=job.encode(),
+res = subprocess.run([sys.executable, "-m", "tma.runtime.notify.http"], input=job.encode(),
                      capture_output=True, timeout=60)
 print(json.dumps({"took": time.monotonic() - t0, "rc": res.returncode,
                   "out": res.stdout.decode(), "err": res.stderr.decode()}))

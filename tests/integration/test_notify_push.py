@@ -18,8 +18,15 @@ import pytest
 
 from tests.helpers.daemon import _claude, _draw, _until, watched
 from tests.helpers.http_sink import Sink
-from tma.runtime import config, notify, notify_http, notify_log, notify_push, notify_sinks
-from tma.runtime.notify_note import Note
+from tma.runtime import config
+from tma.runtime.notify import (
+    dispatch as notify,
+    http as notify_http,
+    log as notify_log,
+    push as notify_push,
+    sinks as notify_sinks,
+)
+from tma.runtime.notify.note import Note
 from tma.tmux import adapter
 
 SECRET = "s3cret-for-tests"
@@ -323,7 +330,8 @@ def test_the_child_leaves_no_stdio_open_and_ends_by_its_budget(rt, tmp_path, sin
     cfg_of(tmp_path, f'[notify.webhook]\nurl = "{hung.url()}"\ntimeout_s = 0.5\n'
                            'retries = 0\n')
     code = ("import sys, time\n"
-            "from tma.runtime import config, notify_push, notify_sinks\n"
+            "from tma.runtime import config\n"
+            "from tma.runtime.notify import push as notify_push, sinks as notify_sinks\n"
             f"cfg = config.load({str(tmp_path / 'config.toml')!r})\n"
             "r = notify_sinks.Ring(cfg=cfg, now=int(time.time() * 1000))\n"
             "notify_push.WEBHOOK.fire(r, notify_push.Note(agent='a', pane='%1'))\n")
@@ -349,13 +357,13 @@ def test_the_child_sends_plain_http_before_its_heavy_imports(rt, tmp_path, sinks
                           ring(None))
     code = ("import json, sys, time\n"
             "t0 = time.monotonic()\n"
-            "from tma.runtime import notify_http\n"
+            "from tma.runtime.notify import http as notify_http\n"
             "job = json.loads(sys.stdin.read())\n"
             "real = notify_http.attempt\n"
             "def spy(j, b):\n"
             "    got = real(j, b)\n"
             "    print(json.dumps(sorted(m for m in ('ssl', 'urllib.request', 'email.parser',\n"
-            "          'http.client', 'tma.runtime.notify_log', 'tma.tmux.adapter')\n"
+            "          'http.client', 'tma.runtime.notify.log', 'tma.tmux.adapter')\n"
             "          if m in sys.modules)))\n"
             "    return got\n"
             "notify_http.attempt = spy\n"
@@ -381,7 +389,7 @@ def test_a_proxy_in_the_environment_still_carries_plain_http(rt, tmp_path, sinks
 
 
 def notify_gate_push(tmp_path, url: str) -> dict:
-    from tma.runtime import notify_gate
+    from tma.runtime.notify import gate as notify_gate
 
     cfg = cfg_of(tmp_path, f'[notify.webhook]\nurl = "{url}"\nsecret = "{SECRET}"\n')
     settings = notify_gate.push(cfg, "webhook")

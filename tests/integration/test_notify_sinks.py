@@ -1,6 +1,6 @@
 """The notification sinks against a real tmux server.
 
-Sinks are driven in-process through `tma.runtime.notify.dispatch` with an adapter
+Sinks are driven in-process through `tma.runtime.notify.dispatch.dispatch` with an adapter
 Server on the test's private socket. A real attached client (a `tmux attach` under a
 PTY this test owns) shows that display-message reaches it; a control-mode client
 proves that an unescaped `#(…)` really would run, so the hostile-title check is not
@@ -25,10 +25,15 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tma.runtime import config, notify, notify_backends, notify_log, notify_note
-from tma.runtime.notify_note import Note
-from tma.tmux import adapter
-from tma.tmux import notify as tnotify
+from tma.runtime import config
+from tma.runtime.notify import (
+    backends as notify_backends,
+    dispatch as notify,
+    log as notify_log,
+    note as notify_note,
+)
+from tma.runtime.notify.note import Note
+from tma.tmux import adapter, notify as tnotify
 
 pytestmark = pytest.mark.tmux_contract  # every test runs on each tmux build
 

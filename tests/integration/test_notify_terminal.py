@@ -16,8 +16,13 @@ import time
 import pytest
 
 from tests.helpers.daemon import _claude, _draw, watched
-from tma.runtime import config, notify, notify_sinks, notify_terminal
-from tma.runtime.notify_note import Note
+from tma.runtime import config
+from tma.runtime.notify import (
+    dispatch as notify,
+    sinks as notify_sinks,
+    terminal as notify_terminal,
+)
+from tma.runtime.notify.note import Note
 from tma.tmux import adapter, passthrough
 
 pytestmark = pytest.mark.tmux_contract  # every test runs on each tmux build

@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tma.runtime import opencode_api as api
+from tma.runtime.act import opencode_api as api
 from tma.runtime.config import Config
 
 

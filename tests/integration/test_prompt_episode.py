@@ -157,8 +157,7 @@ def test_a_repaint_caught_half_way_is_not_a_new_prompt(srv, monkeypatch):
     mangled dialog that reads as another command; before it starts a new episode on
     that, it reads the pane again (CONFIRM_MS later: here, once the agent repainted),
     finds the episode's own prompt, and the episode stands."""
-    from tma.core import bundled
-    from tma.core import prompt as prompt_mod
+    from tma.core import bundled, prompt as prompt_mod
     from tma.core.rules import Screen
     from tma.runtime import cycle as cycle_mod
 
@@ -204,7 +203,7 @@ def test_the_broker_looks_twice_before_refusing_on_another_prompt(srv, monkeypat
     import time
 
     from tma.core import codec
-    from tma.runtime import actions, actions_fire
+    from tma.runtime.act import fire as actions_fire, registry as actions
     from tma.runtime.config import Config
     from tma.runtime.cycle import Cycle
     from tma.tmux import read

@@ -276,7 +276,7 @@ def test_every_format_construct_tma_uses_expands_alike(srv, server):
 
 def test_act_approve_types_into_a_blocked_claude_and_nothing_once_answered_by_hand(srv):
     from tests.helpers.keyrecorder import KeyRecorder, key_bytes
-    from tma.runtime import actions
+    from tma.runtime.act import registry as actions
 
     captures = Path(__file__).resolve().parents[1] / "fixtures" / "captures"
     blocked = fixture.parse((captures / "claude-2.1.332_blocked.txt").read_text("utf-8"))

@@ -40,7 +40,7 @@ from tests.helpers.live import agents as agents_mod
 from tests.helpers.live.harness import Scenario
 from tests.helpers.live.opencode import free_port, opencode, wait_option
 from tests.helpers.live.steps import answer_dialog, settle
-from tma.runtime import opencode_api
+from tma.runtime.act import opencode_api
 
 pytestmark = pytest.mark.live
 

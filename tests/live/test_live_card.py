@@ -22,7 +22,7 @@ from tests.helpers.live.fakellm import KEY_TOOL, TOOL_CMD
 from tests.helpers.live.harness import Scenario
 from tests.helpers.live.opencode import free_port, opencode, wait_option
 from tests.helpers.live.steps import answer_dialog, settle
-from tma.runtime import opencode_api as api
+from tma.runtime.act import opencode_api as api
 
 pytestmark = pytest.mark.live
 

@@ -26,7 +26,7 @@ import pytest
 from tests.helpers.live import agents as agents_mod
 from tests.helpers.live.harness import Scenario
 from tests.helpers.live.opencode import BASE, free_port, opencode, wait_option
-from tma.runtime import opencode_api as api
+from tma.runtime.act import opencode_api as api
 
 pytestmark = pytest.mark.live
 

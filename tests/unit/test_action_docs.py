@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tma.core import bundled
-from tma.runtime import actions
+from tma.runtime.act import registry as actions
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "how-to" / "act-on-agents.md"
 BEGIN, END = "<!-- bundled-actions-table", "<!-- end bundled-actions-table -->"
@@ -43,7 +43,7 @@ def test_the_table_matches_the_bundled_actions():
 
 def test_the_schema_page_documents_every_field_and_op():
     page = (PAGE.parents[1] / "reference" / "action-schema.md").read_text(encoding="utf-8")
-    from tma.core.actions_schema import API_OPS, TOP_LEVEL
+    from tma.core.actions.schema import API_OPS, TOP_LEVEL
 
     for field in TOP_LEVEL:
         assert f"`{field}`" in page or f"## [{field}]" in page, \

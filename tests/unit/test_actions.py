@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tma.core import actions_gate as G
-from tma.core import actions_schema as S
-from tma.runtime import actions
+from tma.core.actions import gate as G, schema as S
+from tma.runtime.act import registry as actions
 
 BASE = {"min_engine_version": "0.1", "label": "L", "description": "d", "kind": "keys",
         "keys": {"claude": ["1"]}}
@@ -257,7 +256,7 @@ def test_an_answer_is_bound_to_its_episode():
     from types import SimpleNamespace
 
     from tma.core import codec
-    from tma.runtime.actions_fire import episode_of
+    from tma.runtime.act.fire import episode_of
     from tma.tmux import action_lock
 
     stamp = codec.Stamp(state="blocked", detail="permission", since=1767225600000)

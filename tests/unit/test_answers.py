@@ -1,10 +1,10 @@
-"""`--answer [Q=]LABEL` texts -> one label list per question (tma.core.answers)."""
+"""`--answer [Q=]LABEL` texts -> one label list per question (tma.core.actions.answers)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tma.core.answers import AnswerError, parse, place
+from tma.core.actions.answers import AnswerError, parse, place
 
 HEADERS = ["DB", "Features"]
 

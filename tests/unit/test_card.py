@@ -1,4 +1,4 @@
-"""tma.runtime.card: the card of one cycle row, lane by lane, as the protocol writes it.
+"""tma.runtime.act.card: the card of one cycle row, lane by lane, as the protocol writes it.
 
 The hook lane's inputs are real payloads the pinned agents sent through the lab
 (tests/fixtures/hooks/lab), run through the hook intake's own parking of the call.
@@ -13,15 +13,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from tma.core import bundled, fixture, proto
-from tma.core import card as core_card
+from tma.core import bundled, card as core_card, fixture, proto
 from tma.core.codec import Stamp
 from tma.core.rules import raw_lines, strip_ansi
-from tma.runtime import card, card_screen, hook
+from tma.runtime import hook
+from tma.runtime.act import card, card_screen
 from tma.runtime.cycle import Row
 from tma.tmux.read import Pane
-from tma.ui import cards as text_render
-from tma.ui import rows as render
+from tma.ui import cards as text_render, rows as render
 
 LAB = Path(__file__).resolve().parents[1] / "fixtures" / "hooks" / "lab"
 CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "captures"

@@ -13,8 +13,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from tma.core import bundled, card, fixture, manifest
 from tma.core.rules import raw_lines, strip_ansi

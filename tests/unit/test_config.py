@@ -68,7 +68,7 @@ def test_a_bad_key_is_named(doc, key):
 
 
 def test_the_terminal_sink_reads_its_table():
-    from tma.runtime import notify_gate
+    from tma.runtime.notify import gate as notify_gate
 
     def gate(table):
         cfg = config.Config()
@@ -115,7 +115,7 @@ def test_daemon_ranges_are_checked_where_the_config_loads():
 
 
 def test_serve_settings_default_a_share_of_half_the_seats():
-    from tma.runtime import serve
+    from tma.runtime.fleet import serve
 
     def settings(table):
         cfg = config.Config()

@@ -146,7 +146,7 @@ def test_a_replaced_link_never_repeats_a_generation_the_loop_saw():
 
 
 def test_the_read_throttle_sleeps_a_host_that_sends_past_its_rate():
-    from tma.runtime.link import Throttle
+    from tma.runtime.fleet.link import Throttle
 
     clock = [0.0]
     slept: list[float] = []

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from tma.core.codec import Stamp
 from tma.daemon.notifier import decide
-from tma.runtime import notify_gate
 from tma.runtime.config import Config
+from tma.runtime.notify import gate as notify_gate
 from tma.tmux import notify as tnotify
 
 NOW = 1_800_000_000_000
@@ -84,7 +84,7 @@ def test_on_screen_needs_the_pane_shown_and_input_within_the_window():
 
 
 def test_held_done_notes_combine_into_one_naming_each():
-    from tma.runtime.notify_note import Note, message, payload
+    from tma.runtime.notify.note import Note, message, payload
 
     notes = [Note(trigger="done", agent="claude", pane="%1", locator="s:1.0", since_ms=900),
              Note(trigger="done", agent="codex", pane="%4", locator="s:2.0", since_ms=300),
@@ -102,7 +102,11 @@ def test_at_the_cap_the_oldest_child_is_killed_reaped_and_recorded(monkeypatch, 
     import os
 
     from tma.daemon import notifier as mod
-    from tma.runtime import notify_backends, notify_log, notify_note
+    from tma.runtime.notify import (
+        backends as notify_backends,
+        log as notify_log,
+        note as notify_note,
+    )
 
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
     monkeypatch.setattr(mod, "MAX_IN_FLIGHT", 2)
@@ -139,7 +143,11 @@ def test_a_desktop_waiter_past_its_wait_is_ended_unrecorded(monkeypatch, tmp_pat
     import os
 
     from tma.daemon import notifier as mod
-    from tma.runtime import notify_backends, notify_log, notify_note
+    from tma.runtime.notify import (
+        backends as notify_backends,
+        log as notify_log,
+        note as notify_note,
+    )
 
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
     monkeypatch.setattr(notify_backends, "WAIT_SECS", 0)

@@ -7,8 +7,7 @@ import os
 import threading
 from collections import deque
 
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from tma.daemon.stamper import take_round
 from tma.runtime.hook import Batch

@@ -1,10 +1,11 @@
-"""tma.runtime.fleet_read's pure parts: the host records and the remote edges of
+"""tma.runtime.fleet.read's pure parts: the host records and the remote edges of
 `subscribe --events --hosts`, and a remote row as `tma wait` decides on it."""
 
 from __future__ import annotations
 
-from tma.runtime import fleet_read, waiting
-from tma.runtime.fleet_read import View
+from tma.runtime import waiting
+from tma.runtime.fleet import read as fleet_read
+from tma.runtime.fleet.read import View
 
 
 def _row(pane: str, state: str, *, host: str = "box", stale: bool = False,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tma.runtime import fleet, fleet_act
-from tma.runtime.hosts import Host
+from tma.runtime.fleet import act as fleet_act, links as fleet
+from tma.runtime.fleet.hosts import Host
 from tma.runtime.selectors import SelectorError, parse_target
 
 

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
-from tma.core import plan as P
-from tma.core import states
+from tma.core import plan as P, states
 from tma.core.codec import Stamp
 from tma.core.fold import Evidence, Facts, FoldConfig, verdict
 

@@ -8,8 +8,7 @@ other release), reads back exactly, and no value can break a record or shift a f
 
 from __future__ import annotations
 
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from tma.tmux import frame
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tma.runtime import hosts
+from tma.runtime.fleet import hosts
 from tma.runtime.session import Session
 
 

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tma.core import inbound
-from tma.core import proto as P
+from tma.core import inbound, proto as P
 
 VECTORS = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "proto" / "vectors"
 

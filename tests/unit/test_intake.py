@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from tma.core import intake
-from tma.core import plan as P
+from tma.core import intake, plan as P
 from tma.core.codec import Stamp
 from tma.core.manifest import loads
 

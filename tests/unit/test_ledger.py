@@ -5,7 +5,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 
-from tma.runtime.ledger import Ledger
+from tma.runtime.fleet.ledger import Ledger
 
 
 def _claim(path: str, n: int, out) -> None:

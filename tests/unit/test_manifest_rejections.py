@@ -14,8 +14,7 @@ from typing import Any
 
 import pytest
 
-from tma.core import manifest as M
-from tma.core import states
+from tma.core import manifest as M, states
 
 BASE: dict[str, Any] = {
     "min_engine_version": "0.1",

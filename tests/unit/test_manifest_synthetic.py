@@ -12,8 +12,7 @@ import json
 
 import pytest
 
-from tma.core import bundled, intake, states
-from tma.core import manifest as M
+from tma.core import bundled, intake, manifest as M, states
 from tma.core.explain import Detection, detect, prior_stamp
 from tma.core.rules import Screen
 

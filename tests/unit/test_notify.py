@@ -9,8 +9,15 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tma.runtime import config, notify, notify_backends, notify_gate, notify_log, notify_note
-from tma.runtime.notify_note import Note
+from tma.runtime import config
+from tma.runtime.notify import (
+    backends as notify_backends,
+    dispatch as notify,
+    gate as notify_gate,
+    log as notify_log,
+    note as notify_note,
+)
+from tma.runtime.notify.note import Note
 from tma.tmux import notify as tnotify
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -365,10 +372,9 @@ def test_desktop_argv(monkeypatch, tmp_path):
     assert notify_backends.desktop_argv(note, platform="linux") is None
 
 
-@pytest.mark.parametrize("name", ["notify", "notify_gate", "notify_note", "notify_log",
-                                  "notify_backends"])
+@pytest.mark.parametrize("name", ["dispatch", "gate", "note", "log", "backends"])
 def test_module_is_import_light(name):
-    text = (ROOT / "src" / "tma" / "runtime" / f"{name}.py").read_text()
+    text = (ROOT / "src" / "tma" / "runtime" / "notify" / f"{name}.py").read_text()
     for mod in ("json", "subprocess", "re", "dataclasses", "typing", "time", "signal"):
         assert f"\nimport {mod}\n" not in text and f"\nfrom {mod} " not in text
 
@@ -520,7 +526,7 @@ def test_answer_buttons_follow_the_gate():
 
     from tma.core import codec
     from tma.daemon.notifier import answer_buttons
-    from tma.runtime import actions
+    from tma.runtime.act import registry as actions
 
     aset = actions.load(user="/nonexistent")
     pane = NS(pane_id="%3", options={}, current_path="/", title="t")
@@ -561,7 +567,7 @@ def test_notify_test_reports_every_registered_sink_and_fails_if_one_fails(monkey
                                                                            tmp_path):
     """No server, no command: the registered sinks alone decide the exit; every one is
     tried and reported even after one fails."""
-    from tma.runtime import notify_sinks
+    from tma.runtime.notify import sinks as notify_sinks
 
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
     hit = tmp_path / "hits"

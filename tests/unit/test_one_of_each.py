@@ -15,10 +15,10 @@ import pytest
 from tma.core import bundled, notice, states
 from tma.core.hookmap import HookTable
 from tma.core.manifest import ManifestError, from_dict
-from tma.runtime import handoff, notify_backends, notify_gate
-from tma.runtime.notify_note import Note
-from tma.tmux import notify as tnotify
-from tma.tmux import spawn, write
+from tma.runtime import handoff
+from tma.runtime.notify import backends as notify_backends, gate as notify_gate
+from tma.runtime.notify.note import Note
+from tma.tmux import notify as tnotify, spawn, write
 from tma.tmux.read import Pane
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "tma"
@@ -47,7 +47,7 @@ def test_only_the_gate_reads_the_notify_table():
     reader = re.compile(r"cfg\.notify\b|getattr\(cfg, \"notify\"")
     offenders = [str(p.relative_to(SRC)) for p in SRC.rglob("*.py")
                  if reader.search(p.read_text())
-                 and p.relative_to(SRC).as_posix() not in ("runtime/notify_gate.py",
+                 and p.relative_to(SRC).as_posix() not in ("runtime/notify/gate.py",
                                                             "runtime/config.py")]
     assert offenders == []
 
@@ -156,11 +156,11 @@ def test_the_notify_command_and_an_action_use_the_one_policy():
     ok, reason = notify_backends.run_command(["/bin/sh", "-c", "sleep 30"], b"", dict(os.environ),
                                              timeout=0.2)
     assert (ok, reason) == (False, "timed out after 0.2s (killed)")
-    from tma.runtime import actions_exec
+    from tma.runtime.act import exec as actions_exec
 
     assert actions_exec.run_sync("sleep 30", dict(os.environ), 200)[:2] == ("timeout", None)
     assert actions_exec.run_sync("exit 4", dict(os.environ), 5000) == ("exited", 4, "")
-    for rel in ("runtime/notify.py", "runtime/notify_backends.py", "runtime/actions_exec.py"):
+    for rel in ("runtime/notify/dispatch.py", "runtime/notify/backends.py", "runtime/act/exec.py"):
         text = (SRC / rel).read_text()
         assert "posix_spawn" not in text and "killpg" not in text and "subprocess" not in text
 
@@ -209,7 +209,7 @@ def test_tma_event_builds_its_server_from_the_same_choice(monkeypatch):
 def test_the_reply_lane_is_claudes_manifest_fact():
     from tma.core.manifests._lanes import REPLY_LANES
 
-    tables = {n: HookTable.from_manifest(m) for n, m in bundled.load_all().items()}
+    tables = {n: m.hook_table() for n, m in bundled.load_all().items()}
     assert tables["claude"].holds_reply("PermissionRequest")
     assert not tables["claude"].holds_reply("Stop")
     assert not any(t.holds_reply("PermissionRequest") for n, t in tables.items()

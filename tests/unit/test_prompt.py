@@ -17,8 +17,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from tma.core import bundled, fixture, prompt, states
 from tma.core.card import Option, ScreenAsk

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tma.runtime.opencode_api import Question, QuestionOption, QuestionRequest, check_answers
+from tma.runtime.act.opencode_api import Question, QuestionOption, QuestionRequest, check_answers
 
 
 def _q(header, labels, multiple=False, custom=True):

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from tma.core.manifest import loads
 from tma.core.rules import Screen, evaluate, raw_lines, strip_ansi

@@ -10,7 +10,8 @@ import socket
 import pytest
 
 from tma.daemon import lock
-from tma.runtime import notify_log, rundir
+from tma.runtime import rundir
+from tma.runtime.notify import log as notify_log
 
 
 def test_make_creates_it_0700_under_a_missing_parent(tmp_path):

@@ -11,8 +11,7 @@ from __future__ import annotations
 import pytest
 
 from tma.runtime.config import STATUS_DEFAULTS, Config
-from tma.ui import contrast
-from tma.ui import status as render
+from tma.ui import contrast, status as render
 
 BARS = {
     "tmux default (black on green)": ("black", "green"),

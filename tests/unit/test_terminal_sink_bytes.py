@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tma.runtime import notify_terminal as nt
-from tma.runtime.notify_note import Note
+from tma.runtime.notify import terminal as nt
+from tma.runtime.notify.note import Note
 from tma.tmux import passthrough
 
 

@@ -6,10 +6,7 @@ from __future__ import annotations
 
 from tests.helpers.picker_rows import row
 from tma.runtime.config import PICKER_DEFAULTS
-from tma.ui import app as ui_app
-from tma.ui import picker as ui_picker
-from tma.ui import term
-from tma.ui import watch as ui_watch
+from tma.ui import app as ui_app, picker as ui_picker, term, watch as ui_watch
 
 
 class Cfg:

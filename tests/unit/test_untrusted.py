@@ -7,8 +7,7 @@ from __future__ import annotations
 import json
 import unicodedata
 
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from tma.core import inbound, proto
 from tma.core.untrusted import clean, lines, pane_id_ok, token

@@ -1,6 +1,6 @@
 """`tma act NAME`: fire an action (approve, deny, interrupt, compact, steer, ...) at a pane.
 
-The broker (tma.runtime.actions_fire) decides; this module parses, resolves the
+The broker (tma.runtime.act.fire) decides; this module parses, resolves the
 targets, and reports: one sentence per result on stderr, `--json` on stdout. The
 flags are declared in tma.cli.spec.
 
@@ -14,9 +14,9 @@ from __future__ import annotations
 import sys
 
 from tma.cli import common, spec
-from tma.core import answers
-from tma.core.actions_gate import worst_exit
-from tma.runtime import actions
+from tma.core.actions import answers
+from tma.core.actions.gate import worst_exit
+from tma.runtime.act import registry as actions
 
 
 def _usage(args, sel) -> None:
@@ -117,7 +117,7 @@ class _Act:
         self.cfg, self.args, self.sel, self.aset = cfg, args, sel, aset
 
     def run(self, action) -> int:
-        from tma.runtime.actions_fire import Broker
+        from tma.runtime.act.fire import Broker
         from tma.runtime.cycle import Cycle
 
         # the broker re-reads the screen of the pane it acts on (its gate check)
@@ -176,7 +176,7 @@ class _Act:
 
     # -- firing
     def _request(self, yes: bool | None = None, prompt: bool = True):
-        from tma.runtime.actions_fire import Request
+        from tma.runtime.act.fire import Request
 
         ask = _ask if prompt and common.on_terminal(0) and common.on_terminal(2) else None
         return Request(self.args.text, tuple(self.args.arg), self.args.force,
@@ -186,7 +186,7 @@ class _Act:
                        int(self.args.expect_episode or 0))
 
     def _fire(self, action, target, req=None):
-        from tma.runtime import actions_fire as F
+        from tma.runtime.act import fire as F
         from tma.tmux.adapter import NoServer, PaneGone, TmuxError
 
         pane, stamp, agent = target
@@ -232,7 +232,7 @@ class _Act:
 
     # -- dry run
     def _dry_run(self, action, target) -> int:
-        from tma.runtime import actions_describe as D
+        from tma.runtime.act import describe as D
 
         pane, stamp, agent = target
         if pane is None:
@@ -248,7 +248,7 @@ class _Act:
         return 0
 
     def _dry_run_many(self, action, rows) -> int:
-        from tma.runtime import actions_describe as D
+        from tma.runtime.act import describe as D
 
         now = common.now_ms()
         docs = [D.describe(self.broker, action, r.pane, r.stamp, r.agent, self._request(), now)
@@ -266,7 +266,7 @@ class _Act:
 
     # -- the menu
     def _menu(self, target) -> int:
-        from tma.runtime import actions_describe as D
+        from tma.runtime.act import describe as D
         from tma.runtime.navigate import Navigator, NoClient
 
         pane, stamp, agent = target
@@ -289,7 +289,7 @@ class _Act:
 
 
 def _remote(session, args) -> int:
-    """--pane HOST:%N: the action goes to the host as a dispatch (tma.runtime.fleet_act);
+    """--pane HOST:%N: the action goes to the host as a dispatch (tma.runtime.fleet.act);
     the host's own tma act decides, and its receipt maps onto this command's exits."""
     bad = [f for f, on in (("--list", args.list), ("--menu", args.menu),
                            ("--dry-run", args.dry_run), ("--force", args.force),
@@ -297,8 +297,7 @@ def _remote(session, args) -> int:
     if bad:
         raise common.UsageError(f"{bad[0]} does not go over the link: it takes a local pane")
     # the link's modules (link, serve, proto) cost a local act ~100 ms: only over the link
-    from tma.runtime import fleet_act
-    from tma.runtime import hosts as store
+    from tma.runtime.fleet import act as fleet_act, hosts as store
 
     try:
         fired = fleet_act.fire(session, args.pane, args.action, text=args.text,
@@ -315,8 +314,7 @@ def _remote_menu(session, args, aset) -> int:
     action the link carries and this machine's hosts.toml grants, each `tma act NAME
     --pane HOST:%N --expect-episode E` (the binder: the answer is for the prompt the
     person saw, or nothing fires). No SSH to draw it: the host decides when one fires."""
-    from tma.runtime import fleet_act
-    from tma.runtime import hosts as store
+    from tma.runtime.fleet import act as fleet_act, hosts as store
     from tma.runtime.navigate import Navigator, NoClient
 
     episode = args.expect_episode
@@ -370,7 +368,7 @@ def _report_remote(args, fired) -> int:
 
 
 def _gone(name: str, pane_id: str):
-    from tma.runtime.actions_fire import gone
+    from tma.runtime.act.fire import gone
 
     return gone(name, pane_id)
 
@@ -407,7 +405,7 @@ def _list(args, aset, ctx) -> int:
     if ctx is None:  # no pane: what each action is, nothing to gate
         entries = aset.listing()
     else:
-        from tma.runtime import actions_describe as D
+        from tma.runtime.act import describe as D
 
         entries = D.listing(aset, ctx)
     if args.json:

@@ -1,6 +1,6 @@
 """`tma card`: what one blocked pane asks (a permission, a question, a headline, or none).
 
-`--pane HOST:%N` asks the host (tma.runtime.fleet_read: the protocol's `card` request over
+`--pane HOST:%N` asks the host (tma.runtime.fleet.read: the protocol's `card` request over
 its link): the card is the one the host's own `tma card` builds, printed the same way."""
 
 from __future__ import annotations
@@ -8,10 +8,9 @@ from __future__ import annotations
 import sys
 
 from tma.cli import common, spec
-from tma.runtime import card
+from tma.runtime.act import card
 from tma.runtime.session import Session
-from tma.ui import cards as render
-from tma.ui import text
+from tma.ui import cards as render, text
 
 
 def main(session: Session, argv: list[str]) -> int:
@@ -30,7 +29,7 @@ def main(session: Session, argv: list[str]) -> int:
 
 def _remote(session: Session, args) -> int:
     # the link's modules cost a local card their import: only over the link
-    from tma.runtime import fleet_read, hosts, link
+    from tma.runtime.fleet import hosts, link, read as fleet_read
 
     timeout = link.DEFAULT_TIMEOUT_S if args.timeout is None else args.timeout
     if not timeout > 0:

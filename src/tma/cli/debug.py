@@ -9,8 +9,7 @@ import sys
 from tma.cli import common, spec
 from tma.runtime import debug
 from tma.runtime.session import Session
-from tma.ui import debug as render
-from tma.ui import text
+from tma.ui import debug as render, text
 
 
 def main(session: Session, argv: list[str]) -> int:

@@ -1,13 +1,12 @@
-"""`tma host add|list|check|remove`: the fleet's hosts (tma.runtime.hosts keeps them,
-tma.runtime.fleet checks a link); this module dispatches and prints."""
+"""`tma host add|list|check|remove`: the fleet's hosts (tma.runtime.fleet.hosts keeps them,
+tma.runtime.fleet.links checks a link); this module dispatches and prints."""
 
 from __future__ import annotations
 
 import sys
 
 from tma.cli import common, spec
-from tma.runtime import fleet
-from tma.runtime import hosts as store
+from tma.runtime.fleet import hosts as store, links as fleet
 from tma.runtime.session import Session
 from tma.ui import text
 

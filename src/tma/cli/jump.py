@@ -45,7 +45,7 @@ def main(session: common.Session, argv: list[str]) -> int:
 def _to_remote(job: Navigator, name: str) -> int:
     """HOST:%N: a window logged in to the host. hosts.toml's reader only here: a local
     jump never loads the fleet's modules."""
-    from tma.runtime import hosts
+    from tma.runtime.fleet import hosts
 
     try:
         return job.to_remote(name)

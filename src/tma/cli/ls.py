@@ -1,7 +1,7 @@
 """`tma ls`: one row per agent pane (tab-separated, or the schema-1 JSON document);
 with --hosts, every configured host's rows after the local ones: from the running
 daemon's long-lived links, else one snapshot from each host in parallel
-(tma.runtime.fleet_view)."""
+(tma.runtime.fleet.view)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ import sys
 from tma.cli import common, spec
 from tma.runtime.git import GitInfo
 from tma.runtime.session import Session
-from tma.ui import rows as render
-from tma.ui import table
+from tma.ui import rows as render, table
 
 
 def main(session: Session, argv: list[str]) -> int:
@@ -24,7 +23,7 @@ def main(session: Session, argv: list[str]) -> int:
     if args.hosts:
         # the fleet's modules (hosts.toml's parser, the link, the protocol) only with
         # --hosts: without it ls shows this machine's panes and pays nothing for a fleet
-        from tma.runtime import fleet_view, hosts
+        from tma.runtime.fleet import hosts, view as fleet_view
 
         try:  # started first: the hosts answer while the local cycle runs
             remote_side = fleet_view.Remote(session, args.timeout)
@@ -49,7 +48,7 @@ def main(session: Session, argv: list[str]) -> int:
         common.err(f"tma: {line}")
 
     if args.json:
-        from tma.runtime import card_screen  # what a blocked row asks: the document only
+        from tma.runtime.act import card_screen  # what a blocked row asks: the document only
         from tma.ui import text
 
         screen = {}

@@ -10,8 +10,7 @@ import sys
 
 from tma.cli import common, spec
 from tma.core import codec, notice
-from tma.tmux import notify as tnotify
-from tma.tmux import read
+from tma.tmux import notify as tnotify, read
 
 
 def main(session: common.Session, argv: list[str]) -> int:

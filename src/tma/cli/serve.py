@@ -1,9 +1,9 @@
-"""`tma serve --stdio`: this host's agents for a device over a pipe (tma.runtime.serve)."""
+"""`tma serve --stdio`: this host's agents for a device over a pipe (tma.runtime.fleet.serve)."""
 
 from __future__ import annotations
 
 from tma.cli import common, spec
-from tma.runtime import serve
+from tma.runtime.fleet import serve
 from tma.runtime.session import Session
 from tma.tmux import control
 

@@ -20,8 +20,13 @@ import sys
 
 from tma.cli import common
 from tma.core import cmdparse
-from tma.core.cmdspec import Arg, Command, Flag, Table
-from tma.core.cmdspec import did_you_mean as did_you_mean  # re-exported: the commands' hints
+from tma.core.cmdspec import (
+    Arg,
+    Command,
+    Flag,
+    Table,
+    did_you_mean as did_you_mean,  # re-exported: the commands' hints
+)
 from tma.runtime.selectors import SelectorError, parse_pane_id, parse_target
 
 TYPE_CHECKING = False

@@ -11,7 +11,7 @@ way is silent.
 
 With --hosts each document also carries the hosts' rows and a `hosts` array (as
 `ls --json --hosts`), and --events adds the hosts' panes' edges (with `host`) and one
-record per host whose state changed (tma.runtime.fleet_read: from the daemon's links,
+record per host whose state changed (tma.runtime.fleet.read: from the daemon's links,
 whose changes wake the subscribers too, else a probe of the hosts at most every
 max(--interval, 2 s)). A document counts as changed only when something other than the
 hosts' ages moved.
@@ -32,8 +32,7 @@ from tma.runtime import daemon_files
 from tma.runtime.feed import Closed, Feed, Wakes
 from tma.runtime.session import Session
 from tma.tmux import control
-from tma.ui import rows as render
-from tma.ui import text
+from tma.ui import rows as render, text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -65,7 +64,7 @@ def main(session: Session, argv: list[str]) -> int:
     out = _Out(args.events)
     if args.hosts:
         # the fleet's modules cost every subscriber their start-up: only for the hosts
-        from tma.runtime import fleet_read, hosts
+        from tma.runtime.fleet import hosts, read as fleet_read
 
         try:
             out.follow = fleet_read.Follow(session, probe_s=max(fleet_read.PROBE_S,
@@ -116,7 +115,7 @@ class _Out:
         self.events = events
         self.last_key: str | None = None  # the last document as a change is judged
         self.last_states: dict | None = None
-        self.follow: Any = None  # --hosts: tma.runtime.fleet_read.Follow
+        self.follow: Any = None  # --hosts: tma.runtime.fleet.read.Follow
         self.sel: Any = None
         self.last_remote: dict | None = None
         self.last_hosts: dict | None = None
@@ -130,7 +129,7 @@ class _Out:
         view = None
         remote: list[dict] = []
         if self.follow is not None:
-            from tma.runtime import fleet_read, fleet_view
+            from tma.runtime.fleet import read as fleet_read, view as fleet_view
 
             view = self.follow.look()
             remote = [d for d in view.rows if fleet_view.matches(d, self.sel)]

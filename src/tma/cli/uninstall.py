@@ -26,8 +26,7 @@ import shutil
 import sys
 
 from tma.cli import common, spec
-from tma.install import common as ic
-from tma.install import keybind, wiring
+from tma.install import common as ic, keybind, wiring
 from tma.runtime import cache, daemon_files
 from tma.runtime.session import Session
 

@@ -8,7 +8,7 @@ Exit: 0 satisfied (row(s) on stdout), 1 runtime (no server, ambiguous --agent),
 2 usage (also an empty --all scope), 3 watched pane vanished, 4 its agent exited
 while the pane lives, 124 timed out.
 
-The fleet (tma.runtime.fleet_read): `--pane HOST:%N` follows one host's pane, and
+The fleet (tma.runtime.fleet.read): `--pane HOST:%N` follows one host's pane, and
 `--hosts` adds every host's rows to --any and --count. The rows come from the daemon's
 links when it holds the hosts (read every tick, no SSH), else from a probe of the hosts
 at most every 2 s (each probe is an ssh session and a poll cycle on the host: a wait
@@ -30,8 +30,7 @@ from tma.cli import common, spec
 from tma.runtime import waiting
 from tma.runtime.feed import Feed
 from tma.runtime.session import Session
-from tma.ui import rows as render
-from tma.ui import table, text
+from tma.ui import rows as render, table, text
 
 TICK_S = 1.0  # --pane HOST:%N looks at the hosts' rows this often (a local wait's tick)
 
@@ -50,7 +49,7 @@ def main(session: Session, argv: list[str]) -> int:
     if args.hosts:
         # the fleet's modules (hosts.toml's parser, the link) cost every wait ~120 ms of
         # start-up: only for the hosts
-        from tma.runtime import fleet_read, hosts
+        from tma.runtime.fleet import hosts, read as fleet_read
 
         try:
             follow = fleet_read.Follow(session)
@@ -92,7 +91,7 @@ def main(session: Session, argv: list[str]) -> int:
 def _with_hosts(follow, notes, sel, rows, in_scope):
     """The cycle's rows and the online hosts' (selectors applied to what the host said),
     and the scope predicate that lets the hosts' through."""
-    from tma.runtime import fleet_read, fleet_view
+    from tma.runtime.fleet import read as fleet_read, view as fleet_view
 
     view = follow.look()
     notes.update(view)
@@ -113,7 +112,7 @@ class _HostNotes:
 
     def __init__(self, host_state) -> None:
         self.up: dict[str, bool] = {}
-        self.host_state = host_state  # tma.runtime.fleet_read's, imported by the caller
+        self.host_state = host_state  # tma.runtime.fleet.read's, imported by the caller
 
     def update(self, view) -> None:
         for h in view.hosts:
@@ -131,7 +130,7 @@ class _HostNotes:
 
 def _remote_pane(session, waiter, timeout, args, palette: dict) -> int:
     """--pane HOST:%N: follow the host's rows (no local tmux needed)."""
-    from tma.runtime import fleet_read, hosts
+    from tma.runtime.fleet import hosts, read as fleet_read
 
     name = args.pane
     host, pane = name.split(":", 1)

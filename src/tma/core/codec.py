@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from tma.core import states
 from tma.core.options import PROMPT
-from tma.core.prompt import stored as stored_prompt
-from tma.core.prompt import value as prompt_value
+from tma.core.prompt import stored as stored_prompt, value as prompt_value
 from tma.core.record import Record
 
 TYPE_CHECKING = False

@@ -9,8 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tma.core import plan as P
-from tma.core import states
+from tma.core import plan as P, states
 from tma.core.codec import Stamp
 from tma.core.fold import Facts, FoldConfig, evidence_from, verdict
 from tma.core.manifest import Manifest

@@ -11,8 +11,7 @@ with no other state seen in between (the arbitration record A16).
 
 from __future__ import annotations
 
-from tma.core import plan as P
-from tma.core import states
+from tma.core import plan as P, states
 from tma.core.codec import ahead
 from tma.core.prompt import changed as prompt_changed
 from tma.core.record import Record

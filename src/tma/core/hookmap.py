@@ -1,6 +1,7 @@
 """An agent's hook table in plain data: what `tma event` needs from a manifest.
 
-Built once from a validated Manifest and cached (marshal) by the runtime, so a hook
+Built once from a validated Manifest (`Manifest.hook_table`: the manifest knows this
+module, never the reverse) and cached (marshal) by the runtime, so a hook
 firing never parses TOML and never imports the manifest schema; a matcher regex is
 compiled only when the firing event has one.
 """
@@ -15,7 +16,6 @@ if TYPE_CHECKING:  # at run time neither: a hook firing never loads the manifest
     from collections.abc import Callable, Iterable
     from typing import Any, Protocol, TypeVar
 
-    from tma.core.manifest import Manifest
 
     class _Entry(Protocol):
         @property
@@ -74,13 +74,6 @@ class HookTable:
         self.hook_capable = hook_capable
         self.reply_lane = reply_lane
         self._compiled: dict[int, re.Pattern[str]] = {}
-
-    @classmethod
-    def from_manifest(cls, m: Manifest) -> HookTable:
-        hooks = tuple(Hook(h.index, h.event, h.matcher, h.state, h.detail, h.lifecycle,
-                           h.turn_end) for h in m.hooks)
-        return cls(m.name, hooks, dict(m.details), m.identity.process_names,
-                   m.context.format if m.context else None, m.hook_capable, m.reply_lane)
 
     def to_data(self) -> tuple[Any, ...]:
         """A marshal-able form (tuples, dicts, str, int, bool, None)."""

@@ -1,5 +1,5 @@
 """A host's frames made data: every response a device reads from a host passes here
-before anything else sees it (tma.runtime.link calls `response` on each parsed frame).
+before anything else sees it (tma.runtime.fleet.link calls `response` on each parsed frame).
 
 tma.core.proto checks a frame's shape; this checks what a shape cannot: a pane id must
 be `%N` (a row whose pane is not is refused, named in the problems), every string is

@@ -6,8 +6,7 @@ the one write renderer in `tma.tmux.write`.
 
 from __future__ import annotations
 
-from tma.core import plan as P
-from tma.core import states
+from tma.core import plan as P, states
 from tma.core.codec import Stamp
 from tma.core.record import Record
 

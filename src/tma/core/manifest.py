@@ -201,6 +201,15 @@ class Manifest(Record):
         """Map an alias spelling to its canonical detail token."""
         return hookmap.normalize_detail(self.details, token)
 
+    def hook_table(self) -> hookmap.HookTable:
+        """What `tma event` needs of this manifest, as plain data (tma.core.hookmap)."""
+        hooks = tuple(hookmap.Hook(h.index, h.event, h.matcher, h.state, h.detail,
+                                   h.lifecycle, h.turn_end) for h in self.hooks)
+        return hookmap.HookTable(self.name, hooks, dict(self.details),
+                                 self.identity.process_names,
+                                 self.context.format if self.context else None,
+                                 self.hook_capable, self.reply_lane)
+
     def scrollback_needed(self, height: int) -> int:
         """Lines above the visible screen the rules can read: a tail_lines(N) region
         taller than the pane (`visible` and `title` never need any)."""

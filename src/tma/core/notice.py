@@ -70,7 +70,7 @@ def on_screen(pane: str, watchers: Sequence[tuple[str, int]], now: int, quiet_s:
 def trigger(state: str, attention: bool) -> str | None:
     """blocked -> blocked; idle carrying attention -> done; anything else none. The one
     rule: the daemon asks it of a stored stamp (due), the hook intake of a planned one
-    (tma.runtime.notify_gate.trigger_of)."""
+    (tma.runtime.notify.gate.trigger_of)."""
     if state == states.BLOCKED:
         return "blocked"
     if state == states.IDLE and attention:

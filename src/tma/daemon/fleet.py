@@ -1,6 +1,6 @@
 """The daemon's fleet: one long-lived link per configured host (hosts.toml).
 
-Each host gets a thread of its own that holds one transport process (tma.runtime.link:
+Each host gets a thread of its own that holds one transport process (tma.runtime.fleet.link:
 ssh or a `--via` argv) with `tma serve --stdio` at its far end, so a slow or hung host
 costs its own thread only, never the loop's detection or another host, and sshd sees
 one session per host for the daemon's life (polling would open one per look and run
@@ -12,7 +12,7 @@ into its MaxSessions). The conversation on the link:
     receipts every keepalive the proof that the host still answers: `since_ms` now,
                              so the answer is an empty list (about 60 bytes where a
                              snapshot of 25 panes is 13 KiB); it also keeps the link
-                             from idling out of its seat on the host (tma.runtime.serve:
+                             from idling out of its seat on the host (tma.runtime.fleet.serve:
                              `[serve] idle_secs`, 300 s, above any keepalive_secs)
 
 The subscription is the resync while it flows (a pipe loses no frame, and the host's
@@ -53,13 +53,11 @@ from tma.core import proto, states
 from tma.core.paths import here
 from tma.daemon.notifier import Notifier
 from tma.daemon.parts import Part
-from tma.runtime import hosts as store
-from tma.runtime import link as link_mod
-from tma.runtime import notify, notify_gate
-from tma.runtime.notify_note import Note
+from tma.runtime.fleet import hosts as store, link as link_mod
+from tma.runtime.notify import dispatch as notify, gate as notify_gate
+from tma.runtime.notify.note import Note
 from tma.tmux import notify as tnotify
-from tma.ui import rows as render
-from tma.ui import status as counts_render
+from tma.ui import rows as render, status as counts_render
 
 KEEPALIVE_S = 5
 MISSES = 3  # keepalives without a frame before a host is offline

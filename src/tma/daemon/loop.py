@@ -21,8 +21,11 @@ from tma.core import codec, states
 from tma.daemon import parts as parts_mod
 from tma.daemon.demotion import Demotion
 from tma.daemon.edges import Edges
-from tma.runtime import config, daemon_files
-from tma.runtime import cycle as cycle_mod
+from tma.daemon.fleet import Fleet
+from tma.daemon.notifier import Notifier
+from tma.daemon.segment import Segment
+from tma.daemon.server import Server
+from tma.runtime import config, cycle as cycle_mod, daemon_files
 from tma.tmux import control, read
 from tma.tmux.adapter import NoServer, TmuxError
 
@@ -53,6 +56,14 @@ class Settings:
         self.quiet_ms = d.get("quiet_ms", QUIET_MS)
         self.recheck_ms = d.get("zero_member_recheck_secs", RECHECK_MS // 1000) * 1000
         self.demote_edges = d.get("demote_edges", DEMOTE_EDGES)
+
+
+def build_parts(daemon) -> list[parts_mod.Part]:
+    """Every part the daemon runs, in the order they hear of a read: the server first
+    (its history and wakes), the notifier before the segment so a rung pane's marker is
+    in the segment's next listing, the fleet before the segment too (the segment counts
+    the hosts' rows it holds)."""
+    return [Server(daemon), Notifier(daemon), Fleet(daemon), Segment(daemon)]
 
 
 class Daemon:
@@ -89,7 +100,7 @@ class Daemon:
         self._next_check = 0
         self._next_sweep = 0
         self._sig_r = -1
-        self.parts: list[parts_mod.Part] = parts_mod.build(self)
+        self.parts: list[parts_mod.Part] = build_parts(self)
 
     # ------------------------------------------------------------ lifecycle
     def serve(self) -> int:

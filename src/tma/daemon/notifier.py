@@ -27,7 +27,7 @@ and context_high are never held. The markers are committed as before (at the rea
 so holding changes when the ring happens, never whether; a daemon that stops rings
 what it holds on its way out.
 
-Sinks (tma.runtime.notify) never block the loop: a command or desktop notifier is
+Sinks (tma.runtime.notify.dispatch) never block the loop: a command or desktop notifier is
 started and reaped on later reads or ticks, at most MAX_IN_FLIGHT at once (the
 oldest is killed at the cap). A desktop notification with actions is such a child: it
 waits for the click (notify_backends.WAIT_SECS at most, under `timeout`; the daemon
@@ -39,11 +39,18 @@ from __future__ import annotations
 
 import time
 
-from tma.core import actions_gate, notice
+from tma.core import notice
+from tma.core.actions import gate as actions_gate
 from tma.daemon.parts import Part
-from tma.runtime import actions, card_screen, notify, notify_backends, notify_gate, notify_http
-from tma.runtime.actions_fire import target_of
-from tma.runtime.notify_note import Note
+from tma.runtime.act import card_screen, registry as actions
+from tma.runtime.act.fire import target_of
+from tma.runtime.notify import (
+    backends as notify_backends,
+    dispatch as notify,
+    gate as notify_gate,
+    http as notify_http,
+)
+from tma.runtime.notify.note import Note
 from tma.tmux import notify as tnotify
 
 MAX_IN_FLIGHT = 64
@@ -64,12 +71,12 @@ class Notifier(Part):
 
     def __init__(self, daemon) -> None:
         super().__init__(daemon)
-        self.children: list = []  # tma.runtime.notify_backends.Child, oldest first
+        self.children: list = []  # tma.runtime.notify.backends.Child, oldest first
         self.rows: list = []
         self.counts = {"blocked": 0, "done": 0, "context_high": 0, "muted": 0,
                        "suppressed": 0, "coalesced": 0}
         self._jump: dict[str, str] | None = None
-        self._actions: object = None  # tma.runtime.actions.ActionSet, loaded on the first ring
+        self._actions: object = None  # tma.runtime.act.registry.ActionSet, loaded on the first ring
         self._next_reap: int | None = None
         self.held: list[Note] = []  # done notes waiting for the coalescing window
         self._flush_at: int | None = None  # monotonic ms the held notes go out
@@ -234,7 +241,7 @@ class Notifier(Part):
     def _jump_env(self) -> dict[str, str]:
         if self._jump is None:
             from tma.install.binary import running_tma
-            from tma.runtime import notify_backends
+            from tma.runtime.notify import backends as notify_backends
 
             self._jump = notify_backends.jump_env(self.daemon.server.flags(), running_tma())
         return self._jump

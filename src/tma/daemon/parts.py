@@ -3,8 +3,9 @@
 The loop reads panes (quiet edges, sweeps) and, after every read, tells each part what
 it saw: every agent row as it now stands and the transitions since the previous read.
 A part may also own file descriptors for the loop's `poll` (a socket, a subscriber)
-and deadlines of its own (a periodic refresh). Parts are listed once, in `build`, so a
-new part is one module and one line here; the loop never names a part.
+and deadlines of its own (a periodic refresh). Parts are listed once, in
+tma.daemon.loop's `build_parts`, so a new part is one module and one line there; this
+module knows no part (each imports it for `Part`).
 
 A part must not raise: an exception is logged by the loop and the part is kept (one
 bad notification or subscriber must not end detection).
@@ -16,7 +17,24 @@ from tma.core.record import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from tma.daemon.loop import Daemon
+    from typing import Any, Protocol
+
+    class Daemon(Protocol):
+        """What a part may use of the daemon that runs it (tma.daemon.loop.Daemon has
+        it): a protocol, so this module never imports the loop that imports it."""
+
+        server: Any
+        cfg: Any
+        config_path: str | None
+        manifest_dir: str | None
+        paths: Any
+        edges: Any
+        cycle: Any
+        parts: list[Part]
+
+        def log(self, text: str) -> None: ...
+        def status(self) -> dict[str, Any]: ...
+        def refresh(self, *args: Any, **kwargs: Any) -> Any: ...
 
 
 class Transition(Record):
@@ -78,19 +96,6 @@ class Part:
 
     def close(self) -> None:
         """The daemon is stopping."""
-
-
-def build(daemon: Daemon) -> list[Part]:
-    """Every part the daemon runs, in the order they hear of a read."""
-    from tma.daemon.fleet import Fleet
-    from tma.daemon.notifier import Notifier
-    from tma.daemon.segment import Segment
-    from tma.daemon.server import Server
-
-    # the server first (its history and wakes), the notifier before the segment so a
-    # rung pane's marker is in the segment's next listing
-    # the fleet before the segment too: the segment counts the hosts' rows it holds
-    return [Server(daemon), Notifier(daemon), Fleet(daemon), Segment(daemon)]
 
 
 def transitions(before: dict, rows: list, now: int) -> list[Transition]:

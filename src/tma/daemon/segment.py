@@ -44,8 +44,7 @@ from tma.core.paths import here
 from tma.daemon.fleet import Fleet, settings
 from tma.daemon.parts import Part
 from tma.install import tmux_status
-from tma.runtime import cycle as cycle_mod
-from tma.runtime import manifests
+from tma.runtime import cycle as cycle_mod, manifests
 from tma.tmux import frame, read, write
 from tma.tmux.adapter import TmuxError
 from tma.ui import status as render

@@ -34,7 +34,8 @@ from tma.core.codec import clamp_future
 from tma.daemon.fleet import Fleet
 from tma.daemon.parts import Part, Transition
 from tma.daemon.stamper import Stamper
-from tma.runtime import handoff, manifests, notify_gate
+from tma.runtime import handoff, manifests
+from tma.runtime.notify import gate as notify_gate
 from tma.tmux import spawn
 
 MAGIC_EVENT, MAGIC_STATUS, MAGIC_SUB, MAGIC_HISTORY, MAGIC_WAKE, MAGIC_SEGMENT = (

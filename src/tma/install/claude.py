@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 
 from tma.install import common, statusline
-from tma.install.registry import FileOption
+from tma.install.common import FileOption
 
 AGENT = "claude"
 FILES = (FileOption("claude_settings", "--settings", "TMA_CLAUDE_SETTINGS", "Claude settings.json",

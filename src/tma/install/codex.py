@@ -46,7 +46,7 @@ import tomllib
 import tomlkit
 
 from tma.install import common
-from tma.install.registry import FileOption
+from tma.install.common import FileOption
 
 AGENT = "codex"
 

@@ -49,6 +49,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import TypeVar
 
+    from tma.core.paths import Paths
+
     T = TypeVar("T")
 
 WRAPPER_NAME = "tma-hook"
@@ -123,6 +125,26 @@ def wired_events(manifest) -> list[str]:
 def tilde(path: str) -> str:
     """path with $HOME shown as `~` (for messages)."""
     return here().tilde(path)
+
+
+@dataclass(frozen=True)
+class FileOption:
+    """One file an adapter edits: `flag` > `$env` > default(paths)."""
+
+    key: str  # the Ctx.paths key
+    flag: str  # the command-line flag naming it
+    env: str  # the environment variable naming it
+    help: str
+    default: Callable[[Paths], str]
+
+    @property
+    def dest(self) -> str:
+        """The argparse destination of `flag`."""
+        return self.flag.lstrip("-").replace("-", "_")
+
+    def resolve(self, paths: Paths, explicit: str | None) -> str:
+        chosen = explicit or paths.get(self.env)
+        return paths.expand(chosen) if chosen else os.path.abspath(self.default(paths))
 
 
 # ---------------------------------------------------------------- reading
@@ -519,6 +541,19 @@ def summarize(change: Change) -> str:
 
 
 SHOW_DIFF = "d"
+
+
+def read_conf(path: str) -> str | None:
+    """A tmux config file's text (bytes that are not UTF-8 kept as they are: a tmux.conf
+    is not always UTF-8), None when absent;
+    InstallError naming the file when it cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read().decode("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise InstallError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
 def yes_no(question: str, out, stdin, show=None) -> bool | None:

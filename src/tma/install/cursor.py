@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 
 from tma.install import common, statusline
-from tma.install.registry import FileOption
+from tma.install.common import FileOption
 
 AGENT = "cursor"
 FILES = (

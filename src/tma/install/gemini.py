@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from tma.install import common
-from tma.install.registry import FileOption
+from tma.install.common import FileOption
 
 AGENT = "gemini"
 FILES = (FileOption("gemini_settings", "--gemini-settings", "TMA_GEMINI_SETTINGS",

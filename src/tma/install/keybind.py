@@ -15,8 +15,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from tma.install import common as ic
-from tma.install import keys, tmux_hooks
+from tma.install import common as ic, keys, tmux_hooks
 from tma.install.common import Change, InstallError, tilde
 from tma.tmux import attention, keyfile
 from tma.tmux.adapter import TmuxError

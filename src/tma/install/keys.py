@@ -27,12 +27,18 @@ from dataclasses import dataclass, field
 
 from tma.core.paths import here
 from tma.install import tmux_hooks
-from tma.install.common import InstallError
+from tma.install.common import read_conf
 from tma.tmux import keyfile
-from tma.tmux.keyfile import MARKED, MARKER, MARKER_NL  # noqa: F401 (re-exported)
+from tma.tmux.keyfile import (  # noqa: F401 (re-exported)
+    HEADER as HEADER,
+    MANAGED_NAME as MANAGED_NAME,
+    MARKED as MARKED,
+    MARKER as MARKER,
+    MARKER_NL as MARKER_NL,
+    holds_hooks as holds_hooks,
+    managed_path as managed_path,
+)
 
-HEADER = "# tma keybindings"
-MANAGED_NAME = "tmux.conf"
 CREATED = "# tma created: "
 NOT_IN_RELEASE = "(not in this release)"
 
@@ -50,10 +56,6 @@ def find_conf(explicit: str | None, home: str, env) -> str:
         return paths.expand(explicit)
     cands = paths.tmux_confs()
     return next((c for c in cands if os.path.lexists(c)), cands[0])
-
-
-def managed_path(cdir: str) -> str:
-    return os.path.join(cdir, MANAGED_NAME)
 
 
 def source_line(cdir: str, home: str, env, pinned: bool) -> str:
@@ -132,13 +134,6 @@ def created_paths(text: str | None) -> list[str]:
             if line.startswith(CREATED)]
 
 
-def holds_hooks(text: str | None) -> bool:
-    """Does this managed file install the attention hooks (so it owns them)?"""
-    if not text or not text.startswith(HEADER):
-        return False
-    return any(keyfile.is_hook_line(line) for line in text.splitlines())
-
-
 # ---------------------------------------------------------------- the user's tmux.conf
 
 
@@ -207,16 +202,7 @@ def without_line(text: str) -> str:
     return "".join(lines)
 
 
-def read(path: str) -> str | None:
-    """The file's text (bytes that are not UTF-8 kept as they are), None when absent;
-    InstallError naming the file when it cannot be read."""
-    try:
-        with open(path, "rb") as fh:
-            return fh.read().decode("utf-8", "surrogateescape")
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise InstallError(f"cannot read {path}: {exc.strerror or exc}") from None
+read = read_conf  # the file's text, None when absent (tma.install.common)
 
 
 def missing_dirs(path: str) -> list[str]:

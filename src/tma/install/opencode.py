@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 
 from tma.install import common
-from tma.install.registry import FileOption
+from tma.install.common import FileOption
 
 AGENT = "opencode"
 FILES = (FileOption("opencode_plugin", "--opencode-plugin", "TMA_OPENCODE_PLUGIN",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 
 from tma.install import common
-from tma.install.registry import FileOption
+from tma.install.common import FileOption
 
 AGENT = "pi"
 FILES = (FileOption("pi_extension", "--pi-extension", "TMA_PI_EXTENSION", "pi extension file",

@@ -10,12 +10,11 @@ outside an adapter knows an agent's file layout; the orchestration
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
+from tma.install.common import FileOption as FileOption  # re-exported: the adapters' file type
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Mapping
     from typing import Protocol
 
     from tma.core.paths import Paths
@@ -36,32 +35,12 @@ if TYPE_CHECKING:
 AGENTS = ("claude", "codex", "gemini", "cursor", "opencode", "pi")
 
 
-@dataclass(frozen=True)
-class FileOption:
-    """One file an adapter edits: `flag` > `$env` > default(paths)."""
-
-    key: str  # the Ctx.paths key
-    flag: str  # the command-line flag naming it
-    env: str  # the environment variable naming it
-    help: str
-    default: Callable[[Paths], str]
-
-    @property
-    def dest(self) -> str:
-        """The argparse destination of `flag`."""
-        return self.flag.lstrip("-").replace("-", "_")
-
-    def resolve(self, paths: Paths, explicit: str | None) -> str:
-        chosen = explicit or paths.get(self.env)
-        return paths.expand(chosen) if chosen else os.path.abspath(self.default(paths))
-
-
 _ADAPTERS: dict[str, object] = {}
 
 
 def _adapters() -> dict[str, object]:
-    """name -> adapter module, imported on first use: each adapter imports FileOption
-    from this module, so they cannot be imported at its top."""
+    """name -> adapter module, imported on first use (a command that installs nothing
+    never loads the adapters)."""
     if not _ADAPTERS:
         from tma.install import claude, codex, cursor, gemini, opencode, pi
 

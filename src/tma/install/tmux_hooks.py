@@ -23,8 +23,8 @@ import sys
 import tomllib
 
 from tma.core.paths import here
-from tma.install import keys
 from tma.install.binary import NAME, running_tma
+from tma.install.common import read_conf
 from tma.tmux import attention, keyfile
 from tma.tmux.adapter import NoServer, Server, TmuxError
 
@@ -181,8 +181,8 @@ NOWHERE = "missing"
 def owned_by_keys(cdir: str) -> str | None:
     """The managed key file when it installs the hooks (then it is their owner:
     `install-hooks` adds them to a running server but never removes them)."""
-    path = keys.managed_path(cdir)
-    return path if keys.holds_hooks(keys.read(path)) else None
+    path = keyfile.managed_path(cdir)
+    return path if keyfile.holds_hooks(read_conf(path)) else None
 
 
 def persistence(states: list[HookState], cdir: str | None = None) -> str:

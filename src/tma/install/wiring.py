@@ -20,14 +20,12 @@ from dataclasses import dataclass, field
 
 from tma.core import bundled, options
 from tma.core.paths import here
-from tma.install import binary, common, registry, statusline, tmux_status
-from tma.install import tmux_hooks as th
+from tma.install import binary, common, registry, statusline, tmux_hooks as th, tmux_status
 from tma.install.binary import running_tma
 from tma.install.created import Created
 from tma.install.tmux_hooks import UNCHECKED
 from tma.install.tmux_status import runs_tma_status
-from tma.tmux import attention, setup
-from tma.tmux import setup as tsetup
+from tma.tmux import attention, setup, setup as tsetup
 from tma.tmux.adapter import NoServer, TmuxError
 
 FAIL = 1

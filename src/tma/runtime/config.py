@@ -223,7 +223,7 @@ def _desktop(path: str, notify: dict) -> None:
 
 
 def _terminal(path: str, value: object) -> None:
-    from tma.runtime.notify_gate import TERMINAL_OSC
+    from tma.runtime.notify.gate import TERMINAL_OSC
 
     t = _table(path, "notify.terminal", value)
     _known(path, "notify.terminal", t, ("enabled", "osc", "bell"))
@@ -357,7 +357,7 @@ def _api(path: str, doc: dict, out: dict) -> None:
     out["api"] = out_api
 
 
-#: [serve]'s numbers (tma.runtime.serve.settings reads them): idle_secs at least 2, as a
+#: [serve]'s numbers (tma.runtime.fleet.serve.settings reads them): idle_secs at least 2, as a
 #: connection quiet for half of it may be evicted and a second is too fine a grain.
 SERVE_RANGES = {"max_connections": (0, 64), "max_per_device": (1, 64),
                 "idle_secs": (2, 86_400)}
@@ -373,7 +373,7 @@ def _serve(path: str, doc: dict, out: dict) -> None:
             got[key] = n = _uint(path, f"serve.{key}", serve[key])
             if not lo <= n <= hi:
                 raise _err(path, f"serve.{key}", f"must be {lo}-{hi}, got {n}")
-    cap = max(1, got.get("max_connections", 4))  # 4: tma.runtime.serve.MAX_CONNECTIONS
+    cap = max(1, got.get("max_connections", 4))  # 4: tma.runtime.fleet.serve.MAX_CONNECTIONS
     if got.get("max_per_device", 0) > cap:
         # one device's share is of the seats there are: more would be no share at all
         raise _err(path, "serve.max_per_device", f"must be at most max_connections "

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import time
 
-from tma.core import codec, explain, fixture, options
-from tma.core import explain as ex
-from tma.core import plan as P
+from tma.core import codec, explain, explain as ex, fixture, options, plan as P
 from tma.core.errors import NoPane, UsageError
 from tma.core.fold import Facts
 from tma.core.rules import Screen
-from tma.runtime import daemon_files, notify
+from tma.runtime import daemon_files
 from tma.runtime.cycle import Cycle
+from tma.runtime.notify import dispatch as notify
 from tma.tmux import control, read, write
 
 

@@ -23,18 +23,12 @@ import shutil
 from tma.core import codec, identity, manifest, states
 from tma.core.errors import FAIL, OK
 from tma.core.paths import here
-from tma.install import binary, registry, tmux_hooks, tmux_status, wiring
-from tma.install import common as ic
-from tma.runtime import (
-    daemon_files,
-    manifests,
-    notify_backends,
-    notify_gate,
-    notify_log,
-    opencode_api,
-)
+from tma.install import binary, common as ic, registry, tmux_hooks, tmux_status, wiring
+from tma.runtime import daemon_files, manifests
+from tma.runtime.act import opencode_api
 from tma.runtime.config import Config, ConfigError, resolve_path
 from tma.runtime.cycle import Cycle
+from tma.runtime.notify import backends as notify_backends, gate as notify_gate, log as notify_log
 from tma.tmux import read, releases, setup
 from tma.tmux.adapter import TmuxError
 
@@ -56,7 +50,7 @@ CARRIES_WIRING = (HOOK_WIRED, HOOK_INCOMPLETE)
 
 #: The agent whose permission prompts are answered over its server API ([api.<agent>]).
 API_AGENT = "opencode"
-#: Does `tma act` send that agent's approve/deny over the API lane (tma.runtime.opencode_api)?
+#: Does `tma act` send that agent's approve/deny over the API lane (tma.runtime.act.opencode_api)?
 #: Yes: the bundled approve/deny/question_reject/question_reply carry an [api].opencode arm.
 ACT_USES_API = True
 #: doctor's probe of that API: one short GET per distinct endpoint.

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import os
 
-from tma.core import codec, states
-from tma.core import intake as I
-from tma.core import plan as P
+from tma.core import codec, intake as I, plan as P, states
 from tma.core.jsonlite import top_level
 from tma.tmux import read, write
 
@@ -454,21 +452,21 @@ def pending_input(ti: dict) -> str:
 
 
 def _notify_due(cfg, plan) -> bool:
-    from tma.runtime import notify_gate
+    from tma.runtime.notify import gate as notify_gate
 
     return notify_gate.due(cfg, plan)
 
 
 def _on_screen(cfg, pane_id: str, watchers, now: int) -> bool:
-    from tma.runtime import notify_gate
+    from tma.runtime.notify import gate as notify_gate
 
     return notify_gate.on_screen(cfg, pane_id, watchers, now)
 
 
 def _dispatch(server, cfg, table, pane, plan, decision, prev, session, now,
               clients: list[str] | None = None) -> None:
-    from tma.runtime import notify
-    from tma.runtime.notify_note import Note
+    from tma.runtime.notify import dispatch as notify
+    from tma.runtime.notify.note import Note
 
     trigger = "blocked" if plan.state == states.BLOCKED else "done"
     note = Note.for_pane(trigger, table.name, pane, detail=plan.detail,

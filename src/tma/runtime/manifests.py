@@ -300,6 +300,6 @@ def hook_tables(manifest_dir: str | None = None,
     cached = cache.get("hooktables", key)
     if cached is None:
         mset = load(manifest_dir, agents_cfg)
-        cached = {n: HookTable.from_manifest(m).to_data() for n, m in mset.manifests.items()}
+        cached = {n: m.hook_table().to_data() for n, m in mset.manifests.items()}
         cache.put("hooktables", key, cached)
     return {n: HookTable.from_data(d) for n, d in cached.items()}

@@ -12,8 +12,7 @@ from __future__ import annotations
 import os
 import sys
 
-from tma.core import nav as order
-from tma.core import states
+from tma.core import nav as order, states
 from tma.core.errors import NoPane
 from tma.core.nav import NoClient
 from tma.core.untrusted import clean, pane_id_ok
@@ -123,13 +122,12 @@ class Navigator:
 
     def to_remote(self, name: str) -> int:
         """`tma jump HOST:%N`: the client moves to a local window running an interactive
-        login to the host that attaches to that pane (tma.runtime.fleet.attach_argv); the
+        login to the host that attaches to that pane (tma.runtime.fleet.links.attach_argv); the
         window is tagged @tma_remote=HOST:%N, and the next jump there reuses it while it
         lives. Raises HostError (an unknown host), NoClient, TmuxError."""
         # the fleet's modules (hosts.toml's parser, the link) only for a host's pane: a
         # local jump would pay ~30 ms for them
-        from tma.runtime import fleet
-        from tma.runtime import hosts as store
+        from tma.runtime.fleet import hosts as store, links as fleet
 
         host_name, _, pane_id = name.rpartition(":")
         if not pane_id_ok(pane_id):  # a host's row may name anything: only %N goes on

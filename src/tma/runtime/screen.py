@@ -8,7 +8,7 @@ hook ever sees its pane) over the row feed every long-running surface shares
 exactly as `tma jump --pane` does (tma.runtime.navigate: trail, attention clear).
 
 The configured hosts' rows follow the local ones, read each refresh from the running
-daemon's long-lived links (tma.runtime.fleet_view, probe=False: a surface that opens
+daemon's long-lived links (tma.runtime.fleet.view, probe=False: a surface that opens
 from a key never waits on SSH). A remote row's pane is HOST:%N, as `tma ls --hosts`
 names it; Enter on it is `tma jump HOST:%N`, its action menu fires through the link
 (`tma act --menu --pane HOST:%N`), and its preview is what the row says (the screen
@@ -76,7 +76,7 @@ class Feed:
         if not os.path.exists(self.session.paths.hosts_file()):
             self.remote_rows, self.host_notes = [], []
             return
-        from tma.runtime import fleet_view, hosts
+        from tma.runtime.fleet import hosts, view as fleet_view
 
         try:
             side = fleet_view.Remote(self.session, probe=False)
@@ -173,7 +173,7 @@ class Feed:
     def jump_remote(self, name: str) -> str:
         """`tma jump HOST:%N`: a local window logged in to the host, attached to the pane;
         '' or why not (what the Navigator would print goes to the footer instead)."""
-        from tma.runtime import hosts
+        from tma.runtime.fleet import hosts
         from tma.runtime.navigate import Navigator, NoClient
         from tma.tmux.adapter import TmuxError
 
@@ -197,7 +197,7 @@ class Feed:
     def remote_action_refusal(self, pane_id: str) -> str:
         """Why a host's pane has no action menu here ('' when it has one): hosts.toml
         grants this machine nothing to fire there."""
-        from tma.runtime import hosts
+        from tma.runtime.fleet import hosts
 
         host_name = pane_id.rpartition(":")[0]
         row = self.remote_row(pane_id)

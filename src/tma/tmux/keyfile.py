@@ -8,12 +8,16 @@ tma.install.keys puts them together into the file and edits the user's conf.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 
 from tma.tmux import attention
 from tma.tmux.adapter import Server, TmuxError, quote
 
+#: The managed file: its name in tma's config dir, and the line it starts with.
+MANAGED_NAME = "tmux.conf"
+HEADER = "# tma keybindings"
 MARKER = "# tma keys"
 #: the marker when tma had to end the user's last line before appending its own
 MARKER_NL = "# tma keys (newline added)"
@@ -21,6 +25,17 @@ MARKED = re.compile(r"^\s*source-file\b.*" + re.escape(MARKER) + r"( \(newline a
 #: the slot the managed file sets each attention hook at (re-sourcing replaces it)
 MANAGED_INDEX = 73
 CLIENT = '--client "#{client_name}"'
+
+
+def managed_path(cdir: str) -> str:
+    return os.path.join(cdir, MANAGED_NAME)
+
+
+def holds_hooks(text: str | None) -> bool:
+    """Does this managed file install the attention hooks (so it owns them)?"""
+    if not text or not text.startswith(HEADER):
+        return False
+    return any(is_hook_line(line) for line in text.splitlines())
 
 
 def word(value: str) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 
-from tma.core.actions_schema import TEXT_SLOT
+from tma.core.actions.schema import TEXT_SLOT
 from tma.tmux.adapter import Server, TmuxError, classify, quote
 
 

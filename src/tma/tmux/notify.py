@@ -3,7 +3,7 @@
 Two spawns at most per fire: one `source-file -` that lists the attached clients
 (and, when a tty sink wants it, the pane's `#{pane_tty}`), and one that sends a
 `display-message -c <client>` line to every client. The runtime never builds these
-command lines itself (tma.runtime.notify decides what to send, this module says it).
+command lines itself (tma.runtime.notify.dispatch decides what to send, this module says it).
 
 The message text mixes tma's words with agent-controlled text (the pane title), so
 it is escaped before tmux sees it. display-message treats its argument as a format

@@ -14,8 +14,7 @@ attention, locks) carry their own `_at` and never bump it.
 
 from __future__ import annotations
 
-from tma.core import options, prompt, states
-from tma.core import plan as P
+from tma.core import options, plan as P, prompt, states
 from tma.core.codec import CLOCK_STEP_MS, FUTURE_SKEW_MS
 from tma.core.record import Record
 from tma.tmux.adapter import quote

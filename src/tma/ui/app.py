@@ -250,8 +250,7 @@ class WatchApp(App):
                             now=_now_ms(), plain=plain_wanted())
 
     def visible(self) -> list[dict]:
-        from tma.ui import picker as ui_picker
-        from tma.ui import watch
+        from tma.ui import picker as ui_picker, watch
 
         shown = ui_picker.visible(self.rows, self.view, self.feed.cfg.picker, _now_ms())
         return watch.flat(watch.grouped(shown, self.view.group))  # screen order

@@ -1,7 +1,7 @@
 """The configured hosts' rows as every surface sees them (ls --hosts, the picker, watch,
 wait, subscribe, card): from the running daemon's long-lived links when it holds exactly
 the configured hosts (no SSH at all), else, when the surface may afford it, one snapshot
-from each host in parallel (tma.runtime.fleet). A remote row is the ls --json row of
+from each host in parallel (tma.runtime.fleet.links). A remote row is the ls --json row of
 tma.ui.rows.fleet_row_dict; its pane is named HOST:%N wherever a person or a script
 reads or types it."""
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 
-from tma.runtime import fleet, hosts, link
+from tma.runtime.fleet import hosts, link, links as fleet
 from tma.ui import rows as render
 
 

@@ -1,4 +1,4 @@
-"""One POST of a push sink, bounded end to end by one deadline (tma.runtime.notify_http
+"""One POST of a push sink, bounded end to end by one deadline (tma.runtime.notify.http
 makes the attempts, retries and records).
 
 A socket timeout bounds one wait, not a request: a receiver that drips a byte a second

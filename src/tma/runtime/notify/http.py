@@ -1,16 +1,16 @@
-"""Delivering a push sink's request (tma.runtime.notify_push built it): HTTP POST with a
+"""Delivering a push sink's request (tma.runtime.notify.push built it): HTTP POST with a
 timeout and bounded retries, the webhook's signature, the failure record.
 
 Policy: each attempt takes at most `timeout_s`, end to end: the name lookup, the
 connect, the TLS handshake, the send and the answer's status all come out of that one
-budget (tma.runtime.notify_post), whatever the receiver does. A connection error, a
+budget (tma.runtime.notify.post), whatever the receiver does. A connection error, a
 timeout or a 5xx is retried `retries` times after a short pause (BACKOFF_S); a 4xx or
 a redirect is final at once (the same request would fail the same way, and following
 a redirect would hand the signed body to a host nobody configured). So a delivery
 takes at most `budget(job)`: (retries + 1) x timeout_s plus the pauses, 9.75 s with the
 defaults (3 s, 2 retries) and 363.75 s at the most the config allows (60 s, 5): the
 user's own numbers, and never the receiver's choice. The outcome goes to the one
-failure record tma.runtime.notify_log keeps (doctor shows it); a success clears it
+failure record tma.runtime.notify.log keeps (doctor shows it); a success clears it
 only when the standing record is this sink's own. A failure's reason is cleaned and
 bounded before it is kept or shown: it may quote what the receiver sent.
 
@@ -22,7 +22,7 @@ resend the same bytes (same id: the receiver may dedupe).
 
 Two ways in: `enqueue` (the daemon: one worker thread per sink, a bounded queue that
 drops the oldest and counts the drop) and `main` (the hook path's detached child,
-`python -m tma.runtime.notify_http` with the job as JSON on stdin).
+`python -m tma.runtime.notify.http` with the job as JSON on stdin).
 """
 
 from __future__ import annotations
@@ -38,12 +38,12 @@ from collections import deque
 
 import tma
 from tma.core import untrusted
-from tma.runtime import notify_post
+from tma.runtime.notify import post as notify_post
 
 # What the hook path's detached child imports before its request leaves is its latency:
 # a plain-http POST goes out over a bare socket (urllib drags in ssl and the email
 # parser, ~110 ms of CPU per child, ~3x that on a loaded machine: the hook path's webhook
-# p95 was past 1 s because of it), and the failure record (tma.runtime.notify_log, which
+# p95 was past 1 s because of it), and the failure record (tma.runtime.notify.log, which
 # pulls in tmux's modules) is imported only once the request has gone.
 
 BACKOFF_S = (0.25, 0.5, 1.0, 1.0, 1.0)  # pause before retry 1, 2, …
@@ -101,7 +101,7 @@ def _split_userinfo(url: str) -> tuple[str, str | None]:
 
 
 def attempt(job: dict, body: bytes) -> tuple[int | None, str, bool]:
-    """One POST, bounded end to end by `timeout_s` (tma.runtime.notify_post): (HTTP
+    """One POST, bounded end to end by `timeout_s` (tma.runtime.notify.post): (HTTP
     status or None, reason when it failed, worth retrying)."""
     timeout = float(job["timeout_s"])
     url, cred = _split_userinfo(job["url"])
@@ -163,7 +163,7 @@ def deliver(job: dict, sleep=time.sleep) -> Outcome:
 
 def _record(job: dict, out: Outcome) -> None:
     try:
-        from tma.runtime import notify_log
+        from tma.runtime.notify import log as notify_log
 
         who = job.get("label") or job.get("sink", "push")
         if out.ok:
@@ -206,7 +206,7 @@ class Worker:
         self.thread.start()
 
     def put(self, job: dict) -> None:
-        from tma.runtime import notify_log
+        from tma.runtime.notify import log as notify_log
 
         with self.cv:
             if len(self.jobs) >= QUEUE_MAX:

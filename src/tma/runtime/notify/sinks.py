@@ -1,6 +1,6 @@
 """The sinks that reach a person away from this pane: one registry, one shape.
 
-tma.runtime.notify rings the built-in five (message line, bell, OSC in the pane, log,
+tma.runtime.notify.dispatch rings the built-in five (message line, bell, OSC in the pane, log,
 command or desktop notifier); every other sink is a module with the `Sink` shape below,
 named in `SINKS`. `dispatch` asks each whether the config makes it live and fires the
 live ones; `tma debug notify-test` asks each to `test` and prints its lines.
@@ -19,7 +19,7 @@ hangs must never delay another):
 from __future__ import annotations
 
 from tma.core.record import Record
-from tma.runtime.notify_note import Note
+from tma.runtime.notify.note import Note
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs the hook path ~5 ms; the shape is for the checker
@@ -54,7 +54,7 @@ class Sink(Protocol):
 def registry() -> list[Sink]:
     """Every sink beyond the built-in five, in firing order (imported only when asked:
     the hook path pays for a sink's imports only when a notification fires)."""
-    from tma.runtime import notify_push, notify_terminal
+    from tma.runtime.notify import push as notify_push, terminal as notify_terminal
 
     return [notify_terminal, notify_push.NTFY, notify_push.WEBHOOK]
 

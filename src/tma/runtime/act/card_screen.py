@@ -2,15 +2,14 @@
 
 Light on purpose (no protocol types, no HTTP): `tma ls --json` and the daemon's notifier
 ask it about the panes only the screen can speak for (blocked on a permission no hook
-parked), and the card (tma.runtime.card) about the one pane it builds. The dialog is read
+parked), and the card (tma.runtime.act.card) about the one pane it builds. The dialog is read
 by the manifest's `[dialog]` rules through tma.core.card.extract.
 """
 
 from __future__ import annotations
 
 from tma.core import states
-from tma.core.card import ScreenAsk
-from tma.core.card import extract as _core_extract
+from tma.core.card import ScreenAsk, extract as _core_extract
 from tma.core.rules import strip_ansi
 from tma.tmux import read
 

@@ -18,9 +18,9 @@ sink swallows its own errors, because the hook path must never fail and never pr
 A command that cannot start, exits non-zero, dies of a signal or outlives its timeout
 leaves one record, `<runtime dir>/notify-error`; its next clean exit removes it.
 
-The jobs live apart: `[notify]` is read by tma.runtime.notify_gate, the Note and its
-payload are tma.runtime.notify_note, the log line and the failure record
-tma.runtime.notify_log, sink (5)'s detection and processes tma.runtime.notify_backends;
+The jobs live apart: `[notify]` is read by tma.runtime.notify.gate, the Note and its
+payload are tma.runtime.notify.note, the log line and the failure record
+tma.runtime.notify.log, sink (5)'s detection and processes tma.runtime.notify.backends;
 this module dispatches (and answers `tma debug notify-test`).
 
 Import-light on purpose (os and tma only at module level): the hook path imports it
@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import os
 
-from tma.runtime import notify_gate, notify_log, notify_sinks
-from tma.runtime.notify_backends import (
+from tma.runtime.notify import gate as notify_gate, log as notify_log, sinks as notify_sinks
+from tma.runtime.notify.backends import (
     Child,
     notify_send_actions,
     refusal_env,
@@ -40,26 +40,11 @@ from tma.runtime.notify_backends import (
     sink,
     sink_argv,
 )
-from tma.runtime.notify_note import Note, child_env, dumps, message, osc9, payload, stdin
+from tma.runtime.notify.note import Note, child_env, dumps, message, osc9, payload, stdin
+from tma.runtime.notify.tty import write as write_tty, write_checked
 from tma.tmux import notify as tnotify
 
 TRIGGERS = notify_gate.TRIGGERS
-
-
-def write_tty(tty: str, data: bytes) -> None:
-    """Write to a pane's tty without ever blocking; every failure is silent."""
-    if not tty.startswith("/dev/") or not data:
-        return
-    try:
-        fd = os.open(tty, os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY)
-    except OSError:
-        return
-    try:
-        os.write(fd, data)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def dispatch(server, cfg, note: Note, *, wait: bool = True, now: int | None = None,
@@ -115,7 +100,7 @@ def dispatch(server, cfg, note: Note, *, wait: bool = True, now: int | None = No
             out.append(child)
     except Exception:
         pass
-    # (6) the registered sinks (tma.runtime.notify_sinks): each returns at once
+    # (6) the registered sinks (tma.runtime.notify.sinks): each returns at once
     _registered(notify_sinks.Ring(server=server, cfg=cfg, now=now, daemon=daemon,
                                   clients=clients), note, early=False, show=show)
     return out
@@ -283,24 +268,9 @@ def _test_tty(cfg, tty: str, note: Note, out: list[str], worked: list[bool]) -> 
         if not tty:
             out.append(f"{key} skipped: not run in a pane of a reachable tmux server")
             continue
-        err = write_tty_checked(tty, data)
+        err = write_checked(tty, data)
         out.append(f"{key} failed: {tty}: {err}" if err else f"{key} written to {tty}")
         worked.append(not err)
-
-
-def write_tty_checked(tty: str, data: bytes) -> str:
-    """write_tty that says why it failed ("" when it wrote)."""
-    try:
-        fd = os.open(tty, os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY)
-    except OSError as exc:
-        return exc.strerror or str(exc)
-    try:
-        os.write(fd, data)
-    except OSError as exc:
-        return exc.strerror or str(exc)
-    finally:
-        os.close(fd)
-    return ""
 
 
 def _why(exc: BaseException) -> str:
@@ -309,7 +279,7 @@ def _why(exc: BaseException) -> str:
 
 def _test_command(cfg, note: Note, now: int, out: list[str], worked: list[bool]) -> None:
     """Sink (5): the command or desktop notifier, run and waited for."""
-    from tma.runtime import notify_backends
+    from tma.runtime.notify import backends as notify_backends
     from tma.tmux import spawn
 
     kind, what = sink(cfg, note.trigger, daemon=True)
@@ -355,7 +325,7 @@ def sink_results(cfg, note: Note, now: int, server=None, clients: list[str] | No
                  early: bool | None = None) -> tuple[list[str], list[bool]]:
     """Every live registered sink tried for real: (its lines, whether each worked). A
     sink failed when its test raised, returned (lines, False), or wrote a line that
-    starts with "<NAME> failed" (tma.runtime.notify_sinks)."""
+    starts with "<NAME> failed" (tma.runtime.notify.sinks)."""
     ring = notify_sinks.Ring(server=server, cfg=cfg, now=now, daemon=True, clients=clients)
     out: list[str] = []
     oks: list[bool] = []

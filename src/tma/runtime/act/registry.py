@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from tma.core import actions_schema as schema
+from tma.core.actions import schema
 from tma.core.paths import here
 
 
@@ -22,7 +22,9 @@ def user_dir() -> str:
 
 
 def bundled_dir() -> str:
-    return os.path.join(os.path.dirname(os.path.dirname(__file__)), "core", "actions")
+    # src/tma/runtime/act/registry.py -> src/tma/core/actions
+    tma = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
+    return os.path.join(tma, "core", "actions")
 
 
 def _tomls(directory: str) -> list[tuple[str, str]]:

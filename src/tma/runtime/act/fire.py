@@ -21,21 +21,18 @@ import signal
 import time
 from dataclasses import replace
 
-from tma.core import actions_gate as G
-from tma.core import answers as A
 from tma.core import codec, options, states
-from tma.core.actions_schema import ANSWER_OPS, Action
+from tma.core.actions import answers as A, gate as G
+from tma.core.actions.schema import ANSWER_OPS, Action
 from tma.core.fold import Facts, evidence_from, verdict
-from tma.core.prompt import changed as prompt_changed
-from tma.core.prompt import of_screen as prompt_of
+from tma.core.prompt import changed as prompt_changed, of_screen as prompt_of
 from tma.core.record import Record
 from tma.core.rules import Screen, evaluate
-from tma.runtime import actions_exec as X
-from tma.runtime import notify_gate
+from tma.runtime.act import exec as X
 from tma.runtime.cycle import CONFIRM_MS, settle
+from tma.runtime.notify import gate as notify_gate
 from tma.runtime.procs import alive
-from tma.tmux import action_lock, read, write
-from tma.tmux import keys as keys_mod
+from tma.tmux import action_lock, keys as keys_mod, read, write
 from tma.tmux.adapter import NoServer, PaneGone, TmuxError
 
 TYPE_CHECKING = False
@@ -57,7 +54,7 @@ class Request(Record):
     dry_run: bool = False
     confirm_prompt: Callable[..., bool] | None = None  # (action, pane) -> the person's yes
     stdout_fd: int = 1
-    answers: tuple[str, ...] = ()  # `--answer [Q=]LABEL` texts (tma.core.answers)
+    answers: tuple[str, ...] = ()  # `--answer [Q=]LABEL` texts (tma.core.actions.answers)
     expect_episode_ms: int = 0  # the binder: the pane's episode_ms the caller saw (0: any)
 
 
@@ -389,10 +386,10 @@ def api_endpoint(pane, agent: str, cfg) -> str:
 
 
 def _lane_module():
-    """tma.runtime.opencode_api, or None where it is not installed (imported late: only
+    """tma.runtime.act.opencode_api, or None where it is not installed (imported late: only
     an API op needs it)."""
     try:
-        from tma.runtime import opencode_api
+        from tma.runtime.act import opencode_api
     except ImportError:
         return None
     return opencode_api

@@ -21,7 +21,7 @@ import threading
 import time
 
 from tma.core import proto
-from tma.runtime import fleet, fleet_view, hosts, link
+from tma.runtime.fleet import hosts, link, links as fleet, view as fleet_view
 from tma.runtime.selectors import split_target
 from tma.ui import rows as render
 

@@ -1,6 +1,6 @@
 """The action manifest schema: a parsed TOML document -> an Action, unknown fields rejected.
 
-Pure: the loader (tma.runtime.actions) reads the files and hands the decoded table and
+Pure: the loader (tma.runtime.act.registry) reads the files and hands the decoded table and
 the file's stem in. Every agent's key sequences live here, in the action manifests
 (`[keys].<agent>`), and nowhere else: an agent manifest says how to see an agent, an
 action manifest says how to answer it.
@@ -28,7 +28,7 @@ API_OPS: dict[str, tuple[str, ...]] = {
     "opencode.question_reject": (),
     "opencode.question_reply": (),
 }
-#: The ops that carry the caller's chosen labels (`tma act --answer`, tma.core.answers).
+#: The ops that carry the caller's chosen labels (`tma act --answer`, tma.core.actions.answers).
 ANSWER_OPS = ("opencode.question_reply",)
 
 #: The placeholder a text action's key arm holds once: the caller's --text, sent literally.

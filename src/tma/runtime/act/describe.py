@@ -6,8 +6,8 @@ just re-verified.
 
 from __future__ import annotations
 
-from tma.core import actions_gate as G
-from tma.runtime.actions_fire import ANSWERED_WORDS, answered, api_endpoint, binder_of, target_of
+from tma.core.actions import gate as G
+from tma.runtime.act.fire import ANSWERED_WORDS, answered, api_endpoint, binder_of, target_of
 
 
 def refusal(broker, action, pane, stamp, agent: str, force: bool = False):

@@ -1,6 +1,6 @@
 """Sink (5) of a notification: which command or desktop notifier runs, and running it.
 
-Detection: the resolved command (tma.runtime.notify_gate.command_for) or, without one,
+Detection: the resolved command (tma.runtime.notify.gate.command_for) or, without one,
 a desktop notifier this host offers (notify-send with a session bus, osascript); the
 daemon takes one by default (`desktop = "auto"`), the hook path only with `desktop =
 true`. The daemon's notify-send offers actions (`[notify] desktop_actions`): a click on
@@ -14,15 +14,15 @@ closes its notification on SIGINT), so no child outlives a forgotten notificatio
 Processes: every child is started by tma.tmux.spawn in its own process group, its
 stdin fed without blocking, and ended by tma.tmux.spawn's one kill policy. The hook
 path waits up to COMMAND_TIMEOUT (run_command); the daemon starts it and reaps the
-`Child` on later reads. Every outcome goes to the failure record (tma.runtime.notify_log).
+`Child` on later reads. Every outcome goes to the failure record (tma.runtime.notify.log).
 """
 
 from __future__ import annotations
 
 import os
 
-from tma.runtime import notify_gate, notify_log
-from tma.runtime.notify_note import Note, child_env, stdin
+from tma.runtime.notify import gate as notify_gate, log as notify_log
+from tma.runtime.notify.note import Note, child_env, stdin
 from tma.tmux import spawn
 from tma.tmux.notify import strip_controls
 

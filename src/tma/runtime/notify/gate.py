@@ -2,7 +2,7 @@
 
 Lean on purpose (os only): the hook intake asks `due` on every stamp, the daemon's
 notifier and server ask `enabled`, `from_event` and `context_threshold`, and the sinks
-(tma.runtime.notify) ask `command_for`, `desktop_mode`, `desktop_actions` and
+(tma.runtime.notify.dispatch) ask `command_for`, `desktop_mode`, `desktop_actions` and
 `message_on`. Nothing else reads `cfg.notify`. The trigger rule itself is tma.core.notice.trigger; the dedup is
 server-side: the marker commits only when @agent_notified_at predates max(@agent_since,
 @agent_turn_at), and only the writer whose marker reads back fires
@@ -205,7 +205,7 @@ def push_secret(name: str, settings: dict) -> tuple[str, str]:
     """(secret, problem): the environment variable (non-empty) wins, then the key, then
     the file's first line; ("", "") when none is set; a problem names the key, never
     the secret. A file group or others may read or write is refused, its mode named
-    (tma.runtime.secret_file): nothing is sent with a secret others hold."""
+    (tma.runtime.notify.secret_file): nothing is sent with a secret others hold."""
     key, file_key, env_name = PUSH_SECRET[name]
     env = os.environ.get(env_name)
     if env:
@@ -216,7 +216,7 @@ def push_secret(name: str, settings: dict) -> tuple[str, str]:
     path = settings.get(file_key)
     if isinstance(path, str) and path:
         from tma.core.paths import here
-        from tma.runtime import secret_file
+        from tma.runtime.notify import secret_file
 
         what = "token file" if name == "ntfy" else "secret file"
         text, why = secret_file.read_first_line(here().expand(path), what)

@@ -2,7 +2,7 @@
 and the doctor for one host's link (`tma host check`).
 
 Detection stays on each host; this side only reads what the hosts decided, over the link
-(tma.runtime.link), all hosts at once with a short timeout so one slow host costs only
+(tma.runtime.fleet.link), all hosts at once with a short timeout so one slow host costs only
 its own wait.
 """
 
@@ -13,8 +13,8 @@ import shlex
 from dataclasses import dataclass
 
 from tma.core.untrusted import pane_id_ok
-from tma.runtime import hosts as store
-from tma.runtime import link, rundir
+from tma.runtime import rundir
+from tma.runtime.fleet import hosts as store, link
 
 
 def _control_dir(session) -> str:

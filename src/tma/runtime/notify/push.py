@@ -1,8 +1,8 @@
-"""The sinks that reach a phone: ntfy and a generic JSON webhook (tma.runtime.notify_sinks).
+"""The sinks that reach a phone: ntfy and a generic JSON webhook (tma.runtime.notify.sinks).
 
 `[notify.ntfy]` posts the one-line message to a topic URL with ntfy's Title, Priority
 and Tags headers; `[notify.webhook]` posts a JSON document, HMAC-SHA256 signed when a
-secret is set. Both are off unless their table has a url (tma.runtime.notify_gate.push).
+secret is set. Both are off unless their table has a url (tma.runtime.notify.gate.push).
 
 What leaves the machine is chosen here and nowhere else: the agent, state, detail, the
 pending call's summary and tool, the pane id and locator, host, repo, branch and age.
@@ -10,7 +10,7 @@ Never the pane title or the screen unless the table says `include_title = true` 
 `include_screen = true` (a title is what the agent thinks the work is; a screen holds
 whatever the agent printed).
 
-Delivery (tma.runtime.notify_http) never runs on the caller's thread: the daemon hands
+Delivery (tma.runtime.notify.http) never runs on the caller's thread: the daemon hands
 the request to one worker thread per sink (a hung webhook delays only itself); the hook
 path starts one detached child per sink (its own session, stdio on /dev/null, its life
 bounded by an alarm) and returns, because the agent waits for the hook and a
@@ -25,8 +25,8 @@ from __future__ import annotations
 import os
 
 from tma.core.rules import strip_ansi
-from tma.runtime import notify_gate, notify_log
-from tma.runtime.notify_note import Note
+from tma.runtime.notify import gate as notify_gate, log as notify_log
+from tma.runtime.notify.note import Note
 from tma.tmux.notify import strip_controls
 
 SCREEN_LINES = 40      # the last lines of the pane sent with include_screen
@@ -137,7 +137,7 @@ def job(name: str, settings: dict, note: Note, ring) -> dict:
 
 
 class Push:
-    """One push sink (tma.runtime.notify_sinks' shape)."""
+    """One push sink (tma.runtime.notify.sinks' shape)."""
 
     def __init__(self, name: str) -> None:
         self.NAME = name
@@ -157,7 +157,7 @@ class Push:
             if j is None:
                 return
             if ring.daemon:
-                from tma.runtime import notify_http
+                from tma.runtime.notify import http as notify_http
 
                 notify_http.enqueue(j)
             else:
@@ -173,7 +173,7 @@ class Push:
         if note.trigger not in settings["on"]:
             return [f"{label(self.NAME, settings['url'])} skipped: {note.trigger} is not in "
                     f"notify.{self.NAME}.on"], True
-        from tma.runtime import notify_http
+        from tma.runtime.notify import http as notify_http
 
         j = job(self.NAME, settings, note, ring)
         out = notify_http.deliver(j)
@@ -189,7 +189,7 @@ def detach(j: dict) -> None:
     from tma.tmux import spawn
 
     data = json.dumps(j).encode("utf-8")
-    pid, fd = spawn.start([sys.executable, "-m", "tma.runtime.notify_http"], stdin_pipe=True,
+    pid, fd = spawn.start([sys.executable, "-m", "tma.runtime.notify.http"], stdin_pipe=True,
                           new_session=True)
     if fd is None:
         return

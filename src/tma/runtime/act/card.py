@@ -10,7 +10,7 @@ Sources, most faithful first:
 - the hook lane: the hook intake parked the pending call on the pane
   (@agent_pending_tool, @agent_pending_call, @agent_pending_summary, and the full input
   as base64 JSON in @agent_pending_input); exactly allow-once and reject-once, `exact`;
-- the api lane: OpenCode answers over its own HTTP server (tma.runtime.opencode_api),
+- the api lane: OpenCode answers over its own HTTP server (tma.runtime.act.opencode_api),
   and its questions come from `GET /question` under a 750 ms limit;
 - the screen lane: the manifest's `[dialog]` rules read off a fresh capture
   (tma.core.card.extract); without rules, or when they find nothing, `failed`.
@@ -25,12 +25,12 @@ from collections.abc import Callable
 from tma.core import proto, states
 from tma.core.errors import NoPane
 from tma.core.rules import strip_ansi
-from tma.runtime.card_screen import extract, manifest_for, wants_screen
+from tma.runtime.act.card_screen import extract, manifest_for, wants_screen
 from tma.tmux import read
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from tma.runtime import opencode_api
+    from tma.runtime.act import opencode_api
 
 #: OpenCode's question fetch limit (on timeout the card is informational).
 QUESTION_TIMEOUT_S = 0.75
@@ -141,7 +141,7 @@ def _question(row, agent: str, rid: str, config, timeout_s: float) -> proto.Ques
     """OpenCode's pending question, fetched from its server (None: it did not answer in
     time, or holds no question for this pane)."""
     # its HTTP client (http.client, ssl, email: ~15 ms) only for OpenCode's question card
-    from tma.runtime import opencode_api
+    from tma.runtime.act import opencode_api
 
     opts = row.pane.options
     endpoint = opencode_api.resolve_endpoint(opts, config)

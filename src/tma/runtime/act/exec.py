@@ -94,7 +94,7 @@ def start_supervisor(spec: dict) -> Supervisor:
     """The supervisor process, detached (its own session); the spec is sent by `hand_over`."""
     from tma.tmux import spawn
 
-    pid, stdin = spawn.start([sys.executable, "-m", "tma.runtime.actions_exec"],
+    pid, stdin = spawn.start([sys.executable, "-m", "tma.runtime.act.exec"],
                              stdin_pipe=True, new_session=True, env=spec["env"])
     assert stdin is not None
     return Supervisor(pid, stdin)
@@ -158,7 +158,7 @@ def _send_completion(spec: dict, doc: dict) -> None:
     command = spec.get("notify_command")
     if not command:
         return
-    from tma.runtime.notify_backends import run_command
+    from tma.runtime.notify.backends import run_command
 
     env = completion_env(doc, {k: v for k, v in spec["env"].items()
                                if not k.startswith("TMA_")})

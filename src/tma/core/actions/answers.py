@@ -6,7 +6,7 @@ included. `Q` names the question: its number (1-based, in the order OpenCode ask
 or its header, exactly. The text splits at its first `=` only, so a label may hold `=`
 too once its question is named (`--answer 1=a=b`). `Q=` may be left out when the request
 asks a single question. Which labels a question accepts is the lane's business
-(tma.runtime.opencode_api.check_answers); this module only places them. Pure.
+(tma.runtime.act.opencode_api.check_answers); this module only places them. Pure.
 """
 
 from __future__ import annotations

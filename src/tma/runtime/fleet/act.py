@@ -1,5 +1,5 @@
 """`tma act ACTION --pane HOST:%N`: an action fired at another machine's pane, through the
-link (tma.runtime.link) as the protocol's `dispatch`, answered by that host's
+link (tma.runtime.fleet.link) as the protocol's `dispatch`, answered by that host's
 `tma serve --stdio` (which claims the slot in its own ledger, then runs `tma act` there
 with the episode binder).
 
@@ -33,10 +33,9 @@ import time
 from dataclasses import dataclass
 
 from tma.core import proto
-from tma.runtime import fleet, link
-from tma.runtime import hosts as store
+from tma.runtime.fleet import hosts as store, link, links as fleet
+from tma.runtime.fleet.serve import SCOPE_OF
 from tma.runtime.selectors import split_target
-from tma.runtime.serve import SCOPE_OF
 
 #: A dispatch whose answer never came is retried with its own slot for this long.
 PENDING_MS = 15 * 60 * 1000
@@ -133,7 +132,7 @@ def outbox(session) -> Outbox:
 
 @dataclass
 class Fired:
-    """A remote act's result in tma act's terms (tma.runtime.actions_fire.Result's keys)
+    """A remote act's result in tma act's terms (tma.runtime.act.fire.Result's keys)
     plus the slot and whether the host answered from its ledger."""
 
     action: str

@@ -34,7 +34,7 @@ class HostError(Exception):
 class Host:
     name: str
     target: str
-    via: tuple[str, ...] | None = None  # None: the default ssh argv (tma.runtime.link)
+    via: tuple[str, ...] | None = None  # None: the default ssh argv (tma.runtime.fleet.link)
     act: str | None = None
     login: str | None = None  # `tma jump`'s interactive login (None: target)
 

@@ -12,16 +12,16 @@ there instead, and tmux rings the client's terminal per its bell-action / visual
 Body: `<agent> <trigger>: <summary>` (never the pane title, which the agent or the
 program in the pane sets), control bytes dropped, at most BODY_MAX bytes.
 
-Off by default: `[notify.terminal] enabled = true` (tma.runtime.notify_gate.terminal).
+Off by default: `[notify.terminal] enabled = true` (tma.runtime.notify.gate.terminal).
 """
 
 from __future__ import annotations
 
 import threading
 
-from tma.runtime import notify_gate
-from tma.runtime.notify import write_tty
-from tma.runtime.notify_note import Note, to_bytes
+from tma.runtime.notify import gate as notify_gate
+from tma.runtime.notify.note import Note, to_bytes
+from tma.runtime.notify.tty import write as write_tty
 from tma.tmux import passthrough
 from tma.tmux.adapter import Server, resolve_bin
 from tma.tmux.notify import strip_controls
@@ -112,7 +112,7 @@ def _run(ring, note: Note) -> None:
         pass
 
 
-#: written before the message line when both ring (tma.runtime.notify_sinks.fire_early)
+#: written before the message line when both ring (tma.runtime.notify.sinks.fire_early)
 EARLY = True
 
 

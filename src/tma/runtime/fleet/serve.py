@@ -11,7 +11,7 @@ scope. Detection stays here; the device only reads what this host decided:
   version, the stream interval and the scopes;
 - `snapshot` and `subscribe` (an `ack`, then per cycle `edge` frames or whole `snapshot`
   frames when they changed; the first cycle is the baseline and sends nothing);
-- `card` (what a blocked pane asks, from tma.runtime.card when it is there);
+- `card` (what a blocked pane asks, from tma.runtime.act.card when it is there);
 - `dispatch` -> `receipt`, through three gates in order: the scope, the slot (claimed in the
   host's ledger before anything fires: a repeat gets the stored receipt), then the broker
   itself (`tma act` with the episode binder, which re-reads the screen under the pane's lock);
@@ -86,10 +86,11 @@ from tma import __version__
 from tma.core import proto
 from tma.core.paths import here
 from tma.install.binary import running_tma
-from tma.runtime import card, daemon_files, procs, rundir
+from tma.runtime import daemon_files, procs, rundir
+from tma.runtime.act import card
 from tma.runtime.feed import Wakes
+from tma.runtime.fleet.ledger import Ledger
 from tma.runtime.git import GitInfo
-from tma.runtime.ledger import Ledger
 from tma.runtime.selectors import Selector
 from tma.tmux import control, spawn
 
@@ -926,7 +927,7 @@ class Follow:
 
 
 def _card_builder(session):
-    """tma.runtime.card's builder, adapted to the frame: (row, request id) -> card."""
+    """tma.runtime.act.card's builder, adapted to the frame: (row, request id) -> card."""
     return lambda row, rid: card.for_row(session, row, rid)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from tma.runtime.notify_note import Note, dumps, log_record, to_bytes
+from tma.runtime.notify.note import Note, dumps, log_record, to_bytes
 
 FAILURE_FILE = "notify-error"
 

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tma.core import errors as exits
-from tma.core import states
-from tma.core.actions_schema import KIND_EXEC, Action
+from tma.core import errors as exits, states
+from tma.core.actions.schema import KIND_EXEC, Action
 from tma.core.prompt import changed as prompt_changed
 
 # -- outcomes
