@@ -132,6 +132,10 @@ def private_home(tmp_path_factory, monkeypatch, _exempt_pytest_temp):
     # (TMUX_TMPDIR is honoured instead: every test server is named, under it)
     monkeypatch.delenv("TMUX", raising=False)
     monkeypatch.delenv("TMUX_PANE", raising=False)
+    # the width a command renders at is the test's to choose, never the terminal that
+    # ran pytest (a worker of pytest-xdist sees another one again)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
     for var, rel in XDG_HOMES.items():
         monkeypatch.setenv(var, str(home / rel))
     runtime = home / "run"
@@ -192,3 +196,18 @@ def pytest_terminal_summary(terminalreporter):
         tr.write_line(f"tmux {version:8} {int(tests):4} tests {seconds:8.1f} s")
     tr.write_line(f"{'all builds':13} {int(sum(c[0] for c in _COST.values())):4} tests "
                   f"{sum(c[1] for c in _COST.values()):8.1f} s")
+
+
+@pytest.fixture
+def short_tmp():
+    """A private directory with a short path, removed afterwards: for a TMUX_TMPDIR (a
+    unix socket's path has ~107 bytes, and pytest's temp paths, under pytest-xdist's
+    worker directories, leave too few of them)."""
+    import shutil
+
+    path = Path(tempfile.mkdtemp(prefix="tma-", dir="/tmp"))
+    path.chmod(0o700)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)

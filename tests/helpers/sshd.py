@@ -30,6 +30,18 @@ def require() -> None:
         pytest.skip("needs OpenSSH (apt-get install openssh-server openssh-client)")
 
 
+#: What a login on the host keeps of the test's environment (sshd clears it): its HOME,
+#: config, tmux build, and its runtime and state dirs, so the host's serve seats, ledger
+#: and daemon files are the test's own, never shared with another test or worker.
+_KEEP = ("HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR",
+         "TMA_CONFIG", "TMA_TMUX_BIN", "PATH", "LANG", "PYTHONPATH", "TMUX_TMPDIR")
+
+
+def _env_words(srv) -> str:
+    keep = {k: srv.env.get(k) or os.environ.get(k, "") for k in _KEEP}
+    return " ".join(f"{k}={shlex.quote(v)}" for k, v in keep.items() if v)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -115,10 +127,7 @@ class Sshd:
                       tma: str | None = None) -> str:
         """The forced command that runs `tma serve --stdio` in front of the test's tmux
         server `srv` (its HOME, config and tmux build: sshd clears the environment)."""
-        keep = {k: srv.env[k] for k in ("HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME",
-                                        "TMA_CONFIG", "TMA_TMUX_BIN", "PATH", "LANG",
-                                        "PYTHONPATH", "TMUX_TMPDIR") if srv.env.get(k)}
-        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in keep.items())
+        env = _env_words(srv)
         run = shlex.quote(tma) if tma else f"{shlex.quote(python)} -m tma"
         args = " ".join(shlex.quote(f) for f in flags)
         return f"exec env {env} {run} --socket-name {srv.name} serve --stdio {args}".strip()
@@ -151,10 +160,7 @@ class Sshd:
         the client's own `tma ARGS...` (SSH_ORIGINAL_COMMAND) as the test's tma, in front
         of the test's tmux server `srv` (what `ssh -t HOST tma attach --pane %N` does on
         a host whose PATH has tma)."""
-        keep = {k: srv.env[k] for k in ("HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME",
-                                        "TMA_CONFIG", "TMA_TMUX_BIN", "PATH", "LANG",
-                                        "PYTHONPATH", "TMUX_TMPDIR") if srv.env.get(k)}
-        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in keep.items())
+        env = _env_words(srv)
         return ('eval "set -- $SSH_ORIGINAL_COMMAND"; [ "$1" = tma ] || exit 126; shift; '
                 f"exec env {env} {shlex.quote(python)} -m tma --socket-name {srv.name} "
                 '"$@"')

@@ -571,7 +571,7 @@ def test_without_the_lane_module_the_op_says_so(monkeypatch):
     real = builtins.__import__
 
     def no_lane(name, *args, **kw):
-        if name == "tma.runtime" and args and args[2] and "opencode_api" in args[2]:
+        if name == "tma.runtime.act" and args and args[2] and "opencode_api" in args[2]:
             raise ImportError("no lane")
         return real(name, *args, **kw)
 

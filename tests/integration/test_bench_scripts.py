@@ -74,12 +74,12 @@ def _live_servers(sockets: Path) -> list[str]:
 
 
 @pytest.mark.parametrize(("script", "argv"), _runs())
-def test_the_script_runs_with_its_smallest_parameters(script: Path, argv, tmp_path):
+def test_the_script_runs_with_its_smallest_parameters(script: Path, argv, short_tmp):
     assert argv is not None, (
         f"bench/{script.name} declares no SMOKE: give it its smallest parameters "
         "(SMOKE = [[...argv...]], adding a --smoke flag if it has none) so CI runs it")
     require_tmux()
-    sockets = tmp_path / "tmux"
+    sockets = short_tmp / "tmux"
     sockets.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE", "TMA_CONFIG")}
     env["TMUX_TMPDIR"] = str(sockets)

@@ -12,9 +12,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_the_suite_honours_tmux_tmpdir_and_ignores_the_persons_tmux(tmp_path):
-    sockets = tmp_path / "sockets"
-    sockets.mkdir(mode=0o700)
+def test_the_suite_honours_tmux_tmpdir_and_ignores_the_persons_tmux(short_tmp):
+    sockets = short_tmp
     env = dict(os.environ, TMUX_TMPDIR=str(sockets), TMUX="/nonexistent/person,1,0",
                TMUX_PANE="%99")
     env.pop("PYTEST_XDIST_WORKER", None)
