@@ -19,6 +19,7 @@ The session also fails if it leaves behind a socket file of a tmux server it sta
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -163,39 +164,56 @@ def _no_tmux_socket_left_behind():
                     + ", ".join(left), pytrace=False)
 
 
-# ---------------------------------------------------------------- what the tmux matrix costs
-_BUILD_OF: dict[str, str] = {}  # nodeid -> tmux release of a test run per matrix build
-_COST: dict[str, list[float]] = {}  # release -> [tests, seconds]
+# ---------------------------------------------------------------- what each phase costs
+# One line a phase at the end of the run (.ci/run prints them again beside its own
+# install, build and lint phases): unit+arch, integration, the tmux contract suite per
+# release, live. With pytest-xdist the phases run side by side, so a phase's line gives
+# its tests, their summed seconds (setup, call and teardown: what the phase costs) and
+# when, in the run's wall clock, its first test started and its last one ended.
+_PHASES: dict[str, list[float]] = {}  # phase -> [tests, seconds, first start, last stop]
+_SESSION_START: list[float] = []
+#: a contract test's id names its build (tests/helpers/tmux_matrix.py: `[tmux-3.4]`); the
+#: id is all the controller of pytest-xdist sees of a worker's test
+_BUILD_ID = re.compile(r"[\[-]tmux-([^\]\-]+)[\]-]")
 
 
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        params = getattr(getattr(item, "callspec", None), "params", {})
-        build = params.get("tmux_build") or params.get("build")
-        version = getattr(build, "version", None)
-        if isinstance(version, str):
-            _BUILD_OF[item.nodeid] = version
+def pytest_sessionstart(session):
+    import time
+
+    _SESSION_START.append(time.time())
+
+
+def phase_of(nodeid: str) -> str:
+    if nodeid.startswith("tests/live/"):
+        return "live"
+    if nodeid.startswith(("tests/unit/", "tests/arch/")):
+        return "unit+arch"
+    m = _BUILD_ID.search(nodeid)
+    return f"contract {m.group(1)}" if m and m.group(1) != "system" else "integration"
 
 
 def pytest_runtest_logreport(report):
-    version = _BUILD_OF.get(report.nodeid)
-    if version is None:
-        return
-    cost = _COST.setdefault(version, [0, 0.0])
+    cost = _PHASES.setdefault(phase_of(report.nodeid), [0, 0.0, float("inf"), 0.0])
     cost[0] += report.when == "call"
     cost[1] += report.duration
+    start, stop = getattr(report, "start", 0.0), getattr(report, "stop", 0.0)
+    if start:
+        cost[2] = min(cost[2], start)
+        cost[3] = max(cost[3], stop)
 
 
 def pytest_terminal_summary(terminalreporter):
-    """The matrix's cost, per release (setup, call and teardown of its tests)."""
-    if not _COST:
+    """`phase NAME: N tests, S test-seconds, in the run's wall clock A-B s`."""
+    if not _PHASES:
         return
     tr = terminalreporter
-    tr.section("tmux matrix: tests run per build, and their time")
-    for version, (tests, seconds) in _COST.items():
-        tr.write_line(f"tmux {version:8} {int(tests):4} tests {seconds:8.1f} s")
-    tr.write_line(f"{'all builds':13} {int(sum(c[0] for c in _COST.values())):4} tests "
-                  f"{sum(c[1] for c in _COST.values()):8.1f} s")
+    t0 = _SESSION_START[0] if _SESSION_START else 0.0
+    tr.section("what each phase costs (summed seconds; when it ran, in the run's clock)")
+    order = sorted(_PHASES, key=lambda p: (p.startswith("live"), p.startswith("contract"), p))
+    for name in order:
+        tests, seconds, first, last = _PHASES[name]
+        when = f"{first - t0:6.0f}-{last - t0:.0f} s" if first != float("inf") else ""
+        tr.write_line(f"phase {name:16} {int(tests):5} tests {seconds:8.1f} test-s  {when}")
 
 
 @pytest.fixture
