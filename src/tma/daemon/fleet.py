@@ -589,7 +589,8 @@ class Fleet(Part):
             self.counts["folded"] += owed
             self._send_note(Note(trigger="blocked", agent=f"{owed} more",
                                  pane=f"{name}:{pane}", locator=name,
-                                 title=f"{owed} more blocked on {name}", tty="-"), now)
+                                 title=f"{owed} more blocked on {name}", tty="-",
+                                 host=name), now)
 
     def _send(self, host: str, frow: proto.FleetRow, now: int) -> None:
         self.counts["rung"] += 1
@@ -600,7 +601,8 @@ class Fleet(Part):
                     context_pct=frow.context,
                     # never resolved here: `HOST:%N` could name a local session's pane,
                     # and a bell or OSC for a remote pane has no local tty to go to
-                    tty="-", tool=frow.pending_tool or "", summary=frow.pending_summary or "")
+                    tty="-", tool=frow.pending_tool or "", summary=frow.pending_summary or "",
+                    host=host)  # the sinks that name a machine name this one
         self._send_note(note, now)
 
     def _send_note(self, note: Note, now: int) -> None:
