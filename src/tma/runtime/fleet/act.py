@@ -259,13 +259,18 @@ def _from_receipt(row: proto.ReceiptRow, name: str, host: str) -> Fired:
     if outcome == "refused":
         said = {
             "scope-denied": f"host {host} refused: `{row.action}` is outside the scopes its "
-                            "serve grants",
+                            "serve grants" + (f" ({row.message})" if row.message else ""),
             "locked": f"another tma act on {host} holds {row.pane}'s lock: try again",
             "answered": f"another tma act already answered this prompt on {name}",
             "episode-changed": f"{name} is no longer in the episode this answer was for "
                                "(its prompt was answered or replaced): nothing sent",
             "too-long": "the text is longer than the protocol carries",
-        }.get(reason or "", f"{host} refused {row.action} on {row.pane}: {reason}")
+        }.get(reason or "")
+        if said is None:
+            # the host's own sentence, as a local act says it ("%3 is working, not at a
+            # permission prompt"); a host that sends none leaves its reason token
+            said = (f"host {host} refused {row.action} on {name}: {row.message}"
+                    if row.message else f"{host} refused {row.action} on {row.pane}: {reason}")
     elif outcome == "error":
         said = (f"{host} may have fired {row.action} on {row.pane} without saying so "
                 f"({reason or 'error'}): look at the pane before trying again")

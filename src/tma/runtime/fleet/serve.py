@@ -585,16 +585,21 @@ class Conn:
             self.log(f"tma serve: dispatch {d.action} on {d.pane} says device "
                      f"{d.device!r}; recorded as {self.device!r}")
 
-        def receipt(outcome: str, reason: str | None, code: int,
-                    cached: bool = False) -> proto.ReceiptRow:
+        def receipt(outcome: str, reason: str | None, code: int, cached: bool = False,
+                    message: str | None = None) -> proto.ReceiptRow:
             return proto.ReceiptRow(d.slot, d.pane, d.action, outcome, reason, code, cached,
-                                    self.device, now)
+                                    self.device, now, message)
 
         need = SCOPE_OF.get(d.action)
         if need is None or need not in self.scopes:  # costs nothing: before slot and tmux
-            return receipt("refused", "scope-denied", 4)
+            return receipt("refused", "scope-denied", 4, message=(
+                f"`{d.action}` is never fired over the link" if need is None else
+                f"`{d.action}` needs {need}, and this connection is granted "
+                f"{', '.join(self.scopes)}"))
         if d.text is not None and len(d.text.encode()) > proto.MAX_DISPATCH_TEXT_BYTES:
-            return receipt("refused", "too-long", 4)
+            return receipt("refused", "too-long", 4, message=(
+                f"the text is {len(d.text.encode())} bytes; a dispatch carries at most "
+                f"{proto.MAX_DISPATCH_TEXT_BYTES}"))
         prior = self.ledger.claim(d.slot, d.pane, d.action, self.device, now)
         if prior is not None:
             return prior
@@ -613,8 +618,8 @@ class Conn:
             row = receipt("error", "fired-unknown", 1)
             self.ledger.finish(row)
             return row
-        outcome, reason = _act_result(out, code)
-        row = receipt(outcome, reason, code)
+        outcome, reason, message = _act_result(out, code)
+        row = receipt(outcome, reason, code, message=message)
         if reason == "locked":
             self.ledger.release(d.slot)  # the one refusal a retry may clear
         else:
@@ -629,19 +634,21 @@ def _trouble(exc: Exception) -> str:
     return f"the host failed: {exc}"
 
 
-def _act_result(out: bytes, code: int) -> tuple[str, str | None]:
-    """`tma act --json`'s outcome and reason; a broker that said nothing readable may have
-    fired (`error` / `fired-unknown`)."""
+def _act_result(out: bytes, code: int) -> tuple[str, str | None, str | None]:
+    """`tma act --json`'s outcome, reason and sentence (the receipt's `message`: why a
+    refusal refused, in the words a local act says it); a broker that said nothing
+    readable may have fired (`error` / `fired-unknown`)."""
     try:
         doc = json.loads(out)
     except ValueError:
         doc = None
     if isinstance(doc, dict) and isinstance(doc.get("outcome"), str):
-        reason = doc.get("reason")
-        return doc["outcome"], reason if isinstance(reason, str) else None
+        reason, message = doc.get("reason"), doc.get("message")
+        return (doc["outcome"], reason if isinstance(reason, str) else None,
+                message if isinstance(message, str) and message else None)
     if code == 3:
-        return "vanished", "pane-gone"
-    return "error", "fired-unknown"
+        return "vanished", "pane-gone", None
+    return "error", "fired-unknown", None
 
 
 # ------------------------------------------------------------------ the process
