@@ -75,6 +75,37 @@ def test_jump_to_a_remote_pane_opens_a_window_and_reuses_it(srv, srv2, sshd):
         me.close()
 
 
+def test_a_jump_through_a_key_that_serves_only_the_link_says_so_and_fails(srv, srv2, sshd):
+    # the fleet key's forced command is `tma serve` (restrict: no terminal): a login with
+    # it cannot attach, ends at once, and its window with it. The jump says what failed
+    # and what to set, exits 1, and leaves the person where they were
+    target = srv.agent_pane()
+    sshd.set_command(sshd.serve_command(srv))
+    home = srv2.shell_pane()
+    me = PtyClient(srv2, "s")
+    try:
+        res = srv2.tma("host", "add", "box", "tma-test", "--via", sshd.via())
+        assert res.returncode == 0, res.stderr
+        tag = f"box:{target}"
+        res = srv2.tma("jump", tag, "--client", me.name)
+        assert res.returncode == 1, (res.stdout, res.stderr)
+        assert res.stderr.startswith("tma: the login to box ended at once"), res.stderr
+        assert "the host's key runs only `tma serve`" in res.stderr, res.stderr
+        assert "tma host set box --login TARGET" in res.stderr, res.stderr
+        assert not _tagged(srv2, tag)  # no dead window left behind
+        assert me.pane() == home
+        assert not srv2.tmux("show-options", "-s", "-q", "-v",
+                             _trail_key(me.name)).strip()  # and no trail entry
+    finally:
+        me.close()
+
+
+def _trail_key(client: str) -> str:
+    from tma.tmux.nav import trail_key
+
+    return trail_key(client)
+
+
 def test_jump_to_an_unknown_host_names_it(srv2):
     srv2.shell_pane()
     me = PtyClient(srv2, "s")
