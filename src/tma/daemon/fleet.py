@@ -115,6 +115,7 @@ class HostLink:
         self.rows: tuple[proto.FleetRow, ...] = ()
         self.at_ms = 0  # wall ms of the last frame from the host (0: none yet)
         self.remote: str | None = None  # what the host calls itself, and its tma
+        self.scopes: tuple[str, ...] | None = None  # what its serve grants (its hello)
         self.banner = 0
         self.connects = 0
         self.failures = 0
@@ -186,6 +187,7 @@ class HostLink:
         self._answered(frame, snap_id)
         with self.lock:
             self.remote = f"{hello.host} (tma {hello.tma_version})"
+            self.scopes = hello.scopes
             self.banner = probe.banner
             self.connects += 1
             self._online_since_fail = True
@@ -276,6 +278,8 @@ class HostLink:
             entry = {"name": self.name, "state": self.state, "link": self.link_state,
                      "error": self.error, "age_ms": age, "stale": stale,
                      "remote": self.remote, "connects": self.connects,
+                     # the action menus offer only what the host's serve grants
+                     "scopes": list(self.scopes) if self.scopes is not None else None,
                      "failures": self.failures,
                      "retry_in_ms": (max(0, self.retry_at_ms - now)
                                      if self.retry_at_ms is not None else None),

@@ -276,12 +276,14 @@ class Navigator:
                     extra: tuple[str, ...] = ()) -> None:
         """`tma act --menu`: one entry per action, each running `tma act NAME --pane`
         (with `extra`: a host's pane's binder); an action that asks first gets a nested
-        yes/no menu."""
+        yes/no menu. Each entry says its result on the client's message line
+        (--message-line): run by tmux, its stderr would go nowhere, and a refusal (the
+        pane moved on since the menu opened) would read `'…' returned 4`."""
         base = self.child_argv()
         items = []
         for i, a in enumerate(actions):
-            argv = base + ["act", a.name, "--pane", pane_id, *extra] + (
-                ["--yes"] if a.confirm else [])
+            argv = base + ["act", a.name, "--pane", pane_id, *extra, "--client", client.name,
+                           "--message-line"] + (["--yes"] if a.confirm else [])
             command = nav.run_shell_command(argv)
             if a.confirm:
                 command = nav.confirm_menu_command(client.name, f"{a.label} on {pane_id}?",
