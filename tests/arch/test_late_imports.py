@@ -114,7 +114,9 @@ KEPT = {
     "tma.runtime.notify.post": 3,  # urllib only for https or a proxy (the hook child's http)
     "tma.runtime.notify.push": 7,  # the hook path's fire: spawn, json, capture only when used
     "tma.runtime.notify.sinks": 1,  # a sink's imports only when a notification fires
-    "tma.runtime.screen": 18,  # +5: the hosts' modules only with a hosts.toml, never first
+    "tma.runtime.screen": 22,  # +5: the hosts' modules only with a hosts.toml, never first;
+    # +4: the actions' (their set, the broker and its cycle) only when Tab asks what a
+    # pane's menu would offer
     "tma.tmux.demo_server": 1,
     "tma.ui.app": 11,
     "tma.ui.term": 7,

@@ -624,6 +624,31 @@ def test_menu_lists_what_is_fireable_and_an_entry_fires(srv, attach):
     assert rec.settle(1) == b"1"  # approve's key for codex
 
 
+def test_a_menu_entry_refused_when_chosen_says_why_in_words(srv, attach):
+    # the menu opened on a prompt; it was answered by hand before the entry was chosen.
+    # The entry's act is refused by its gate, and says why on the message line: tmux
+    # would show only `'…tma act approve …' returned 4`, truncated
+    rec = _agent(srv, "codex", "blocked")
+    _verdict(srv, rec.pane)
+    c = attach("s")
+    c.clear_output()
+    proc = _menu(srv, rec.pane, c)
+    try:
+        srv.wait_for(lambda: "Approve" in c.output())
+        _redraw(srv, rec.pane, _capture(SCREENS["codex"][1]["idle"]))
+        assert _verdict(srv, rec.pane)[1] == "idle"
+        c.clear_output()
+        c.type(b"1")
+        proc.communicate(timeout=10)
+        srv.wait_for(lambda: f"tma: {rec.pane} is idle" in c.output(), timeout=10)
+        assert "returned" not in c.output()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert rec.settle() == b""  # nothing typed
+
+
 def test_menu_confirm_entry_asks_again_and_nothing_fireable_says_so(srv, attach):
     user = Path(srv.env["XDG_CONFIG_HOME"]) / "tma" / "actions"
     user.mkdir(parents=True)

@@ -87,8 +87,24 @@ def test_picker_rows_order_filter_and_moves(srv, size):
         keys(srv, ui, "BSpace")
     wait_screen(srv, ui, lambda s: "⚑" in s and "○" in s)
 
-    keys(srv, ui, "Tab")  # the picker closes and hands over to `tma act --menu`
+    keys(srv, ui, "Tab")  # no menu to show (no action covers the fake agent): said here
+    wait_screen(srv, ui, lambda s: "no actions are fireable" in s and " tma  3/3" in s)
+    assert alive(srv, ui)
+    keys(srv, ui, "Escape")
     srv.wait_for(lambda: not alive(srv, ui))
+
+
+def test_picker_tab_on_a_pane_with_nothing_fireable_says_so_and_stays(srv, attach):
+    # the fake agents are covered by no bundled action: the menu would offer nothing.
+    # The picker closes only for a menu that comes; else it says why, where you look
+    blocked, _working, _idle = agents(srv)
+    c = attach("s")
+    ui = screen_pane(srv, "--client", c.name, width=100, height=30)
+    wait_screen(srv, ui, lambda s: row_of(s, "⚑").startswith(">"))
+    keys(srv, ui, "Tab")
+    wait_screen(srv, ui, lambda s: f"no actions are fireable on {blocked} right now "
+                                   "(fake is blocked/permission)" in s)
+    assert alive(srv, ui)
 
 
 def _stamp(srv, pane: str, agent: str, state: str) -> None:
@@ -281,8 +297,8 @@ def test_watch_rows_keys_and_advertised_pid(srv, size):
     wait_screen(srv, ui, lambda s: "▸ " in s)
     keys(srv, ui, "g")
     wait_screen(srv, ui, lambda s: "▸" not in s)
-    keys(srv, ui, "Tab")
-    wait_screen(srv, ui, lambda s: "no attached tmux client" in s)  # for act's menu
+    keys(srv, ui, "Tab")  # the fake agent has no action: watch says so and stays
+    wait_screen(srv, ui, lambda s: "no actions are fireable" in s)
     keys(srv, ui, "q")
     srv.wait_for(lambda: not alive(srv, ui))
     # the session is gone with the pane; a watch in a pane that stays removes its pid

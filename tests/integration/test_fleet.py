@@ -99,7 +99,7 @@ def test_a_read_only_host_says_act_is_not_allowed(srv, sshd, local):
     code, out, _ = local.check("ro")
     assert code == 1
     assert "FAIL act: not allowed (read-only)" in out
-    assert "fix: the host grants acting in its forced command" in out
+    assert "fix: host ro grants acting in its forced command" in out
     doc, _err, _took = local.ls_hosts()  # reading is still fine
     assert _host(doc, "ro")["state"] == "ok" and doc["agents"]
 
@@ -149,7 +149,7 @@ def test_remote_tmux_killed_is_named(srv, sshd, local):
     host, said = _failing(local, "notmux")
     assert host["state"] == "tmux-down", host
     assert "FAIL remote tmux: no server running" in said
-    assert "fix: start tmux on notmux" in said
+    assert "fix: start tmux on host notmux" in said
 
 
 def test_remote_tma_missing_is_named(srv, sshd, local):
@@ -159,7 +159,7 @@ def test_remote_tma_missing_is_named(srv, sshd, local):
     host, said = _failing(local, "bare")
     assert host["state"] == "tma-missing", host
     assert "remote tma not found" in host["error"]
-    assert "FAIL remote tma: missing" in said and "fix: install tma on bare" in said
+    assert "FAIL remote tma: missing" in said and "fix: install tma on host bare" in said
 
 
 def test_a_remote_tma_without_serve_is_too_old(srv, sshd, local, tmp_path):
@@ -181,13 +181,7 @@ def test_the_default_transport_is_ssh_with_a_control_master(srv, sshd, local, tm
     # is this test's ssh_config, through an `ssh` on PATH that adds `-F` to it.
     rec = _claude(srv)
     sshd.set_command(sshd.serve_command(srv))
-    wrapper = tmp_path / "client-bin"
-    wrapper.mkdir()
-    (wrapper / "ssh").write_text(f"#!/bin/sh\nexec /usr/bin/ssh -F {sshd.client_config} "
-                                 "\"$@\"\n")
-    (wrapper / "ssh").chmod(0o755)
-    local.env["PATH"] = f"{wrapper}:{local.env['PATH']}"
-    local.env["XDG_RUNTIME_DIR"] = str(sshd.control)  # short: a ControlPath must fit
+    _ssh_on_path(local, sshd, tmp_path)
     res = local.tma("host", "add", "plain", "tma-test")
     assert res.returncode == 0, res.stderr
     listed = json.loads(local.tma("host", "list", "--json").stdout)
@@ -200,3 +194,34 @@ def test_the_default_transport_is_ssh_with_a_control_master(srv, sshd, local, tm
     assert masters, "the default transport left no ControlMaster socket"
     code, out, _ = local.check("plain")
     assert code == 0, out
+
+
+def _ssh_on_path(local: Local, sshd, tmp_path: Path) -> None:
+    """The default transport's `ssh`, helped only by this test's ssh_config (`-F`)."""
+    wrapper = tmp_path / "client-bin"
+    wrapper.mkdir()
+    (wrapper / "ssh").write_text(f"#!/bin/sh\nexec /usr/bin/ssh -F {sshd.client_config} "
+                                 "\"$@\"\n")
+    (wrapper / "ssh").chmod(0o755)
+    local.env["PATH"] = f"{wrapper}:{local.env['PATH']}"
+    local.env["XDG_RUNTIME_DIR"] = str(sshd.control)  # short: a ControlPath must fit
+
+
+def test_host_check_fixes_name_the_host_not_its_ssh_alias(srv, sshd, local, tmp_path):
+    # the person knows the machine as `devbox` (hosts.toml); `tma-test` is only the
+    # ssh_config alias its link dials: a fix that says "start tmux on tma-test" sends
+    # them looking for a machine they never named
+    srv.shell_pane()  # a server with no agent: the hooks line has its fix too
+    sshd.set_command(sshd.serve_command(srv, "--scope", "read"))
+    _ssh_on_path(local, sshd, tmp_path)
+    res = local.tma("host", "add", "devbox", "tma-test", "--act", "answer")
+    assert res.returncode == 0, res.stderr
+    code, read_only, _ = local.check("devbox")
+    assert code == 1, read_only
+    srv.tmux("kill-server")
+    code, down, _ = local.check("devbox")
+    assert code == 1, down
+    fixes = [ln for ln in (read_only + down).splitlines() if "fix:" in ln]
+    assert len(fixes) == 2 and not [f for f in fixes if "tma-test" in f], fixes
+    assert "fix: host devbox grants acting in its forced command" in read_only, read_only
+    assert "fix: start tmux on host devbox" in down, down

@@ -235,6 +235,31 @@ def test_a_receipt_for_another_dispatch_is_refused_and_the_slot_kept(local, tmp_
     assert log.read_text().split() == [sent[0], sent[0]]
 
 
+def test_a_refusal_by_the_hosts_gate_says_why_as_a_local_one_does(srv, sshd, local):
+    # the pane is idle on the host: approve is refused there by its `when` gate. Said
+    # locally, the refusal names the state; over the link it used to be one token
+    cap = fixture.parse((CAPTURES / "claude-2.1.332_idle.txt").read_text("utf-8"))
+    rec = KeyRecorder.start(srv, "claude", cap, after=cap, redraw_ms=100)
+    srv.ls(manifests=False)
+    assert srv.display(rec.pane, "#{@agent_state}") == "idle"
+    here = srv.tma("act", "approve", "--pane", rec.pane, "--json", manifests=False)
+    why = json.loads(here.stdout)["message"]
+    assert here.returncode == 4 and why.startswith(f"{rec.pane} is idle, not at a "), why
+    sshd.set_command(sshd.serve_command(srv, "--scope", "read,act:answer"))
+    _add(local, "box", sshd.via(), "--act", "answer")
+    code, doc, err = local.act("approve", "--pane", f"box:{rec.pane}")
+    assert (code, doc["outcome"], doc["reason"]) == (4, "refused", "gated"), doc
+    assert doc["message"] == f"host box refused approve on box:{rec.pane}: {why}", doc
+    assert why in err
+    assert rec.settle() == b""
+    # the host's ledger keeps the sentence: a repeat of the slot says it again
+    outbox = Path(local.env["XDG_STATE_HOME"]) / "tma" / "fleet" / "dispatch.jsonl"
+    episode = json.loads(outbox.read_text().splitlines()[0])["episode_ms"]
+    code, again, _err = local.act("approve", "--pane", f"box:{rec.pane}",
+                                  "--expect-episode", str(episode))
+    assert (code, again["cached"]) == (4, True) and why in again["message"], again
+
+
 def test_a_read_only_host_refuses_act(srv, sshd, local):
     rec = _claude(srv)
     _blocked(srv, rec)

@@ -16,6 +16,7 @@ the client) and continued. sshd killed outright is the third way a host goes.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import time
 from pathlib import Path
@@ -23,7 +24,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import netns as netns_helper, sshd as sshd_helper
-from tests.helpers.fleet import KEEPALIVE_S, Here
+from tests.helpers.fleet import KEEPALIVE_S, Here, config_text
+from tests.helpers.http_sink import Sink
 from tests.helpers.keyrecorder import KeyRecorder
 from tests.helpers.notify_log import _lines
 from tests.helpers.schemas import _schema
@@ -272,3 +274,28 @@ def test_a_remote_blocked_episode_rings_once_across_reconnects_and_restarts(
     rung = json.loads((Path(local.env["XDG_STATE_HOME"]) / "tma" / "fleet"
                        / "rung.json").read_text())
     assert [k.split("\t")[:2] for k in rung["rung"]] == [["box", rec.pane]]
+
+
+def test_a_remote_ring_names_its_host_and_says_what_the_pane_asks(srv, sshd, local,
+                                                                   daemon):
+    # what the card says a remote blocked pane asks (read off its dialog on the host),
+    # and the host by the name this machine gave it: never this machine's own name, as
+    # if the agent ran here
+    sink = Sink([200])
+    try:
+        local.config.write_text(config_text(local.root, KEEPALIVE_S)
+                                + f'[notify.ntfy]\nurl = "{sink.url("/t")}"\n')
+        rec = _setup(srv, sshd, local)
+        # the host's own ls --json (its bundled manifests, as serve reads them): the card
+        asks = srv.row(rec.pane, manifests=False)["pending_summary"]
+        assert asks, "the captured dialog names no call"
+        daemon.start()
+        _until_state(local, "online", 20)
+        local.wait_for(lambda: _rings(local, rec.pane), timeout=10)
+        ring = _rings(local, rec.pane)[0]
+        assert (ring["summary"], ring["pane"]) == (asks, f"box:{rec.pane}"), ring
+        body = sink.wait(1)[0].body.decode("utf-8")
+        assert asks in body and body.endswith(" on box"), body
+        assert f" on {os.uname().nodename}" not in body, body
+    finally:
+        sink.close()

@@ -6,8 +6,12 @@ reused by the next jump)."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from tests.helpers.ptyclient import PtyClient, client_names
+
+FLEET_DOC = Path(__file__).resolve().parents[2] / "docs" / "how-to" / "fleet.md"
+PREFIX = b"\x02"  # C-b: the prefix of both servers (their config is /dev/null)
 
 
 def _clients_on(srv) -> dict[str, str]:
@@ -71,6 +75,37 @@ def test_jump_to_a_remote_pane_opens_a_window_and_reuses_it(srv, srv2, sshd):
         me.close()
 
 
+def test_a_jump_through_a_key_that_serves_only_the_link_says_so_and_fails(srv, srv2, sshd):
+    # the fleet key's forced command is `tma serve` (restrict: no terminal): a login with
+    # it cannot attach, ends at once, and its window with it. The jump says what failed
+    # and what to set, exits 1, and leaves the person where they were
+    target = srv.agent_pane()
+    sshd.set_command(sshd.serve_command(srv))
+    home = srv2.shell_pane()
+    me = PtyClient(srv2, "s")
+    try:
+        res = srv2.tma("host", "add", "box", "tma-test", "--via", sshd.via())
+        assert res.returncode == 0, res.stderr
+        tag = f"box:{target}"
+        res = srv2.tma("jump", tag, "--client", me.name)
+        assert res.returncode == 1, (res.stdout, res.stderr)
+        assert res.stderr.startswith("tma: the login to box ended at once"), res.stderr
+        assert "the host's key runs only `tma serve`" in res.stderr, res.stderr
+        assert "tma host set box --login TARGET" in res.stderr, res.stderr
+        assert not _tagged(srv2, tag)  # no dead window left behind
+        assert me.pane() == home
+        assert not srv2.tmux("show-options", "-s", "-q", "-v",
+                             _trail_key(me.name)).strip()  # and no trail entry
+    finally:
+        me.close()
+
+
+def _trail_key(client: str) -> str:
+    from tma.tmux.nav import trail_key
+
+    return trail_key(client)
+
+
 def test_jump_to_an_unknown_host_names_it(srv2):
     srv2.shell_pane()
     me = PtyClient(srv2, "s")
@@ -99,5 +134,41 @@ def test_attach_inside_tmux_switches_the_client(srv):
                       env={"TMUX": f"/nonexistent,{me.pid},0", "TMUX_PANE": home})
         assert res.returncode == 0, res.stderr
         assert me.pane() == target
+    finally:
+        me.close()
+
+
+def test_the_documented_detach_ends_the_login_and_a_plain_prefix_d_does_not(srv, srv2,
+                                                                             sshd):
+    # a jump's window is a tmux client inside a tmux client, with one prefix for both:
+    # this machine's tmux takes `prefix d` and detaches the person. `prefix prefix d`
+    # (its default binding of the prefix key is send-prefix) hands the host's tmux
+    # `prefix d`: its client detaches, the login ends and the window closes. The how-to
+    # says the one that works.
+    assert "`prefix prefix d`" in FLEET_DOC.read_text(encoding="utf-8")
+    target = srv.agent_pane()
+    sshd.set_command(sshd.login_command(srv), pty=True)
+    home = srv2.shell_pane()
+    me = PtyClient(srv2, "s")
+    try:
+        res = srv2.tma("host", "add", "box", "tma-test", "--via", sshd.via())
+        assert res.returncode == 0, res.stderr
+        tag = f"box:{target}"
+
+        def jumped() -> None:
+            res = srv2.tma("jump", tag, "--client", me.name)
+            assert res.returncode == 0, res.stderr
+            srv.wait_for(lambda: target in _clients_on(srv).values(), timeout=20)
+
+        jumped()
+        me.type(PREFIX + PREFIX + b"d")
+        srv.wait_for(lambda: target not in _clients_on(srv).values(), timeout=10)
+        srv2.wait_for(lambda: not _tagged(srv2, tag), timeout=10)  # the login ended
+        assert me.name in client_names(srv2) and me.pane() == home  # still here
+
+        jumped()
+        me.type(PREFIX + b"d")  # what the how-to used to say
+        srv2.wait_for(lambda: me.name not in client_names(srv2), timeout=10)
+        assert target in _clients_on(srv).values()  # the login goes on, unseen
     finally:
         me.close()

@@ -179,9 +179,15 @@ def test_tab_on_a_host_row_fires_through_the_link_exactly_once(srv, srv2, sshd, 
     srv.wait_for(lambda: "Approve" in c.output() and f"box:{rec.pane}" in c.output(),
                  timeout=15)
     assert "Interrupt" not in c.output()  # hosts.toml grants answer, not steer
+    # what the host would refuse is not offered: Claude at a permission prompt has no
+    # question to reject (it would come back `gated`, as tmux's raw `returned 4`)
+    assert "Reject question" not in c.output()
+    c.clear_output()
     c.type(b"1")
     sent = rec.settle(expect=1, timeout=20)
     assert sent, "the approve never reached the host's agent"
+    # the entry says what it did on the message line (run-shell drops its stderr)
+    srv.wait_for(lambda: f"approve sent to box:{rec.pane}" in c.output(), timeout=15)
     time.sleep(1.5)
     assert rec.received() == sent  # exactly once
     state = srv.env.get("XDG_STATE_HOME") or str(Path(srv.env["HOME"]) / ".local" / "state")
@@ -189,6 +195,16 @@ def test_tab_on_a_host_row_fires_through_the_link_exactly_once(srv, srv2, sshd, 
     lines = [json.loads(x) for x in outbox.read_text().splitlines()]
     assert [x["status"] for x in lines] == ["pending", "done"]
     assert lines[0]["episode_ms"] > 0  # the episode the picker showed: the binder
+
+    # answered, the pane is idle: nothing answer grants fires there, and the picker
+    # says so in words and stays, rather than close for a menu of refusals
+    picker = ui(srv, daemon, "--client", c.name, width=100, height=30, session="again")
+    wait_screen(srv, picker, lambda s: row_of(s, "claude").startswith(">")
+                and "done" in row_of(s, "claude"), timeout=20)
+    keys(srv, picker, "Tab")
+    wait_screen(srv, picker, lambda s: f"no action from here fires on box:{rec.pane} now: "
+                                       "it is idle" in s)
+    assert alive(srv, picker)
 
 
 def test_a_read_only_host_says_so_in_one_line_and_the_picker_stays(srv, srv2, sshd,

@@ -148,6 +148,21 @@ def test_a_card_request_is_answered_with_the_panes_card(srv, device):
     assert d.close() == 0
 
 
+def test_a_blocked_row_says_what_its_dialog_asks_as_the_card_does(srv, device):
+    # no hook parked this call: only the screen names it, and the row a device rings
+    # and previews from carries what the card reads there
+    rec = _claude(srv)
+    d = device()
+    hello(d)
+    card = d.ask("card", pane=rec.pane)
+    assert card["pending_call"]["tool"] == "Bash"
+    for _ in range(2):  # the second read is the first's, not a capture of its own
+        row = next(r for r in d.ask("snapshot")["agents"] if r["pane"] == rec.pane)
+        assert (row["pending_tool"], row["pending_summary"]) == (
+            "Bash", "Bash: echo hi > mockllm-hi.txt"), row
+    assert d.close() == 0
+
+
 def test_bad_lines_are_named_and_the_connection_goes_on(srv, device):
     srv.shell_pane()
     d = device()

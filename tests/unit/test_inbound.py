@@ -60,3 +60,18 @@ def test_a_frame_whose_pane_is_not_a_pane_id_is_refused():
     edge = P.Edge("1", 5, "x", "claude", "idle", "working", None, "s:1.0", None, None)
     with pytest.raises(inbound.Refused, match="an edge names pane 'x'"):
         inbound.response(edge)
+
+
+def test_a_receipts_sentence_is_cleaned_and_bounded():
+    # the host's words reach the person's terminal and tmux's message line: no escape
+    # byte, no newline, and no more than a long sentence
+    said = "%3 is working\x1b]52;c;cGF5bG9hZA==\x07\n" + "x" * 5000
+    row = P.ReceiptRow("tma-1", "%3", "approve", "refused", "gated", 4, False, None, 7, said)
+    safe, problems = inbound.response(P.Receipt("1", row))
+    assert problems == [] and isinstance(safe, P.Receipt)
+    message = safe.receipt.message
+    assert message is not None and message.startswith("%3 is working")
+    assert not [c for c in message if c < " " or c == "\x7f"]
+    assert len(message) <= inbound.LONG
+    many, _ = inbound.response(P.Receipts("2", (row,)))
+    assert isinstance(many, P.Receipts) and many.receipts[0].message == message

@@ -275,7 +275,8 @@ edges = st.builds(P.Edge, id=text, at_ms=ints, pane=panes, agent=text, from_=edg
                   to=edge_states, detail=opt_text, locator=text, repo=opt_text, branch=opt_text)
 receipt_rows = st.builds(P.ReceiptRow, slot=text, pane=panes, action=text, outcome=text,
                          reason=opt_text, exit_code=st.integers(-255, 255),
-                         cached=st.booleans(), device=opt_text, at_ms=ints)
+                         cached=st.booleans(), device=opt_text, at_ms=ints,
+                         message=opt_text)
 
 
 def _row(**changes: object) -> P.FleetRow:
@@ -307,6 +308,9 @@ def test_receipts_round_trip(row, id_, more):
     one = P.Receipt(id_, row)
     assert P.parse_line(P.dumps(one), P.RESPONSE) == one
     assert ("device" in json.loads(P.dumps(one))) == (row.device is not None)
+    # the host's sentence is a later, optional key: absent when there is none, so a
+    # receipt without it is byte for byte what a reader of the first schema 1 wrote
+    assert ("message" in json.loads(P.dumps(one))) == (row.message is not None)
     many = P.Receipts(id_, tuple(more))
     assert P.parse_line(P.encode(many), P.RESPONSE) == many
 
@@ -368,3 +372,14 @@ def test_built_frames_validate(agents, edge, row, more):
     ]
     for frame in built:
         check.validate(json.loads(P.dumps(frame)))
+
+
+def test_a_receipt_carries_the_hosts_sentence_after_its_pinned_keys():
+    row = P.ReceiptRow("tma-1", "%3", "approve", "refused", "gated", 4, False, "laptop", 7,
+                       "%3 is working, not at a permission prompt")
+    line = P.dumps(P.Receipt("9", row))
+    assert list(json.loads(line))[3:] == ["slot", "pane", "action", "outcome", "reason",
+                                          "exit_code", "cached", "device", "at_ms", "message"]
+    assert P.parse_line(line, P.RESPONSE).receipt.message == row.message
+    _validator("receipt").validate(json.loads(line))
+    _validator("receipts").validate(json.loads(P.dumps(P.Receipts("9", (row,)))))

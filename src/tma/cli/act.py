@@ -29,6 +29,7 @@ def _usage(args, sel) -> None:
                                ("--arg", args.arg), ("--force", args.force),
                                ("--yes", args.yes), ("--answer", args.answer),
                                ("NAME", args.action),
+                               ("--message-line", args.message_line and args.list),
                                ("--agent", sel.agent)) if on]
         if bad:
             raise common.UsageError(f"--list/--menu take no {bad[0]}")
@@ -44,6 +45,9 @@ def _usage(args, sel) -> None:
         raise common.UsageError("--all fans out over the selector matches: pass at least one "
                                 "selector (--session --repo --branch --agent --state)")
     _episode_usage(args)
+    if args.message_line and (args.all or args.dry_run):
+        raise common.UsageError("--message-line says one action's result (an action "
+                                "menu's entry): it takes no --all or --dry-run")
     if args.expect_episode is not None and args.all:
         raise common.UsageError("--expect-episode pins one pane's episode: it takes no --all")
     if args.text is not None and any(ord(c) < 32 or ord(c) == 127 for c in args.text):
@@ -227,8 +231,7 @@ class _Act:
             from tma.ui.text import dumps
 
             sys.stdout.write(dumps(res.as_json()) + "\n")
-        _note(res)
-        return res.exit_code
+        return _noted(self.session, self.args, res)
 
     # -- dry run
     def _dry_run(self, action, target) -> int:
@@ -273,17 +276,16 @@ class _Act:
         if pane is None:
             return self._report(_gone("menu", agent))
 
-        fireable = [a for a in self.aset.actions.values() if not a.text
-                    and not a.takes_answers and D.refusal(self.broker, a, pane, stamp, agent) is None]
+        fireable = D.menu_actions(self.broker, self.aset, pane, stamp, agent)
         if not fireable:
-            common.err(f"tma: no actions are fireable on {pane.pane_id} right now")
-            return 0
+            return _said(self.session, self.args,
+                         f"tma: no actions are fireable on {pane.pane_id} right now", 0)
         nav = Navigator(self.session, self.res)
         try:
             client = nav.client()
         except NoClient as exc:
-            common.err(f"tma: {exc}; the menu needs one to show on")
-            return common.FAIL
+            return _said(self.session, self.args,
+                         f"tma: {exc}; the menu needs one to show on", common.FAIL)
         nav.action_menu(client, pane.pane_id, f" {agent or 'tma'} {pane.pane_id} ", fireable)
         return 0
 
@@ -304,16 +306,17 @@ def _remote(session, args) -> int:
                                answers=_numbered(args.answer),
                                expect_episode=int(args.expect_episode or 0))
     except store.HostError as exc:
-        common.err(f"tma: {exc}")
-        return common.FAIL
-    return _report_remote(args, fired)
+        return _said(session, args, f"tma: {exc}", common.FAIL)
+    return _report_remote(session, args, fired)
 
 
 def _remote_menu(session, args, aset) -> int:
     """--menu --pane HOST:%N (the picker's and watch's Tab on a host's row): one entry per
-    action the link carries and this machine's hosts.toml grants, each `tma act NAME
-    --pane HOST:%N --expect-episode E` (the binder: the answer is for the prompt the
-    person saw, or nothing fires). No SSH to draw it: the host decides when one fires."""
+    action the host would fire there now (tma.runtime.fleet.act.menu: the link carries
+    it, both ends grant it, the row's state admits it), each `tma act NAME --pane HOST:%N
+    --expect-episode E` (the binder: the answer is for the prompt the person saw, or
+    nothing fires). The row and the grants come from the daemon's link (no SSH), else
+    one probe of the host; the host still decides when an entry fires."""
     from tma.runtime.fleet import act as fleet_act, hosts as store
     from tma.runtime.navigate import Navigator, NoClient
 
@@ -321,20 +324,16 @@ def _remote_menu(session, args, aset) -> int:
     try:
         host = store.get(session, args.pane.rpartition(":")[0])
     except store.HostError as exc:
-        common.err(f"tma: {exc}")
-        return common.FAIL
-    granted = fleet_act.LOCAL_GRANTS.get(host.act, ())
-    fireable = [a for a in aset.actions.values() if not a.text and not a.takes_answers
-                and fleet_act.scope_of(a.name) in granted]
+        return _said(session, args, f"tma: {exc}", common.FAIL)
+    fireable, why = fleet_act.menu(session, host, args.pane, aset.actions.values())
     if not fireable:
-        common.err(f"tma: host {host.name} grants no action from here (hosts.toml `act`)")
-        return 0
+        return _said(session, args, f"tma: {why}", 0)
     nav = Navigator(session, session.cycle(current=False))
     try:
         client = nav.client()
     except NoClient as exc:
-        common.err(f"tma: {exc}; the menu needs one to show on")
-        return common.FAIL
+        return _said(session, args, f"tma: {exc}; the menu needs one to show on",
+                     common.FAIL)
     extra = ("--expect-episode", episode) if episode else ()
     nav.action_menu(client, args.pane, f" {args.pane} ", fireable, extra)
     return 0
@@ -358,13 +357,12 @@ def _numbered(values: list[str]) -> tuple[tuple[str, ...], ...] | None:
     return tuple(tuple(by[n]) for n in sorted(by))
 
 
-def _report_remote(args, fired) -> int:
+def _report_remote(session, args, fired) -> int:
     if args.json:
         from tma.ui import text
 
         sys.stdout.write(text.dumps(fired.as_json()) + "\n")
-    _note(fired)
-    return fired.exit_code
+    return _noted(session, args, fired)
 
 
 def _gone(name: str, pane_id: str):
@@ -389,6 +387,36 @@ def _note(res) -> None:
     """The stderr sentence; a delivered action says what it did, a refusal why not."""
     code = res.exit_code
     common.err(f"tma: {res.message}" + (f" (exit {code})" if code else ""))
+
+
+def _noted(session, args, res) -> int:
+    """A result's sentence (_note) and its exit status, or with --message-line the
+    sentence on the client too and 0 (_said)."""
+    if not args.message_line:
+        _note(res)
+        return res.exit_code
+    return _said(session, args, f"tma: {res.message}", res.exit_code)
+
+
+#: How long --message-line's sentence stays: long enough to read a refusal's reason.
+MESSAGE_MS = 6000
+
+
+def _said(session, args, text: str, code: int) -> int:
+    """A sentence for the person on stderr, and with --message-line on the tmux client's
+    message line as well, then exit 0: an action menu's entry runs under tmux's
+    run-shell, which drops stderr and shows any other exit as a raw, truncated
+    `'…tma act …' returned 4` in place of the reason. `code` when it could not be said."""
+    common.err(text)
+    if not args.message_line:
+        return code
+    from tma.tmux import notify as tnotify
+
+    try:
+        tnotify.say(session.server, session.g.client or None, text, MESSAGE_MS)
+    except Exception:  # no server to say it on: the exit status says it is not done
+        return code
+    return 0
 
 
 def _lane(action, agent: str) -> str:

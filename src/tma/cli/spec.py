@@ -406,7 +406,12 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                    Flag("--expect-episode", metavar="MS",
                         help="Fire only while the pane is still in the episode that began "
                              "at MS (its episode_ms in ls --json); else refused "
-                             "episode-changed.")),
+                             "episode-changed."),
+                   Flag("--message-line",
+                        help="Also say the result on a tmux client's message line "
+                             "(-c/--client's, else the one tmux picks), and exit 0 once "
+                             "said: what the action menu's entries run (tmux shows any "
+                             "other exit as a raw `'...' returned 4`).")),
             exits=(OK, (1, "an error: no tmux server, an unreachable API, several panes "
                            "match the selectors"), USAGE,
                    (3, "vanished: the pane is gone (or the API request), or no pane "

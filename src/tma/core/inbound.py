@@ -197,7 +197,7 @@ def receipt_row(r: proto.ReceiptRow) -> proto.ReceiptRow:
                      action=clean(r.action, SHORT), outcome=clean(r.outcome, SHORT),
                      reason=opt_clean(r.reason, SHORT), exit_code=r.exit_code
                      if -1 <= r.exit_code <= 255 else 1, device=opt_clean(r.device, TEXT),
-                     at_ms=_ms(r.at_ms))
+                     at_ms=_ms(r.at_ms), message=opt_clean(r.message, LONG))
 
 
 def _receipt(f: proto.Receipt, problems: list[str]) -> proto.Receipt:

@@ -158,7 +158,10 @@ class FleetRow(Record, frozen=True):
 
 
 class ReceiptRow(Record, frozen=True):
-    """A dispatch's outcome, as the ledger keeps it (no envelope)."""
+    """A dispatch's outcome, as the ledger keeps it (no envelope). `message`: the host's
+    sentence for a person (why a refusal refused: "%1 is working, not at a permission
+    prompt"), a later, optional addition: a reader that predates it ignores it, and a
+    host that predates it sends none (clients branch on `outcome` and `reason` only)."""
 
     slot: str
     pane: str
@@ -169,7 +172,8 @@ class ReceiptRow(Record, frozen=True):
     cached: bool
     device: str | None
     at_ms: int
-    OMIT: ClassVar[frozenset[str]] = frozenset({"device"})
+    message: str | None = None
+    OMIT: ClassVar[frozenset[str]] = frozenset({"device", "message"})
 
 
 class CardOption(Record, frozen=True):
@@ -747,7 +751,7 @@ def _fleet_row(o: _Obj) -> FleetRow:
 def _receipt_row(o: _Obj) -> ReceiptRow:
     return ReceiptRow(o.string("slot"), o.string("pane"), o.string("action"), o.string("outcome"),
                       o.opt_string("reason"), o.integer("exit_code"), o.boolean("cached"),
-                      o.opt_string("device"), o.integer("at_ms"))
+                      o.opt_string("device"), o.integer("at_ms"), o.opt_string("message"))
 
 
 def _event_header(o: _Obj) -> EventHeader:

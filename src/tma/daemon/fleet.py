@@ -115,6 +115,7 @@ class HostLink:
         self.rows: tuple[proto.FleetRow, ...] = ()
         self.at_ms = 0  # wall ms of the last frame from the host (0: none yet)
         self.remote: str | None = None  # what the host calls itself, and its tma
+        self.scopes: tuple[str, ...] | None = None  # what its serve grants (its hello)
         self.banner = 0
         self.connects = 0
         self.failures = 0
@@ -186,6 +187,7 @@ class HostLink:
         self._answered(frame, snap_id)
         with self.lock:
             self.remote = f"{hello.host} (tma {hello.tma_version})"
+            self.scopes = hello.scopes
             self.banner = probe.banner
             self.connects += 1
             self._online_since_fail = True
@@ -276,6 +278,8 @@ class HostLink:
             entry = {"name": self.name, "state": self.state, "link": self.link_state,
                      "error": self.error, "age_ms": age, "stale": stale,
                      "remote": self.remote, "connects": self.connects,
+                     # the action menus offer only what the host's serve grants
+                     "scopes": list(self.scopes) if self.scopes is not None else None,
                      "failures": self.failures,
                      "retry_in_ms": (max(0, self.retry_at_ms - now)
                                      if self.retry_at_ms is not None else None),
@@ -589,7 +593,8 @@ class Fleet(Part):
             self.counts["folded"] += owed
             self._send_note(Note(trigger="blocked", agent=f"{owed} more",
                                  pane=f"{name}:{pane}", locator=name,
-                                 title=f"{owed} more blocked on {name}", tty="-"), now)
+                                 title=f"{owed} more blocked on {name}", tty="-",
+                                 host=name), now)
 
     def _send(self, host: str, frow: proto.FleetRow, now: int) -> None:
         self.counts["rung"] += 1
@@ -600,7 +605,8 @@ class Fleet(Part):
                     context_pct=frow.context,
                     # never resolved here: `HOST:%N` could name a local session's pane,
                     # and a bell or OSC for a remote pane has no local tty to go to
-                    tty="-", tool=frow.pending_tool or "", summary=frow.pending_summary or "")
+                    tty="-", tool=frow.pending_tool or "", summary=frow.pending_summary or "",
+                    host=host)  # the sinks that name a machine name this one
         self._send_note(note, now)
 
     def _send_note(self, note: Note, now: int) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 from tma.core import nav as order, states
 from tma.core.errors import NoPane
@@ -23,6 +24,13 @@ __all__ = ["NO_ORIGIN", "NoClient", "Navigator", "attach", "self_argv"]
 
 NO_ORIGIN = ("tma: nowhere to go back to: no earlier jump from this client is recorded "
              "(or the panes it left have closed)")
+#: How long a fleet jump watches its new window's login: until the host's tmux draws (it
+#: attached), the login ends (it failed: said, exit 1), or this passes (a login still
+#: asking something, a password say: the person is there to answer it).
+LOGIN_SETTLE_S = 10.0
+#: What ssh says when the host's key refuses a terminal: `restrict` in authorized_keys,
+#: the forced command of a key that serves the fleet link only.
+_NO_PTY = "PTY allocation request failed"
 
 
 def self_argv() -> list[str]:
@@ -124,7 +132,10 @@ class Navigator:
         """`tma jump HOST:%N`: the client moves to a local window running an interactive
         login to the host that attaches to that pane (tma.runtime.fleet.links.attach_argv); the
         window is tagged @tma_remote=HOST:%N, and the next jump there reuses it while it
-        lives. Raises HostError (an unknown host), NoClient, TmuxError."""
+        lives. A new window's login is watched until the host's tmux draws there
+        (_settle): one that ends at once (a key forced to `tma serve`, a refused key, no
+        tma there) is exit 1 saying why, its window closed and the client back where it
+        was. Raises HostError (an unknown host), NoClient, TmuxError."""
         # the fleet's modules (hosts.toml's parser, the link) only for a host's pane: a
         # local jump would pay ~30 ms for them
         from tma.runtime.fleet import hosts as store, links as fleet
@@ -135,6 +146,7 @@ class Navigator:
         host = store.get(self.session, host_name)
         client = self.client()
         tag = f"{host.name}:{pane_id}"
+        argv = fleet.attach_argv(host, pane_id)
         existing = nav.remote_panes(self.server, tag)
         if existing:
             target = existing[0]
@@ -142,14 +154,71 @@ class Navigator:
             session = next((p.session_id for p in self.snap.panes
                             if p.session_name == client.session_name), None)
             target = nav.new_remote_window(self.server, session or client.session_name, tag,
-                                           fleet.attach_argv(host, pane_id))
+                                           argv)
         pane = next((p for p in read.every_pane(self.server) if p.pane_id == target), None)
-        if pane is None:  # the login ended at once (a refused key, no tma there)
-            self.say(f"tma: the window for {tag} closed at once: try "
-                     f"`{' '.join(fleet.attach_argv(host, pane_id))}` by hand")
+        if pane is None:  # the window went (closed by hand, or a tmux that kept no pane)
+            self.say(f"tma: the window for {tag} closed at once: try `{' '.join(argv)}` "
+                     "by hand")
             return 1
         self.live[pane.pane_id] = pane
-        return self._go(pane, clear_attention=False)
+        old = nav.read_trail(self.server, client.name)
+        code = self._go(pane, clear_attention=False)
+        if existing:
+            return code
+        why = self._settle(target, host, argv)
+        if why:
+            self._undo(client, target, old)
+            self.say(why)
+            return 1
+        return code
+
+    def _settle(self, target: str, host, argv: list[str]) -> str:
+        """Watch a new jump window's login (LOGIN_SETTLE_S): '' once the host's tmux drew
+        there or the login is still going, else what failed, in words (the window is
+        still there, dead: remain-on-exit, see tma.tmux.nav.new_remote_window)."""
+        deadline = time.monotonic() + LOGIN_SETTLE_S
+        while True:
+            state = nav.remote_window_state(self.server, target)
+            if state is None:
+                return (f"tma: the window for {host.name} closed at once: try "
+                        f"`{' '.join(argv)}` by hand")
+            dead, status, attached = state
+            if dead:
+                return self._ended(target, host, argv, status)
+            if attached or time.monotonic() >= deadline:
+                if nav.keep_remote_window(self.server, target):
+                    return ""
+                continue  # it ended while let go: read it as dead
+            time.sleep(0.1)
+
+    def _ended(self, target: str, host, argv: list[str], status: int | None) -> str:
+        """What a login that ended at once says: its exit status, its last words, and
+        what to do. A key that refuses a terminal (`restrict`) is the fleet key, forced
+        to `tma serve`: without a login of its own the jump logs in with it."""
+        words = nav.remote_window_words(self.server, target)
+        said = f"tma: the login to {host.name} ended at once" + (
+            f" (exit {status})" if status is not None else "")
+        last = clean(words[-1], 200) if words else ""
+        if any(_NO_PTY in w for w in words) and not host.login:
+            return (f"{said}: the host's key runs only `tma serve` (the fleet link's forced "
+                    f"command), so a login cannot attach there: name a login of your own, "
+                    f"`tma host set {host.name} --login TARGET` (docs/how-to/fleet.md, "
+                    "section 7)")
+        return (f"{said}" + (f": {last}" if last else "") +
+                f"; try `{' '.join(argv)}` by hand")
+
+    def _undo(self, client, target: str, old: list[str]) -> None:
+        """A failed jump leaves nothing behind: its window closed, the client back on the
+        pane it left and its trail as it was."""
+        origin = client.pane_id
+        nav.close_window(self.server, target)
+        pane = next((p for p in read.every_pane(self.server) if p.pane_id == origin), None)
+        if pane is None:
+            return
+        # the window was made in the client's session, so the client is still there;
+        # the pane read fresh: tmux picked a window of its own when this one went
+        nav.jump(self.server, client.name, client.session_name, pane, clear_attention=False,
+                 trail=old)
 
     def back(self) -> int:
         client = self.client()
@@ -207,12 +276,14 @@ class Navigator:
                     extra: tuple[str, ...] = ()) -> None:
         """`tma act --menu`: one entry per action, each running `tma act NAME --pane`
         (with `extra`: a host's pane's binder); an action that asks first gets a nested
-        yes/no menu."""
+        yes/no menu. Each entry says its result on the client's message line
+        (--message-line): run by tmux, its stderr would go nowhere, and a refusal (the
+        pane moved on since the menu opened) would read `'…' returned 4`."""
         base = self.child_argv()
         items = []
         for i, a in enumerate(actions):
-            argv = base + ["act", a.name, "--pane", pane_id, *extra] + (
-                ["--yes"] if a.confirm else [])
+            argv = base + ["act", a.name, "--pane", pane_id, *extra, "--client", client.name,
+                           "--message-line"] + (["--yes"] if a.confirm else [])
             command = nav.run_shell_command(argv)
             if a.confirm:
                 command = nav.confirm_menu_command(client.name, f"{a.label} on {pane_id}?",

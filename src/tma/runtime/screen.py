@@ -18,6 +18,7 @@ is on another machine).
 from __future__ import annotations
 
 import os
+import time
 
 from tma.runtime.session import Session
 from tma.ui import table
@@ -47,6 +48,8 @@ class Feed:
         self.problem = ""  # the last refresh's failure, shown in the footer
         self.remote_rows: list[dict] = []  # the hosts' rows (ls --json dicts, pane HOST:%N)
         self.host_notes: list[str] = []  # one line per host that has no rows to show
+        self.host_scopes: dict[str, tuple[str, ...] | None] = {}  # what each host grants
+        self._menus: tuple | None = None  # (the action set, a broker): a local menu's offer
 
     @property
     def cfg(self) -> Config:
@@ -74,7 +77,7 @@ class Feed:
         """The hosts' rows from the running daemon (a local socket read, no SSH). With
         no hosts file nothing is imported or read: most people have no fleet."""
         if not os.path.exists(self.session.paths.hosts_file()):
-            self.remote_rows, self.host_notes = [], []
+            self.remote_rows, self.host_notes, self.host_scopes = [], [], {}
             return
         from tma.runtime.fleet import hosts, view as fleet_view
 
@@ -88,6 +91,7 @@ class Feed:
             return
         self.remote_rows = [dict(d, pane=f"{d['host']}:{d['pane']}") for d in side.rows(self.sel)]
         self.host_notes = host_notes(side, self.remote_rows)
+        self.host_scopes = {name: side.scopes(name) for name in side.configured}
 
     def rows(self) -> list[dict[str, object]]:
         from tma.ui import rows as render
@@ -137,8 +141,9 @@ class Feed:
         client = self.client() if self.result is not None else None
         if client is None:
             return "no attached tmux client to show the action menu on"
+        # --message-line: run by the tmux server, its stderr would reach nobody
         argv = Navigator(self.session, self.result).child_argv() + [
-            "act", "--menu", "--pane", pane_id, "--client", client.name]
+            "act", "--menu", "--pane", pane_id, "--client", client.name, "--message-line"]
         if ":" in pane_id:
             why = self.remote_action_refusal(pane_id)
             if why:
@@ -194,10 +199,48 @@ class Feed:
                 f"could not open {name}"
         return ""
 
+    def action_refusal(self, pane_id: str) -> str:
+        """Why the pane's action menu would offer nothing ('' when it offers something):
+        said in the picker, which stays open, rather than a menu that never comes (the
+        picker closes first for it) or an entry tmux would answer `returned 4`."""
+        why = (self.remote_action_refusal(pane_id) if ":" in pane_id
+               else self.local_action_refusal(pane_id))
+        if not why and self.result is not None and self.client() is None:
+            why = "no attached tmux client to show the action menu on"
+        return why
+
+    def local_action_refusal(self, pane_id: str) -> str:
+        """Nothing fireable on this local pane now: tma act --menu's own check, on the
+        rows this screen shows."""
+        from tma.runtime.act import describe, registry
+
+        row = next((r for r in self.result.rows if r.pane.pane_id == pane_id), None) \
+            if self.result is not None else None
+        if row is None:
+            return f"pane {pane_id} is gone"
+        try:
+            if self._menus is None:
+                from tma.runtime.act.fire import Broker
+                from tma.runtime.cycle import Cycle
+
+                cycle = Cycle(self.server, self.cfg, self.session.g.manifest_dir)
+                self._menus = (registry.load(), Broker(self.server, self.cfg, cycle, _now_ms))
+            aset, broker = self._menus
+            offered = describe.menu_actions(broker, aset, row.pane, row.stamp, row.agent)
+        except Exception:  # noqa: BLE001 - tma act --menu checks again and says why
+            return ""
+        if offered:
+            return ""
+        state = row.stamp.state + (f"/{row.stamp.detail}" if row.stamp.detail else "")
+        return f"no actions are fireable on {pane_id} right now ({row.agent or '?'} is {state})"
+
     def remote_action_refusal(self, pane_id: str) -> str:
         """Why a host's pane has no action menu here ('' when it has one): hosts.toml
-        grants this machine nothing to fire there."""
-        from tma.runtime.fleet import hosts
+        grants this machine nothing to fire there, the host's serve grants nothing of
+        it, or nothing granted fires in the pane's state (tma.runtime.fleet.act.offered:
+        the menu offers only what the host would fire)."""
+        from tma.runtime.act import registry
+        from tma.runtime.fleet import act as fleet_act, hosts
 
         host_name = pane_id.rpartition(":")[0]
         row = self.remote_row(pane_id)
@@ -206,12 +249,16 @@ class Feed:
                     "come back with it")
         try:
             host = hosts.get(self.session, host_name)
-        except hosts.HostError as exc:
+            aset = registry.load()
+        except (hosts.HostError, registry.BundledActionError) as exc:
             return str(exc)
-        if not host.act:
-            return (f"host {host.name} is read-only here: no actions (tma host set "
-                    f"{host.name} --act answer grants them)")
-        return ""
+        _offered, why = fleet_act.offered(aset.actions.values(), host, pane_id, row,
+                                          self.host_scopes.get(host.name))
+        return why
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
 
 
 def host_notes(side, rows: list[dict]) -> list[str]:

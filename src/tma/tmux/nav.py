@@ -21,6 +21,7 @@ would, naming only the destination and the pane actually left:
 
 from __future__ import annotations
 
+import os
 import shlex
 import zlib
 
@@ -209,12 +210,63 @@ def remote_panes(server: Server, tag: str) -> list[str]:
 
 def new_remote_window(server: Server, session_id: str, tag: str, argv: list[str]) -> str:
     """A new window (not selected) in the session running argv, its pane tagged
-    `@tma_remote` = tag and named after it; returns its pane id."""
+    `@tma_remote` = tag and named after it; returns its pane id.
+
+    The window keeps its pane when the login ends (`remain-on-exit`) until
+    `keep_remote_window` lets it go: a login that fails at once would otherwise take its
+    window, its exit status and its last words with it before anyone read them. The
+    option is set in the same command list as the window is made, under a name of its
+    own for the window meanwhile (new-window -d leaves no other way to name it there):
+    tmux reaps a child only between command lists, so no login ends before it is set."""
     command = " ".join(shlex.quote(a) for a in argv)
-    # new-window expands formats in -n (`#(cmd)` would run a command): the name is
-    # tma's own text with every `#` doubled, so it shows literally
-    out = server.run("new-window", "-d", "-t", f"{session_id}:", "-n", tag.replace("#", "##"),
-                     "-P", "-F", "#{pane_id}", command)
-    pane_id = out.strip()
-    server.run("set-option", "-p", "-t", pane_id, REMOTE, tag)
-    return pane_id
+    at = f"{session_id}:=tma-login-{os.getpid()}-{os.urandom(4).hex()}"
+    # new-window and rename-window expand formats in a name (`#(cmd)` would run a
+    # command): the tag is tma's own text with every `#` doubled, so it shows literally
+    out = server.run("new-window", "-d", "-t", f"{session_id}:", "-n", at.partition(":=")[2],
+                     "-P", "-F", "#{pane_id}", command, ";",
+                     "set-option", "-w", "-t", at, "remain-on-exit", "on", ";",
+                     "set-option", "-p", "-t", at, REMOTE, tag, ";",
+                     "rename-window", "-t", at, tag.replace("#", "##"))
+    return out.strip()
+
+
+def remote_window_state(server: Server, pane_id: str) -> tuple[bool, int | None, bool] | None:
+    """(its login ended, the login's exit status, a full-screen program drew there: the
+    host's tmux attached) of a fleet jump's pane; None when the pane is gone."""
+    try:
+        out = server.run("display-message", "-p", "-t", pane_id,
+                         "#{pane_id}\t#{pane_dead}\t#{pane_dead_status}\t#{alternate_on}")
+    except TmuxError:
+        return None
+    got, dead, status, alternate = (out.rstrip("\n").split("\t") + ["", "", "", ""])[:4]
+    if got != pane_id:  # tmux answers for another pane when the target is gone
+        return None
+    return dead == "1", int(status) if status.lstrip("-").isdigit() else None, alternate == "1"
+
+
+def remote_window_words(server: Server, pane_id: str) -> list[str]:
+    """What a jump's login printed before it ended: its pane's non-empty lines."""
+    try:
+        out = server.run("capture-pane", "-p", "-J", "-S", "-200", "-t", pane_id)
+    except TmuxError:
+        return []
+    return [line.rstrip() for line in out.splitlines() if line.strip()]
+
+
+def keep_remote_window(server: Server, pane_id: str) -> bool:
+    """The login is under way: its window closes with it again (remain-on-exit unset).
+    False when it ended meanwhile (a dead pane stays; the caller reads it and closes it)."""
+    try:
+        out = server.run("set-option", "-w", "-u", "-t", pane_id, "remain-on-exit", ";",
+                         "display-message", "-p", "-t", pane_id, "#{pane_id}\t#{pane_dead}")
+    except TmuxError:
+        return True  # gone already: nothing left to keep
+    got, _, dead = out.strip().partition("\t")
+    return got != pane_id or dead != "1"
+
+
+def close_window(server: Server, pane_id: str) -> None:
+    try:
+        server.run("kill-window", "-t", pane_id)
+    except TmuxError:
+        pass

@@ -91,6 +91,21 @@ def display(server: Server, clients: list[str], text: str) -> None:
     server.source([f"display-message {quote(escape(text))}"])
 
 
+def say(server: Server, client: str | None, text: str, delay_ms: int) -> None:
+    """Show text on one client's message line for delay_ms (-d, tmux 3.2a on): a
+    sentence a person must read (why an action was refused), not a passing note. No
+    client named, or a tmux that cannot name one (3.2a, see display): the client tmux
+    picks, the one most recently used."""
+    head = f"display-message -d {int(delay_ms)}"
+    line = f"{head} {quote(escape(text))}"
+    if client and server.behaves.get(NAMES_CLIENT, True):
+        out, err = server.source([f"{head} -c {quote(client)} {quote(escape(text))}"])
+        if _REFUSED not in err and _REFUSED not in out:
+            return
+        server.behaves[NAMES_CLIENT] = False
+    server.source([line])
+
+
 # ------------------------------------------------------------------ the daemon's batch
 #
 # The daemon commits every marker of a read in one `source-file -` spawn: for each

@@ -152,18 +152,16 @@ class App:
         first, so the menu is not drawn under a popup about to go."""
         if not self.view.selected:
             return
-        why = self.remote_refusal(self.view.selected)
+        why = self.refusal(self.view.selected)
         if why:  # said here, in the open picker: closing it for nothing would hide why
             self.say(why)
             return
         self.after_close = self.view.selected
         self.done = True
 
-    def remote_refusal(self, pane_id: str) -> str:
-        """Why a host's pane has no actions from here ('' for a local pane)."""
-        if ":" not in pane_id:
-            return ""
-        check = getattr(self.feed, "remote_action_refusal", None)
+    def refusal(self, pane_id: str) -> str:
+        """Why the pane's action menu would offer nothing ('' when it offers something)."""
+        check = getattr(self.feed, "action_refusal", None)
         return check(pane_id) if check is not None else ""
 
     after_close: str | None = None  # a pane whose action menu opens once the screen closes
@@ -287,8 +285,7 @@ class WatchApp(App):
         """Tab / a: the pane's action menu on the client; watch stays open."""
         if not self.view.selected:
             return
-        why = self.remote_refusal(self.view.selected) or self.feed.action_menu(
-            self.view.selected)
+        why = self.refusal(self.view.selected) or self.feed.action_menu(self.view.selected)
         self.say(why or f"actions for {self.view.selected}")
 
     def on_key(self, key: str) -> None:

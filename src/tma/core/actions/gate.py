@@ -213,6 +213,22 @@ def gate(action: Action, t: Target, *, force: bool = False) -> Refusal | None:
     return refusal if refusal is not None else _requires_refusal(action, t)
 
 
+def row_gate(action: Action, t: Target) -> Refusal | None:
+    """The part of the gate a pane's row alone decides: its state and detail (`when`)
+    and its agent. What a menu may offer for a pane whose screen is on another machine
+    (a fleet host's): the host runs the whole gate when the action fires, and an entry
+    this refuses is one the host would refuse too."""
+    if t.state is None or not t.agent:
+        return Refusal(GATED, f"{t.pane} carries no agent state (tma sees no agent there): "
+                              f"nothing to {action.name}")
+    refusal = _state_refusal(action, t)
+    if refusal is not None:
+        return refusal
+    if not action.applies_to(t.agent):
+        return Refusal(WRONG_AGENT, _wrong_agent_words(action, t))
+    return None
+
+
 def _wrong_agent_words(action: Action, t: Target) -> str:
     names = ", ".join(action.covered_agents())
     if action.kind == KIND_EXEC:

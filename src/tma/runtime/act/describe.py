@@ -18,6 +18,14 @@ def refusal(broker, action, pane, stamp, agent: str, force: bool = False):
     return why
 
 
+def menu_actions(broker, aset, pane, stamp, agent: str) -> list:
+    """What a pane's action menu offers: every action that would fire there now and
+    needs nothing typed (no text, no answers): `tma act --menu`'s entries, and what the
+    picker asks before it closes for the menu (nothing: it says so and stays)."""
+    return [a for a in aset.actions.values() if not a.text and not a.takes_answers
+            and refusal(broker, a, pane, stamp, agent) is None]
+
+
 def effect_words(broker, action, pane, agent: str, text: str | None,
                  answers: tuple[str, ...] = ()) -> str:
     if not agent or not action.applies_to(agent):

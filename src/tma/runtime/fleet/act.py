@@ -33,9 +33,11 @@ import time
 from dataclasses import dataclass
 
 from tma.core import proto
-from tma.runtime.fleet import hosts as store, link, links as fleet
+from tma.core.actions import gate
+from tma.runtime.fleet import hosts as store, link, links as fleet, view
 from tma.runtime.fleet.serve import SCOPE_OF
 from tma.runtime.selectors import split_target
+from tma.ui.rows import fleet_row_dict
 
 #: A dispatch whose answer never came is retried with its own slot for this long.
 PENDING_MS = 15 * 60 * 1000
@@ -51,6 +53,63 @@ LOCAL_GRANTS = {None: (), "answer": ("act:answer",), "steer": ("act:answer", "ac
 def scope_of(action: str) -> str | None:
     """The grant an action needs over the link (None: it never crosses the link)."""
     return SCOPE_OF.get(action)
+
+
+def offered(actions, host: store.Host, name: str, row: dict | None,
+            scopes: tuple[str, ...] | None) -> tuple[list, str]:
+    """(the actions a menu offers on the host's pane `name` (HOST:%N), why none when it
+    offers nothing). An entry is one the host would fire: it crosses the link and needs
+    nothing typed (no text, no answers), this machine's hosts.toml grants its scope, the
+    host's serve does (`scopes`, its hello's: None when no link has greeted it yet, and
+    then the host decides), and the pane's row admits it (its state and detail, its
+    agent: tma.core.actions.gate.row_gate; `row` is the ls --hosts row)."""
+    granted = LOCAL_GRANTS.get(host.act, ())
+    if not granted:
+        return [], (f"host {host.name} is read-only here: no actions (tma host set "
+                    f"{host.name} --act answer grants them)")
+    if row is None:
+        return [], f"no agent pane {name} (it closed, or the host has not said yet)"
+    menu = [a for a in actions if not a.text and not a.takes_answers
+            and scope_of(a.name) in granted]
+    if scopes is not None:
+        menu = [a for a in menu if scope_of(a.name) in scopes]
+        if not menu:
+            return [], (f"host {host.name} grants nothing to fire here: its serve allows "
+                        f"{', '.join(scopes) or 'nothing'} (its forced command: "
+                        f"`tma serve --stdio --scope read,act:{host.act}`)")
+    target = gate.Target(pane=name, agent=str(row.get("agent") or ""),
+                         state=row.get("state") or None, detail=row.get("detail") or "",
+                         attention=bool(row.get("attention")))
+    fireable = [a for a in menu if gate.row_gate(a, target) is None]
+    if fireable:
+        return fireable, ""
+    state = str(row.get("state") or "unknown") + (f"/{row['detail']}" if row.get("detail")
+                                                  else "")
+    return [], (f"no action from here fires on {name} now: it is {state}, and hosts.toml "
+                f"grants act:{host.act} ({', '.join(a.name for a in menu) or 'nothing'})")
+
+
+def menu(session, host: store.Host, name: str, actions) -> tuple[list, str]:
+    """`offered` for `tma act --menu --pane HOST:%N`: the pane's row and the host's
+    grants from the running daemon's link (no SSH), else from one probe of that host
+    (a menu asked for by hand, with no daemon holding the hosts)."""
+    if not LOCAL_GRANTS.get(host.act, ()):
+        return offered(actions, host, name, None, None)  # read-only: nothing to read
+    pane = name.rpartition(":")[2]
+    side = view.Remote(session, probe=False)
+    if side.cached is not None:
+        row = next((d for d in side.rows() if d["host"] == host.name and d["pane"] == pane),
+                   None)
+        if row is not None and row.get("stale"):
+            return [], (f"host {host.name} is offline: its actions come back with it")
+        return offered(actions, host, name, row, side.scopes(host.name))
+    probe = link.converse(host.name, fleet.argv(session, host), env=dict(session.env))
+    if not probe.ok:
+        return [], (f"host {host.name}: {probe.state}: {probe.error} (tma host check "
+                    f"{host.name} says more)")
+    frow = next((r for r in probe.rows if r.pane == pane), None)
+    row = fleet_row_dict(frow, host=host.name) if frow is not None else None
+    return offered(actions, host, name, row, probe.hello.scopes if probe.hello else None)
 
 
 def slot_for(host: str, pane: str, episode_ms: int, action: str, text: str | None,
@@ -259,13 +318,18 @@ def _from_receipt(row: proto.ReceiptRow, name: str, host: str) -> Fired:
     if outcome == "refused":
         said = {
             "scope-denied": f"host {host} refused: `{row.action}` is outside the scopes its "
-                            "serve grants",
+                            "serve grants" + (f" ({row.message})" if row.message else ""),
             "locked": f"another tma act on {host} holds {row.pane}'s lock: try again",
             "answered": f"another tma act already answered this prompt on {name}",
             "episode-changed": f"{name} is no longer in the episode this answer was for "
                                "(its prompt was answered or replaced): nothing sent",
             "too-long": "the text is longer than the protocol carries",
-        }.get(reason or "", f"{host} refused {row.action} on {row.pane}: {reason}")
+        }.get(reason or "")
+        if said is None:
+            # the host's own sentence, as a local act says it ("%3 is working, not at a
+            # permission prompt"); a host that sends none leaves its reason token
+            said = (f"host {host} refused {row.action} on {name}: {row.message}"
+                    if row.message else f"{host} refused {row.action} on {row.pane}: {reason}")
     elif outcome == "error":
         said = (f"{host} may have fired {row.action} on {row.pane} without saying so "
                 f"({reason or 'error'}): look at the pane before trying again")

@@ -91,7 +91,8 @@ class Ledger:
     def finish(self, row: proto.ReceiptRow) -> None:
         self._write({"slot": row.slot, "pane": row.pane, "action": row.action,
                      "outcome": row.outcome, "reason": row.reason,
-                     "exit_code": row.exit_code, "device": row.device, "at_ms": row.at_ms})
+                     "exit_code": row.exit_code, "device": row.device, "at_ms": row.at_ms,
+                     "message": row.message})
 
     def _write(self, doc: dict) -> None:
         fd = self._open()
@@ -139,12 +140,14 @@ def _row(doc: dict, cached: bool) -> proto.ReceiptRow | None:
         return None
     reason = doc.get("reason")
     code = doc.get("exit_code")
+    message = doc.get("message")
     if outcome == CLAIMED:  # claimed, never finished: the action may have landed
-        outcome, reason, code = "error", "fired-unknown", 1
+        outcome, reason, code, message = "error", "fired-unknown", 1, None
     return proto.ReceiptRow(
         slot=str(doc.get("slot", "")), pane=str(doc.get("pane", "")),
         action=str(doc.get("action", "")), outcome=str(outcome),
         reason=reason if isinstance(reason, str) else None,
         exit_code=code if isinstance(code, int) else 1, cached=cached,
         device=doc.get("device") if isinstance(doc.get("device"), str) else None,
-        at_ms=int(doc.get("at_ms") or 0))
+        at_ms=int(doc.get("at_ms") or 0),
+        message=message if isinstance(message, str) else None)

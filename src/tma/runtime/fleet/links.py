@@ -58,11 +58,14 @@ def check(session, name: str, *, timeout: float = 8.0) -> tuple[list[Line], bool
     cmd = argv(session, host)
     p = link.converse(host.name, cmd, timeout=timeout, env=dict(session.env))
     lines = [Line(None, f"{host.name}: {host.describe_via() if host.via else 'ssh ' + host.target}")]
-    remote = host.target if not host.via else host.name
+    # every fix names the host as the person knows it (its hosts.toml name, what they
+    # typed): the target may be an ssh_config alias they never think of as the machine
+    remote = f"host {host.name}"
     if p.state in ("unreachable", "spawn-failed", "timeout") and p.hello is None:
-        fix = ("check the target answers `ssh -T " + host.target + "` without a prompt "
-               "(BatchMode: a key, no password), and that the host is up"
-               if not host.via else f"run the transport by hand: {host.describe_via()}")
+        fix = (f"check that {remote} answers `ssh -T {host.target}` without a prompt "
+               "(BatchMode: a key, no password), and that it is up"
+               if not host.via else f"run {host.name}'s transport by hand: "
+                                    f"{host.describe_via()}")
         lines.append(Line(False, f"reachable: no ({p.state}: {p.error})", fix))
         return lines, False
     lines.append(Line(True, "reachable: yes"))
@@ -77,8 +80,8 @@ def check(session, name: str, *, timeout: float = 8.0) -> tuple[list[Line], bool
         return lines, False
     if p.hello is None and p.state != "tmux-down":
         lines.append(Line(False, f"remote tma: no answer ({p.state}: {p.error})",
-                          "the far end must run `tma serve --stdio` and print nothing else "
-                          "on stdout (a forced command in authorized_keys)"))
+                          f"the far end ({remote}) must run `tma serve --stdio` and print "
+                          "nothing else on stdout (a forced command in authorized_keys)"))
         return lines, False
     good = True
     if p.hello is not None:
@@ -87,8 +90,9 @@ def check(session, name: str, *, timeout: float = 8.0) -> tuple[list[Line], bool
     if note:
         good = False
         lines.append(Line(False, f"stdout: {note}",
-                          "make the login quiet (no echo in the shell's rc files for "
-                          "non-interactive shells; PrintMotd no) or use the forced command"))
+                          f"make the login on {remote} quiet (no echo in the shell's rc files "
+                          "for non-interactive shells; PrintMotd no) or use the forced "
+                          "command"))
     if p.state == "tmux-down":
         lines.append(Line(False, "remote tmux: no server running",
                           f"start tmux on {remote} (the agents run in it)"))
@@ -100,7 +104,7 @@ def check(session, name: str, *, timeout: float = 8.0) -> tuple[list[Line], bool
     rows = p.rows
     lines.append(Line(True, f"remote tmux: {len(rows)} agent pane{'s' if len(rows) != 1 else ''}"))
     lines.append(_hooks(rows, remote))
-    lines += _scopes(host, p.hello.scopes if p.hello else ())
+    lines += _scopes(host, p.hello.scopes if p.hello else (), remote)
     good = good and all(line.ok is not False for line in lines)
     return lines, good
 
@@ -117,18 +121,18 @@ def _hooks(rows, remote: str) -> Line:
                       "screen only)", f"run `tma install-hooks` on {remote} for exact states")
 
 
-def _scopes(host: store.Host, scopes: tuple[str, ...]) -> list[Line]:
+def _scopes(host: store.Host, scopes: tuple[str, ...], remote: str) -> list[Line]:
     allowed = [s for s in scopes if s in _GRANTS]
     out = [Line(None, "scopes: " + (", ".join(_GRANTS[s] for s in allowed) or "none"))]
     acts = [s for s in scopes if s.startswith("act:")]
     if not acts:
         out.append(Line(None if host.act is None else False, "act: not allowed (read-only)",
-                        "the host grants acting in its forced command: "
+                        f"{remote} grants acting in its forced command: "
                         "`tma serve --stdio --scope read,act:answer`"))
     elif host.act is not None and f"act:{host.act}" not in scopes:
         out.append(Line(False, f"act: {host.act} asked, not granted (granted: "
                                f"{', '.join(acts)})",
-                        f"add act:{host.act} to --scope in the host's forced command"))
+                        f"add act:{host.act} to --scope in the forced command on {remote}"))
     else:
         out.append(Line(True, "act: allowed (" + ", ".join(acts) + ")"))
     return out

@@ -30,6 +30,8 @@ Where the rows come from (two modes, switched without a word on the stream):
   state-affecting loop iteration, coalesced over 100 ms) and reads the stamps the
   daemon wrote with one listing and no capture (`Cycle.run(produce=False)`), so N
   connections cost N listings, never N detections; a belt read runs every interval;
+  the one capture is a new permission prompt's, when no hook names its call: once per
+  prompt, to say what it asks (ScreenAsks);
 - no daemon: serve runs its own detection cycle every interval (the `hello`'s
   reconcile_interval_ms either way), capped by the connection seats, and between its
   cycles reads the stamps alone every STAMPS_MS (what a hook's `tma event` wrote
@@ -87,7 +89,7 @@ from tma.core import proto
 from tma.core.paths import here
 from tma.install.binary import running_tma
 from tma.runtime import daemon_files, procs, rundir
-from tma.runtime.act import card
+from tma.runtime.act import card, card_screen
 from tma.runtime.feed import Wakes
 from tma.runtime.fleet.ledger import Ledger
 from tma.runtime.git import GitInfo
@@ -344,8 +346,11 @@ def parse_scopes(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def fleet_row(row, *, host: str, server: str, git=None) -> proto.FleetRow:
-    """One cycle row as the protocol's FleetRow (everything `ls --json` says but the title)."""
+def fleet_row(row, *, host: str, server: str, git=None,
+              screen: dict[str, tuple[str, str]] | None = None) -> proto.FleetRow:
+    """One cycle row as the protocol's FleetRow (everything `ls --json` says but the title).
+    `screen`: pane id -> (tool, summary) its dialog names, for the blocked panes no hook
+    speaks for (ScreenAsks), as `ls --json` fills pending_tool and pending_summary."""
     stamp, opts = row.stamp, row.pane.options
     repo = branch = worktree = None
     if git is not None:
@@ -367,6 +372,7 @@ def fleet_row(row, *, host: str, server: str, git=None) -> proto.FleetRow:
     except ValueError:
         pass
     state = stamp.state if stamp.state in proto.STATES else "unknown"
+    seen = (screen or {}).get(row.pane.pane_id, ("", ""))
     return proto.FleetRow(
         pane=row.pane.pane_id, agent=row.agent, state=state, detail=stamp.detail or None,
         since=stamp.since // 1000, since_ms=stamp.since, episode_ms=stamp.episode_ms,
@@ -382,8 +388,10 @@ def fleet_row(row, *, host: str, server: str, git=None) -> proto.FleetRow:
             resets_at_ms=num("@agent_quota_resets_at")),
         cost_usd=cost, repo=repo, branch=branch if repo is not None else None,
         worktree=worktree if repo is not None else None,
-        pending_tool=text("@agent_pending_tool"), pending_call=text("@agent_pending_call"),
-        pending_summary=text("@agent_pending_summary"), server=server, host=host)
+        pending_tool=text("@agent_pending_tool") or seen[0] or None,
+        pending_call=text("@agent_pending_call"),
+        pending_summary=text("@agent_pending_summary") or seen[1] or None, server=server,
+        host=host)
 
 
 def _selector(sel: proto.Selector | None):
@@ -391,6 +399,40 @@ def _selector(sel: proto.Selector | None):
         return None
     return Selector(session=sel.session, repo=sel.repo, branch=sel.branch, agent=sel.agent,
                     states=sel.state)
+
+
+class ScreenAsks:
+    """What each blocked pane no hook speaks for asks, read off its dialog on the screen
+    (tma.runtime.act.card_screen, the card's screen lane): the summary a device's
+    notification and preview show, as this host's own `ls --json` and card do. Read once
+    per pane and episode (a prompt does not change within its episode), so a stream read
+    every 500 ms captures each prompt once, and a serve that follows the daemon (which
+    otherwise captures nothing) captures only a new prompt; a read that found nothing is
+    tried again after RETRY_MS (a dialog still being drawn)."""
+
+    RETRY_MS = 2000
+
+    def __init__(self, read: Callable[[list], dict[str, tuple[str, str]]],
+                 clock: Callable[[], int]) -> None:
+        self.read, self.clock = read, clock
+        self.seen: dict[tuple[str, int], tuple[tuple[str, str], int]] = {}
+
+    def __call__(self, rows) -> dict[str, tuple[str, str]]:
+        now = self.clock()
+        keys = {(r.pane.pane_id, r.stamp.episode_ms): r for r in rows
+                if card_screen.wants_screen(r)}
+        self.seen = {k: v for k, v in self.seen.items() if k in keys}  # this cycle's only
+        due = [r for k, r in keys.items() if k not in self.seen
+               or (not self.seen[k][0][1] and now - self.seen[k][1] >= self.RETRY_MS)]
+        if due:
+            try:
+                got = self.read(due)
+            except Exception:  # noqa: BLE001 - best effort: the row goes without it
+                got = {}
+            for r in due:
+                self.seen[(r.pane.pane_id, r.stamp.episode_ms)] = (
+                    got.get(r.pane.pane_id, ("", "")), now)
+        return {pane: ask for (pane, _ep), (ask, _at) in self.seen.items() if ask[1]}
 
 
 class Conn:
@@ -401,11 +443,13 @@ class Conn:
     def __init__(self, *, host: str, version: str, scopes: tuple[str, ...], device: str | None,
                  interval_ms: int, rows: Callable, write: Callable[[bytes], None],
                  ledger, fire: Callable, card: Callable | None, clock: Callable[[], int],
-                 log: Callable[[str], object]) -> None:
+                 log: Callable[[str], object],
+                 asks: Callable[[list], dict[str, tuple[str, str]]] | None = None) -> None:
         self.host, self.version, self.scopes, self.device = host, version, scopes, device
         self.interval_ms, self._rows, self.write = interval_ms, rows, write
         self.ledger, self._fire, self._card = ledger, fire, card
         self.clock, self.log = clock, log
+        self._asks = asks
         self.greeted = False
         self.sub: proto.Subscribe | None = None
         self.baseline: dict[str, proto.FleetRow] | None = None
@@ -472,7 +516,9 @@ class Conn:
     # -- reading
     def fleet(self, selector: proto.Selector | None = None) -> tuple[proto.FleetRow, ...]:
         rows, server, git = self._rows(_selector(selector))
-        return tuple(fleet_row(r, host=self.host, server=server, git=git) for r in rows)
+        screen = self._asks(rows) if self._asks is not None else None
+        return tuple(fleet_row(r, host=self.host, server=server, git=git, screen=screen)
+                     for r in rows)
 
     def tick(self) -> None:
         """One stream cycle for the subscription (nothing without one)."""
@@ -539,16 +585,21 @@ class Conn:
             self.log(f"tma serve: dispatch {d.action} on {d.pane} says device "
                      f"{d.device!r}; recorded as {self.device!r}")
 
-        def receipt(outcome: str, reason: str | None, code: int,
-                    cached: bool = False) -> proto.ReceiptRow:
+        def receipt(outcome: str, reason: str | None, code: int, cached: bool = False,
+                    message: str | None = None) -> proto.ReceiptRow:
             return proto.ReceiptRow(d.slot, d.pane, d.action, outcome, reason, code, cached,
-                                    self.device, now)
+                                    self.device, now, message)
 
         need = SCOPE_OF.get(d.action)
         if need is None or need not in self.scopes:  # costs nothing: before slot and tmux
-            return receipt("refused", "scope-denied", 4)
+            return receipt("refused", "scope-denied", 4, message=(
+                f"`{d.action}` is never fired over the link" if need is None else
+                f"`{d.action}` needs {need}, and this connection is granted "
+                f"{', '.join(self.scopes)}"))
         if d.text is not None and len(d.text.encode()) > proto.MAX_DISPATCH_TEXT_BYTES:
-            return receipt("refused", "too-long", 4)
+            return receipt("refused", "too-long", 4, message=(
+                f"the text is {len(d.text.encode())} bytes; a dispatch carries at most "
+                f"{proto.MAX_DISPATCH_TEXT_BYTES}"))
         prior = self.ledger.claim(d.slot, d.pane, d.action, self.device, now)
         if prior is not None:
             return prior
@@ -567,8 +618,8 @@ class Conn:
             row = receipt("error", "fired-unknown", 1)
             self.ledger.finish(row)
             return row
-        outcome, reason = _act_result(out, code)
-        row = receipt(outcome, reason, code)
+        outcome, reason, message = _act_result(out, code)
+        row = receipt(outcome, reason, code, message=message)
         if reason == "locked":
             self.ledger.release(d.slot)  # the one refusal a retry may clear
         else:
@@ -583,19 +634,21 @@ def _trouble(exc: Exception) -> str:
     return f"the host failed: {exc}"
 
 
-def _act_result(out: bytes, code: int) -> tuple[str, str | None]:
-    """`tma act --json`'s outcome and reason; a broker that said nothing readable may have
-    fired (`error` / `fired-unknown`)."""
+def _act_result(out: bytes, code: int) -> tuple[str, str | None, str | None]:
+    """`tma act --json`'s outcome, reason and sentence (the receipt's `message`: why a
+    refusal refused, in the words a local act says it); a broker that said nothing
+    readable may have fired (`error` / `fired-unknown`)."""
     try:
         doc = json.loads(out)
     except ValueError:
         doc = None
     if isinstance(doc, dict) and isinstance(doc.get("outcome"), str):
-        reason = doc.get("reason")
-        return doc["outcome"], reason if isinstance(reason, str) else None
+        reason, message = doc.get("reason"), doc.get("message")
+        return (doc["outcome"], reason if isinstance(reason, str) else None,
+                message if isinstance(message, str) and message else None)
     if code == 3:
-        return "vanished", "pane-gone"
-    return "error", "fired-unknown"
+        return "vanished", "pane-gone", None
+    return "error", "fired-unknown", None
 
 
 # ------------------------------------------------------------------ the process
@@ -786,7 +839,9 @@ def _serve(session, *, scopes, device, interval_ms, paths, write, stdin_fd,
     conn = Conn(host=os.uname().nodename, version=__version__, scopes=scopes, device=device,
                 interval_ms=interval_ms, rows=rows, write=write,
                 ledger=Ledger(os.path.join(paths.state_dir, "serve", "ledger.jsonl")),
-                fire=fire, card=_card_builder(session), clock=_now_ms, log=log)
+                fire=fire, card=_card_builder(session), clock=_now_ms, log=log,
+                asks=ScreenAsks(lambda rows: card_screen.screen_pending(
+                    session.server, rows, session.manifests), _now_ms))
     splitter = proto.LineSplitter()
     follow.probe(log)
     plan = _Plan(interval_ms)

@@ -47,6 +47,17 @@ class Remote:
             return [_cached_entry(h) for h in self.cached["hosts"]]
         return [_host_entry(p) for p in self.probes or ()]
 
+    def scopes(self, name: str) -> tuple[str, ...] | None:
+        """What host `name`'s serve grants this machine (its hello's scopes; None: not
+        known, no link has greeted it)."""
+        if self.cached is not None:
+            entry = next((h for h in self.cached["hosts"] if h.get("name") == name), None)
+            got = entry.get("scopes") if entry is not None else None
+            return tuple(s for s in got if isinstance(s, str)) if isinstance(got, list) \
+                else None
+        probe = next((p for p in self.probes or () if p.name == name), None)
+        return probe.hello.scopes if probe is not None and probe.hello is not None else None
+
     def problems(self) -> list[str]:
         """One line for each host that is not answering (or answers after a banner)."""
         out = []

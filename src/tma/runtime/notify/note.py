@@ -28,7 +28,8 @@ class Note(Record):
     """One notification. `trigger` is the word a sink sees as the state: blocked, done
     or context_high. `tty` is optional: the pane's tty when the caller already has it
     (saves resolving it); `since_ms` is the episode's age (0 for a hook's own fire).
-    `tool` and `summary` say what a blocked pane asks (empty when nobody knows)."""
+    `tool` and `summary` say what a blocked pane asks (empty when nobody knows). `host`:
+    the fleet host the pane is on, by its hosts.toml name (empty: this machine)."""
 
     trigger: str = "blocked"
     agent: str = ""
@@ -44,6 +45,7 @@ class Note(Record):
     tty: str = ""
     tool: str = ""      # the pending call's tool ("Bash"), when the pane says
     summary: str = ""   # what the blocked pane asks, one line ("Bash: rm -rf build/")
+    host: str = ""      # a fleet host's name (HOST of a HOST:%N pane); "" for this machine
 
     @property
     def state(self) -> str:

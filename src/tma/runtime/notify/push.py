@@ -98,8 +98,10 @@ def _header_text(text: str) -> str:
 
 def job(name: str, settings: dict, note: Note, ring) -> dict:
     """Everything the sender needs for one delivery, as plain data (it crosses to a
-    child process as JSON on the hook path). The secret rides along; nothing logs it."""
-    host = host_name()
+    child process as JSON on the hook path). The secret rides along; nothing logs it.
+    The host is where the agent runs: a fleet host's pane names that host as hosts.toml
+    does, never this machine."""
+    host = note.host or host_name()
     text = line(note, host)
     now = int(ring.now or 0) or notify_log.now_ms()  # sent_at must be real: receivers check it
     secret, problem = notify_gate.push_secret(name, settings)
