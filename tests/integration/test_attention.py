@@ -292,6 +292,31 @@ def test_a_control_mode_clients_frozen_activity_is_ignored(srv, attach):
     assert mark(srv, pane) == ""
 
 
+@pytest.mark.tmux_contract
+def test_a_focus_report_counts_as_input(srv, attach):
+    """The seed's input half: with focus-events on, the focus report a terminal sends when
+    you switch to another application (ESC [ O) moves #{client_activity} like a keystroke,
+    so a mark raised before you alt-tabbed away comes down; nothing is typed into the pane."""
+    srv.config.write_text(FRESH_FOREVER)
+    pane = srv.agent_pane()
+    srv.tmux("set-option", "-s", "focus-events", "on")
+    c = attach("s")
+    # tmux asked the terminal for focus reports: this client is one that would send them
+    srv.wait_for(lambda: "\x1b[?1004h" in c.output())
+    install(srv)
+    srv.next_second()  # the raise lands after the attach's activity second
+    since = stamp(srv, pane)
+    srv.ls()
+    assert mark(srv, pane) == "1"  # no input since the raise: the mark stands
+
+    srv.next_second()
+    c.type(b"\x1b[O")  # focus out: the person switched to another application
+    srv.wait_for(lambda: c.activity() * 1000 > since)
+    srv.ls()
+    assert mark(srv, pane) == ""
+    assert c.pane() == pane  # no navigation: the report alone took it down
+
+
 # ---------------------------------------------------------------- jump with the hooks
 
 

@@ -126,8 +126,9 @@ def test_unconditional_commits_over_anything(srv):
     assert tuple_order(line)[-1] == "@agent_stamped_at"
 
 
-def test_a_held_write_still_runs_what_follows_its_block(srv):
-    """Unguarded companions after the block are written even when the block holds."""
+def test_a_held_write_still_runs_its_unguarded_companions(srv):
+    """Unguarded companions (before the block, so that stamped_at stays the last option
+    the block sets) are written even when the block holds."""
     pane = srv.shell_pane()
     before = seed(srv, pane, HOOK_CLAIM)
     p = plan("idle", P.Guard(P.PROTECT_HOOK))

@@ -84,3 +84,44 @@ def test_a_tma_stamp_whose_agent_exited_is_removed(srv):
     srv.next_second()
     assert srv.ls() == []
     assert not set(options.EPISODE_OPTIONS) & set(srv.options(pane))
+
+
+def rollups(srv, pane: str) -> tuple[str, str]:
+    """(@agent_summary of the pane's window, @agent_session_summary of its session)."""
+    window, session = srv.display(pane, "#{window_id} #{session_id}").split()
+    return (srv.tmux("show-options", "-w", "-q", "-v", "-t", window, "@agent_summary").strip(),
+            srv.tmux("show-options", "-q", "-v", "-t", session,
+                     "@agent_session_summary").strip())
+
+
+def test_a_second_writers_stamp_is_counted_in_both_rollups(srv):
+    """The contract: a valid token is counted for free (no rollup code of the writer's
+    own), an out-of-set one contributes nothing, and withdrawing the stamp takes the
+    count down."""
+    agent = srv.agent_pane()
+    srv.draw(agent, "FAKE-WORKING")
+    foreign = srv.tmux("split-window", "-d", "-t", agent, "-P", "-F", "#{pane_id}",
+                       "exec sh").strip()
+    old = str(now_ms() - 60_000)
+    stamp_foreign(srv, foreign, agent_state="blocked", agent_detail="permission",
+                  agent_source="hook", agent_name="my-agent", agent_evidence_at=old,
+                  agent_since=old, agent_stamped_at=old)
+    garbled = srv.shell_pane()  # another window of the same session
+    stamp_foreign(srv, garbled, agent_state="thinking", agent_stamped_at=old)
+    alone = srv.shell_pane(session="t")  # a session with only a second writer in it
+    stamp_foreign(srv, alone, agent_state="idle")
+
+    rows = cycles(srv, 1)[0]
+    assert sorted((r["pane"], r["state"]) for r in rows) == sorted(
+        [(agent, "working"), (foreign, "blocked"), (alone, "idle")])
+    assert rollups(srv, agent) == ("blocked:1 working:1", "blocked:1 working:1")
+    assert rollups(srv, garbled) == ("", "blocked:1 working:1")  # its window: no count
+    assert rollups(srv, alone) == ("idle:1", "idle:1")
+
+    for pane in (foreign, alone):  # the writers' agents exit: they take their stamps down
+        for key in ("state", "detail", "source", "name", "evidence_at", "since",
+                    "stamped_at"):
+            srv.tmux("set-option", "-p", "-u", "-t", pane, f"@agent_{key}")
+    cycles(srv, 1)
+    assert rollups(srv, agent) == ("working:1", "working:1")
+    assert rollups(srv, alone) == ("", "")

@@ -17,7 +17,7 @@ What counts as "it worked" is never tma's own word alone:
                reaches the fake LLM once the turn ends
 
 OpenCode runs hooked with `--port`: approve and deny reply over its HTTP API (`replied`,
-no send-keys).
+no send-keys). pi runs hookless, for its interrupt (its only keys action).
 
 Claude runs hooked (`tma install-hooks claude --yes`): with the PermissionRequest hook
 holding, approve and deny answer over the hook reply lane (outcome `replied`, no
@@ -325,6 +325,20 @@ def test_gemini_approve_deny_interrupt(scenario_factory, fake_llm):
     assert (out["outcome"], out["reason"], keys) == ("refused", "wrong-agent", []), out
     quit_agent(sc)
 
+
+
+def test_pi_interrupt(scenario_factory, fake_llm):
+    """pi's interrupt is a keystroke (Escape, interrupt.toml's `pi` arm), sent while pi
+    streams a held slow reply: pi drops the stream itself and its `Working...` row goes.
+    pi has no permission prompt (approve and deny do not cover it) and no steer arm."""
+    sc: Scenario = scenario_factory(agents_mod.BY_KEY["pi-0.73.1"], "hookless")
+    start(sc)
+    check_interrupt(sc, fake_llm)
+    # once interrupted, pi takes the next prompt as usual
+    t = sc.type_line("say hello")
+    sc.wait_regex(r"Hello from the tma fake model", 30, since=t)
+    wait_cls(sc, "idle", t)
+    quit_agent(sc)
 
 
 def test_opencode_approve_deny_over_http(scenario_factory, fake_llm):

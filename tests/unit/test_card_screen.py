@@ -147,6 +147,33 @@ LIVE_ASKS: dict[str, tuple[str, str, str]] = {
 }
 
 
+# Claude 2.1.332's approval when auto mode cannot check an action: the tool and its input
+# read as usual, but the options are unnumbered ("❯ No" / "Yes"), so the card offers no
+# option and no key (the approve action's `1` is a no-op on this menu; Esc cancels).
+OUT_HI = "Bash: echo hi > /tmp/d34lab/outside-hi.txt"
+OUT_AGAIN = "Bash: echo again > /tmp/d34lab/outside-hi2.txt"
+AUTOCHECK_ASKS: dict[str, tuple[str, str, str]] = {
+    **{f"claude-2.1.332_blocked_autocheck_bash_w{w}.txt": ("Bash", OUT_HI, "exact")
+       for w in (40, 60, 100, 200)},
+    **{f"claude-2.1.332_blocked_autocheck_bash_yes_w{w}.txt": ("Bash", OUT_HI, "exact")
+       for w in (40, 60, 100, 200)},
+    # at 40 columns the command wraps after ">"
+    "claude-2.1.332_blocked_autocheck_bash_again_w40.txt": ("Bash", OUT_AGAIN, "wrapped"),
+    **{f"claude-2.1.332_blocked_autocheck_bash_again_w{w}.txt": ("Bash", OUT_AGAIN, "exact")
+       for w in (60, 100, 200)},
+    **{f"claude-2.1.332_blocked_autocheck_write_w{w}.txt":
+       ("Write", "Write: ../../outside-w.txt", "exact") for w in (40, 60, 100, 200)},
+}
+
+
+@pytest.mark.parametrize("name", sorted(AUTOCHECK_ASKS))
+def test_live_unnumbered_permission_screen(name: str) -> None:
+    got = ask(LIVE / name)
+    assert got is not None
+    assert (got.tool, got.summary, got.extraction) == AUTOCHECK_ASKS[name]
+    assert got.options == ()
+
+
 def live_rows() -> list[dict[str, str]]:
     with (LIVE / "expectations.tsv").open(encoding="utf-8", newline="") as fh:
         return list(csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE))
@@ -155,7 +182,7 @@ def live_rows() -> list[dict[str, str]]:
 def test_every_live_permission_screen_has_an_expectation() -> None:
     permission = {r["file"] for r in live_rows()
                   if r["expected_state"] == "blocked" and r["expected_detail"] == "permission"}
-    assert permission == set(LIVE_ASKS)
+    assert permission == set(LIVE_ASKS) | set(AUTOCHECK_ASKS)
 
 
 @pytest.mark.parametrize("name", sorted(LIVE_ASKS))

@@ -18,6 +18,18 @@ def test_one_quiet_edge_per_burst_however_long():
     assert e.take_due(100_000) == []  # consumed: nothing more until new output
 
 
+def test_output_after_a_quiet_edge_read_arms_the_next_edge():
+    """DAEMON.md D4a: there is no settle window after the threshold, because a read taken
+    too early is never the last one: output that comes after it (late out of the kernel's
+    buffers, the rest of a repaint) arms a quiet edge of its own, which reads again."""
+    e = Edges(Q, ONSET, GAP)
+    e.output("%1", 0, working=True)
+    assert e.take_due(Q) == ["%1"]  # the edge's read
+    e.output("%1", Q + 30, working=True)  # a late chunk, after the read
+    assert e.take_due(Q + 30 + Q - 1) == []
+    assert e.take_due(Q + 30 + Q) == ["%1"]  # read again, once the late output is quiet
+
+
 def test_onset_reads_a_pane_not_yet_working_once_per_burst():
     e = Edges(Q, ONSET, GAP)
     e.output("%1", 0, working=False)

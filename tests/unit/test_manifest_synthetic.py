@@ -9,12 +9,13 @@ never about rule indices.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
-from tma.core import bundled, intake, manifest as M, states
+from tma.core import bundled, fixture, intake, manifest as M, states
 from tma.core.explain import Detection, detect, prior_stamp
-from tma.core.rules import Screen
+from tma.core.rules import Screen, strip_ansi
 
 T0 = 1_796_000_000_000
 RULE = "─" * 100
@@ -473,6 +474,38 @@ def test_claude_auto_mode_dialog_is_not_a_permission() -> None:
     """approve/deny gate on detail=permission, so they must never see this dialog as one."""
     det = read("claude", AUTO_MODE_DIALOG, title="✳ Claude Code")
     assert det.detail != states.PERMISSION
+
+
+# Auto mode's fallback approval, captured at 100 columns (claude 2.1.332, lab mock). The
+# captured sentence is the session-wide case; the binary words the per-call case (a session
+# whose check is served but gave no result for this one call) differently, and the lab mock
+# cannot serve the check at all, so that wording is only reachable here.
+AUTOCHECK_CAPTURE = Path(__file__).resolve().parents[1] / "fixtures" / "captures" / (
+    "claude-2.1.332_blocked_autocheck_bash_w100.txt")
+AUTOCHECK_SESSION = "Auto mode can't check actions in this session, so this one needs your approval"
+AUTOCHECK_CALL = "Auto mode couldn't check this action, so it needs your approval"
+
+
+def autocheck_screen() -> str:
+    cap = fixture.parse(AUTOCHECK_CAPTURE.read_text(encoding="utf-8"))
+    body = strip_ansi(cap.body)
+    assert AUTOCHECK_SESSION in body
+    return body
+
+
+def test_claude_autocheck_approval_for_one_call_is_a_permission() -> None:
+    det = read("claude", autocheck_screen().replace(AUTOCHECK_SESSION, AUTOCHECK_CALL),
+               title="✳ Claude Code", height=30)
+    assert (det.state, det.detail) == (states.BLOCKED, states.PERMISSION)
+
+
+def test_claude_autocheck_sentence_without_its_options_is_not_blocked() -> None:
+    """The sentence quoted in the transcript, with no No/Yes rows under it, is prose."""
+    for sentence in (AUTOCHECK_SESSION, AUTOCHECK_CALL):
+        det = read("claude", claude([f"● {sentence}", "", "✻ Worked for 2s"]),
+                   title="✳ Claude Code")
+        assert det.state == states.IDLE
+        assert states.BLOCKED not in det.result.claims
 
 
 WAIT_FOOTERS = [

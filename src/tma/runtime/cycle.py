@@ -552,6 +552,14 @@ class Cycle:
             if v is None:
                 continue
             plan, guarded, body_hash = v
+            if plan.action == P.HOLD and stamp is not None and pane.scroll_position > 0:
+                # Frozen by tmux's scroll: nothing was read, so nothing is refreshed. A
+                # stamped_at moved past output that arrived under the scroll would let
+                # the quiet check reuse the old verdict once the scroll is gone (leaving
+                # copy-mode prints nothing), and a dialog drawn meanwhile would never be
+                # read. The stamp stands as it was; the row shows it.
+                work.add_row(pane, stamp, ident.agent)
+                continue
             work.lines.append(write.render(
                 pane.pane_id, plan, work.now, name=ident.agent, pid=ident.pid, hash=body_hash,
                 guarded=guarded, prev_state=stamp.state if stamp else None,

@@ -8,8 +8,12 @@ when many lines go through one `source-file -` spawn. The hook intake, the poll
 cycle and `tma debug stamp` all render here, so a stamp is byte-identical whoever
 writes it.
 
-Only state-tuple writes end with `@agent_stamped_at`; side lanes (telemetry,
-attention, locks) carry their own `_at` and never bump it.
+Only state-tuple writes carry `@agent_stamped_at`, and in every one of them it is the
+last pane option set: after the tuple, the hook's event name and the companions that
+commit with it (a reader that finds it older than since or evidence_at caught the chain
+in flight; the contract). What follows it in a block is not the pane's: the rollups of
+its window and session. Side lanes (telemetry, attention, locks) carry their own `_at`
+and never bump it.
 """
 
 from __future__ import annotations
@@ -167,7 +171,7 @@ def _unchanged(stored: Mapping[str, str], state: str, detail: str, source: str, 
 def _full_chain(pane: str, plan: P.Plan, now: int, state: str, detail: str, source: str,
                 name: str, pid: int, hash: str) -> list[str]:
     """since (write-once), state, detail, source, evidence_at, [attention], [episode
-    marks cleared], hash, pid, name, stamped_at."""
+    marks cleared], hash, pid, name; stamped_at follows whatever else the block sets."""
     since = int(plan.evidence_at)
     if plan.moves_since:
         cmds = [_set(pane, "@agent_since", str(since))]
@@ -179,7 +183,7 @@ def _full_chain(pane: str, plan: P.Plan, now: int, state: str, detail: str, sour
     cmds += [_set(pane, "@agent_state", state), _set(pane, "@agent_detail", detail),
              _set(pane, "@agent_source", source),
              _set(pane, "@agent_evidence_at", str(int(plan.evidence_at)))]
-    return cmds + _chain_end(pane, plan, now, name, pid, hash)
+    return cmds + _chain_end(pane, plan, name, pid, hash)
 
 
 def _prompt(pane: str, plan: P.Plan, since: int | None = None) -> list[str]:
@@ -195,9 +199,10 @@ def _prompt(pane: str, plan: P.Plan, since: int | None = None) -> list[str]:
             f"{quote('#{@agent_since}:' + plan.prompt)}"]
 
 
-def _chain_end(pane: str, plan: P.Plan, now: int, name: str, pid: int, hash: str) -> list[str]:
+def _chain_end(pane: str, plan: P.Plan, name: str, pid: int, hash: str) -> list[str]:
     """What follows the state fields in both chains (guarded and advisory): attention,
-    the episode's resets, identity, and stamped_at last."""
+    the episode's resets, identity. stamped_at is not here: `_stamped` closes the block
+    after the hook event and the companions."""
     cmds = []
     if plan.set_attention:
         cmds.append(_set(pane, "@agent_attention", "1"))
@@ -210,8 +215,12 @@ def _chain_end(pane: str, plan: P.Plan, now: int, name: str, pid: int, hash: str
         cmds.append(_set(pane, "@agent_hash", hash))
     cmds.append(_set(pane, "@agent_pid", str(int(pid))))
     cmds.append(_set(pane, "@agent_name", name))
-    cmds.append(_set(pane, "@agent_stamped_at", str(int(now))))
     return cmds
+
+
+def _stamped(pane: str, now: int) -> str:
+    """The last pane option of every tuple write."""
+    return _set(pane, "@agent_stamped_at", str(int(now)))
 
 
 def publish(pane: str, plan: P.Plan, now: int, *, name: str, pid: int, hash: str = "",
@@ -233,7 +242,8 @@ def publish(pane: str, plan: P.Plan, now: int, *, name: str, pid: int, hash: str
         return " ; ".join(_advisory(pane, plan, now, state, detail, source, name, pid, hash,
                                     prev_state, prev_since)
                           + _hook_event(pane, plan)
-                          + [_extra(pane, e, False) for e in extras] + list(then))
+                          + [_extra(pane, e, False) for e in extras]
+                          + [_stamped(pane, now)] + list(then))
     cond = commits(plan.guard, max(int(now), int(clock)))
     unchanged = None
     if stored is not None and not plan.moves_since and not plan.set_attention:
@@ -246,15 +256,17 @@ def publish(pane: str, plan: P.Plan, now: int, *, name: str, pid: int, hash: str
         since = stored.get("@agent_since", "")
         if prompt.valid(plan.prompt) and stored.get(options.PROMPT) != f"{since}:{plan.prompt}":
             cmds += _prompt(pane, plan)  # the first read of a prompt a hook stamped
-        cmds.append(_set(pane, "@agent_stamped_at", str(int(now))))
         cond = unchanged if cond == "1" else f"#{{&&:{cond},{unchanged}}}"
     else:
         cmds = _full_chain(pane, plan, now, state, detail, source, name, pid, hash)
     cmds += _hook_event(pane, plan)
     cmds += [_extra(pane, e, True) for e in extras if e.guarded]
+    cmds.append(_stamped(pane, now))
     cmds += then
+    # unguarded companions run whether the block commits or holds, so they go first:
+    # nothing of the pane's is set after the block's stamped_at
     outside = [_extra(pane, e, False) for e in extras if not e.guarded]
-    return " ; ".join([_when(pane, cond, cmds)] + outside)
+    return " ; ".join(outside + [_when(pane, cond, cmds)])
 
 
 def _hook_label(plan: P.Plan) -> str | None:
@@ -284,7 +296,7 @@ def _advisory(pane: str, plan: P.Plan, now: int, state: str, detail: str, source
     cmds += [_set(pane, "@agent_state", state), _set(pane, "@agent_detail", detail),
              _set(pane, "@agent_source", source),
              _set(pane, "@agent_evidence_at", str(int(plan.evidence_at)))]
-    return cmds + _chain_end(pane, plan, now, name, pid, hash)
+    return cmds + _chain_end(pane, plan, name, pid, hash)
 
 
 def expected(stored: Mapping[str, str], plan: P.Plan, now: int, *, name: str, pid: int,

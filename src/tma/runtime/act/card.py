@@ -165,15 +165,17 @@ def _question(row, agent: str, rid: str, config, timeout_s: float) -> proto.Ques
 
 def _pick(requests: list[opencode_api.QuestionRequest], request_id: str,
           session: str) -> opencode_api.QuestionRequest | None:
-    """The pane's question request: by its id, else by its session, else the only one."""
+    """The pane's question request: by its id, else by its session; the only one pending
+    only when the pane names neither (another session's question is never the pane's)."""
     if request_id:
         match = [r for r in requests if r.id == request_id]
         if match:
             return match[0]
     if session:
         match = [r for r in requests if r.session_id == session]
-        if match:
-            return match[0]
+        return match[0] if match else None
+    if request_id:
+        return None  # the pane's own request is no longer pending
     return requests[0] if len(requests) == 1 else None
 
 
