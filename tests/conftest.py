@@ -183,13 +183,35 @@ def pytest_sessionstart(session):
     _SESSION_START.append(time.time())
 
 
+def _builds() -> frozenset[str]:
+    from tests.helpers import tmux_matrix
+
+    try:
+        return frozenset(b.version for b in tmux_matrix.matrix())
+    except Exception:  # a broken matrix is tmux_matrix's error to report
+        return frozenset()
+
+
+_MATRIX: list[frozenset[str]] = []
+
+
 def phase_of(nodeid: str) -> str:
     if nodeid.startswith("tests/live/"):
         return "live"
     if nodeid.startswith(("tests/unit/", "tests/arch/")):
         return "unit+arch"
+    if not _MATRIX:
+        _MATRIX.append(_builds())
     m = _BUILD_ID.search(nodeid)
-    return f"contract {m.group(1)}" if m and m.group(1) != "system" else "integration"
+    return f"contract {m.group(1)}" if m and m.group(1) in _MATRIX[0] else "integration"
+
+
+def pytest_collection_modifyitems(config, items):
+    """The longest tests first (the live suite's real agents, tens of seconds each), so
+    the workers of pytest-xdist share them from the start instead of one worker running
+    them after the others finished. A stable sort: the rest keep their order, the same in
+    every worker (xdist checks that they all collected the same list)."""
+    items.sort(key=lambda item: 0 if item.nodeid.startswith("tests/live/") else 1)
 
 
 def pytest_runtest_logreport(report):

@@ -367,8 +367,11 @@ def test_nothing_wired_is_a_note_not_a_warning(srv):
 
 def test_wired_agent_pane_is_tier_2(srv):
     isolate_installers(srv)
-    pane = srv.agent_pane("claude")
+    srv.shell_pane(session="base")  # the server runs: the tmux hooks go on it
     install(srv, "claude")
+    # started after its wiring (one started before is tier 1 until it restarts: its hooks
+    # are pending; how long an install takes on a loaded machine must not decide that)
+    pane = srv.agent_pane("claude")
     r = doctor(srv, bundled=True)
     assert r.section("hooks") == ("hooks:   ✓ after-select-pane, ✓ session-window-changed\n"
                                   "  - on the running server only: gone when tmux restarts "
@@ -601,8 +604,9 @@ def api_line(r, pane) -> str:
 
 def test_opencode_api_line_says_whether_the_endpoint_answers(srv):
     isolate_installers(srv)
+    srv.shell_pane(session="base")  # the server runs: the tmux hooks go on it
+    install(srv, "opencode")  # wired, and the agent started after: tier 2
     pane = srv.agent_pane("opencode")
-    install(srv, "opencode")  # wired: the pane itself is at tier 2
     # no endpoint anywhere: said, not counted while nothing is pending
     r = doctor(srv, bundled=True)
     assert row(r, pane)["endpoint_ok"] is False

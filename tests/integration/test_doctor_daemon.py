@@ -22,8 +22,9 @@ def daemon(srv, tmp_path):
 
 def test_a_wired_pane_the_daemon_watches_is_tier_3(srv, daemon):
     isolate_installers(srv)
-    pane = srv.agent_pane("claude")
+    srv.shell_pane(session="base")  # the server runs: the tmux hooks go on it
     install(srv, "claude")
+    pane = srv.agent_pane("claude")  # started after its wiring: not pending a restart
     daemon.start()
     status = daemon.status()
     r = doctor(srv, bundled=True)

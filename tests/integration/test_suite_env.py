@@ -20,7 +20,11 @@ def test_the_suite_honours_tmux_tmpdir_and_ignores_the_persons_tmux(short_tmp):
     res = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
          "tests/integration/test_daemon_autostart.py::test_the_cheap_probe_finds_the_socket_tmux_uses",
-         "tests/integration/test_jump.py", "-x"],
+         # a jump reads $TMUX to find its client: inside the person's tmux, it must still
+         # move the test's own client on the test's own server
+         "tests/integration/test_jump.py::test_no_client_no_server_and_usage",
+         "tests/integration/test_jump.py::test_the_acting_client_follows_tmux_pane_and_keeps_its_own_trail",
+         "-x"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
     left = [p.name for p in (sockets / f"tmux-{os.getuid()}").glob("*")] \
