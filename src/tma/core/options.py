@@ -99,6 +99,8 @@ OPTIONS: tuple[Option, ...] = (
           SURVIVOR),
     _pane("@agent_mute_until", "U", "epoch ms", "notifications muted until", SURVIVOR),
     _pane("@tma_watch_pid", "W", "pid", "a tma watch on this pane wants SIGUSR1 nudges", SURVIVOR),
+    _pane("@tma_remote", "J", "HOST:%N", "a fleet jump's window: the host's pane it logs in to "
+          "(the next jump there reuses it)", SURVIVOR),
     # -- the user's
     _pane("@agent_ignore", "U", "any non-empty", "opt this pane out of detection", USER),
     # -- rollups and server internals
