@@ -134,3 +134,28 @@ def test_with_a_server_and_a_client_every_live_sink_rings_and_is_reported(srv, t
             f"message shown on 1 attached client: {shown}", "command exit 3", "exit 3"]
     finally:
         client.close()
+
+
+def test_the_daemons_control_client_is_not_an_attached_client(srv, tmp_path):
+    """The daemon attaches a control-mode client to every session: that is tma, not a
+    person, so notify-test neither counts it nor shows its message there."""
+    from tests.helpers.daemon import watched
+    from tests.helpers.ptyclient import PtyClient
+
+    srv.env["XDG_RUNTIME_DIR"] = str(tmp_path / "rt")  # the daemon's and notify-test's
+    pane = srv.shell_pane()
+    srv.config.write_text("[notify]\ndesktop = false\n")
+    with watched(srv, tmp_path) as daemon:
+        daemon.start()
+        srv.wait_for(lambda: srv.tmux("list-clients", "-F", "#{client_control_mode}")
+                     .split() == ["1"])
+        res = srv.tma("debug", "notify-test", env={"TMUX_PANE": pane})
+        assert res.stdout.splitlines()[1] == \
+            "message skipped: no client attached to the tmux server", res.stdout
+        client = PtyClient(srv, "s")
+        try:
+            res = srv.tma("debug", "notify-test", env={"TMUX_PANE": pane})
+            assert res.stdout.splitlines()[1] == \
+                "message shown on 1 attached client: tma: test blocked — tma notify-test"
+        finally:
+            client.close()

@@ -275,7 +275,8 @@ def test_display_lines_quote_for_source_file():
 
 def test_parse_targets():
     fr = tnotify.FRAME
-    out = "\n".join([fr.record("A", ["/dev/pts/1"]), fr.record("A", ["/dev/pts/2"]),
+    out = "\n".join([fr.record("A", ["/dev/pts/1", "0"]), fr.record("A", ["/dev/pts/2", "0"]),
+                     fr.record("A", ["client-4242", "1"]),  # a control client: no person
                      fr.record("T", ["%3", "/dev/pts/7"]), ""])
     assert tnotify.parse_targets(out) == (["/dev/pts/1", "/dev/pts/2"], "/dev/pts/7")
     assert tnotify.parse_targets(out, "%3") == (["/dev/pts/1", "/dev/pts/2"], "/dev/pts/7")
