@@ -34,7 +34,7 @@ def test_a_failing_command_shows_its_exit_and_stderr_and_is_recorded(tmp_path):
     assert lines[1] == "message skipped: no tmux server reachable (no tmux server running)"
     assert lines[2] == 'command cat >&2; echo oops >&2; exit 3'
     assert lines[3] == "exit 3"
-    assert lines[4].startswith('stderr {"schema":2') and lines[-2] == "stderr oops"
+    assert lines[4].startswith('stderr {"schema":3') and lines[-2] == "stderr oops"
     assert lines[-1] == "rings nothing for context_high: [notify.context_high] is absent"
     assert json.loads(record.read_text())["reason"] == "exit status 3"
     res, record = _run(tmp_path, '[notify]\nblocked = { command = "cat > /dev/null" }\n')
