@@ -248,10 +248,12 @@ def test_the_desktop_notifier_rings_once_and_its_action_jumps(srv, daemon, tmp_p
                           "--json"], env=env, capture_output=True, text=True, timeout=30)
     doc = json.loads(res.stdout)
     assert doc["notify"]["dispatcher"] == "daemon"
-    assert doc["notify"]["sink"]["blocked"] == {"kind": "desktop", "what": "notify-send"}
+    rings = [{"sink": "message", "what": ""}, {"sink": "desktop", "what": "notify-send"}]
+    assert doc["notify"]["sink"]["blocked"] == {"kind": "desktop", "what": "notify-send",
+                                                "rings": rings}
     assert doc["notify"]["sink"]["done"]["kind"] == "off"
     assert daemon.status()["notify"]["sink"] == {
-        "blocked": {"kind": "desktop", "what": "notify-send"}}
+        "blocked": {"kind": "desktop", "what": "notify-send", "rings": rings}}
 
 
 def test_a_slow_command_is_reaped_between_reads(srv, daemon, tmp_path):

@@ -519,7 +519,8 @@ def test_notify_failure_counts(srv, monkeypatch):
     assert r.section("notify") == "notify:  no failed notify command on record"
     assert (r.doc["notify"]["last_failure"], r.doc["notify"]["last_failure_age_ms"]) == (None, None)
     assert r.doc["notify"]["dispatcher"] is None  # no daemon, from_event off: nobody rings
-    assert r.doc["notify"]["sink"]["done"] == {"kind": "off", "what": "not enabled in [notify]"}
+    assert r.doc["notify"]["sink"]["done"] == {"kind": "off", "what": "not enabled in [notify]",
+                                                "rings": []}
     assert r.section("sink").startswith("sink:    nobody rings")
     monkeypatch.setenv("XDG_RUNTIME_DIR", srv.env["XDG_RUNTIME_DIR"])
     notify_log.record_failure("notify-send tma", "exit status 3", now_ms() - 90_000)

@@ -97,3 +97,36 @@ def test_a_config_edited_after_the_daemon_loaded_it_says_reload(srv, daemon):
     assert "run `tma reload`" in r.section("daemon") and r.rc == 1
     assert srv.tma("reload").returncode == 0
     srv.wait_for(lambda: doctor(srv).doc["config"]["daemon_stale"] is False, timeout=10)
+
+
+def test_doctor_names_every_sink_that_rings_as_notify_test_does(srv, daemon, tmp_path):
+    """The log, ntfy and the webhook ring beside the message line: doctor's `sink:` names
+    each (the daemon's view, from the one answer notify-test's last line words), and a
+    push sink whose `on` leaves a trigger out is not named for it."""
+    from tests.helpers.http_sink import Sink
+
+    push = Sink()
+    try:
+        srv.shell_pane()
+        log = tmp_path / "n.jsonl"
+        srv.config.write_text(
+            f'[notify]\non = ["blocked", "done"]\ndesktop = false\nlog = "{log}"\n'
+            f'[notify.ntfy]\nurl = "{push.url("/topic")}"\non = ["blocked"]\n'
+            f'[notify.webhook]\nurl = "{push.url()}"\n')
+        daemon.start()
+        r = doctor(srv)
+        assert r.section("sink") == (
+            f"sink:    the daemon rings: blocked → the tmux message line, the log {log}, "
+            f"ntfy, webhook; done → the tmux message line, the log {log}, webhook")
+        named = [x["sink"] for x in r.doc["notify"]["sink"]["blocked"]["rings"]]
+        assert named == ["message", "log", "ntfy", "webhook"]
+        test = srv.tma("debug", "notify-test", env=daemon.env)
+        assert test.stdout.splitlines()[-1] == (
+            f"rings the tmux message line on every attached client; a line in {log}; "
+            "ntfy (its line above); webhook (its line above)"), test.stdout
+        done = srv.tma("debug", "notify-test", "--trigger", "done", env=daemon.env)
+        assert done.stdout.splitlines()[-1] == (
+            f"rings the tmux message line on every attached client; a line in {log}; "
+            "webhook (its line above)"), done.stdout
+    finally:
+        push.close()

@@ -189,17 +189,28 @@ def _notifier(notify: dict) -> list[str]:
     if by is None:
         return [_line("sink", "nobody rings: no daemon runs, and [notify] from_event "
                                   "is off (tma daemon --ensure)")]
-    message = notify.get("message_line")
     words = []
     for trigger, s in sinks.items():
         if s["kind"] == "off":
             continue
-        what = {"desktop": f"desktop ({s['what']})", "command": "your command"}.get(
-            s["kind"], "the tmux message line only" if message else "nothing")
+        what = ", ".join(_reach(r) for r in s.get("rings") or ()) or "nothing"
         words.append(f"{trigger} → {what}")
-    line = ", ".join(words) or "every trigger is off"
-    tail = "" if message else " (message line off)"
-    return [_line("sink", f"the {by} rings: {line}{tail}")]
+    line = "; ".join(words) or "every trigger is off"
+    return [_line("sink", f"the {by} rings: {line}")]
+
+
+_REACH = {"message": "the tmux message line", "bell": "a bell", "osc": "OSC 9 in the pane",
+          "command": "your command", "terminal": "the terminal (OSC)"}
+
+
+def _reach(r: dict) -> str:
+    """One sink that rings, in a word or two (tma.runtime.notify.dispatch.reaches)."""
+    name, what = r.get("sink", ""), r.get("what", "")
+    if name == "log":
+        return f"the log {what}"
+    if name == "desktop":
+        return f"desktop ({what})"
+    return _REACH.get(name, name)  # a push sink by its name: ntfy, webhook
 
 
 _STATUS_WORDS = {"wired": "wired", "incomplete": "incomplete", "not_installed": "not installed",

@@ -145,6 +145,10 @@ class Push:
     def live(self, cfg) -> bool:
         return notify_gate.push(cfg, self.NAME) is not None
 
+    def rings_for(self, cfg, trigger: str) -> bool:
+        settings = notify_gate.push(cfg, self.NAME)
+        return settings is not None and trigger in settings["on"]
+
     def _job(self, ring, note: Note) -> dict | None:
         settings = notify_gate.push(ring.cfg, self.NAME)
         if settings is None or note.trigger not in settings["on"]:
