@@ -21,6 +21,7 @@ import pytest
 
 from tests.helpers.daemon import _claude, _draw, _until, watched
 from tests.helpers.notify_log import _lines
+from tma.runtime import daemon_files
 
 
 @pytest.fixture
@@ -269,7 +270,9 @@ def test_a_slow_command_is_reaped_between_reads(srv, daemon, tmp_path):
     assert daemon.status()["notify"]["in_flight"] == 1
     srv.wait_for(lambda: daemon.status()["notify"]["in_flight"] == 0, timeout=5)
     assert daemon.status()["sweeps"] == 1
-    record = json.loads((daemon.runtime / "tma" / "notify-error").read_text())
+    sock = srv.tmux("display-message", "-p", "#{socket_path}").strip()
+    key = daemon_files.key(sock)  # the server's record: its daemon's files are keyed so
+    record = json.loads((daemon.runtime / "tma" / f"{key}.notify-error").read_text())
     assert record["reason"] == "exit status 5" and "sleep 0.4" in record["command"]
 
 

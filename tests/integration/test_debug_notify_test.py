@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+from tma.runtime import daemon_files
+
 
 def _run(tmp_path, config: str, *args: str, **env):
     cfg = tmp_path / "config.toml"
@@ -20,7 +22,10 @@ def _run(tmp_path, config: str, *args: str, **env):
     res = subprocess.run([sys.executable, "-m", "tma", "--socket-name", "tma-no-such-server",
                           "debug", "notify-test", *args], capture_output=True, text=True,
                          env=base, timeout=30, cwd=tmp_path)
-    return res, run / "tma" / "notify-error"
+    # the record of the server notify-test was pointed at (keyed as its daemon's files)
+    sock = os.path.join(os.path.realpath(f"{base.get('TMUX_TMPDIR') or '/tmp'}/tmux-"
+                                         f"{os.getuid()}"), "tma-no-such-server")
+    return res, run / "tma" / f"{daemon_files.key(sock)}.notify-error"
 
 
 def test_a_failing_command_shows_its_exit_and_stderr_and_is_recorded(tmp_path):

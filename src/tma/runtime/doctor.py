@@ -353,7 +353,8 @@ def section_process_walk(ctx: Context) -> dict:
 
 
 def section_notify(ctx: Context) -> dict:
-    failure = notify_log.last_failure()
+    # this server's record only: the user's other tmux servers share the runtime dir
+    failure = notify_log.last_failure(ctx.snapshot.socket_path or "")
     age = max(0, ctx.now - failure["at"]) if failure is not None and failure["at"] else None
     return {"notify": {"last_failure": failure, "last_failure_age_ms": age,
                        "push_problems": notify_gate.push_problems(ctx.cfg),

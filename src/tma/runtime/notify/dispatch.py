@@ -16,7 +16,8 @@ sink swallows its own errors, because the hook path must never fail and never pr
    Approve / Deny buttons that run `tma act` bound to the episode (`desktop_actions`).
 
 A command that cannot start, exits non-zero, dies of a signal or outlives its timeout
-leaves one record, `<runtime dir>/notify-error`; its next clean exit removes it.
+leaves one record, `<runtime dir>/<key>.notify-error` (the server's: tma.runtime.notify.log);
+its next clean exit removes it.
 
 The jobs live apart: `[notify]` is read by tma.runtime.notify.gate, the Note and its
 payload are tma.runtime.notify.note, the log line and the failure record
