@@ -79,7 +79,9 @@ def test_doctor_sees_the_daemon_form_of_the_status_line(srv, daemon, tmp_path):
     assert "daemon form" not in r.section("ambient")
 
 
-def test_a_config_edited_after_the_daemon_loaded_it_says_reload(srv, daemon):
+def test_a_config_edit_the_daemon_could_not_load_says_so(srv, daemon):
+    """The daemon reloads an edit by itself; one that does not load keeps it on the old
+    settings, and doctor says so and why, until the file is fixed."""
     import os
     import time
 
@@ -89,14 +91,23 @@ def test_a_config_edited_after_the_daemon_loaded_it_says_reload(srv, daemon):
     os.utime(srv.config, (past, past))
     daemon.start()
     r = doctor(srv)
-    assert r.doc["config"]["daemon_stale"] is False and "tma reload" not in r.text
-    srv.config.write_text("[fold]\ndwell_secs = 4\n")  # edited now: after the daemon loaded
+    assert r.doc["config"]["daemon_stale"] is False and "config changed" not in r.text
+    srv.config.write_text("[fold]\ndwell_secs = 4\n")  # loaded by the daemon's watch
+    srv.wait_for(lambda: daemon.status()["reloads"] == 1, timeout=8)
+    assert doctor(srv).doc["config"]["daemon_stale"] is False
+    srv.config.write_text('[fold]\ndwell_secs = "x"\n')
+    srv.wait_for(lambda: daemon.status()["reload_errors"] == 1, timeout=8)
     r = doctor(srv)
-    assert r.doc["config"]["daemon_stale"] is True
-    assert "the config changed after the daemon loaded it" in r.section("daemon")
-    assert "run `tma reload`" in r.section("daemon") and r.rc == 1
-    assert srv.tma("reload").returncode == 0
-    srv.wait_for(lambda: doctor(srv).doc["config"]["daemon_stale"] is False, timeout=10)
+    assert r.doc["config"]["daemon_stale"] is True and r.rc == 1
+    section = r.section("daemon")
+    assert "last error: reload kept the running config: " in section
+    assert ("✗ the config changed after the daemon loaded it (" in section
+            and "): it still runs the old settings (the edit does not load: see the last "
+                "error); fix the file and the daemon reloads it within 2 s" in section)
+    srv.config.write_text("[fold]\ndwell_secs = 5\n")
+    srv.wait_for(lambda: daemon.status()["reloads"] == 2, timeout=8)
+    r = doctor(srv)
+    assert r.doc["config"]["daemon_stale"] is False and "config changed" not in r.text
 
 
 def test_doctor_names_every_sink_that_rings_as_notify_test_does(srv, daemon, tmp_path):

@@ -567,7 +567,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                        "did not answer"), USAGE),
             notes="Sends SIGHUP to this server's daemon and waits for its answer. All or "
                   "nothing: a broken config or manifest keeps the running one, and the "
-                  "reason is printed and logged."),
+                  "reason is printed and logged. The daemon also reloads an edited config "
+                  "or manifest by itself within about 2 s; this does it at once."),
     Command("debug", "Manifest authoring and inspection: explain, capture, transitions, notify-test.",
             subcommands=_DEBUG, exits=(OK, ERROR, USAGE)),
     Command("demo", "A self-contained demo on a private tmux server.",

@@ -125,8 +125,13 @@ def _config_stale(doc: dict) -> list[str]:
         return []
 
     at = time.strftime("%H:%M:%S", time.localtime(c["daemon_loaded_at"] / 1000))
-    return [_item(f"✗ the config changed after the daemon loaded it ({at}): it still runs "
-                  "the old settings; run `tma reload`")]
+    head = f"✗ the config changed after the daemon loaded it ({at}): it still runs the old settings"
+    if ((doc.get("daemon") or {}).get("last_error") or "").startswith("reload kept"):
+        # the daemon tried the edit: it does not load (the last error says why)
+        return [_item(f"{head} (the edit does not load: see the last error); fix the "
+                      "file and the daemon reloads it within 2 s")]
+    return [_item(f"{head}; the daemon reloads an edit within 2 s (`tma reload` does it "
+                  "now)")]
 
 
 def _daemon(doc: dict) -> list[str]:
