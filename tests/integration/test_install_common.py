@@ -127,16 +127,16 @@ def test_prompt_decline_and_accept(inst):
     assert res.rc == 1 and "tma: aborted; no changes written" in res.err
     assert f"+++ {inst.claude}" in res.out
     assert inst.claude.read_bytes() == orig and not inst.wrapper.exists()
-    # a terminal answering n
-    res = inst.run("claude", stdin="n\n", tty=True)
+    # a terminal answering n (the first answer is the shim's own question's)
+    res = inst.run("claude", stdin="n\nn\n", tty=True)
     assert res.rc == 1 and "Apply this change? [y/N]" in res.out
     assert "tma: aborted; no changes written" in res.err
     assert inst.claude.read_bytes() == orig
     # an empty answer is no
-    assert inst.run("claude", stdin="\n", tty=True).rc == 1
+    assert inst.run("claude", stdin="\n\n", tty=True).rc == 1
     assert inst.claude.read_bytes() == orig
     # y applies
-    res = inst.run("claude", stdin="y\n", tty=True)
+    res = inst.run("claude", stdin="y\ny\n", tty=True)
     assert res.rc == 0, res
     assert "Apply this change? [y/N]" in res.out
     assert ours(inst, json.loads(inst.claude.read_text()), "claude")
@@ -162,7 +162,8 @@ def test_ctrl_c_at_the_prompt_aborts_without_a_traceback(inst):
     # Ctrl-C stops the command (exit 130, as everywhere), not just this one answer
     assert rc == 130 and "tma: interrupted" in err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
-    assert out.endswith("Apply this change? [y/N] \n")  # the cursor leaves the prompt line
+    # (the first question: the shim's) the cursor leaves the prompt line
+    assert out.endswith("Put the shim into Claude Code's status line? [y/N] \n")
     assert inst.claude.read_bytes() == orig and not inst.wrapper.exists()
     # Ctrl-D (end of input) declines this change: exit 1
     res = inst.run("claude", stdin="", tty=True)

@@ -463,9 +463,12 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                 Flag("--check", help="Only verify the wiring (exit 1 on drift)."),
                 Flag("--statusline", dest="statusline", const="on", group="statusline",
                      default="keep",
-                     help="Install the context statusline shim (claude, cursor)."),
+                     help="Put the context statusline shim in without asking (claude, "
+                          "cursor), even if declined before; without either flag it is "
+                          "asked about apart from the hooks, as tma init asks."),
                 Flag("--no-statusline", dest="statusline", const="off", group="statusline",
-                     help="Remove the statusline shim and remember that choice."),
+                     help="Leave the statusline shim out without asking (removed if there) "
+                          "and remember that choice."),
                 YES,
             ) + AGENT_FILES + (
                 CONFIG_DIR,

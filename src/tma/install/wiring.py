@@ -16,7 +16,7 @@ import shutil
 import signal
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tma.core import bundled, options
 from tma.core.paths import here
@@ -345,16 +345,20 @@ def targets(req: Request, setup: Setup, mset) -> list[str]:
     return wired_agents(setup, mset.get)
 
 
-def shared_changes(req: Request, setup: Setup, names: list[str]) -> Pending:
-    """The wrapper and the recorded statusline choice, written with the first agent."""
+def shared_changes(req: Request, setup: Setup, names: list[str],
+                   modes: dict[str, str] | None = None) -> Pending:
+    """The wrapper and the recorded statusline choices, written with the first agent.
+    `modes`: each agent's statusline choice (keep | on | off), req.statusline's when
+    not given."""
     pending = Pending()
     if req.uninstall:
         return pending
     pending.wrapper = common.wrapper_change(setup.ctx.wrapper_path)
-    if req.statusline != "keep":
-        chosen = {n for n in names if registry.adapter(n).STATUSLINE}
-        optout = setup.ctx.optout
-        optout = (optout | chosen) if req.statusline == "off" else (optout - chosen)
+    modes = modes or {n: req.statusline for n in names}
+    chosen = {m: {n for n in names if modes.get(n) == m and registry.adapter(n).STATUSLINE}
+              for m in ("on", "off")}
+    if chosen["on"] or chosen["off"]:
+        optout = (setup.ctx.optout | chosen["off"]) - chosen["on"]
         _, text = statusline.read_optout(setup.config_dir)
         pending.state = statusline.optout_change(setup.config_dir, optout, text)
     return pending
@@ -377,10 +381,17 @@ def wire(req: Request, setup: Setup, mset, server, cfg, io: Output) -> int:
     if not names:
         io.say("tma: no agent carries tma wiring (name one: tma install-hooks AGENT)")
         return 0
-    pending = shared_changes(req, setup, names)
+    modes = {n: req.statusline for n in names}
+    if not req.uninstall and req.statusline == "keep":
+        # the shim takes the agent's own status line: asked apart from the wiring, the
+        # same question from install-hooks and init (--statusline / --no-statusline
+        # answer it ahead, --yes says yes)
+        modes = {n: statusline_choice(mset.get(n), setup, io, yes=req.yes) for n in names}
+    pending = shared_changes(req, setup, names, modes)
     failed = wrote = False
     for name in names:
         manifest = manifest_for_removal(name, mset) if req.uninstall else mset.get(name)
+        setup.ctx.statusline = modes[name]  # the adapter plans by this agent's answer
         ok, changed = run_agent(name, manifest, setup, req, pending, io)
         failed, wrote = failed or not ok, wrote or changed
     if setup.bare and not req.uninstall and not failed:
@@ -464,33 +475,37 @@ def detect(mset) -> list[tuple[str, str]]:
     return found
 
 
-def statusline_choice(manifest, cfg, io: Output, *, yes: bool,
-                      config_dir: str | None) -> str:
+def statusline_choice(manifest, setup: Setup, io: Output, *, yes: bool) -> str:
     """Ask, apart from the agent's wiring, before tma's context shim takes the agent's
     own status line (Claude's footer hint `? for shortcuts` gives way to it; a
     statusLine command of the user's is wrapped). "keep" when nothing is at stake
-    (the agent has none, the shim is there already, or it was declined before), "on"
-    or "off" (recorded: install-hooks keeps to it) by the answer; `yes` says yes."""
-    name = manifest.name
-    if not getattr(registry.adapter(name), "STATUSLINE", False):
+    (the agent has none, the shim is there already, or it was declined before) or
+    nobody can answer (stdin is no terminal: the wiring's own question declines), "on"
+    or "off" (recorded: later runs keep to it) by the answer; `yes` says yes."""
+    name = manifest.name if manifest is not None else ""
+    if not name or not getattr(registry.adapter(name), "STATUSLINE", False):
         return "keep"
-    try:
-        setup = prepare(Request(agent=name, config_dir=config_dir, statusline="on"), cfg)
-        plan = registry.adapter(name).plan(setup.ctx, manifest, False)
+    if name in setup.ctx.optout:
+        return "keep"  # declined before: kept to
+    try:  # asked only where the flagless run would put it in (not into an absent
+        # cli-config.json of Cursor's: that stays skipped, with its note)
+        plan = registry.adapter(name).plan(replace(setup.ctx, statusline="keep"), manifest,
+                                           False)
     except common.InstallError:
         return "keep"  # the wiring step says what is wrong
-    if name in setup.ctx.optout:
-        return "keep"  # declined before: install-hooks keeps to that
     marker = f"event --agent {name} --kind context"
     if not any(isinstance(c.new, str) and marker in c.new
                and marker not in (c.old if isinstance(c.old, str) else "")
                for c in plan.changes):
         return "keep"
+    if not yes and not (sys.stdin is not None and sys.stdin.isatty()):
+        return "keep"  # nobody to ask: the wiring's question declines, nothing is written
     what = STATUS_LINE.get(name, f"{name}'s status line")
-    io.say(f"tma: init: {name}: tma's context gauge reads {what}: the shim takes its place "
+    io.say(f"tma: {name}: tma's context gauge reads {what}: the shim takes its place "
            "(the built-in footer hint gives way to a model · context line; a statusLine "
            "command of yours keeps running inside it)")
-    return "on" if common.confirm(yes, question=f"Put the shim into {what}?") else "off"
+    return "on" if common.confirm(yes, out=io.out,
+                                  question=f"Put the shim into {what}?") else "off"
 
 
 def status_right_runs_tma(server) -> bool:
