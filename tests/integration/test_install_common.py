@@ -446,6 +446,40 @@ def test_end_to_end_subprocess_with_tmux_hooks(srv, tmp_path):
     assert "@agent_state" not in srv.options(pane)  # the last uninstall purges
 
 
+def test_the_tmux_hooks_are_in_the_diff_and_asked_about_with_the_files(srv, tmp_path):
+    """`install-hooks codex` changes the running server too (its attention hooks): the
+    diff shows those `set-hook` commands before the question that covers them, and a
+    run with nothing left in the files still asks before it puts them back on a server
+    that lost them (a restart): declined, the server is left as it was."""
+    srv.shell_pane()
+    cfgs = tmp_path / "codex"
+    env = {"TMA_CODEX_CONFIG": str(cfgs / "config.toml"),
+           "TMA_CODEX_HOOKS": str(cfgs / "hooks.json"),
+           "TMA_WRAPPER_PATH": str(tmp_path / "wbin" / "tma-hook")}
+    res = srv.tma("install-hooks", "codex", "--yes", manifests=False, env=env)
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
+    head = out.index("tmux server ")
+    assert "set-hook -ga after-select-pane " in out[head:]
+    assert "set-hook -ga session-window-changed " in out[head:]
+    assert head < out.index("tma: codex: wired") < out.index("tmux: installed the")
+    assert "clear-attention" in srv.tmux("show-hooks", "-g")
+
+    for hook in ("after-select-pane", "session-window-changed"):  # as a restart leaves it
+        srv.tmux("set-hook", "-gu", hook)
+    res = srv.tma("install-hooks", "codex", manifests=False, env=env)  # no terminal: no
+    assert res.returncode == 1 and "already wired" not in res.stdout, res.stdout
+    assert "+ set-hook -ga after-select-pane " in res.stdout
+    assert "tma: aborted; no changes written" in res.stderr
+    assert "clear-attention" not in srv.tmux("show-hooks", "-g")
+    res = srv.tma("install-hooks", "codex", "--yes", manifests=False, env=env)
+    assert res.returncode == 0 and "+ set-hook -ga after-select-pane " in res.stdout
+    assert "clear-attention" in srv.tmux("show-hooks", "-g")
+    res = srv.tma("install-hooks", "codex", manifests=False, env=env)  # nothing to change
+    assert res.returncode == 0 and "tma: codex: already wired" in res.stdout, res.stdout
+    assert "set-hook" not in res.stdout
+
+
 def test_wrapper_shim_and_tmux_hooks_name_the_same_tma(srv, tmp_path):
     """One answer to "which tma?": the statusline shim and the tmux attention hooks
     call the tma being run, even with another tma first on PATH (the wrapper's place

@@ -176,6 +176,17 @@ def tmux_hooks_enabled() -> bool:
     return True
 
 
+def tmux_plan(server, cfg, setup: Setup) -> th.Plan | None:
+    """What installing the tmux attention hooks would change on the running server (its
+    `set-hook` commands), to show and ask with the files; None when nothing would (or no
+    server runs: the install then says so)."""
+    if not tmux_hooks_enabled():
+        return None
+    found = th.plan(server, focus_events=cfg.focus_events, config_dir=setup.config_dir,
+                    tma_bin=setup.ctx.tma_bin)
+    return found if found is not None and found.ops else None
+
+
 def tmux_hooks(server, cfg, setup: Setup, io: Output, *, check: bool = False,
                uninstall: bool = False) -> list[str]:
     """Install, remove or (check) verify the tmux attention hooks; their problems."""
@@ -243,11 +254,14 @@ def check(req: Request, setup: Setup, mset, server, cfg, io: Output) -> int:
 
 
 class Pending:
-    """Changes shared by every agent of one run, shown with the first agent that applies."""
+    """Changes shared by every agent of one run, shown with the first agent that applies;
+    `tmux`: the attention hooks' changes on the running server (made after the files,
+    once they were shown and accepted)."""
 
     def __init__(self) -> None:
         self.wrapper: common.Change | None = None
         self.state: common.Change | None = None
+        self.tmux: th.Plan | None = None
 
 
 def _changes(name: str, plan: common.Plan, req: Request, pending: Pending,
@@ -303,7 +317,8 @@ def run_agent(name: str, manifest, setup: Setup, req: Request, pending: Pending,
         io.say(f"tma: {note}")
     shared, own = _changes(name, plan, req, pending, setup)
     everything = [c for _, c in shared] + own
-    if not everything:
+    server = None if req.uninstall else pending.tmux  # the server's part, asked with these
+    if not everything and server is None:
         io.say(f"tma: {name}: {'nothing to remove' if req.uninstall else 'already wired'}")
         return True, False
     colour = common.use_colour(io.out)
@@ -311,10 +326,14 @@ def run_agent(name: str, manifest, setup: Setup, req: Request, pending: Pending,
     def show() -> None:
         for ch in everything:
             io.out.write(common.diff(ch, colour, applying=req.yes))
+        if server is not None:
+            io.out.write("".join((common.paint(x) if colour else x) + "\n"
+                                 for x in server.lines()))
 
     if req.summary:
         io.say(f"tma: {name}: {'' if req.yes else 'would '}"
-               + "; ".join(common.summarize(ch) for ch in everything))
+               + "; ".join([common.summarize(ch) for ch in everything]
+                           + ([server.summary()] if server is not None else [])))
     else:
         show()
     if not common.confirm(req.yes, out=io.out, show=show if req.summary else None):
@@ -328,6 +347,8 @@ def run_agent(name: str, manifest, setup: Setup, req: Request, pending: Pending,
         return False, True
     for kind, _ in shared:
         setattr(pending, kind, None)
+    if server is not None:
+        pending.tmux = None  # accepted: `wire` makes it after the files
     if own:
         io.say(f"tma: {name}: {'unwired' if req.uninstall else 'wired'}")
     for caveat in plan.caveats:
@@ -388,6 +409,8 @@ def wire(req: Request, setup: Setup, mset, server, cfg, io: Output) -> int:
         # answer it ahead, --yes says yes)
         modes = {n: statusline_choice(mset.get(n), setup, io, yes=req.yes) for n in names}
     pending = shared_changes(req, setup, names, modes)
+    if not req.uninstall:
+        pending.tmux = tmux_plan(server, cfg, setup)
     failed = wrote = False
     for name in names:
         manifest = manifest_for_removal(name, mset) if req.uninstall else mset.get(name)
@@ -407,7 +430,8 @@ def wire(req: Request, setup: Setup, mset, server, cfg, io: Output) -> int:
             setup.created.prune(io)
             io.say("tma: no agent is wired any more; if you added #(tma status) to your tmux "
                    "status line by hand, remove it yourself")
-    elif not failed or wrote:
+    elif (not failed or wrote) and pending.tmux is None:
+        # the server's changes were shown and accepted (or there are none): made now
         problems = tmux_hooks(server, cfg, setup, io)
     setup.created.save()
     for p in problems:
