@@ -540,7 +540,9 @@ def status_right_runs_tma(server) -> bool:
 
 
 def status_line_advice(server, paths, conf: str | None, io: Output) -> None:
-    """Does status-right run `tma status`? Read, never edited: the line to add, where."""
+    """Does status-right run `tma status`? Read, never edited: the line to add, where.
+    The line appends to the status-right the user has (their clock and theme stay), and
+    when status-right-length would cut the segment off, the length that makes room."""
     try:
         value: str | None = setup.status_right(server)
     except TmuxError:
@@ -557,12 +559,19 @@ def status_line_advice(server, paths, conf: str | None, io: Output) -> None:
     # by its absolute path, as the key file and the attention hooks name it: tmux runs
     # the line with its own PATH, which need not hold tma's directory
     command = binary.running_tma() or binary.NAME
-    io.say(f"    {tmux_status.status_line(command)}")
+    io.say(f"    {tmux_status.append_line(command)}")
     try:
         interval = setup.global_option(server, "status-interval") if value is not None \
             else ""
+        room = None
+        if value is not None:
+            length = setup.global_option(server, "status-right-length")
+            shown = server.run("display-message", "-p", "#{T:status-right}").rstrip("\n")
+            room = tmux_status.room_needed(shown, int(length) if length.isdigit() else 0)
     except TmuxError:
-        interval = ""
+        interval, room = "", None
+    if room is not None:
+        io.say(f"    set -g status-right-length {room}")
     if not interval.isdigit() or int(interval) > 5:
         # tmux's default redraws every 15 s: counts that lag that long read as wrong
         io.say("    set -g status-interval 2")
