@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import unicodedata
 
 #: The server options the daemon keeps for the status line (tma.daemon.segment).
 SEGMENT = "@tma_status_segment"
@@ -85,8 +86,6 @@ def room_needed(shown: str, length: int) -> int | None:
     already does. tmux cuts status-right at that length keeping its start (the default
     status-format's `#{=/N:status-right}`): a segment appended past it is never seen,
     and tmux's own status-right fills most of the default 40."""
-    import unicodedata
-
     text = _STYLE.sub("", shown)
     width = sum(2 if unicodedata.east_asian_width(c) in ("W", "F") else 1 for c in text)
     need = width + 1 + SEGMENT_ROOM

@@ -566,8 +566,8 @@ def status_line_advice(server, paths, conf: str | None, io: Output) -> None:
         room = None
         if value is not None:
             length = setup.global_option(server, "status-right-length")
-            shown = server.run("display-message", "-p", "#{T:status-right}").rstrip("\n")
-            room = tmux_status.room_needed(shown, int(length) if length.isdigit() else 0)
+            room = tmux_status.room_needed(setup.status_right_shown(server),
+                                           int(length) if length.isdigit() else 0)
     except TmuxError:
         interval, room = "", None
     if room is not None:
