@@ -31,6 +31,8 @@ CONSTRUCTS: dict[str, list[tuple[str, str]]] = {
     "e|>:": [("#{e|>:1700000000001,1700000000000}", "1"), ("#{e|>:#{@e},0}", "0")],
     "e|>=:": [("#{e|>=:1700000000000,1700000000000}", "1"), ("#{e|>=:#{@e},1}", "0")],
     "m:": [("#{m:tma:*,tma:blocked}", "1"), ("#{m:tma:*,other}", "0")],
+    # an option's value expanded as a format, then through strftime (init's room check)
+    "T:": [("#{T:@t}", "7")],
     "P:": [("#{P:#{?pane_active,[#{@t}],}}", "[7]")],
     "W:": [("#{W:#{?window_active,#{P:#{?pane_active,[#{@t}],}},}}", "[7]")],
     # frame.text's backslash doubling (the pattern and the replacement, escaped twice)

@@ -34,7 +34,7 @@ def test_blocked_then_status_formats(srv):
     assert [(r["pane"], r["state"], r["detail"]) for r in rows] == [
         (a, "blocked", "permission"), (b, "working", None)]
     plain = srv.tma("status", "--format", "plain", check=True).stdout
-    assert plain == "⚑1 ●1"
+    assert plain == "⚑1 ●1\n"
     tm = srv.tma("status", check=True).stdout
     assert tm.startswith("#[range=user|tma:blocked]#[fg=colour231,bg=red]⚑1#[fg=default,bg=default]#[norange] ")
     assert not tm.endswith("\n")

@@ -21,6 +21,7 @@ import pytest
 
 from tests.helpers.daemon import _claude, _draw, _until, watched
 from tests.helpers.notify_log import _lines
+from tma.runtime import daemon_files
 
 
 @pytest.fixture
@@ -248,10 +249,12 @@ def test_the_desktop_notifier_rings_once_and_its_action_jumps(srv, daemon, tmp_p
                           "--json"], env=env, capture_output=True, text=True, timeout=30)
     doc = json.loads(res.stdout)
     assert doc["notify"]["dispatcher"] == "daemon"
-    assert doc["notify"]["sink"]["blocked"] == {"kind": "desktop", "what": "notify-send"}
+    rings = [{"sink": "message", "what": ""}, {"sink": "desktop", "what": "notify-send"}]
+    assert doc["notify"]["sink"]["blocked"] == {"kind": "desktop", "what": "notify-send",
+                                                "rings": rings}
     assert doc["notify"]["sink"]["done"]["kind"] == "off"
     assert daemon.status()["notify"]["sink"] == {
-        "blocked": {"kind": "desktop", "what": "notify-send"}}
+        "blocked": {"kind": "desktop", "what": "notify-send", "rings": rings}}
 
 
 def test_a_slow_command_is_reaped_between_reads(srv, daemon, tmp_path):
@@ -267,7 +270,9 @@ def test_a_slow_command_is_reaped_between_reads(srv, daemon, tmp_path):
     assert daemon.status()["notify"]["in_flight"] == 1
     srv.wait_for(lambda: daemon.status()["notify"]["in_flight"] == 0, timeout=5)
     assert daemon.status()["sweeps"] == 1
-    record = json.loads((daemon.runtime / "tma" / "notify-error").read_text())
+    sock = srv.tmux("display-message", "-p", "#{socket_path}").strip()
+    key = daemon_files.key(sock)  # the server's record: its daemon's files are keyed so
+    record = json.loads((daemon.runtime / "tma" / f"{key}.notify-error").read_text())
     assert record["reason"] == "exit status 5" and "sleep 0.4" in record["command"]
 
 

@@ -199,30 +199,45 @@ def test_tma_status_is_answered_by_the_daemon_with_the_same_bytes(srv, daemon):
                                    check=True).stdout
 
 
-def test_tma_status_polls_when_the_config_changed_or_selectors_are_given(srv, daemon):
+def test_tma_status_follows_an_edited_config_without_a_reload(srv, daemon):
+    """An edit of the config (or a manifest added) is the daemon's to load: it reloads it
+    by itself within seconds and answers `tma status` again (the status line keeps the
+    segment, the hosts' counts with it), in the new config's glyphs; an edit that does
+    not load is never answered for: the status line polls and shows `tma:config!`.
+    Selectors and other formats never ask."""
     pane, _pid = _claude(srv)
     _draw(srv, pane, "idle")
     srv.config.write_text("[status]\n")
     daemon.start()
     _until(srv, pane, "@agent_state", "idle", timeout=10)
-    srv.tma("status", manifests=False, env=daemon.env, check=True)
-    srv.wait_for(lambda: (srv.tma("status", manifests=False, env=daemon.env),
-                          _status_counts(daemon)[0])[1] >= 1, timeout=6)
+
+    def ask() -> str:
+        return srv.tma("status", manifests=False, env=daemon.env).stdout
+
+    ask()
+    srv.wait_for(lambda: (ask(), _status_counts(daemon)[0])[1] >= 1, timeout=6)
+    srv.config.write_text('[status]\nidle = { glyph = "I" }\n')  # no `tma reload`
+    srv.wait_for(lambda: "I1" in ask() and daemon.status()["reloads"] == 1, timeout=8)
     answers, naks = _status_counts(daemon)
-    srv.config.write_text("[status]\n\n")  # edited since the daemon loaded it
-    srv.tma("status", manifests=False, env=daemon.env, check=True)
-    assert _status_counts(daemon) == (answers, naks + 1)
-    # a user manifest added since the daemon loaded its set: refused too (the daemon
-    # would identify with the old set until `tma reload`)
+    assert "I1" in ask() and _status_counts(daemon) == (answers + 1, naks)  # the daemon's
+    # a user manifest added: the daemon reloads its set by itself too
     agents = srv.root / "config" / "tma" / "agents"
     agents.mkdir(parents=True, exist_ok=True)
     (agents / "snooze.toml").write_text("# a new agent\n")
-    srv.tma("status", manifests=False, env=daemon.env)
-    assert _status_counts(daemon) == (answers, naks + 2)
-    naks += 1
+    srv.wait_for(lambda: daemon.status()["reloads"] + daemon.status()["reload_errors"] == 2,
+                 timeout=8)
+    answers, naks = _status_counts(daemon)
+    # a broken edit: the daemon keeps its config, and the status line says the file is bad
+    srv.config.write_text("[status]\nidle = 3\n")
+    srv.wait_for(lambda: "status.idle" in daemon.status()["last_error"], timeout=8)
+    assert ask() == "tma:config!"
+    assert _status_counts(daemon) == (answers, naks + 1)
+    srv.config.write_text("[status]\n")
+    srv.wait_for(lambda: daemon.status()["last_error"] == "", timeout=8)
+    answers, naks = _status_counts(daemon)
     srv.tma("status", "--agent", "claude", manifests=False, env=daemon.env, check=True)
     srv.tma("status", "--format", "plain", manifests=False, env=daemon.env, check=True)
-    assert _status_counts(daemon) == (answers, naks + 1)  # never asked
+    assert _status_counts(daemon) == (answers, naks)  # never asked
 
 
 def test_tma_status_after_a_kill_9_of_the_daemon_still_answers(srv, daemon):

@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+from tma.runtime import daemon_files
+
 
 def _run(tmp_path, config: str, *args: str, **env):
     cfg = tmp_path / "config.toml"
@@ -20,7 +22,10 @@ def _run(tmp_path, config: str, *args: str, **env):
     res = subprocess.run([sys.executable, "-m", "tma", "--socket-name", "tma-no-such-server",
                           "debug", "notify-test", *args], capture_output=True, text=True,
                          env=base, timeout=30, cwd=tmp_path)
-    return res, run / "tma" / "notify-error"
+    # the record of the server notify-test was pointed at (keyed as its daemon's files)
+    sock = os.path.join(os.path.realpath(f"{base.get('TMUX_TMPDIR') or '/tmp'}/tmux-"
+                                         f"{os.getuid()}"), "tma-no-such-server")
+    return res, run / "tma" / f"{daemon_files.key(sock)}.notify-error"
 
 
 def test_a_failing_command_shows_its_exit_and_stderr_and_is_recorded(tmp_path):
@@ -34,7 +39,7 @@ def test_a_failing_command_shows_its_exit_and_stderr_and_is_recorded(tmp_path):
     assert lines[1] == "message skipped: no tmux server reachable (no tmux server running)"
     assert lines[2] == 'command cat >&2; echo oops >&2; exit 3'
     assert lines[3] == "exit 3"
-    assert lines[4].startswith('stderr {"schema":2') and lines[-2] == "stderr oops"
+    assert lines[4].startswith('stderr {"schema":3') and lines[-2] == "stderr oops"
     assert lines[-1] == "rings nothing for context_high: [notify.context_high] is absent"
     assert json.loads(record.read_text())["reason"] == "exit status 3"
     res, record = _run(tmp_path, '[notify]\nblocked = { command = "cat > /dev/null" }\n')
@@ -134,3 +139,28 @@ def test_with_a_server_and_a_client_every_live_sink_rings_and_is_reported(srv, t
             f"message shown on 1 attached client: {shown}", "command exit 3", "exit 3"]
     finally:
         client.close()
+
+
+def test_the_daemons_control_client_is_not_an_attached_client(srv, tmp_path):
+    """The daemon attaches a control-mode client to every session: that is tma, not a
+    person, so notify-test neither counts it nor shows its message there."""
+    from tests.helpers.daemon import watched
+    from tests.helpers.ptyclient import PtyClient
+
+    srv.env["XDG_RUNTIME_DIR"] = str(tmp_path / "rt")  # the daemon's and notify-test's
+    pane = srv.shell_pane()
+    srv.config.write_text("[notify]\ndesktop = false\n")
+    with watched(srv, tmp_path) as daemon:
+        daemon.start()
+        srv.wait_for(lambda: srv.tmux("list-clients", "-F", "#{client_control_mode}")
+                     .split() == ["1"])
+        res = srv.tma("debug", "notify-test", env={"TMUX_PANE": pane})
+        assert res.stdout.splitlines()[1] == \
+            "message skipped: no client attached to the tmux server", res.stdout
+        client = PtyClient(srv, "s")
+        try:
+            res = srv.tma("debug", "notify-test", env={"TMUX_PANE": pane})
+            assert res.stdout.splitlines()[1] == \
+                "message shown on 1 attached client: tma: test blocked — tma notify-test"
+        finally:
+            client.close()

@@ -1,8 +1,9 @@
 """`tma demo`: the README's main job, end to end on its own private server.
 
-Runs the real command (bundled manifests, isolated HOME/XDG/TMPDIR) and checks it
-shows blocked, working and idle verdicts read back from real stamps, exits 0, and
-leaves nothing behind: no server, no process, no temp dir, no socket, nothing in HOME.
+Runs the real command (bundled manifests, isolated HOME and TMPDIR, the XDG cache and
+state dirs left at their defaults under that HOME) and checks it shows blocked, working
+and idle verdicts read back from real stamps, exits 0, and leaves nothing behind: no
+server, no process, no temp dir, no socket, nothing in HOME (no cache either).
 """
 
 from __future__ import annotations
@@ -23,14 +24,16 @@ ROW = re.compile(r"^\s+(%\d+)\s+(\S+)\s+\S (blocked|working|done|idle|unknown)\b
 
 
 def _env(root):
+    # the cache and state dirs at their defaults, under HOME: where a person's are
     env = {k: v for k, v in os.environ.items()
-           if k not in ("TMUX", "TMUX_PANE", "TMA_SOCKET_PATH", "TMA_CONFIG")}
-    for d in ("home", "config", "cache", "tmp"):
+           if k not in ("TMUX", "TMUX_PANE", "TMA_SOCKET_PATH", "TMA_CONFIG",
+                        "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME")}
+    for d in ("home", "config", "tmp"):
         (root / d).mkdir()
     (root / "config.toml").touch()  # named by TMA_CONFIG: it must exist
     env.update(HOME=str(root / "home"), XDG_CONFIG_HOME=str(root / "config"),
-               XDG_CACHE_HOME=str(root / "cache"), TMA_CONFIG=str(root / "config.toml"),
-               TMPDIR=str(root / "tmp"), LANG="C.UTF-8")
+               TMA_CONFIG=str(root / "config.toml"), TMPDIR=str(root / "tmp"),
+               LANG="C.UTF-8")
     return env
 
 
@@ -70,6 +73,12 @@ def test_demo_shows_every_state_and_cleans_up(tmp_path, tmux_build):
     assert out.rstrip().splitlines()[-2].startswith("next: run `tma init`"), out
     assert "$ tma status --format plain" in out and "⚑" in out
     assert "verdicts seen: blocked, working" in out
+    # one count of agents from the introduction to the end (processes said apart)
+    told = re.search(r"^tma demo: (\d+) scripted fake agents \(([^)]*)\)", out, re.M)
+    assert told and told.group(2) == "claude, codex, opencode, pi", out
+    gone = re.search(r"^stopped: server \S+ killed, the (\d+) agents all gone \((\d+) "
+                     r"processes\), temp dir removed$", out, re.M)
+    assert gone and gone.group(1) == told.group(1) == "4" and gone.group(2) == "5", out
 
     # Nothing left: no server on the demo socket, no process, no temp dir, no socket file.
     res = subprocess.run([tmux, "-L", name, "list-sessions"], capture_output=True, text=True,
@@ -79,9 +88,52 @@ def test_demo_shows_every_state_and_cleans_up(tmp_path, tmux_build):
     assert [p.name for p in (tmp_path / "tmp").iterdir()] == []
     sock_dir = os.path.join(env.get("TMUX_TMPDIR") or "/tmp", f"tmux-{os.getuid()}")
     assert not os.path.exists(os.path.join(sock_dir, name))
-    # Nothing written into HOME or the config dir; only tma's own cache.
+    # Nothing written into HOME (tma's cache, at its default under HOME, went with the
+    # temp dir) or the config dir.
     assert list((tmp_path / "home").iterdir()) == []
     assert list((tmp_path / "config").iterdir()) == []
+
+
+def test_the_demo_borders_name_the_agent_and_its_state(tmp_path):
+    """A pane's border says what `tma ls` says: the agent (codex, not the `node` its
+    launcher runs as) and its state (done: idle with the attention mark). Read off the
+    demo's own server, left running with --keep, then stopped as it says to."""
+    tmux = require_tmux()
+    env = _env(tmp_path)
+    res = subprocess.run([sys.executable, "-m", "tma", "demo", "--seconds", "4", "--keep"],
+                         capture_output=True, text=True, env=env, timeout=120,
+                         cwd=tmp_path / "tmp")
+    name = re.search(r"tmux -L (tma-demo-\d+) attach", res.stdout).group(1)
+    try:
+        assert res.returncode == 0, res.stdout + res.stderr
+
+        def borders() -> dict[str, str]:
+            out = subprocess.run(
+                [tmux, "-L", name, "list-panes", "-a", "-F",
+                 "#{@agent_name}|#{@agent_state}|#{@agent_attention}|#{E:pane-border-format}"],
+                capture_output=True, text=True, env=env, timeout=10).stdout
+            return {line.split("|")[0]: line for line in out.splitlines()}
+
+        rows = borders()
+        assert set(rows) == {"claude", "codex", "opencode", "pi"}, rows
+        for agent, line in rows.items():
+            _name, state, attention, border = line.split("|", 3)
+            shown = "done" if state == "idle" and attention == "1" else state
+            assert border.endswith(f" {agent} [{shown}] "), line
+        assert "node" not in rows["codex"].split("|", 3)[3]
+    finally:
+        from tma.tmux import demo_server
+        from tma.tmux.adapter import Server
+
+        demo_server.kill(Server(tmux, socket_name=name))
+        for line in _leftovers(name):  # the looping agents
+            try:
+                os.kill(int(line.split()[0]), signal.SIGKILL)
+            except (ProcessLookupError, ValueError):
+                pass
+        left = [p for p in (tmp_path / "tmp").iterdir() if p.name.startswith(name)]
+        for p in left:
+            subprocess.run(["rm", "-rf", str(p)], check=False)
 
 
 def test_demo_rejects_a_socket_flag(tmp_path):

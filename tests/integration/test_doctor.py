@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -522,9 +523,13 @@ def test_notify_failure_counts(srv, monkeypatch):
     assert r.section("notify") == "notify:  no failed notify command on record"
     assert (r.doc["notify"]["last_failure"], r.doc["notify"]["last_failure_age_ms"]) == (None, None)
     assert r.doc["notify"]["dispatcher"] is None  # no daemon, from_event off: nobody rings
-    assert r.doc["notify"]["sink"]["done"] == {"kind": "off", "what": "not enabled in [notify]"}
+    assert r.doc["notify"]["sink"]["done"] == {"kind": "off", "what": "not enabled in [notify]",
+                                                "rings": []}
     assert r.section("sink").startswith("sink:    nobody rings")
     monkeypatch.setenv("XDG_RUNTIME_DIR", srv.env["XDG_RUNTIME_DIR"])
+    # rung for this server (as its daemon or a hook in its panes would)
+    monkeypatch.setattr(notify_log, "_scope", srv.tmux("display-message", "-p",
+                                                       "#{socket_path}").strip())
     notify_log.record_failure("notify-send tma", "exit status 3", now_ms() - 90_000)
     r = doctor(srv)
     notify_text = r.section("notify")
@@ -534,6 +539,29 @@ def test_notify_failure_counts(srv, monkeypatch):
     assert (failure["reason"], failure["command"]) == ("exit status 3", "notify-send tma")
     assert r.doc["notify"]["last_failure_age_ms"] >= 90_000
     assert r.doc["warnings"] == 1 and r.rc == 1
+
+
+def test_doctor_reports_this_servers_notify_failures_not_another_servers(srv, srv2):
+    """The runtime dir is shared by every tmux server of the user: a notification that
+    failed for another server (its daemon, its hooks, notify-test run there) is not this
+    server's doctor's to report, and this server's own still is."""
+    srv.shell_pane()
+    srv2.shell_pane()
+    r = doctor(srv)  # sets srv's runtime dir; the other server's tma shares it
+    env = dict(srv2.env, XDG_RUNTIME_DIR=srv.env["XDG_RUNTIME_DIR"])
+    srv2.config.write_text('[notify]\ncommand = "exit 3"\n')
+    other = subprocess.run([sys.executable, "-m", "tma", "--socket-name", srv2.name, "debug",
+                            "notify-test"], env=env, capture_output=True, text=True,
+                           timeout=30)
+    assert other.returncode == 1 and "exit 3" in other.stdout, other.stdout + other.stderr
+    r = doctor(srv)
+    assert r.section("notify") == "notify:  no failed notify command on record"
+    assert r.doc["notify"]["last_failure"] is None and r.rc == 0
+    srv.config.write_text('[notify]\ncommand = "exit 4"\n')
+    assert srv.tma("debug", "notify-test").returncode == 1
+    r = doctor(srv)
+    assert r.doc["notify"]["last_failure"]["reason"] == "exit status 4"
+    assert r.section("notify").endswith("exit status 4\n  - command: exit 4")
 
 
 def test_model_without_a_telemetry_window_is_listed_not_counted(srv):

@@ -80,7 +80,9 @@ def test_doctor_sees_the_daemon_form_of_the_status_line(srv, daemon, tmp_path):
     assert "daemon form" not in r.section("ambient")
 
 
-def test_a_config_edited_after_the_daemon_loaded_it_says_reload(srv, daemon):
+def test_a_config_edit_the_daemon_could_not_load_says_so(srv, daemon):
+    """The daemon reloads an edit by itself; one that does not load keeps it on the old
+    settings, and doctor says so and why, until the file is fixed."""
     import os
     import time
 
@@ -90,11 +92,53 @@ def test_a_config_edited_after_the_daemon_loaded_it_says_reload(srv, daemon):
     os.utime(srv.config, (past, past))
     daemon.start()
     r = doctor(srv)
-    assert r.doc["config"]["daemon_stale"] is False and "tma reload" not in r.text
-    srv.config.write_text("[fold]\ndwell_secs = 4\n")  # edited now: after the daemon loaded
+    assert r.doc["config"]["daemon_stale"] is False and "config changed" not in r.text
+    srv.config.write_text("[fold]\ndwell_secs = 4\n")  # loaded by the daemon's watch
+    srv.wait_for(lambda: daemon.status()["reloads"] == 1, timeout=8)
+    assert doctor(srv).doc["config"]["daemon_stale"] is False
+    srv.config.write_text('[fold]\ndwell_secs = "x"\n')
+    srv.wait_for(lambda: daemon.status()["reload_errors"] == 1, timeout=8)
     r = doctor(srv)
-    assert r.doc["config"]["daemon_stale"] is True
-    assert "the config changed after the daemon loaded it" in r.section("daemon")
-    assert "run `tma reload`" in r.section("daemon") and r.rc == 1
-    assert srv.tma("reload").returncode == 0
-    srv.wait_for(lambda: doctor(srv).doc["config"]["daemon_stale"] is False, timeout=10)
+    assert r.doc["config"]["daemon_stale"] is True and r.rc == 1
+    section = r.section("daemon")
+    assert "last error: reload kept the running config: " in section
+    assert ("✗ the config changed after the daemon loaded it (" in section
+            and "): it still runs the old settings (the edit does not load: see the last "
+                "error); fix the file and the daemon reloads it within 2 s" in section)
+    srv.config.write_text("[fold]\ndwell_secs = 5\n")
+    srv.wait_for(lambda: daemon.status()["reloads"] == 2, timeout=8)
+    r = doctor(srv)
+    assert r.doc["config"]["daemon_stale"] is False and "config changed" not in r.text
+
+
+def test_doctor_names_every_sink_that_rings_as_notify_test_does(srv, daemon, tmp_path):
+    """The log, ntfy and the webhook ring beside the message line: doctor's `sink:` names
+    each (the daemon's view, from the one answer notify-test's last line words), and a
+    push sink whose `on` leaves a trigger out is not named for it."""
+    from tests.helpers.http_sink import Sink
+
+    push = Sink()
+    try:
+        srv.shell_pane()
+        log = tmp_path / "n.jsonl"
+        srv.config.write_text(
+            f'[notify]\non = ["blocked", "done"]\ndesktop = false\nlog = "{log}"\n'
+            f'[notify.ntfy]\nurl = "{push.url("/topic")}"\non = ["blocked"]\n'
+            f'[notify.webhook]\nurl = "{push.url()}"\n')
+        daemon.start()
+        r = doctor(srv)
+        assert r.section("sink") == (
+            f"sink:    the daemon rings: blocked → the tmux message line, the log {log}, "
+            f"ntfy, webhook; done → the tmux message line, the log {log}, webhook")
+        named = [x["sink"] for x in r.doc["notify"]["sink"]["blocked"]["rings"]]
+        assert named == ["message", "log", "ntfy", "webhook"]
+        test = srv.tma("debug", "notify-test", env=daemon.env)
+        assert test.stdout.splitlines()[-1] == (
+            f"rings the tmux message line on every attached client; a line in {log}; "
+            "ntfy (its line above); webhook (its line above)"), test.stdout
+        done = srv.tma("debug", "notify-test", "--trigger", "done", env=daemon.env)
+        assert done.stdout.splitlines()[-1] == (
+            f"rings the tmux message line on every attached client; a line in {log}; "
+            "webhook (its line above)"), done.stdout
+    finally:
+        push.close()

@@ -171,7 +171,7 @@ def test_sshd_killed_goes_offline_then_resyncs_after_a_restart(srv, sshd, local,
     # [fleet] status = false: the status line keeps to this machine
     st = local.tma("status", "--format", "json")
     assert st.returncode == 0 and "fleet" not in json.loads(st.stdout), st.stdout
-    assert local.tma("status", "--format", "plain").stdout == ""
+    assert local.tma("status", "--format", "plain").stdout == "\n"
     gone = time.monotonic()
     sshd.kill()
     doc, _ = _until_state(local, "offline", 25)

@@ -14,12 +14,12 @@ from tests.helpers.machine import setup_machine
 pytestmark = pytest.mark.tmux_contract  # every test runs on each tmux build
 
 
-LINE = "set -g status-right '#(tma status) %H:%M'"
+LINE = "set -ga status-right ' #(tma status)'"
 #: The tma `python -m tma` runs as: the script beside this interpreter.
 VENV_TMA = str(Path(sys.executable).with_name("tma"))
 #: This test run's tma is in a virtualenv that the PATH tmux has does not hold: named
 #: by its absolute path.
-FULL_LINE = f"set -g status-right '#({VENV_TMA} status) %H:%M'"
+FULL_LINE = f"set -ga status-right ' #({VENV_TMA} status)'"
 
 
 def wired_commands(path: Path) -> list[str]:
@@ -53,7 +53,9 @@ def test_init_wires_detected_agents_and_ends_with_doctor(srv):
     # once, in one wording, tma by its absolute path (install-keys' own reminder is
     # left out under init)
     steps = out[:out.index("tma: init: tma doctor\n")]
-    assert steps.count("status-right") == 2 and steps.count(f"    {FULL_LINE}\n") == 1, out
+    assert steps.count("status-right") == 3 and steps.count(f"    {FULL_LINE}\n") == 1, out
+    # tmux's own status-right fills most of its 40 columns: room for the segment
+    assert steps.count("    set -g status-right-length ") == 1, out
     # tmux's default 15 s interval would leave the counts that far behind
     assert steps.count("    set -g status-interval 2\n") == 1, out
     assert "#(tma status)" not in steps and "@tma_status_segment" not in steps
@@ -74,6 +76,33 @@ def test_init_wires_detected_agents_and_ends_with_doctor(srv):
     assert "\nhooks:   ✓ after-select-pane, ✓ session-window-changed\n" \
            "  - kept: in the managed key file" in tail
     assert tail.rstrip().endswith("panes (0):")
+
+
+def test_the_status_line_advice_keeps_the_status_right_there_is(srv, tmp_path):
+    """init's line adds the segment to the user's status-right instead of replacing it
+    (their clock, host and theme stay), and makes room for it where status-right-length
+    would cut it off: run as advised, the server shows both."""
+    setup_machine(srv, agents=())
+    srv.shell_pane()
+    mine = "#[fg=blue]#H #[default]%Y-%m-%d %H:%M #{=21:pane_title}"
+    srv.tmux("set-option", "-g", "status-right", mine)
+    res = srv.tma("init", "--yes", "--no-daemon", manifests=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    advice = [line.strip() for line in res.stdout.splitlines() if line.startswith("    set ")]
+    assert f"{FULL_LINE}" in advice, res.stdout
+    conf = tmp_path / "advised.conf"
+    conf.write_text("\n".join(advice) + "\n")
+    srv.tmux("source-file", str(conf))
+    assert srv.tmux("show-options", "-gv", "status-right").rstrip("\n") == \
+        f"{mine} #({VENV_TMA} status)"
+    length = int(srv.tmux("show-options", "-gv", "status-right-length"))
+    shown = srv.tmux("display-message", "-p", "#{T:status-right}").rstrip("\n")
+    assert len(shown.replace("#[fg=blue]", "").replace("#[default]", "")) + 20 <= length
+    # a status-right-length with room already is left alone
+    srv.tmux("set-option", "-g", "status-right", "%H:%M", ";",
+             "set-option", "-g", "status-right-length", "60")
+    res = srv.tma("init", "--yes", "--no-daemon", manifests=False)
+    assert "status-right-length" not in res.stdout and f"    {FULL_LINE}\n" in res.stdout
 
 
 def test_status_right_already_running_tma_status(srv):

@@ -127,16 +127,16 @@ def test_prompt_decline_and_accept(inst):
     assert res.rc == 1 and "tma: aborted; no changes written" in res.err
     assert f"+++ {inst.claude}" in res.out
     assert inst.claude.read_bytes() == orig and not inst.wrapper.exists()
-    # a terminal answering n
-    res = inst.run("claude", stdin="n\n", tty=True)
+    # a terminal answering n (the first answer is the shim's own question's)
+    res = inst.run("claude", stdin="n\nn\n", tty=True)
     assert res.rc == 1 and "Apply this change? [y/N]" in res.out
     assert "tma: aborted; no changes written" in res.err
     assert inst.claude.read_bytes() == orig
     # an empty answer is no
-    assert inst.run("claude", stdin="\n", tty=True).rc == 1
+    assert inst.run("claude", stdin="\n\n", tty=True).rc == 1
     assert inst.claude.read_bytes() == orig
     # y applies
-    res = inst.run("claude", stdin="y\n", tty=True)
+    res = inst.run("claude", stdin="y\ny\n", tty=True)
     assert res.rc == 0, res
     assert "Apply this change? [y/N]" in res.out
     assert ours(inst, json.loads(inst.claude.read_text()), "claude")
@@ -162,7 +162,8 @@ def test_ctrl_c_at_the_prompt_aborts_without_a_traceback(inst):
     # Ctrl-C stops the command (exit 130, as everywhere), not just this one answer
     assert rc == 130 and "tma: interrupted" in err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
-    assert out.endswith("Apply this change? [y/N] \n")  # the cursor leaves the prompt line
+    # (the first question: the shim's) the cursor leaves the prompt line
+    assert out.endswith("Put the shim into Claude Code's status line? [y/N] \n")
     assert inst.claude.read_bytes() == orig and not inst.wrapper.exists()
     # Ctrl-D (end of input) declines this change: exit 1
     res = inst.run("claude", stdin="", tty=True)
@@ -443,6 +444,40 @@ def test_end_to_end_subprocess_with_tmux_hooks(srv, tmp_path):
     assert settings.read_bytes() == orig
     assert "clear-attention" not in srv.tmux("show-hooks", "-g")
     assert "@agent_state" not in srv.options(pane)  # the last uninstall purges
+
+
+def test_the_tmux_hooks_are_in_the_diff_and_asked_about_with_the_files(srv, tmp_path):
+    """`install-hooks codex` changes the running server too (its attention hooks): the
+    diff shows those `set-hook` commands before the question that covers them, and a
+    run with nothing left in the files still asks before it puts them back on a server
+    that lost them (a restart): declined, the server is left as it was."""
+    srv.shell_pane()
+    cfgs = tmp_path / "codex"
+    env = {"TMA_CODEX_CONFIG": str(cfgs / "config.toml"),
+           "TMA_CODEX_HOOKS": str(cfgs / "hooks.json"),
+           "TMA_WRAPPER_PATH": str(tmp_path / "wbin" / "tma-hook")}
+    res = srv.tma("install-hooks", "codex", "--yes", manifests=False, env=env)
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
+    head = out.index("tmux server ")
+    assert "set-hook -ga after-select-pane " in out[head:]
+    assert "set-hook -ga session-window-changed " in out[head:]
+    assert head < out.index("tma: codex: wired") < out.index("tmux: installed the")
+    assert "clear-attention" in srv.tmux("show-hooks", "-g")
+
+    for hook in ("after-select-pane", "session-window-changed"):  # as a restart leaves it
+        srv.tmux("set-hook", "-gu", hook)
+    res = srv.tma("install-hooks", "codex", manifests=False, env=env)  # no terminal: no
+    assert res.returncode == 1 and "already wired" not in res.stdout, res.stdout
+    assert "+ set-hook -ga after-select-pane " in res.stdout
+    assert "tma: aborted; no changes written" in res.stderr
+    assert "clear-attention" not in srv.tmux("show-hooks", "-g")
+    res = srv.tma("install-hooks", "codex", "--yes", manifests=False, env=env)
+    assert res.returncode == 0 and "+ set-hook -ga after-select-pane " in res.stdout
+    assert "clear-attention" in srv.tmux("show-hooks", "-g")
+    res = srv.tma("install-hooks", "codex", manifests=False, env=env)  # nothing to change
+    assert res.returncode == 0 and "tma: codex: already wired" in res.stdout, res.stdout
+    assert "set-hook" not in res.stdout
 
 
 def test_wrapper_shim_and_tmux_hooks_name_the_same_tma(srv, tmp_path):

@@ -194,6 +194,31 @@ def test_no_statusline_declines_and_is_remembered(inst):
     assert inst.claude.read_bytes() == orig
 
 
+def test_install_hooks_asks_about_the_shim_apart_as_init_does(inst):
+    """`tma install-hooks claude` (what init says to run later) puts the shim into
+    Claude's own status line only on its own question, init's: a "no" wires the hooks
+    alone and is remembered (not asked again); a wired agent without the shim is asked
+    on the next run, and a yes puts it in."""
+    write(inst.claude, dump({"model": "opus"}))
+    question = "Put the shim into Claude Code's status line? [y/N] "
+    res = inst.run("claude", stdin="n\ny\n", tty=True)
+    assert res.rc == 0, res
+    assert res.out.count(question) == 1
+    assert res.out.index(question) < res.out.index("Apply this change?")
+    data = json.loads(inst.claude.read_text())
+    assert "Stop" in data["hooks"] and "statusLine" not in data
+    state = inst.root / "config" / "tma" / statusline.STATE_FILE
+    assert '"claude"' in state.read_text()
+    res = inst.run("claude", stdin="", tty=True)  # declined: kept to, nothing to ask
+    assert res.rc == 0 and question not in res.out and "already wired" in res.out
+    # the choice forgotten (another machine's state, say): asked again, and yes is yes
+    state.unlink()
+    res = inst.run("claude", stdin="y\ny\n", tty=True)
+    assert res.rc == 0 and res.out.count(question) == 1, res
+    assert statusline.parse(installed_command(inst.claude), "claude")[0] is True
+    assert inst.ok("--check").out == "tma: hooks OK\n"
+
+
 def test_statusline_only_counts_as_wiring(inst):
     write(inst.claude, dump({"statusLine": {"type": "command", "command": "echo a"}}))
     inst.ok("claude", "--yes")

@@ -64,7 +64,7 @@ def test_status_still_clears_an_ignored_panes_lanes(srv):
     _set(srv, a, {"@agent_context_pct": "41"})  # a lane is all that is left
     srv.next_second()
     res = srv.tma("--debug-timing", "status", "--format", "plain", check=True)
-    assert res.stdout == "" and "1 removed" in res.stderr, res.stderr
+    assert res.stdout == "\n" and "1 removed" in res.stderr, res.stderr
     assert srv.options(a) == {"@agent_ignore": "1"}
 
 

@@ -73,7 +73,7 @@ def test_every_surface_degrades_in_an_iso_8859_1_locale(srv, latin1_env):
     rc, out, _ = _run(srv, latin1_env, "status")
     assert rc == 0 and out == "#[range=user|tma:blocked]#[fg=colour231,bg=red]!1#[fg=default,bg=default]#[norange]"
     rc, out, _ = _run(srv, latin1_env, "status", "--format", "plain")
-    assert rc == 0 and out == "!1"
+    assert rc == 0 and out == "!1\n"
     rc, out, _ = _run(srv, latin1_env, "doctor")
     assert rc == 0 and "panes (1):" in out, out
     rc, out, _ = _run(srv, latin1_env, "doctor", "--json")

@@ -112,8 +112,12 @@ def test_doctor_names_the_mode_and_counts_it(srv, tmp_path, receiver):
     assert r.doc["warnings"] == 0 and r.rc == 0
 
 
-def _record(runtime, timeout: float = 10.0) -> dict:
-    path = runtime / "tma" / "notify-error"
+def _record(runtime, srv, timeout: float = 10.0) -> dict:
+    """The failure record of srv's server (keyed as its daemon's files)."""
+    from tma.runtime import daemon_files
+
+    sock = srv.tmux("display-message", "-p", "#{socket_path}").strip()
+    path = runtime / "tma" / f"{daemon_files.key(sock)}.notify-error"
     deadline = time.monotonic() + timeout
     while not path.exists():
         assert time.monotonic() < deadline, "no failure was recorded"
@@ -132,7 +136,7 @@ def test_the_daemon_rings_nothing_and_says_so_once(srv, tmp_path, receiver):
         daemon.start()
         _until(srv, pane, "@agent_state", "idle", timeout=10)
         _draw(srv, pane, "blocked")
-        assert _record(daemon.runtime)["reason"] == refusal("webhook", path, 0o644)
+        assert _record(daemon.runtime, srv)["reason"] == refusal("webhook", path, 0o644)
         start = daemon.status()["sweeps"]
         srv.wait_for(lambda: (daemon.status() or {}).get("sweeps", 0) >= start + 2,
                      timeout=15)
@@ -160,5 +164,5 @@ def test_the_hook_path_stays_silent_and_exits_0(srv, tmp_path, receiver):
                   env={"TMA_HOOK_STRICT": "1"})
     assert (res.returncode, res.stdout, res.stderr) == (0, "", "")
     assert srv.option(pane, "@agent_state") == "blocked"
-    assert _record(run)["reason"] == refusal("ntfy", path, 0o666)  # the detached child's
+    assert _record(run, srv)["reason"] == refusal("ntfy", path, 0o666)  # the detached child's
     assert receiver.count() == 0

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import sys
 
-from tests.helpers.ptyclient import run_on_pty
+from tests.helpers.ptyclient import PtyClient, run_on_pty
 
 
 def _pty(srv, *args: str, cols: int = 120) -> tuple[int, str]:
@@ -77,7 +77,24 @@ def test_status_on_a_terminal_is_plain_with_a_newline(srv):
     assert out == "⚑1 ●1\n", repr(out)
     # under #() (no terminal) it is byte-for-byte what it was
     assert srv.tma("status", check=True).stdout == piped
-    assert srv.tma("status", "--format", "plain", check=True).stdout == "⚑1 ●1"
+
+
+def test_status_plain_in_a_pipe_is_one_line_and_reads_the_same_under_a_status_job(srv):
+    """plain ends its line in a pipe (`read`, `wc -l` count it); the tmux format, whose
+    bytes the daemon's segment shares, stays without one. Under #() tmux keeps a job's
+    first line, so the newline changes nothing a status line shows."""
+    _two_agents(srv)
+    assert srv.tma("status", "--format", "plain", check=True).stdout == "⚑1 ●1\n"
+    assert not srv.tma("status", check=True).stdout.endswith("\n")
+    job = " ".join([sys.executable, "-m", "tma", "--socket-name", srv.name, "--manifest-dir",
+                    str(srv.manifests), "status", "--format", "plain"])
+    srv.tmux("set-option", "-g", "status-interval", "1", ";",
+             "set-option", "-g", "status-right", f"[#({job})]")
+    client = PtyClient(srv, cols=120)  # a job's output shows on a client's status line
+    try:
+        srv.wait_for(lambda: "[⚑1 ●1]" in client.output(), timeout=15)
+    finally:
+        client.close()
 
 
 def test_status_on_a_terminal_with_no_agents_says_so(srv):

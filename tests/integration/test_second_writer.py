@@ -41,7 +41,7 @@ def test_a_nameless_valid_stamp_is_listed_and_kept(srv):
         assert (row["pane"], row["state"]) == (pane, "working")
         assert srv.options(pane) == before  # read, never rewritten or removed
     plain = srv.tma("status", "--format", "plain", check=True).stdout
-    assert plain == "●1"
+    assert plain == "●1\n"
     text = srv.tma("ls", check=True)
     assert pane in text.stdout and "working" in text.stdout and text.stderr == ""
     # doctor names it as another producer's pane

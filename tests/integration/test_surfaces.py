@@ -92,7 +92,7 @@ def test_selectors_are_display_only_and_done_semantics(srv):
     assert res.returncode == 2 and "expected one of: idle, working, blocked, unknown, done" in res.stderr
     counts = json.loads(srv.tma("status", "--format", "json", check=True).stdout)["counts"]
     assert counts["done"] == 1 and counts["idle"] == 1  # disjoint
-    assert srv.tma("status", "--format", "plain", "--state", "done", check=True).stdout == "✓1"
+    assert srv.tma("status", "--format", "plain", "--state", "done", check=True).stdout == "✓1\n"
 
 
 @pytest.mark.tmux_contract
@@ -140,7 +140,7 @@ def test_ignore_removes_the_pane_from_every_surface(srv):
     srv.tmux("set-option", "-p", "-t", a, "@agent_ignore", "1")
     srv.next_second()
     assert srv.ls() == []
-    assert srv.tma("status", "--format", "plain", check=True).stdout == ""
+    assert srv.tma("status", "--format", "plain", check=True).stdout == "\n"
     opts = srv.options(a)
     assert opts == {"@agent_ignore": "1"}  # stamp cleared, the user's option untouched
 

@@ -71,7 +71,7 @@ def test_a_bug_is_not_swallowed(monkeypatch):
 
 
 @pytest.mark.parametrize("argv,marker", [
-    (["status"], "tma:config!"), (["status", "--format", "plain"], "tma:config!"),
+    (["status"], "tma:config!"), (["status", "--format", "plain"], "tma:config!\n"),
     (["status", "--format", "json"], ""), (["status", "--format=prom"], ""),
     (["ls"], ""),
 ])

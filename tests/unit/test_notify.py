@@ -75,9 +75,27 @@ def test_payload_validates_against_the_schema(note):
 
 def test_payload_values():
     doc = notify_note.payload(full_note(trigger="done", detail="", session="", title=""))
-    assert doc["schema"] == 2 and doc["state"] == "done"
+    assert doc["schema"] == 3 and doc["state"] == "done"
     assert doc["detail"] is None and doc["session"] is None
     assert doc["title"] == "" and doc["context_pct"] == 42
+
+
+def test_the_log_and_the_webhook_write_an_absent_value_alike():
+    """One rule for a value that does not apply: null, in the log line (the command's
+    payload) and in the webhook's document alike, key for key."""
+    from tma.runtime.notify import push as notify_push, sinks as notify_sinks
+
+    note = full_note(detail=None, session=None, repo="", branch="", context_pct=None,
+                     tool="", summary="")
+    line = notify_note.log_record(note, 1_700_000_000_123)
+    cfg = cfg_with(webhook={"url": "https://hooks.example.com/x"})
+    doc = notify_push.job("webhook", notify_gate.push(cfg, "webhook"), note,
+                          notify_sinks.Ring(cfg=cfg, now=1_700_000_000_123))["doc"]
+    shared = (set(line) & set(doc)) - {"schema", "at"}
+    assert {"detail", "session", "repo", "branch", "context_pct", "tool", "summary"} <= shared
+    assert {k: line[k] for k in shared} == {k: doc[k] for k in shared}
+    assert line["repo"] is None and line["branch"] is None
+    jsonschema.validate(line, LOG_SCHEMA)
 
 
 def test_schema_rejects_unknown_and_missing_keys():
@@ -275,7 +293,8 @@ def test_display_lines_quote_for_source_file():
 
 def test_parse_targets():
     fr = tnotify.FRAME
-    out = "\n".join([fr.record("A", ["/dev/pts/1"]), fr.record("A", ["/dev/pts/2"]),
+    out = "\n".join([fr.record("A", ["/dev/pts/1", "0"]), fr.record("A", ["/dev/pts/2", "0"]),
+                     fr.record("A", ["client-4242", "1"]),  # a control client: no person
                      fr.record("T", ["%3", "/dev/pts/7"]), ""])
     assert tnotify.parse_targets(out) == (["/dev/pts/1", "/dev/pts/2"], "/dev/pts/7")
     assert tnotify.parse_targets(out, "%3") == (["/dev/pts/1", "/dev/pts/2"], "/dev/pts/7")
@@ -382,7 +401,7 @@ def test_module_is_import_light(name):
 def test_since_ms_means_one_thing_the_payload_age_is_age_ms():
     """ls --json's since_ms is an epoch time; the payload's age is age_ms (schema 2)."""
     doc = notify_note.payload(full_note(since_ms=1500))
-    assert doc["schema"] == 2 and doc["age_ms"] == 1500 and "since_ms" not in doc
+    assert doc["schema"] == 3 and doc["age_ms"] == 1500 and "since_ms" not in doc
     assert "TMA_SINCE_MS" not in notify_note.env(full_note()) and "TMA_AGE_MS" in notify_note.ENV_ALWAYS
     renamed = dict(doc, since_ms=doc.pop("age_ms"))
     with pytest.raises(jsonschema.ValidationError):  # a schema-1 payload does not validate

@@ -58,7 +58,8 @@ def test_the_status_line_advice_without_a_server_names_the_line_and_the_file(
     said = out.out.getvalue().splitlines()
     assert said[0] == ("tma: init: no tmux server to ask whether status-right runs "
                        "`tma status`; if it does not, add this line to ~/.tmux.conf:")
-    assert said[1].startswith("    set -g status-right '#(") and " status)" in said[1]
+    # appended to the status-right there is (no server: no length to judge)
+    assert said[1].startswith("    set -ga status-right ' #(") and " status)'" in said[1]
     assert said[2:] == ["    set -g status-interval 2",
                         "  then reload it: tmux source-file ~/.tmux.conf"]
     assert wiring.status_right_runs_tma(dead_server) is False

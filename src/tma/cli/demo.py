@@ -73,8 +73,9 @@ def main(session: common.Session, argv: list[str]) -> int:
             demo.keep = False
             return common.FAIL
         attach = demo_server.attach_command(demo.server)
-        _out(f"tma demo: {len(AGENTS)} scripted fake agents (claude, codex, opencode, pi) on a "
-             f"private tmux server")
+        _out(f"tma demo: {len(AGENTS)} scripted fake agents "
+             f"({', '.join(label for label, _program, _launcher in AGENTS)}) on a private "
+             "tmux server")
         _out(f"  watch them:  {attach}   (a key in a blocked pane answers its dialog)")
         _out(f"  stop:        Ctrl-C, or wait {args.seconds:g} s")
         _out("  every verdict below is read back from the stamps tma writes into the panes")

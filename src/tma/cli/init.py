@@ -71,10 +71,10 @@ def _wire(session: Session, mset, args, io: wiring.Output) -> list[str]:
                    "screen")
             continue
         io.say(f"tma: init: wiring {name} (tma install-hooks {name})")
-        shim = wiring.statusline_choice(mset.get(name), session.config, io, yes=args.yes,
-                                        config_dir=args.config_dir)
+        # the shim's own question is the wiring's (tma.install.wiring.statusline_choice),
+        # asked as `tma install-hooks NAME` asks it
         req = wiring.Request(agent=name, yes=args.yes, config_dir=args.config_dir,
-                             summary=not args.diff, statusline=shim)
+                             summary=not args.diff)
         if wiring.run(req, session.config, mset, session.server, io) != 0:
             failed.append(f"{name} not wired")
             common.err(f"tma: init: {name} was not wired (declined or failed); run "

@@ -64,7 +64,9 @@ def _status_marker(name: str, argv: list[str]) -> None:
     except (ValueError, OSError):
         tty = False
     if marker and not tty and not machine:
-        sys.stdout.write(marker)
+        # plain ends its line in a pipe as its counts do; the tmux format never does
+        plain = any(a in ("plain", "--format=plain") for a in argv)
+        sys.stdout.write(marker + ("\n" if plain else ""))
 
 
 def find_command(argv: list[str]) -> tuple[str | None, int]:

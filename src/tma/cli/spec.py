@@ -468,9 +468,12 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                 Flag("--check", help="Only verify the wiring (exit 1 on drift)."),
                 Flag("--statusline", dest="statusline", const="on", group="statusline",
                      default="keep",
-                     help="Install the context statusline shim (claude, cursor)."),
+                     help="Put the context statusline shim in without asking (claude, "
+                          "cursor), even if declined before; without either flag it is "
+                          "asked about apart from the hooks, as tma init asks."),
                 Flag("--no-statusline", dest="statusline", const="off", group="statusline",
-                     help="Remove the statusline shim and remember that choice."),
+                     help="Leave the statusline shim out without asking (removed if there) "
+                          "and remember that choice."),
                 YES,
             ) + AGENT_FILES + (
                 CONFIG_DIR,
@@ -572,7 +575,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                        "did not answer"), USAGE),
             notes="Sends SIGHUP to this server's daemon and waits for its answer. All or "
                   "nothing: a broken config or manifest keeps the running one, and the "
-                  "reason is printed and logged."),
+                  "reason is printed and logged. The daemon also reloads an edited config "
+                  "or manifest by itself within about 2 s; this does it at once."),
     Command("debug", "Manifest authoring and inspection: explain, capture, transitions, notify-test.",
             subcommands=_DEBUG, exits=(OK, ERROR, USAGE)),
     Command("demo", "A self-contained demo on a private tmux server.",

@@ -48,8 +48,11 @@ def main(session: common.Session, argv: list[str]) -> int:
         sys.stdout.write(render.with_fleet(render.tmux(counts, cfg.status),
                                            render.tmux(remote, cfg.status) if remote else ""))
     elif fmt == "plain":
+        # a line like any other in a pipe (`read`, `wc -l`, a prompt after it); under
+        # #() tmux keeps the first line of a job's output, so the newline never shows
         sys.stdout.write(render.with_fleet(render.plain(counts, cfg.status),
-                                           render.plain(remote, cfg.status) if remote else ""))
+                                           render.plain(remote, cfg.status) if remote else "")
+                         + "\n")
     elif fmt == "json":
         sys.stdout.write(render.json_doc(counts, fleet))
     else:

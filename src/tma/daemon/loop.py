@@ -2,10 +2,17 @@
 
 Single-threaded: one `poll` over the control clients, the parts' fds (the socket is
 tma.daemon.server's) and the signal pipe, with a timeout that is the nearest deadline
-(an edge, the rollup recompute, the pool recheck, the sweep, a part's). Every read
-and write goes through the poll cycle (tma.runtime.cycle): a quiet edge is
-`Cycle.run(focus=...)` over the panes that fell due, the sweep is the plain full
-cycle. Nothing here folds or renders a stamp itself.
+(an edge, the rollup recompute, the pool recheck, the sweep, the config watch, a
+part's). Every read and write goes through the poll cycle (tma.runtime.cycle): a
+quiet edge is `Cycle.run(focus=...)` over the panes that fell due, the sweep is the
+plain full cycle. Nothing here folds or renders a stamp itself.
+
+The config file and the manifest files are looked at every CONFIG_WATCH_MS (by stat,
+as the fleet watches hosts.toml): an edit is reloaded once the file has held still for
+SETTLE_MS (an editor's save is not always one write), so a setting takes effect
+without `tma reload` (SIGHUP, which still reloads at once). A reload is all or nothing:
+an edit that does not load keeps the running config, and says so in one log line and
+the status document's last_error, once per edit.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import time
 
 from tma import __version__
 from tma.core import codec, states
+from tma.core.paths import here
 from tma.daemon import parts as parts_mod
 from tma.daemon.demotion import Demotion
 from tma.daemon.edges import Edges
@@ -25,7 +33,7 @@ from tma.daemon.fleet import Fleet
 from tma.daemon.notifier import Notifier
 from tma.daemon.segment import Segment
 from tma.daemon.server import Server
-from tma.runtime import config, cycle as cycle_mod, daemon_files
+from tma.runtime import config, cycle as cycle_mod, daemon_files, manifests
 from tma.tmux import control, read
 from tma.tmux.adapter import NoServer, TmuxError
 
@@ -36,6 +44,8 @@ MIN_GAP_MS = 250
 RECHECK_MS = 1000  # pool recheck while no session is watched (and the liveness probe)
 ROLLUP_DELAY_MS = 100
 DEMOTE_EDGES = 5
+CONFIG_WATCH_MS = 2000  # the config and manifest files are looked at this often
+SETTLE_MS = 200  # an edit is reloaded once its file has not changed for this long
 
 
 def _mono() -> int:
@@ -74,6 +84,11 @@ class Daemon:
         self.config_path = config_path  # as named at start (--config), re-read on SIGHUP
         self.config_loaded_at = _wall()  # doctor: a config edited after this is not in use
         self.manifest_dir = manifest_dir
+        # the files' stats the running config and manifests were loaded from, and the
+        # stats of the last reload tried (a broken edit is tried once, not every watch)
+        self.config_loaded = self.config_tried = self.config_stat()
+        self._next_watch = _mono() + CONFIG_WATCH_MS
+        self._settling: tuple | None = None  # an edit seen, waiting for it to hold still
         self.settings = Settings(cfg)
         self.paths = paths
         self.server_pid = server_pid
@@ -160,6 +175,8 @@ class Daemon:
             return
         if self.reload_wanted:
             self._reload()
+        if _mono() >= self._next_watch:
+            self._watch_config()
         now = _mono()
         if self._reconcile or now >= self._next_check:
             self._pool()
@@ -204,7 +221,7 @@ class Daemon:
             self.log(f"tma daemon: {self.last_error}")
 
     def _next_deadline(self) -> int:
-        times = [self._next_sweep, self._next_check]
+        times = [self._next_sweep, self._next_check, self._next_watch]
         for part in self.parts:
             due = part.deadline()
             if due is not None:
@@ -241,12 +258,49 @@ class Daemon:
             elif kind == control.PANE_MODE:
                 self.edges.poke(event[1], now)
 
-    def _reload(self) -> None:
+    # ------------------------------------------------------------ the config
+    def config_stat(self) -> tuple:
+        """The config file's and every manifest file's stat: what the daemon loads its
+        settings, rendering and identification from (a change means a reload is due)."""
+        try:
+            st = os.stat(here().config_file(self.config_path or None))
+            conf: tuple = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            conf = ()
+        return conf, manifests.listing(self.manifest_dir)
+
+    def config_changed(self) -> bool:
+        """Do the files differ from what the running config was loaded from? Then look
+        at them again now (the watch reloads them once they hold still)."""
+        if self.config_stat() == self.config_loaded:
+            return False
+        self._next_watch = min(self._next_watch, _mono())
+        return True
+
+    def _watch_config(self) -> None:
+        """The config watch: an edit since the last load (or the last try) is reloaded
+        once the files have held still for SETTLE_MS."""
+        now = _mono()
+        self._next_watch = now + CONFIG_WATCH_MS
+        seen = self.config_stat()
+        if seen == self.config_tried:
+            self._settling = None
+            return
+        if seen != self._settling:  # still being written, maybe: look again shortly
+            self._settling = seen
+            self._next_watch = now + SETTLE_MS
+            return
+        self._settling = None
+        self._reload(why=f"{here().config_file(self.config_path or None)} changed: ")
+
+    def _reload(self, why: str = "") -> None:
         """Re-read the config and the manifests, all or nothing: anything broken keeps
         what runs now, and says why in the log and the status document. Control
-        clients, the activity gauge and its deadlines carry over."""
+        clients, the activity gauge and its deadlines carry over. `why`: what the log
+        line starts with (the watch names the file that changed)."""
         self.reload_wanted = False
-
+        tried = self.config_stat()  # before the read: a write during it is seen next time
+        self.config_tried = tried
         try:
             cfg = config.load(self.config_path)
             settings = Settings(cfg)
@@ -256,8 +310,9 @@ class Daemon:
         except Exception as exc:  # the daemon must outlive a bad edit of the config
             self.counts["reload_errors"] += 1
             self.last_error = f"reload kept the running config: {exc}"
-            self.log(f"tma daemon: {self.last_error}")
+            self.log(f"tma daemon: {why}{self.last_error}")
             return
+        self.config_loaded = tried
         self.cfg, self.settings, self.cycle = cfg, settings, fresh
         for part in self.parts:
             self._guard(part, part.reloaded)
@@ -267,7 +322,7 @@ class Daemon:
         self.counts["reloads"] += 1
         self.config_loaded_at = _wall()
         self.last_error = ""
-        self.log("tma daemon: reloaded the config and manifests")
+        self.log(f"tma daemon: {why}reloaded the config and manifests")
 
     # ------------------------------------------------------------ sessions
     def _pool(self) -> None:

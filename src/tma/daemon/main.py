@@ -15,6 +15,7 @@ from tma.daemon import lock
 from tma.daemon.loop import Daemon
 from tma.runtime import daemon_files
 from tma.runtime.daemon_control import ENSURE_WAIT, log, private, server_instance, serves
+from tma.runtime.notify import log as notify_log
 from tma.tmux.adapter import NoServer
 
 
@@ -29,6 +30,7 @@ def run(server, cfg, manifest_dir: str | None, config_path: str | None = None) -
     if not private():
         return 1
     paths = daemon_files.Files(socket_path)
+    notify_log.scope_to(socket_path)  # what this daemon's rings fail is this server's
     fd = lock.try_lock(paths.lock, patience=0.2)
     deadline = time.monotonic() + ENSURE_WAIT
     while fd is None and not serves(paths, instance, 0.2) \

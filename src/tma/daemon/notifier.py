@@ -114,14 +114,17 @@ class Notifier(Part):
             self.flush(_wall())
 
     def status(self) -> dict:
-        """Counts, and the sink each trigger reaches as this process sees it (its PATH
-        and session bus, which doctor's own environment may not share)."""
+        """Counts, and the sinks each trigger reaches as this process sees them: sink (5)
+        as `kind`/`what` (its PATH and session bus, which doctor's own environment may not
+        share), and every sink that rings as `rings` (tma.runtime.notify.dispatch.reaches,
+        under the config this daemon runs)."""
         cfg = self.daemon.cfg
         sinks = {}
         for trigger in notify_gate.TRIGGERS:
             if notify_gate.enabled(cfg, trigger):
                 kind, what = notify_backends.sink(cfg, trigger, daemon=True)
-                sinks[trigger] = {"kind": kind, "what": what}
+                sinks[trigger] = {"kind": kind, "what": what,
+                                  "rings": notify.reaches(cfg, trigger, sink5=(kind, what))}
         return {"notify": {"fired": dict(self.counts), "in_flight": len(self.children),
                            "sink": sinks, "push": notify_http.stats()}}
 

@@ -37,14 +37,12 @@ the daemon running, its quiet edges and sweeps are what refresh panes.
 
 from __future__ import annotations
 
-import os
 import time
 
-from tma.core.paths import here
 from tma.daemon.fleet import Fleet, settings
 from tma.daemon.parts import Part
 from tma.install import tmux_status
-from tma.runtime import cycle as cycle_mod, manifests
+from tma.runtime import cycle as cycle_mod
 from tma.tmux import frame, read, write
 from tma.tmux.adapter import TmuxError
 from tma.ui import status as render
@@ -89,7 +87,6 @@ class Segment(Part):
         self.latest_at = 0  # monotonic ms it was computed at
         self.wanted_until = 0  # `tma status` asked over the socket: keep computing it
         self._sessions_due = 0  # when to look at the status options again
-        self._config_seen = self._config_stat()
 
     def on_read(self, rows: list, transitions: list, now: int) -> None:
         if transitions:
@@ -102,7 +99,6 @@ class Segment(Part):
         self._due = 0  # the palette may have changed
         self._sessions_due = 0
         self.latest = None
-        self._config_seen = self._config_stat()
 
     def _printed_since(self, since: int) -> bool:
         """Has any pane printed since then? (the activity gauge is ordered by recency)"""
@@ -178,22 +174,15 @@ class Segment(Part):
         (computed within SERVE_FRESH_MS, under the config it runs with); None: the caller
         runs its own cycle. Asking keeps the segment computed for SERVE_WANTED_MS."""
         self.wanted_until = now_mono + SERVE_WANTED_MS
-        if self._config_stat() != self._config_seen:
-            return None  # the config or a manifest changed: a reload is due, polling says what
+        if self.daemon.config_changed():
+            # the config or a manifest changed and is not loaded (yet, or it does not
+            # load): polling says what it says (`tma:config!` for a broken file) until the
+            # daemon's watch reloads it, within a couple of seconds of a good edit
+            return None
         if self.latest is None or now_mono - self.latest_at > SERVE_FRESH_MS:
             self._due = 0  # compute it now, for the next caller
             return None
         return self.latest
-
-    def _config_stat(self) -> tuple:
-        """The config file's and every manifest file's mtime and size: what the daemon
-        loaded its rendering and identification from (a change means a reload is due)."""
-        try:
-            st = os.stat(here().config_file(self.daemon.config_path or None))
-            config: tuple = (st.st_mtime_ns, st.st_size)
-        except OSError:
-            config = ()
-        return config, manifests.listing(self.daemon.manifest_dir)
 
     def _withdraw(self) -> None:
         """No status line reads the segment: leave no option behind to redraw for."""

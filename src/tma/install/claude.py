@@ -10,8 +10,10 @@ SubagentStop. PermissionRequest is installed synchronous (never `"async": true`)
 to stamp the pane before the dialog draws, and its reply lane answers on stdout.
 
 The statusline shim (`statusLine`, see tma.install.statusline) feeds the context gauge;
-it is installed by default, declined with `--no-statusline` (recorded), and always
-removed by `--uninstall`. Claude loads the new hooks at its next start.
+it takes Claude's own status line, so it is asked about apart from the hooks (the same
+question from `install-hooks` and `init`: tma.install.wiring.statusline_choice; `--yes`
+and `--statusline` say yes), declined with a "no" or `--no-statusline` (recorded), and
+always removed by `--uninstall`. Claude loads the new hooks at its next start.
 """
 
 from __future__ import annotations

@@ -486,6 +486,11 @@ class Plan:
 # ---------------------------------------------------------------- diff, prompt, apply
 
 
+def paint(line: str) -> str:
+    """One diff line in the terminal's colours (added green, removed red)."""
+    return _colour(line)
+
+
 def _colour(line: str) -> str:
     if line.startswith(("+++", "---")):
         return f"\x1b[1m{line}\x1b[0m"

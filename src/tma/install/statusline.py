@@ -163,8 +163,9 @@ def uninstall(data: dict, agent: str) -> None:
 def wanted(agent: str, mode: str, optout: set[str], exists: bool = True) -> bool | None:
     """Should the shim be there? True / False / None (no opinion: leave it alone).
 
-    The default (no flag) installs it unless the user opted out earlier with
-    --no-statusline; `exists` False (the agent's config file is absent and the agent
+    The default (no flag: the question was answered ahead, or nothing was at stake)
+    keeps it wanted unless the user declined it earlier (a "no", --no-statusline);
+    `exists` False (the agent's config file is absent and the agent
     is not Claude) leaves it alone rather than create that file.
     """
     if mode == "on":

@@ -14,6 +14,11 @@ in `<configdir>/hooks-state-<key>.toml`.
   unindexed `set-hook -g` in tmux.conf replaced the array), missing.
 
 A retired `after-select-window` entry of ours is removed on install.
+
+What an install changes on the server is planned first (`plan`: the `set-hook` commands,
+in order) and only then run, so `tma install-hooks` shows those commands with the files'
+diff and asks once for all of it: the hooks live in the server's memory, not in a file,
+but they are a change all the same.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from tma.core.paths import here
 from tma.install.binary import NAME, running_tma
 from tma.install.common import read_conf
 from tma.tmux import attention, keyfile
-from tma.tmux.adapter import NoServer, Server, TmuxError
+from tma.tmux.adapter import NoServer, Server, TmuxError, quote
 
 PRESENT = "present"
 DRIFTED = "drifted"
@@ -287,39 +292,122 @@ def _legacy(cdir: str) -> list[tuple[str, int]]:
     return read_state(os.path.join(cdir, f"{STATE_PREFIX}.toml"))
 
 
-def _install(server: Server, states: list[HookState], entries, out, tma_bin: str,
-             flags: list[str], slot: int | None = None) -> list[tuple[str, int]]:
-    final: list[tuple[str, int]] = []
+class Op:
+    """One change an install makes on the server: `append` a command to a hook's array,
+    `set` the entry at an index, or `unset` one; `verb` is what it is for the person
+    (add, update, remove, or dedupe: a duplicate of ours)."""
+
+    __slots__ = ("hook", "kind", "index", "command", "verb")
+
+    def __init__(self, hook: str, kind: str, index: int | None, command: str,
+                 verb: str) -> None:
+        self.hook, self.kind, self.index, self.command, self.verb = (hook, kind, index,
+                                                                       command, verb)
+
+    def line(self) -> str:
+        """The tmux command it runs, as a tmux.conf line would say it."""
+        if self.kind == "append":
+            return f"set-hook -ga {self.hook} {quote(self.command)}"
+        if self.kind == "set":
+            return f"set-hook -g {self.hook}[{self.index}] {quote(self.command)}"
+        return f"set-hook -gu {self.hook}[{self.index}]"
+
+
+def _ops(states: list[HookState], entries, tma_bin: str, flags: list[str],
+         slot: int | None = None) -> list[Op]:
+    """Every change installing makes, in the order it makes them (nothing for a hook
+    that is present once)."""
+    ops: list[Op] = []
     for st in states:
         if st.state == ABSENT:
             continue
         if st.state == STALE:
-            _remove(server, st, out)
+            ops += [Op(st.hook, "unset", i, "", "remove") for i in sorted(st.indexes,
+                                                                          reverse=True)]
             continue
         command = attention.hook_command(st.hook, tma_bin, flags)
         keep, extra = (st.indexes[0], st.indexes[1:]) if st.indexes else (-1, [])
         if st.state == DRIFTED:
-            attention.set_hook_at(server, st.hook, keep, command)
-            out.write(f"tmux: updated the {st.hook} hook [{keep}]\n")
+            ops.append(Op(st.hook, "set", keep, command, "update"))
         elif st.state in (WIPED, MISSING) and slot is not None and \
                 all(i != slot for h, i, _ in entries if h == st.hook):
-            keep = slot
-            attention.set_hook_at(server, st.hook, slot,
-                                  attention.hook_command(st.hook, tma_bin, []))
-            out.write(f"tmux: installed the {st.hook} hook [{keep}]\n")
+            ops.append(Op(st.hook, "set", slot, attention.hook_command(st.hook, tma_bin, []),
+                          "add"))
         elif st.state in (WIPED, MISSING):
-            keep = _append(server, st.hook, command, entries)
-            out.write(f"tmux: installed the {st.hook} hook [{keep}]\n")
-        for index in sorted(extra, reverse=True):
-            attention.unset_hook_at(server, st.hook, index)  # duplicates of ours
-        final.append((st.hook, keep))
-    return final
+            ops.append(Op(st.hook, "append", None, command, "add"))
+        ops += [Op(st.hook, "unset", i, "", "dedupe") for i in sorted(extra, reverse=True)]
+    return ops
 
 
-def _remove(server: Server, st: HookState, out) -> None:
-    for index in sorted(st.indexes, reverse=True):
-        attention.unset_hook_at(server, st.hook, index)
-    out.write(f"tmux: removed the {st.hook} hook\n")
+class Plan:
+    """What installing the hooks would change on one server: shown and asked about with
+    the agents' files (tma.install.wiring), then made by `ensure`."""
+
+    def __init__(self, socket_path: str, ops: list[Op]) -> None:
+        self.socket_path = socket_path
+        self.ops = ops
+
+    def lines(self) -> list[str]:
+        """The diff's part for the server: a header, then `+ <command>` per change."""
+        return [f"tmux server {self.socket_path}: the attention hooks, in the server's "
+                "memory (tma install-keys keeps them across restarts)"] + \
+            [f"+ {op.line()}" for op in self.ops]
+
+    def summary(self) -> str:
+        """One short phrase (init's summary line)."""
+        words = []
+        for verb, said in (("add", "add"), ("update", "update"), ("remove", "remove"),
+                           ("dedupe", "drop duplicates of")):
+            hooks = list(dict.fromkeys(op.hook for op in self.ops if op.verb == verb))
+            if hooks:
+                words.append(f"{said} the tmux hook{'s' if len(hooks) > 1 else ''} "
+                             + ", ".join(hooks))
+        return "; ".join(words) + " on the running tmux server"
+
+
+def plan(server: Server, *, focus_events: bool = False, config_dir: str | None = None,
+         tma_bin: str | None = None) -> Plan | None:
+    """What `ensure` would change on the server now (read-only); None when no server
+    runs or it cannot be read (ensure then says so itself)."""
+    cdir = _resolve_dir(config_dir)
+    try:
+        sock = attention.socket_path(server)
+        entries = attention.read_hooks(server)
+    except TmuxError:  # NoServer among them
+        return None
+    recorded = read_state(state_path(cdir, sock)) or _legacy(cdir)
+    tma_bin = tma_bin or resolve_tma()
+    flags = server.flags()
+    states = classify(entries, recorded, focus_events=focus_events, tma_bin=tma_bin,
+                      flags=flags)
+    slot = MANAGED_INDEX if owned_by_keys(cdir) else None
+    return Plan(sock, _ops(states, entries, tma_bin, flags, slot))
+
+
+def _install(server: Server, states: list[HookState], entries, out, tma_bin: str,
+             flags: list[str], slot: int | None = None) -> list[tuple[str, int]]:
+    """Make the planned changes (`_ops`), saying each; the (hook, index) of ours after."""
+    keep = {st.hook: st.indexes[0] for st in states
+            if st.state not in (ABSENT, STALE) and st.indexes}
+    ops = _ops(states, entries, tma_bin, flags, slot)
+    for n, op in enumerate(ops):
+        if op.kind == "append":
+            keep[op.hook] = _append(server, op.hook, op.command, entries)
+            out.write(f"tmux: installed the {op.hook} hook [{keep[op.hook]}]\n")
+        elif op.kind == "set":
+            assert op.index is not None
+            attention.set_hook_at(server, op.hook, op.index, op.command)
+            keep[op.hook] = op.index
+            said = "updated" if op.verb == "update" else "installed"
+            out.write(f"tmux: {said} the {op.hook} hook [{op.index}]\n")
+        else:
+            assert op.index is not None
+            attention.unset_hook_at(server, op.hook, op.index)
+            if op.verb == "remove" and not any(o.hook == op.hook and o.verb == "remove"
+                                               for o in ops[n + 1:]):
+                out.write(f"tmux: removed the {op.hook} hook\n")  # its last entry gone
+    return [(st.hook, keep[st.hook]) for st in states
+            if st.state not in (ABSENT, STALE) and st.hook in keep]
 
 
 def _append(server: Server, hook: str, command: str, entries) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import unicodedata
 
 #: The server options the daemon keeps for the status line (tma.daemon.segment).
 SEGMENT = "@tma_status_segment"
@@ -61,9 +62,34 @@ def status_program(value: str | None) -> str | None:
 
 
 def status_line(command: str) -> str:
-    """The line to add to tmux.conf, naming tma as `command`."""
+    """A whole status-right running tma as `command` (doctor's fix for a status-right
+    whose `tma status` cannot run: that entry is to be replaced anyway)."""
     named = command if shlex.quote(command) == command else f'"{command}"'
     return f"set -g status-right '#({named} status) %H:%M'"
+
+
+#: Columns the segment may take: five chips (`⚑12 ●3 ✓1 ○4 ?1`) and the hosts' after `@`.
+SEGMENT_ROOM = 24
+_STYLE = re.compile(r"#\[[^\]]*\]")  # a style: no columns on the status line
+
+
+def append_line(command: str) -> str:
+    """The line that adds `tma status` to the status-right there is (`set -a` appends to
+    the option's value): the user's clock, host and theme stay."""
+    named = command if shlex.quote(command) == command else f'"{command}"'
+    return f"set -ga status-right ' #({named} status)'"
+
+
+def room_needed(shown: str, length: int) -> int | None:
+    """The status-right-length that leaves room for the appended segment after what
+    status-right shows now (`shown`: it expanded, styles and all), or None when `length`
+    already does. tmux cuts status-right at that length keeping its start (the default
+    status-format's `#{=/N:status-right}`): a segment appended past it is never seen,
+    and tmux's own status-right fills most of the default 40."""
+    text = _STYLE.sub("", shown)
+    width = sum(2 if unicodedata.east_asian_width(c) in ("W", "F") else 1 for c in text)
+    need = width + 1 + SEGMENT_ROOM
+    return None if need <= length else -(-need // 10) * 10  # a round number above it
 
 
 def tmux_conf(paths, explicit: str | None = None) -> str:

@@ -16,7 +16,7 @@ import shutil
 import signal
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tma.core import bundled, options
 from tma.core.paths import here
@@ -176,6 +176,17 @@ def tmux_hooks_enabled() -> bool:
     return True
 
 
+def tmux_plan(server, cfg, setup: Setup) -> th.Plan | None:
+    """What installing the tmux attention hooks would change on the running server (its
+    `set-hook` commands), to show and ask with the files; None when nothing would (or no
+    server runs: the install then says so)."""
+    if not tmux_hooks_enabled():
+        return None
+    found = th.plan(server, focus_events=cfg.focus_events, config_dir=setup.config_dir,
+                    tma_bin=setup.ctx.tma_bin)
+    return found if found is not None and found.ops else None
+
+
 def tmux_hooks(server, cfg, setup: Setup, io: Output, *, check: bool = False,
                uninstall: bool = False) -> list[str]:
     """Install, remove or (check) verify the tmux attention hooks; their problems."""
@@ -243,11 +254,14 @@ def check(req: Request, setup: Setup, mset, server, cfg, io: Output) -> int:
 
 
 class Pending:
-    """Changes shared by every agent of one run, shown with the first agent that applies."""
+    """Changes shared by every agent of one run, shown with the first agent that applies;
+    `tmux`: the attention hooks' changes on the running server (made after the files,
+    once they were shown and accepted)."""
 
     def __init__(self) -> None:
         self.wrapper: common.Change | None = None
         self.state: common.Change | None = None
+        self.tmux: th.Plan | None = None
 
 
 def _changes(name: str, plan: common.Plan, req: Request, pending: Pending,
@@ -303,7 +317,8 @@ def run_agent(name: str, manifest, setup: Setup, req: Request, pending: Pending,
         io.say(f"tma: {note}")
     shared, own = _changes(name, plan, req, pending, setup)
     everything = [c for _, c in shared] + own
-    if not everything:
+    server = None if req.uninstall else pending.tmux  # the server's part, asked with these
+    if not everything and server is None:
         io.say(f"tma: {name}: {'nothing to remove' if req.uninstall else 'already wired'}")
         return True, False
     colour = common.use_colour(io.out)
@@ -311,10 +326,14 @@ def run_agent(name: str, manifest, setup: Setup, req: Request, pending: Pending,
     def show() -> None:
         for ch in everything:
             io.out.write(common.diff(ch, colour, applying=req.yes))
+        if server is not None:
+            io.out.write("".join((common.paint(x) if colour else x) + "\n"
+                                 for x in server.lines()))
 
     if req.summary:
         io.say(f"tma: {name}: {'' if req.yes else 'would '}"
-               + "; ".join(common.summarize(ch) for ch in everything))
+               + "; ".join([common.summarize(ch) for ch in everything]
+                           + ([server.summary()] if server is not None else [])))
     else:
         show()
     if not common.confirm(req.yes, out=io.out, show=show if req.summary else None):
@@ -328,6 +347,8 @@ def run_agent(name: str, manifest, setup: Setup, req: Request, pending: Pending,
         return False, True
     for kind, _ in shared:
         setattr(pending, kind, None)
+    if server is not None:
+        pending.tmux = None  # accepted: `wire` makes it after the files
     if own:
         io.say(f"tma: {name}: {'unwired' if req.uninstall else 'wired'}")
     for caveat in plan.caveats:
@@ -345,16 +366,20 @@ def targets(req: Request, setup: Setup, mset) -> list[str]:
     return wired_agents(setup, mset.get)
 
 
-def shared_changes(req: Request, setup: Setup, names: list[str]) -> Pending:
-    """The wrapper and the recorded statusline choice, written with the first agent."""
+def shared_changes(req: Request, setup: Setup, names: list[str],
+                   modes: dict[str, str] | None = None) -> Pending:
+    """The wrapper and the recorded statusline choices, written with the first agent.
+    `modes`: each agent's statusline choice (keep | on | off), req.statusline's when
+    not given."""
     pending = Pending()
     if req.uninstall:
         return pending
     pending.wrapper = common.wrapper_change(setup.ctx.wrapper_path)
-    if req.statusline != "keep":
-        chosen = {n for n in names if registry.adapter(n).STATUSLINE}
-        optout = setup.ctx.optout
-        optout = (optout | chosen) if req.statusline == "off" else (optout - chosen)
+    modes = modes or {n: req.statusline for n in names}
+    chosen = {m: {n for n in names if modes.get(n) == m and registry.adapter(n).STATUSLINE}
+              for m in ("on", "off")}
+    if chosen["on"] or chosen["off"]:
+        optout = (setup.ctx.optout | chosen["off"]) - chosen["on"]
         _, text = statusline.read_optout(setup.config_dir)
         pending.state = statusline.optout_change(setup.config_dir, optout, text)
     return pending
@@ -377,10 +402,19 @@ def wire(req: Request, setup: Setup, mset, server, cfg, io: Output) -> int:
     if not names:
         io.say("tma: no agent carries tma wiring (name one: tma install-hooks AGENT)")
         return 0
-    pending = shared_changes(req, setup, names)
+    modes = {n: req.statusline for n in names}
+    if not req.uninstall and req.statusline == "keep":
+        # the shim takes the agent's own status line: asked apart from the wiring, the
+        # same question from install-hooks and init (--statusline / --no-statusline
+        # answer it ahead, --yes says yes)
+        modes = {n: statusline_choice(mset.get(n), setup, io, yes=req.yes) for n in names}
+    pending = shared_changes(req, setup, names, modes)
+    if not req.uninstall:
+        pending.tmux = tmux_plan(server, cfg, setup)
     failed = wrote = False
     for name in names:
         manifest = manifest_for_removal(name, mset) if req.uninstall else mset.get(name)
+        setup.ctx.statusline = modes[name]  # the adapter plans by this agent's answer
         ok, changed = run_agent(name, manifest, setup, req, pending, io)
         failed, wrote = failed or not ok, wrote or changed
     if setup.bare and not req.uninstall and not failed:
@@ -396,7 +430,8 @@ def wire(req: Request, setup: Setup, mset, server, cfg, io: Output) -> int:
             setup.created.prune(io)
             io.say("tma: no agent is wired any more; if you added #(tma status) to your tmux "
                    "status line by hand, remove it yourself")
-    elif not failed or wrote:
+    elif (not failed or wrote) and pending.tmux is None:
+        # the server's changes were shown and accepted (or there are none): made now
         problems = tmux_hooks(server, cfg, setup, io)
     setup.created.save()
     for p in problems:
@@ -464,33 +499,37 @@ def detect(mset) -> list[tuple[str, str]]:
     return found
 
 
-def statusline_choice(manifest, cfg, io: Output, *, yes: bool,
-                      config_dir: str | None) -> str:
+def statusline_choice(manifest, setup: Setup, io: Output, *, yes: bool) -> str:
     """Ask, apart from the agent's wiring, before tma's context shim takes the agent's
     own status line (Claude's footer hint `? for shortcuts` gives way to it; a
     statusLine command of the user's is wrapped). "keep" when nothing is at stake
-    (the agent has none, the shim is there already, or it was declined before), "on"
-    or "off" (recorded: install-hooks keeps to it) by the answer; `yes` says yes."""
-    name = manifest.name
-    if not getattr(registry.adapter(name), "STATUSLINE", False):
+    (the agent has none, the shim is there already, or it was declined before) or
+    nobody can answer (stdin is no terminal: the wiring's own question declines), "on"
+    or "off" (recorded: later runs keep to it) by the answer; `yes` says yes."""
+    name = manifest.name if manifest is not None else ""
+    if not name or not getattr(registry.adapter(name), "STATUSLINE", False):
         return "keep"
-    try:
-        setup = prepare(Request(agent=name, config_dir=config_dir, statusline="on"), cfg)
-        plan = registry.adapter(name).plan(setup.ctx, manifest, False)
+    if name in setup.ctx.optout:
+        return "keep"  # declined before: kept to
+    try:  # asked only where the flagless run would put it in (not into an absent
+        # cli-config.json of Cursor's: that stays skipped, with its note)
+        plan = registry.adapter(name).plan(replace(setup.ctx, statusline="keep"), manifest,
+                                           False)
     except common.InstallError:
         return "keep"  # the wiring step says what is wrong
-    if name in setup.ctx.optout:
-        return "keep"  # declined before: install-hooks keeps to that
     marker = f"event --agent {name} --kind context"
     if not any(isinstance(c.new, str) and marker in c.new
                and marker not in (c.old if isinstance(c.old, str) else "")
                for c in plan.changes):
         return "keep"
+    if not yes and not (sys.stdin is not None and sys.stdin.isatty()):
+        return "keep"  # nobody to ask: the wiring's question declines, nothing is written
     what = STATUS_LINE.get(name, f"{name}'s status line")
-    io.say(f"tma: init: {name}: tma's context gauge reads {what}: the shim takes its place "
+    io.say(f"tma: {name}: tma's context gauge reads {what}: the shim takes its place "
            "(the built-in footer hint gives way to a model · context line; a statusLine "
            "command of yours keeps running inside it)")
-    return "on" if common.confirm(yes, question=f"Put the shim into {what}?") else "off"
+    return "on" if common.confirm(yes, out=io.out,
+                                  question=f"Put the shim into {what}?") else "off"
 
 
 def status_right_runs_tma(server) -> bool:
@@ -501,7 +540,9 @@ def status_right_runs_tma(server) -> bool:
 
 
 def status_line_advice(server, paths, conf: str | None, io: Output) -> None:
-    """Does status-right run `tma status`? Read, never edited: the line to add, where."""
+    """Does status-right run `tma status`? Read, never edited: the line to add, where.
+    The line appends to the status-right the user has (their clock and theme stay), and
+    when status-right-length would cut the segment off, the length that makes room."""
     try:
         value: str | None = setup.status_right(server)
     except TmuxError:
@@ -518,12 +559,19 @@ def status_line_advice(server, paths, conf: str | None, io: Output) -> None:
     # by its absolute path, as the key file and the attention hooks name it: tmux runs
     # the line with its own PATH, which need not hold tma's directory
     command = binary.running_tma() or binary.NAME
-    io.say(f"    {tmux_status.status_line(command)}")
+    io.say(f"    {tmux_status.append_line(command)}")
     try:
         interval = setup.global_option(server, "status-interval") if value is not None \
             else ""
+        room = None
+        if value is not None:
+            length = setup.global_option(server, "status-right-length")
+            room = tmux_status.room_needed(setup.status_right_shown(server),
+                                           int(length) if length.isdigit() else 0)
     except TmuxError:
-        interval = ""
+        interval, room = "", None
+    if room is not None:
+        io.say(f"    set -g status-right-length {room}")
     if not interval.isdigit() or int(interval) > 5:
         # tmux's default redraws every 15 s: counts that lag that long read as wrong
         io.say("    set -g status-interval 2")

@@ -11,6 +11,7 @@ key of the server's socket path: 16 hex digits of FNV-1a-64.
                  TMAF the fleet: the hosts' states and rows)
     <key>.log    what a daemon started by `tma daemon --ensure` writes
     <key>.failed an autostart whose `--ensure` failed (no retry for a minute)
+    <key>.notify-error  the server's last failed notification (tma.runtime.notify.log)
 
 Nothing here talks to a socket in a runtime dir that is not the user's alone, or to a
 listener that is not the user's (tma.runtime.rundir).
@@ -183,7 +184,8 @@ def read_history(path: str, timeout: float = 2.0) -> dict | None:
 
 def forget(socket_path: str | None, directory: str | None = None) -> tuple[list[str], int]:
     """`tma uninstall`: remove what this tmux server's stopped daemon left in the runtime
-    dir (its log, failure mark, stale lock and socket; a live daemon's files stay), then
+    dir (its log, failure mark, last failed notification, stale lock and socket; a live
+    daemon's files stay), then
     the dir when it is empty. Only in a runtime dir of the user's alone. Other servers'
     daemons (the same user's other tmux servers share the dir) keep their files: (what
     was removed, how many files of other servers' daemons stay)."""
@@ -202,7 +204,7 @@ def forget(socket_path: str | None, directory: str | None = None) -> tuple[list[
 
     def daemon_file(name: str) -> bool:
         stem, dot, ext = name.partition(".")
-        return bool(dot) and ext in ("log", "failed", "lock", "sock")
+        return bool(dot) and ext in ("log", "failed", "lock", "sock", "notify-error")
 
     ours = [n for n in names if daemon_file(n) and n.partition(".")[0] == mine
             and mine not in live]

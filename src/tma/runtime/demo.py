@@ -5,7 +5,10 @@ The server is the demo's own (`tmux -L tma-demo-<pid> -f /dev/null`), never the
 user's. Each fake agent is a real process named like the agent (a symlink called
 `claude`, `codex`, … pointing at this Python, running `tma/demo_agent.py`). `teardown`
 kills the server and every process the demo started and removes its temp dir.
-cli/demo.py is the command: it parses, prints the introduction and handles signals.
+Whatever the demo's tma processes cache or keep (this one, its `tma ls` children, the
+status line's `tma status`) goes into that temp dir too, so the demo leaves nothing in
+HOME. cli/demo.py is the command: it parses, prints the introduction and handles
+signals.
 """
 
 from __future__ import annotations
@@ -38,6 +41,11 @@ WIDTH, HEIGHT = 201, 61  # four tiled panes of 100x30
 # `node` launcher with the native `codex` binary as its child.
 AGENTS = (("claude", "claude", None), ("codex", "codex", "node"),
           ("opencode", "opencode", None), ("pi", "pi", None))
+#: Each pane's border: the agent and its state as `tma ls` shows them (done is idle with
+#: the attention mark), not the process tmux sees (`node` for codex) and the raw option.
+BORDER_FORMAT = (" #{pane_index} #{?@agent_name,#{@agent_name},#{pane_current_command}}"
+                 "#{?@agent_state, [#{?#{&&:#{==:#{@agent_state},idle},#{@agent_attention}},"
+                 "done,#{@agent_state}}],} ")
 
 
 class Stop(Exception):
@@ -57,12 +65,21 @@ class Demo:
         self.scale = max(seconds / SCRIPT_SECONDS, 0.3)
         self.name = f"tma-demo-{os.getpid()}"
         self.server = Server(resolve_bin(), socket_name=self.name, timeout=10.0)
-        self.tmp = ""
+        self.tmp = tempfile.mkdtemp(prefix=f"{self.name}-")
+        # before anything reads the config (which caches it): this process, its children
+        # and the tmux server it starts (whose status jobs inherit its environment) cache
+        # and keep state in the temp dir, and nothing of the demo's is left in HOME
+        for var, sub in (("XDG_CACHE_HOME", "cache"), ("XDG_STATE_HOME", "state")):
+            os.environ[var] = os.path.join(self.tmp, sub)
         self.pid_dir = ""
         self.pids: set[int] = set()
         self.seen: set[str] = set()
         self.t0 = time.monotonic()
-        self.palette = session.config.status
+        try:
+            self.palette = session.config.status
+        except BaseException:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            raise
         self.say = say
         self.width = width
 
@@ -76,7 +93,6 @@ class Demo:
         return argv + list(args)
 
     def setup(self) -> None:
-        self.tmp = tempfile.mkdtemp(prefix=f"{self.name}-")
         bin_dir = os.path.join(self.tmp, "bin")
         self.pid_dir = os.path.join(self.tmp, "pids")
         os.mkdir(bin_dir)
@@ -116,8 +132,7 @@ class Demo:
             "status-right": f"#({status}) %H:%M",
             "status-right-length": "80",
             "pane-border-status": "top",
-            "pane-border-format": " #{pane_index} #{pane_current_command} "
-                                  "#{?@agent_state,[#{@agent_state}],} ",
+            "pane-border-format": BORDER_FORMAT,
         })
 
     # ------------------------------------------------------------ polling
@@ -175,8 +190,10 @@ class Demo:
         if self.tmp:
             shutil.rmtree(self.tmp, ignore_errors=True)
         gone = "still running: " + " ".join(map(str, sorted(left))) if left else "all gone"
-        self.say(f"stopped: server {self.name} killed, {len(pids)} agent processes {gone}, "
-             f"temp dir removed")
+        # the agents, counted as the introduction counts them; their processes apart
+        # (codex runs under a node launcher, as npm installs it: one more than agents)
+        self.say(f"stopped: server {self.name} killed, the {len(AGENTS)} agents {gone} "
+                 f"({len(pids)} processes), temp dir removed")
 
 
 def _mine(pid: int, tmp: str) -> bool:

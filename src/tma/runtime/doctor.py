@@ -28,7 +28,12 @@ from tma.runtime import daemon_files, manifests
 from tma.runtime.act import opencode_api
 from tma.runtime.config import Config, ConfigError, resolve_path
 from tma.runtime.cycle import Cycle
-from tma.runtime.notify import backends as notify_backends, gate as notify_gate, log as notify_log
+from tma.runtime.notify import (
+    backends as notify_backends,
+    dispatch as notify_dispatch,
+    gate as notify_gate,
+    log as notify_log,
+)
 from tma.tmux import read, releases, setup
 from tma.tmux.adapter import TmuxError
 
@@ -348,16 +353,21 @@ def section_process_walk(ctx: Context) -> dict:
 
 
 def section_notify(ctx: Context) -> dict:
-    failure = notify_log.last_failure()
+    # this server's record only: the user's other tmux servers share the runtime dir
+    failure = notify_log.last_failure(ctx.snapshot.socket_path or "")
     age = max(0, ctx.now - failure["at"]) if failure is not None and failure["at"] else None
     return {"notify": {"last_failure": failure, "last_failure_age_ms": age,
                        "push_problems": notify_gate.push_problems(ctx.cfg),
                        **live_sinks(ctx)}}
 
 
+OFF = {"kind": "off", "what": "not enabled in [notify]", "rings": []}
+
+
 def live_sinks(ctx: Context) -> dict:
-    """Who rings (the daemon, the hook path or nobody) and what sink (5) does for each
-    trigger there: {"kind": command|desktop|none|off, "what": ...}."""
+    """Who rings (the daemon, the hook path or nobody) and, for each trigger there, what
+    sink (5) does ({"kind": command|desktop|none|off, "what": ...}) and every sink that
+    rings (`rings`: tma.runtime.notify.dispatch.reaches, what notify-test names)."""
     cfg = ctx.cfg
     files = daemon_files.Files(ctx.snapshot.socket_path) if ctx.snapshot.socket_path else None
     daemon = files is not None and daemon_files.held(files.lock)
@@ -365,16 +375,24 @@ def live_sinks(ctx: Context) -> dict:
     # the running daemon says what it reaches (its environment, its config)
     told = (daemon_files.read_status(files.sock) or {}).get("notify") if daemon else None
     told = told.get("sink") if isinstance(told, dict) else None
-    sinks = {}
+    sinks: dict[str, dict] = {}
     for trigger in notify_gate.TRIGGERS:
         if isinstance(told, dict):
-            sinks[trigger] = told.get(trigger) or {"kind": "off",
-                                                   "what": "not enabled in [notify]"}
+            entry = told.get(trigger)
+            if not isinstance(entry, dict):
+                sinks[trigger] = dict(OFF)
+                continue
+            if not isinstance(entry.get("rings"), list):  # a daemon of an older tma
+                sink5 = (str(entry.get("kind")), str(entry.get("what")))
+                entry = dict(entry, rings=notify_dispatch.reaches(cfg, trigger, sink5=sink5))
+            sinks[trigger] = entry
         elif not notify_gate.enabled(cfg, trigger):
-            sinks[trigger] = {"kind": "off", "what": "not enabled in [notify]"}
+            sinks[trigger] = dict(OFF)
         else:
             kind, what = notify_backends.sink(cfg, trigger, daemon=by == "daemon")
-            sinks[trigger] = {"kind": kind, "what": what}
+            sinks[trigger] = {"kind": kind, "what": what,
+                              "rings": notify_dispatch.reaches(cfg, trigger,
+                                                               sink5=(kind, what))}
     return {"dispatcher": by, "message_line": notify_gate.message_on(cfg), "sink": sinks}
 
 

@@ -465,9 +465,15 @@ def _on_screen(cfg, pane_id: str, watchers, now: int) -> bool:
 
 def _dispatch(server, cfg, table, pane, plan, decision, prev, session, now,
               clients: list[str] | None = None) -> None:
-    from tma.runtime.notify import dispatch as notify
+    from tma.runtime import handoff
+    from tma.runtime.notify import dispatch as notify, log as notify_log
     from tma.runtime.notify.note import Note
 
+    # the server the hook talks to, keyed as its daemon keys it: its doctor reports
+    # what this ring fails
+    notify_log.scope_to(handoff.tmux_socket(
+        {"socket-name": server.socket_name} if server.socket_name else
+        {"socket-path": server.socket_path} if server.socket_path else {}))
     trigger = "blocked" if plan.state == states.BLOCKED else "done"
     note = Note.for_pane(trigger, table.name, pane, detail=plan.detail,
                          session=session or (prev.session if prev else ""))

@@ -38,7 +38,8 @@ def escape(text: str) -> str:
 
 
 def targets_lines(pane: str, want_tty: bool) -> list[str]:
-    lines = [f"list-clients -F {quote(FRAME.record('A', [frame.text('client_name')]))}"]
+    fmt = FRAME.record("A", [frame.text("client_name"), "#{client_control_mode}"])
+    lines = [f"list-clients -F {quote(fmt)}"]
     if want_tty and pane:
         lines.append(f"display-message -p -t {quote(pane)} "
                      f"{quote(FRAME.record('T', ['#{pane_id}', '#{pane_tty}']))}")
@@ -46,9 +47,12 @@ def targets_lines(pane: str, want_tty: bool) -> list[str]:
 
 
 def parse_targets(out: str, pane: str = "") -> tuple[list[str], str]:
-    """(client names, PANE's tty). A tty read in another pane (tmux falls back to one
-    when the target is gone) is not PANE's."""
-    clients = [frame.untext(c[0]) for c in FRAME.records(out, "A", 1) if c[0]]
+    """(attached client names, PANE's tty). A control-mode client (the daemon's own, an
+    editor's -CC) is no person's terminal and draws no status line: left out, as
+    parse_clients does. A tty read in another pane (tmux falls back to one when the
+    target is gone) is not PANE's."""
+    clients = [frame.untext(name) for name, control in FRAME.records(out, "A", 2)
+               if name and control != "1"]
     ttys = [t[1] for t in FRAME.records(out, "T", 2) if not pane or t[0] == pane]
     return clients, ttys[0] if ttys else ""
 

@@ -25,6 +25,13 @@ def status_right(server: Server) -> str:
     return server.run("show-options", "-gv", "status-right").rstrip("\n")
 
 
+def status_right_shown(server: Server) -> str:
+    """The global status-right expanded as a status line draws it (formats, then
+    strftime; a `#()` job's output is not in it, styles are). Raises NoServer /
+    TmuxError."""
+    return server.run("display-message", "-p", "#{T:status-right}").rstrip("\n")
+
+
 def global_option(server: Server, key: str) -> str:
     """One global session option's value (raises NoServer / TmuxError)."""
     return server.run("show-options", "-gv", key).rstrip("\n")

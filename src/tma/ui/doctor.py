@@ -125,8 +125,13 @@ def _config_stale(doc: dict) -> list[str]:
         return []
 
     at = time.strftime("%H:%M:%S", time.localtime(c["daemon_loaded_at"] / 1000))
-    return [_item(f"✗ the config changed after the daemon loaded it ({at}): it still runs "
-                  "the old settings; run `tma reload`")]
+    head = f"✗ the config changed after the daemon loaded it ({at}): it still runs the old settings"
+    if ((doc.get("daemon") or {}).get("last_error") or "").startswith("reload kept"):
+        # the daemon tried the edit: it does not load (the last error says why)
+        return [_item(f"{head} (the edit does not load: see the last error); fix the "
+                      "file and the daemon reloads it within 2 s")]
+    return [_item(f"{head}; the daemon reloads an edit within 2 s (`tma reload` does it "
+                  "now)")]
 
 
 def _daemon(doc: dict) -> list[str]:
@@ -189,17 +194,28 @@ def _notifier(notify: dict) -> list[str]:
     if by is None:
         return [_line("sink", "nobody rings: no daemon runs, and [notify] from_event "
                                   "is off (tma daemon --ensure)")]
-    message = notify.get("message_line")
     words = []
     for trigger, s in sinks.items():
         if s["kind"] == "off":
             continue
-        what = {"desktop": f"desktop ({s['what']})", "command": "your command"}.get(
-            s["kind"], "the tmux message line only" if message else "nothing")
+        what = ", ".join(_reach(r) for r in s.get("rings") or ()) or "nothing"
         words.append(f"{trigger} → {what}")
-    line = ", ".join(words) or "every trigger is off"
-    tail = "" if message else " (message line off)"
-    return [_line("sink", f"the {by} rings: {line}{tail}")]
+    line = "; ".join(words) or "every trigger is off"
+    return [_line("sink", f"the {by} rings: {line}")]
+
+
+_REACH = {"message": "the tmux message line", "bell": "a bell", "osc": "OSC 9 in the pane",
+          "command": "your command", "terminal": "the terminal (OSC)"}
+
+
+def _reach(r: dict) -> str:
+    """One sink that rings, in a word or two (tma.runtime.notify.dispatch.reaches)."""
+    name, what = r.get("sink", ""), r.get("what", "")
+    if name == "log":
+        return f"the log {what}"
+    if name == "desktop":
+        return f"desktop ({what})"
+    return _REACH.get(name, name)  # a push sink by its name: ntfy, webhook
 
 
 _STATUS_WORDS = {"wired": "wired", "incomplete": "incomplete", "not_installed": "not installed",

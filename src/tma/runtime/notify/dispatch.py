@@ -16,7 +16,8 @@ sink swallows its own errors, because the hook path must never fail and never pr
    Approve / Deny buttons that run `tma act` bound to the episode (`desktop_actions`).
 
 A command that cannot start, exits non-zero, dies of a signal or outlives its timeout
-leaves one record, `<runtime dir>/notify-error`; its next clean exit removes it.
+leaves one record, `<runtime dir>/<key>.notify-error` (the server's: tma.runtime.notify.log);
+its next clean exit removes it.
 
 The jobs live apart: `[notify]` is read by tma.runtime.notify.gate, the Note and its
 payload are tma.runtime.notify.note, the log line and the failure record
@@ -153,6 +154,40 @@ def test_note(trigger: str, cwd: str) -> Note:
                 since_ms=0, context_pct=80 if trigger == "context_high" else None)
 
 
+def reaches(cfg, trigger: str, daemon: bool = True,
+            sink5: tuple[str, str] | None = None) -> list[dict[str, str]]:
+    """Every sink a notification for this trigger rings, as [{sink, what}]: `message`,
+    `bell`, `osc`, `log` (what: its path), `command` or `desktop` (sink (5): what runs),
+    then each registered sink by its name (terminal, ntfy, webhook) that rings for this
+    trigger. [] when the trigger is off. The one answer to "which sinks are live":
+    notify-test's last line, doctor's `sink:` and the daemon's status all read it.
+    `sink5`: sink (5) as another process resolved it (the daemon's environment)."""
+    if not notify_gate.enabled(cfg, trigger):
+        return []
+    out = [{"sink": name, "what": ""} for name, on in (
+        ("message", notify_gate.message_on(cfg)), ("bell", notify_gate.flag(cfg, "bell")),
+        ("osc", notify_gate.flag(cfg, "osc"))) if on]
+    log = notify_gate.log_path(cfg)
+    if log is not None:
+        out.append({"sink": "log", "what": log})
+    kind, what = sink5 or sink(cfg, trigger, daemon)
+    if kind in ("command", "desktop"):
+        out.append({"sink": kind, "what": what})
+    for s in notify_sinks.live(cfg):
+        try:
+            rings_for = getattr(s, "rings_for", None)
+            if rings_for is None or rings_for(cfg, trigger):
+                out.append({"sink": s.NAME, "what": ""})
+        except Exception:
+            continue
+    return out
+
+
+_RING_WORDS = {"message": "the tmux message line on every attached client",
+               "bell": "a bell in the pane", "osc": "an OSC 9 notification in the pane",
+               "command": "the command above"}
+
+
 def rings(cfg, trigger: str) -> str:
     """`tma debug notify-test`'s last line: everything a real notification for this
     trigger does, sink (5) included, in words ("nothing" only when that is so)."""
@@ -161,19 +196,11 @@ def rings(cfg, trigger: str) -> str:
                f"{trigger} is not in [notify] on (default [\"blocked\"])")
         return f"rings nothing for {trigger}: {why}"
     parts = []
-    if notify_gate.message_on(cfg):
-        parts.append("the tmux message line on every attached client")
-    if notify_gate.flag(cfg, "bell"):
-        parts.append("a bell in the pane")
-    if notify_gate.flag(cfg, "osc"):
-        parts.append("an OSC 9 notification in the pane")
-    log = notify_gate.log_path(cfg)
-    if log is not None:
-        parts.append(f"a line in {log}")
-    kind, what = sink(cfg, trigger, daemon=True)
-    if kind != "none":
-        parts.append("the command above" if kind == "command" else f"{what} (desktop)")
-    parts.extend(f"{s.NAME} (its line above)" for s in notify_sinks.live(cfg))
+    for r in reaches(cfg, trigger):
+        name, what = r["sink"], r["what"]
+        parts.append(f"a line in {what}" if name == "log" else
+                     f"{what} (desktop)" if name == "desktop" else
+                     _RING_WORDS.get(name, f"{name} (its line above)"))
     if not parts:
         return "rings nothing: message = false, and no bell, osc, log, command or desktop " \
                "notifier"

@@ -166,12 +166,14 @@ def _record(job: dict, out: Outcome) -> None:
         from tma.runtime.notify import log as notify_log
 
         who = job.get("label") or job.get("sink", "push")
+        # the server the job was rung for (the hook path's child has no scope of its own)
+        sock = job.get("scope") if isinstance(job.get("scope"), str) else None
         if out.ok:
-            standing = notify_log.last_failure()
+            standing = notify_log.last_failure(sock)
             if standing is not None and standing.get("command") == who:
-                notify_log.clear_failure()
+                notify_log.clear_failure(sock)
         else:
-            notify_log.record_failure(who, _reason(out), job.get("at") or None)
+            notify_log.record_failure(who, _reason(out), job.get("at") or None, sock)
     except Exception:
         pass
 

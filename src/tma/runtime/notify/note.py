@@ -1,7 +1,7 @@
 """One notification as data: the `Note`, built in one place, and what a sink is handed.
 
 `Note.for_pane` is the one constructor from a pane (the hook intake's own fire and the
-daemon's notifier both use it); `payload` is the command's stdin JSON (schema 2),
+daemon's notifier both use it); `payload` is the command's stdin JSON (schema 3),
 `env` its TMA_* variables, `message` the status-line text, `osc9` the terminal
 notification. Import-light (os and tma only): the hook path imports it when it fires.
 """
@@ -13,7 +13,10 @@ import os
 from tma.core.record import Record
 from tma.tmux.notify import strip_controls
 
-SCHEMA = 2  # 2: `since_ms` (an age, unlike ls --json's epoch since_ms) renamed `age_ms`
+# 2: `since_ms` (an age, unlike ls --json's epoch since_ms) renamed `age_ms`;
+# 3: a value that does not apply is null, `repo` and `branch` too (they were ""), the
+#    one rule of the webhook's document, ls --json and subscribe
+SCHEMA = 3
 OSC_MAX = 200  # bytes of OSC 9 body
 
 PAYLOAD_KEYS = ("schema", "agent", "pane", "state", "detail", "session", "locator", "title",
@@ -82,7 +85,9 @@ class Note(Record):
 
 
 def payload(note: Note) -> dict:
-    """The stdin JSON of the command, keys in their pinned order (schema 2)."""
+    """The stdin JSON of the command, keys in their pinned order (schema 3). A value
+    that does not apply is null, as in the webhook's document (tma.runtime.notify.push):
+    the log line and the webhook agree on every key they share."""
     return {
         "schema": SCHEMA,
         "agent": note.agent,
@@ -92,8 +97,8 @@ def payload(note: Note) -> dict:
         "session": note.session or None,
         "locator": note.locator,
         "title": note.title or "",
-        "repo": note.repo or "",
-        "branch": note.branch or "",
+        "repo": note.repo or None,
+        "branch": note.branch or None,
         "age_ms": int(note.since_ms or 0),
         "context_pct": None if note.context_pct is None else int(note.context_pct),
         "tool": note.tool or None,

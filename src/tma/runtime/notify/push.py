@@ -107,7 +107,8 @@ def job(name: str, settings: dict, note: Note, ring) -> dict:
     secret, problem = notify_gate.push_secret(name, settings)
     out = {"sink": name, "url": settings["url"], "label": label(name, settings["url"]),
            "timeout_s": settings["timeout_s"], "retries": settings["retries"],
-           "secret": secret, "problem": problem, "at": now}
+           "secret": secret, "problem": problem, "at": now,
+           "scope": notify_log.scope()}  # the hook path's child records for the same server
     title = strip_controls(note.title or "").strip() if settings["include_title"] else ""
     screen = screen_text(ring, note) if settings["include_screen"] else ""
     if name == "ntfy":
@@ -146,6 +147,10 @@ class Push:
 
     def live(self, cfg) -> bool:
         return notify_gate.push(cfg, self.NAME) is not None
+
+    def rings_for(self, cfg, trigger: str) -> bool:
+        settings = notify_gate.push(cfg, self.NAME)
+        return settings is not None and trigger in settings["on"]
 
     def _job(self, ring, note: Note) -> dict | None:
         settings = notify_gate.push(ring.cfg, self.NAME)

@@ -14,6 +14,9 @@ hangs must never delay another):
   did, each starting with the sink's name. A line starting "<NAME> failed" marks the
   test failed (so does raising, or returning `(lines, False)`): `tma debug notify-test`
   exits 0 only when every live sink worked.
+- `rings_for(cfg, trigger)` (optional): whether a live sink rings for that trigger (the
+  push sinks' own `on`); without it, a live sink rings for every trigger. What doctor
+  and notify-test name as ringing (tma.runtime.notify.dispatch.reaches) asks it.
 """
 
 from __future__ import annotations
