@@ -213,6 +213,7 @@ class _Pass:
         self.lines: list[str] = []
         self.to_capture: list[tuple] = []  # (pane, stamp, ident)
         self.pending: list[tuple] = []  # (pane, stamp, ident, captured-or-None)
+        self.captured_at = 0.0  # time.monotonic() once the batched capture returned
         self.touched: set[str] = set()
         self.held: set[str] = set()  # read and held: stamped_at refreshed, nothing else
         self.demoted: frozenset = frozenset()
@@ -529,6 +530,7 @@ class Cycle:
             (p.pane_id, mset.get(i.agent).scrollback_needed(p.height)
              if mset.get(i.agent) is not None else 50)
             for p, _, i in work.to_capture])
+        work.captured_at = _monotonic()
         work.stats.captures += len(captured)
         for pane, stamp, ident in work.to_capture:
             cap = captured.get(pane.pane_id)
@@ -598,7 +600,11 @@ class Cycle:
                 unsure.append(i)
         if not unsure:
             return []
-        settle(CONFIRM_MS)
+        # CONFIRM_MS after the first read, not after the rules have read every capture:
+        # the rules' time (tens of ms over many panes) is part of the wait, not added
+        # to it (a cold refresh that meets a dialog pays the wait once)
+        left = CONFIRM_MS - int((_monotonic() - work.captured_at) * 1000)
+        settle(max(0, min(CONFIRM_MS, left)))
         mset = self.manifests()
         wanted = [work.pending[i] for i in unsure]
         again = read.capture_many(self.server, [
@@ -775,6 +781,12 @@ def settle(ms: int) -> None:
     import time
 
     time.sleep(ms / 1000)
+
+
+def _monotonic() -> float:
+    import time
+
+    return time.monotonic()
 
 
 def _prompt_of(screen, result, manifest) -> str:
