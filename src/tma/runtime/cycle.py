@@ -266,6 +266,11 @@ class Cycle:
         return nxt
 
     # -- lazily loaded inputs
+    def use_manifests(self, mset: ManifestSet) -> None:
+        """The set its caller loaded already (the run's Session): one load per run."""
+        self._mset = mset
+        self.skipped_manifests = list(mset.skipped)
+
     def manifests(self):
         if self._mset is None:
             from tma.runtime import manifests
