@@ -79,7 +79,7 @@ class Stats:
 
 class Result:
     def __init__(self, snapshot, rows, stats, issues, ignored, out_of_scope, mset,
-                 identities, first_snapshot=None) -> None:
+                 identities, first_snapshot=None, captures=None) -> None:
         self.snapshot = snapshot  # after this cycle's writes (the re-read)
         self.first_snapshot = first_snapshot or snapshot  # the cycle's opening read
         self.rows: list[Row] = rows
@@ -89,6 +89,9 @@ class Result:
         self.out_of_scope: list[tuple] = out_of_scope  # (pane, kind)
         self.manifests = mset  # ManifestSet when the cycle needed it, else None
         self.identities: dict = identities  # pane_id -> Identification (producer panes)
+        # pane id -> the screen this cycle read (its latest read): a caller that reads
+        # the same screens after the cycle (ls --json's dialogs) captures none again
+        self.captures: dict[str, read.Captured] = captures or {}
 
 
 def _alive(pid: int) -> bool:
@@ -214,6 +217,7 @@ class _Pass:
         self.to_capture: list[tuple] = []  # (pane, stamp, ident)
         self.pending: list[tuple] = []  # (pane, stamp, ident, captured-or-None)
         self.captured_at = 0.0  # time.monotonic() once the batched capture returned
+        self.captures: dict[str, read.Captured] = {}  # pane id -> its latest read
         self.touched: set[str] = set()
         self.held: set[str] = set()  # read and held: stamped_at refreshed, nothing else
         self.demoted: frozenset = frozenset()
@@ -428,7 +432,8 @@ class Cycle:
         stats.spawns = self.server.spawns - spawns0
         stats.ms = int((time.perf_counter() - t0) * 1000)
         return Result(final, rows, stats, work.issues, work.ignored, work.out_of_scope,
-                      self._mset, work.identities, first_snapshot=snap)
+                      self._mset, work.identities, first_snapshot=snap,
+                      captures=work.captures)
 
     def _begin(self, snap, now: int, produce: bool, current: bool = False) -> _Pass:
         """The stampede guard and the cached -F probe answer, then an empty pass."""
@@ -536,6 +541,7 @@ class Cycle:
              if mset.get(i.agent) is not None else 50)
             for p, _, i in work.to_capture])
         work.captured_at = _monotonic()
+        work.captures.update(captured)
         work.stats.captures += len(captured)
         for pane, stamp, ident in work.to_capture:
             cap = captured.get(pane.pane_id)
@@ -616,6 +622,7 @@ class Cycle:
             (p.pane_id, mset.get(ident.agent).scrollback_needed(p.height))
             for p, _stamp, ident, _cap in wanted])
         work.stats.captures += len(again)
+        work.captures.update(again)
         refold = []
         for i, (pane, _stamp, ident, _cap) in zip(unsure, wanted, strict=True):
             cap = again.get(pane.pane_id)
