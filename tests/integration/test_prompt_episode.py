@@ -200,7 +200,8 @@ def test_the_second_read_is_confirm_ms_after_the_first_not_after_the_rules(srv, 
     """The wait before the second read counts from the first read (the batched capture's
     return): what the rules took to read every capture in between is part of it, so a
     cold refresh that meets a new dialog pays CONFIRM_MS once, not CONFIRM_MS plus the
-    rules' time (bench/RESULTS.md, issue 29)."""
+    rules' time (bench/RESULTS.md, issue 29). A second read that finds the same screen
+    is not read by the rules again."""
     from tma.runtime import cycle as cycle_mod
 
     fake = srv.fake("claude")
@@ -212,8 +213,18 @@ def test_the_second_read_is_confirm_ms_after_the_first_not_after_the_rules(srv, 
     monkeypatch.setattr(cycle_mod, "_monotonic", lambda: next(clock))
     waits = []
     monkeypatch.setattr(cycle_mod, "settle", waits.append)
+    reads = []
+    evaluate = cycle_mod.Cycle._evaluate
+
+    def counted(self, pane, ident, cap):
+        reads.append(pane.pane_id)
+        return evaluate(self, pane, ident, cap)
+
+    monkeypatch.setattr(cycle_mod.Cycle, "_evaluate", counted)
     _in_process_cycle(srv, monkeypatch)()
     assert waits == [cycle_mod.CONFIRM_MS - 30]
+    # the second read found the very same screen: the rules (pure) are not run again on it
+    assert reads == [pane]
     assert srv.option(pane, "@agent_state") == "blocked"
     assert srv.option(pane, "@tma_prompt").startswith(srv.option(pane, "@agent_since") + ":")
 

@@ -624,8 +624,11 @@ class Cycle:
         work.stats.captures += len(again)
         work.captures.update(again)
         refold = []
-        for i, (pane, _stamp, ident, _cap) in zip(unsure, wanted, strict=True):
+        for i, (pane, _stamp, ident, first) in zip(unsure, wanted, strict=True):
             cap = again.get(pane.pane_id)
+            if cap is not None and first is not None \
+                    and (cap.body, cap.height) == (first.body, first.height):
+                continue  # the same screen twice reads the same (the rules are pure)
             later = self._evaluate(pane, ident, cap) if cap is not None else None
             if later is None or later.prompt != seen[i].prompt:
                 seen[i].prompt = ""  # not settled: record nothing, start nothing
