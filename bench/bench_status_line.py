@@ -15,6 +15,29 @@ The `tma` that status-right names is a wrapper that appends a line to a file bef
 running tma, so every job tmux starts for the status line is counted (each job is
 `sh -c` plus the wrapper's python: the figure below counts jobs). The daemon's own
 work is reported beside it: its segment refreshes (one tmux spawn each) and writes.
+
+  python bench/bench_status_line.py --time [--runs 61] [--status-panes 38] [--nice 0]
+                                    [--home ~/.cache/tma-bench/pipx]
+                                    [--baseline DIR --baseline-label NAME]...
+
+What one `#(tma status)` job costs with no daemon (issue 8's goal: ≤ 1.5× a bare
+interpreter), tma installed as a user's pipx installs it (bench/_pipx.py: this checkout
+and each --baseline, each in its own venv, run through pip's console script by its
+absolute path). One private tmux server holds --status-panes fake agent panes drawn
+with the 19 captured screens (bench_peer); before every timed run that tree's stamps
+are dropped and an untimed `tma ls` stamps every pane afresh, so each `tma status`
+consumes fresh stamps (checked: "N consumed, 0 captures"). In interleaved rounds,
+medians and minima of `tma status` and of its parts, each a whole process:
+  bare       the venv's `python -c pass` (the yardstick);
+  -E         the same with the flags pip's console script passes its interpreter;
+  wrapper    pip's console script itself, its `from tma… import entry` a no-op;
+  imports    the interpreter importing the modules that status run imports, then
+             leaving without teardown as `tma status` does;
+  tmux       one tmux client round trip (`display-message -p x`), and the pane
+             listing exactly as `tma status` sends it (the server's expansion of
+             every pane line included).
+Reported beside them: the tmux spawns the run makes (the cycle's own count), the
+modules it imports, what `site` takes of the bare start and the venv's .pth files.
 """
 
 from __future__ import annotations
@@ -39,7 +62,7 @@ from tma.install import tmux_status  # noqa: E402
 
 # The smallest run of each kind (argv lists): CI runs every one
 # (tests/integration/test_bench_scripts.py), so the script cannot rot unseen.
-SMOKE = [["--panes", "1", "--secs", "1", "--interval", "1"]]
+SMOKE = [["--panes", "1", "--secs", "1", "--interval", "1"], ["--time", "--smoke"]]
 
 
 def attach(name: str, env: dict) -> tuple[int, int]:
@@ -135,12 +158,31 @@ def run(args) -> dict:
 
 
 def main() -> int:
-    precompile()
     ap = argparse.ArgumentParser()
     ap.add_argument("--panes", type=int, default=10)
     ap.add_argument("--secs", type=int, default=30)
     ap.add_argument("--interval", type=int, default=1)
+    ap.add_argument("--time", action="store_true",
+                    help="time one `tma status` job with no daemon and its parts, tma as "
+                         "pipx installs it (see the module's note)")
+    ap.add_argument("--runs", type=int, default=61, help="--time: interleaved rounds")
+    ap.add_argument("--status-panes", type=int, default=38, help="--time: agent panes")
+    ap.add_argument("--home", default=str(Path.home() / ".cache" / "tma-bench" / "pipx"),
+                    help="--time: where the pipx homes live (one per tree)")
+    ap.add_argument("--baseline", action="append", default=[],
+                    help="--time: another checkout timed in the same rounds (repeatable)")
+    ap.add_argument("--baseline-label", action="append", default=[])
+    ap.add_argument("--nice", type=int, default=0,
+                    help="--time: run at this niceness (-10 keeps other load off)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="--time as CI runs it: one round over 2 panes, this interpreter's "
+                         "tma, nothing installed (the figures mean nothing)")
     args = ap.parse_args()
+    if args.time:
+        from _status_time import timed
+
+        return timed(args, ROOT)
+    precompile()
     r = run(args)
     redraws = args.secs / args.interval
     print(f"## Status line, {args.panes} agent panes, status-interval {args.interval}, "

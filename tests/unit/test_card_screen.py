@@ -356,3 +356,14 @@ def test_a_user_manifest_with_a_broken_dialog_is_skipped_with_one_line(tmp_path:
     assert len(lines) == 1
     assert lines[0].startswith(f"tma: skipping manifest {tmp_path / 'quill.toml'}: "
                                "[dialog].option: bad regex")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.characters(codec=None), max_size=60)
+       | st.text(alphabet="\t\x00\x1b\x7f\x85\x9f\xa0 a│❯", max_size=30))
+def test_printable_drops_control_characters_and_turns_tabs_into_spaces(text):
+    """The row cleaner in C (a printable row as it is, else one str.translate) says what
+    the character-by-character definition says: C0 and C1 controls out, a tab a space."""
+    want = "".join(" " if c == "\t" else c for c in text
+                   if c == "\t" or not (ord(c) < 32 or 127 <= ord(c) < 160))
+    assert card._printable(text) == want

@@ -183,3 +183,26 @@ def test_a_stored_identity_names_its_own_episode_only(since, ident, other):
                                    "12:permission:0123", "12:#{E:x}:"])
 def test_a_value_no_tma_wrote_names_no_episode(value):
     assert prompt.stored(value, 12) == ""
+
+
+@given(st.binary(max_size=300))
+def test_the_digest_is_hashlibs_sha256(data):
+    """The interpreter's own SHA-256 (hashlib would load OpenSSL's bindings first, ~2.5 ms
+    a run that reads a dialog): the digest of every stored identity is unchanged."""
+    import hashlib
+
+    assert prompt._sha256(data) == hashlib.sha256(data).hexdigest()
+
+
+def test_reading_a_prompt_loads_no_openssl():
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom tma.core import prompt\nfrom tma.core.card import ScreenAsk\n"
+            "ident = prompt.identity('permission', ScreenAsk('Bash', 'Bash: ls', "
+            "(('command', 'ls -la'),), (), 'exact'))\n"
+            "assert prompt.names_target(ident), ident\n"
+            "print('hashlib' in sys.modules, '_hashlib' in sys.modules)")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert res.stdout.split() == ["False", "False"]

@@ -53,7 +53,11 @@ def main(session: Session, argv: list[str]) -> int:
 
         screen = {}
         if any(card_screen.wants_screen(r) for r in rows):  # only the screen knows what they ask
-            screen = card_screen.screen_pending(session.server, rows, session.manifests)
+            # the screens this run's cycle read are read from its captures (a cold
+            # refresh captured every blocked pane already): no second capture
+            screen = card_screen.screen_pending(
+                session.server, rows, session.manifests,
+                result.captures if result is not None else None)
         server = result.snapshot.socket_path if result is not None else ""
         doc = render.document(rows, server=server, git=git, screen=screen)
         if remote_side is not None:

@@ -3,8 +3,10 @@
 Pure: callers hand in the decoded TOML table (or the text) and a name; reading
 files and choosing which directories to load is `tma.runtime.manifests`' job.
 Regexes use Python's `re` dialect and are compiled here, at load, so a bad one
-fails the manifest rather than a later match. The types are plain slotted records, not
-dataclasses (which import `inspect`): a cold refresh loads this module.
+fails the manifest rather than a later match; a pattern this interpreter has compiled
+before (`Regexes`, which the runtime keeps in its cache) is compiled when first used
+instead, since it cannot fail. The types are plain slotted records, not dataclasses
+(which import `inspect`): a cold refresh loads this module.
 """
 
 from __future__ import annotations
@@ -295,13 +297,100 @@ def _state(value: Any, where: str) -> str:
     return value
 
 
+class Regexes:
+    """Patterns known to compile on this interpreter, each with its group names (the
+    runtime keeps them in its cache, keyed by the interpreter's and tma's versions). A
+    load compiles only the patterns it has not seen compile (validation: a bad one fails
+    its manifest at load, as ever); the rest are compiled when first used. A cold refresh
+    uses about half of the set's regexes (no hook matcher, no rule of an absent agent, no
+    rule a higher one decided before), and compiling all of them was ~10 ms of it.
+    `seen`: every pattern this load met, with its group names: what the cache holds next;
+    `learned`: whether one of them was not known."""
+
+    def __init__(self, known: dict[str, tuple[str, ...]] | None = None) -> None:
+        self.known = known or {}
+        self.seen: dict[str, tuple[str, ...]] = {}
+        self.learned = False
+
+
+_REGEXES: Regexes | None = None  # the one a from_dict in progress was given
+
+
+class _Deferred:
+    """A regex known to compile, compiled on first use: the part of re.Pattern the
+    manifest's readers call."""
+
+    __slots__ = ("pattern", "groups_named", "_compiled")
+
+    def __init__(self, pattern: str, groups_named: tuple[str, ...]) -> None:
+        self.pattern = pattern
+        self.groups_named = groups_named
+        self._compiled: re.Pattern[str] | None = None
+
+    def _re(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.pattern)
+        return self._compiled
+
+    def search(self, *args: Any) -> re.Match[str] | None:
+        return self._re().search(*args)
+
+    def match(self, *args: Any) -> re.Match[str] | None:
+        return self._re().match(*args)
+
+    def fullmatch(self, *args: Any) -> re.Match[str] | None:
+        return self._re().fullmatch(*args)
+
+    def finditer(self, *args: Any) -> Iterator[re.Match[str]]:
+        return self._re().finditer(*args)
+
+    def findall(self, *args: Any) -> list[Any]:
+        return self._re().findall(*args)
+
+    def sub(self, *args: Any) -> str:
+        return self._re().sub(*args)
+
+    def split(self, *args: Any) -> list[str | Any]:
+        return self._re().split(*args)
+
+    @property
+    def groupindex(self) -> Any:
+        return self._re().groupindex
+
+    @property
+    def groups(self) -> int:
+        return self._re().groups
+
+    @property
+    def flags(self) -> int:
+        return self._re().flags
+
+
 def _compile(pattern: Any, where: str) -> re.Pattern[str]:
     if not isinstance(pattern, str):
         raise ManifestError(f"{where}: must be a string")
+    memo = _REGEXES
+    if memo is not None:
+        groups = memo.known.get(pattern)
+        if groups is not None:
+            memo.seen[pattern] = groups
+            return _Deferred(pattern, groups)  # type: ignore[return-value]
     try:
-        return re.compile(pattern)
+        compiled = re.compile(pattern)
     except re.error as exc:
         raise ManifestError(f"{where}: bad regex {pattern!r}: {exc}") from None
+    if memo is not None:
+        memo.seen[pattern] = tuple(compiled.groupindex)
+        memo.learned = True
+    return compiled
+
+
+def _groups(pattern: re.Pattern[str]) -> tuple[str, ...]:
+    """The group names of a pattern from _compile, without compiling a deferred one."""
+    deferred: Any = pattern
+    if isinstance(deferred, _Deferred):
+        return deferred.groups_named
+    return tuple(pattern.groupindex)
 
 
 _REGION = re.compile(r"tail_lines\((\d+)\)")
@@ -511,14 +600,14 @@ def _dialog_target(i: int, twhere: str, entry: dict[str, Any]) -> DialogTarget:
     tool = entry.get("tool", "")
     if not isinstance(tool, str):
         raise ManifestError(f"{twhere}.tool: must be a string")
-    if not tool and "tool" not in header.groupindex:
+    if not tool and "tool" not in _groups(header):
         raise ManifestError(f"{twhere}: needs tool = \"...\" or a (?P<tool>...) group "
                             "in header")
     key = entry.get("key", "command")
     if not isinstance(key, str) or not key:
         raise ManifestError(f"{twhere}.key: must be a non-empty string")
     item = _optional_regex(entry, "item", twhere)
-    if item is not None and "text" not in item.groupindex:
+    if item is not None and "text" not in _groups(item):
         raise ManifestError(f"{twhere}.item: needs a (?P<text>...) group")
     drop_last = entry.get("drop_last", False)
     if not isinstance(drop_last, bool):
@@ -528,8 +617,9 @@ def _dialog_target(i: int, twhere: str, entry: dict[str, Any]) -> DialogTarget:
 
 
 def _dialog(doc: dict[str, Any]) -> DialogRules | None:
-    """`[dialog]`, the screen reading of a permission dialog. Every regex is compiled here,
-    so a broken one fails the manifest at load (and a user manifest is skipped with one
+    """`[dialog]`, the screen reading of a permission dialog. Every regex is validated
+    here (compiled, unless known to compile: `Regexes`), so a broken one fails the
+    manifest at load (and a user manifest is skipped with one
     line naming the field) instead of failing a card later."""
     if "dialog" not in doc:
         return None
@@ -541,7 +631,7 @@ def _dialog(doc: dict[str, Any]) -> DialogRules | None:
             raise ManifestError(f"{where}.{req}: required")
     anchor = _compile(table["anchor"], f"{where}.anchor")
     option = _compile(table["option"], f"{where}.option")
-    if "name" not in option.groupindex:
+    if "name" not in _groups(option):
         raise ManifestError(f"{where}.option: needs a (?P<name>...) group, the option's line")
     targets = tuple(_dialog_target(i, w, e) for i, w, e in
                     _array_tables(table.get("targets", []), "dialog.targets"))
@@ -584,8 +674,22 @@ def _no_keys_table(doc: dict[str, Any]) -> None:
                             "docs/reference/action-schema.md")
 
 
-def from_dict(name: str, doc: dict[str, Any], engine: str = ENGINE_VERSION) -> Manifest:
-    """Validate a decoded manifest table. Raises ManifestError naming the field."""
+def from_dict(name: str, doc: dict[str, Any], engine: str = ENGINE_VERSION,
+              regexes: Regexes | None = None) -> Manifest:
+    """Validate a decoded manifest table. Raises ManifestError naming the field.
+    `regexes`: the patterns known to compile (their compile is left to first use), and
+    where the patterns this load meets are noted; None compiles every one now."""
+    global _REGEXES
+    if regexes is None:
+        return _from_dict(name, doc, engine)
+    _REGEXES = regexes
+    try:
+        return _from_dict(name, doc, engine)
+    finally:
+        _REGEXES = None
+
+
+def _from_dict(name: str, doc: dict[str, Any], engine: str) -> Manifest:
     check_engine(doc, engine)
     _no_keys_table(doc)
     _keys(doc, "manifest", TOP_LEVEL)

@@ -79,7 +79,7 @@ class Stats:
 
 class Result:
     def __init__(self, snapshot, rows, stats, issues, ignored, out_of_scope, mset,
-                 identities, first_snapshot=None) -> None:
+                 identities, first_snapshot=None, captures=None) -> None:
         self.snapshot = snapshot  # after this cycle's writes (the re-read)
         self.first_snapshot = first_snapshot or snapshot  # the cycle's opening read
         self.rows: list[Row] = rows
@@ -89,6 +89,9 @@ class Result:
         self.out_of_scope: list[tuple] = out_of_scope  # (pane, kind)
         self.manifests = mset  # ManifestSet when the cycle needed it, else None
         self.identities: dict = identities  # pane_id -> Identification (producer panes)
+        # pane id -> the screen this cycle read (its latest read): a caller that reads
+        # the same screens after the cycle (ls --json's dialogs) captures none again
+        self.captures: dict[str, read.Captured] = captures or {}
 
 
 def _alive(pid: int) -> bool:
@@ -213,6 +216,8 @@ class _Pass:
         self.lines: list[str] = []
         self.to_capture: list[tuple] = []  # (pane, stamp, ident)
         self.pending: list[tuple] = []  # (pane, stamp, ident, captured-or-None)
+        self.captured_at = 0.0  # time.monotonic() once the batched capture returned
+        self.captures: dict[str, read.Captured] = {}  # pane id -> its latest read
         self.touched: set[str] = set()
         self.held: set[str] = set()  # read and held: stamped_at refreshed, nothing else
         self.demoted: frozenset = frozenset()
@@ -265,6 +270,11 @@ class Cycle:
         return nxt
 
     # -- lazily loaded inputs
+    def use_manifests(self, mset: ManifestSet) -> None:
+        """The set its caller loaded already (the run's Session): one load per run."""
+        self._mset = mset
+        self.skipped_manifests = list(mset.skipped)
+
     def manifests(self):
         if self._mset is None:
             from tma.runtime import manifests
@@ -422,7 +432,8 @@ class Cycle:
         stats.spawns = self.server.spawns - spawns0
         stats.ms = int((time.perf_counter() - t0) * 1000)
         return Result(final, rows, stats, work.issues, work.ignored, work.out_of_scope,
-                      self._mset, work.identities, first_snapshot=snap)
+                      self._mset, work.identities, first_snapshot=snap,
+                      captures=work.captures)
 
     def _begin(self, snap, now: int, produce: bool, current: bool = False) -> _Pass:
         """The stampede guard and the cached -F probe answer, then an empty pass."""
@@ -529,6 +540,8 @@ class Cycle:
             (p.pane_id, mset.get(i.agent).scrollback_needed(p.height)
              if mset.get(i.agent) is not None else 50)
             for p, _, i in work.to_capture])
+        work.captured_at = _monotonic()
+        work.captures.update(captured)
         work.stats.captures += len(captured)
         for pane, stamp, ident in work.to_capture:
             cap = captured.get(pane.pane_id)
@@ -606,16 +619,24 @@ class Cycle:
                 unsure.append(i)
         if not unsure:
             return []
-        settle(CONFIRM_MS)
+        # CONFIRM_MS after the first read, not after the rules have read every capture:
+        # the rules' time (tens of ms over many panes) is part of the wait, not added
+        # to it (a cold refresh that meets a dialog pays the wait once)
+        left = CONFIRM_MS - int((_monotonic() - work.captured_at) * 1000)
+        settle(max(0, min(CONFIRM_MS, left)))
         mset = self.manifests()
         wanted = [work.pending[i] for i in unsure]
         again = read.capture_many(self.server, [
             (p.pane_id, mset.get(ident.agent).scrollback_needed(p.height))
             for p, _stamp, ident, _cap in wanted])
         work.stats.captures += len(again)
+        work.captures.update(again)
         refold = []
-        for i, (pane, _stamp, ident, _cap) in zip(unsure, wanted, strict=True):
+        for i, (pane, _stamp, ident, first) in zip(unsure, wanted, strict=True):
             cap = again.get(pane.pane_id)
+            if cap is not None and first is not None \
+                    and (cap.body, cap.height) == (first.body, first.height):
+                continue  # the same screen twice reads the same (the rules are pure)
             later = self._evaluate(pane, ident, cap) if cap is not None else None
             if later is None or later.prompt != seen[i].prompt:
                 seen[i].prompt = ""  # not settled: record nothing, start nothing
@@ -783,6 +804,12 @@ def settle(ms: int) -> None:
     import time
 
     time.sleep(ms / 1000)
+
+
+def _monotonic() -> float:
+    import time
+
+    return time.monotonic()
 
 
 def _prompt_of(screen, result, manifest) -> str:

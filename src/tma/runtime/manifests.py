@@ -11,6 +11,7 @@ so a cycle that only needs identity (process names) never imports tomllib or re.
 from __future__ import annotations
 
 import os
+import sys
 
 from tma.runtime import cache
 
@@ -140,9 +141,10 @@ def _adjust(doc: dict[str, Any], agents_cfg: list[dict[str, Any]], stem: str) ->
 def load(manifest_dir: str | None = None, agents_cfg: list[dict[str, Any]] | None = None,
          ) -> ManifestSet:
     """Validate the set. Raises BundledManifestError when a bundled manifest is broken."""
-    from tma.core.manifest import ManifestError, from_dict
+    from tma.core.manifest import ManifestError, Regexes, from_dict
 
     entries, decoded = _docs(manifest_dir)
+    regexes = Regexes(_known_regexes())
     # Every candidate per stem, bundled first: a broken user file that shadows a bundled
     # stem is skipped and the bundled manifest stays (a typo never costs an agent).
     candidates: dict[str, list[tuple[str, Any, str | None]]] = {}
@@ -160,7 +162,7 @@ def load(manifest_dir: str | None = None, agents_cfg: list[dict[str, Any]] | Non
                 if adjusted is None:
                     break  # disabled by [[agent]] enabled = false
                 try:
-                    manifests[stem] = from_dict(stem, adjusted)
+                    manifests[stem] = from_dict(stem, adjusted, regexes=regexes)
                     break
                 except ManifestError as exc:
                     err = str(exc)
@@ -172,7 +174,24 @@ def load(manifest_dir: str | None = None, agents_cfg: list[dict[str, Any]] | Non
     key, found = _skips_key(entries, agents_cfg), [list(x) for x in skipped]
     if cache.get("skipped", key) != found:  # a read is cheaper than a write every cycle
         cache.put("skipped", key, found)
+    if regexes.learned:  # a pattern compiled (validated) for the first time: remember it
+        cache.put("regexes", _REGEX_KEY, regexes.seen)
     return ManifestSet(manifests, skipped)
+
+
+#: the regexes cache is this interpreter's: a pattern that compiles on one Python may not
+#: on another (tma's own version is in every cache key already)
+_REGEX_KEY = hex(sys.hexversion)
+
+
+def _known_regexes() -> dict[str, tuple[str, ...]]:
+    """The patterns this interpreter compiled in an earlier load, with their group
+    names (tma.core.manifest.Regexes): {} when none are cached or the cache is foreign."""
+    known = cache.get("regexes", _REGEX_KEY)
+    if not isinstance(known, dict):
+        return {}
+    return {p: g for p, g in known.items() if isinstance(p, str) and isinstance(g, tuple)
+            and all(isinstance(n, str) for n in g)}
 
 
 def _skips_key(entries: tuple, agents_cfg) -> tuple:

@@ -190,7 +190,16 @@ class Session:
 
         sink = self.warn if warn is True else (warn or None)
         cycle = Cycle(self.server, self.config, self.g.manifest_dir, warn=sink, lean=lean)
+        # one manifest set per run: a second load validates every manifest and compiles
+        # its regexes again (ls --json reads the blocked panes' dialogs after its cycle)
+        if self._manifests is not None:
+            cycle.use_manifests(self._manifests)
         result = cycle.run(produce=produce, current=current)
+        if self._manifests is None and result.manifests is not None:
+            from tma.runtime import manifests
+
+            self._manifests = result.manifests
+            manifests.report_skipped(self._manifests, self.warn)  # as `manifests` would
         if report:
             self.report_manifests()
         if self.g.debug_timing and sink is not None:  # a quiet surface owns the terminal

@@ -34,9 +34,11 @@ def wants_screen(row) -> bool:
             and row.agent != "opencode" and not row.pane.options.get("@agent_pending_tool"))
 
 
-def screen_asks(server, rows, manifests) -> dict[str, ScreenAsk]:
+def screen_asks(server, rows, manifests, captured=None) -> dict[str, ScreenAsk]:
     """pane id -> what its screen asks, for every row only the screen can speak for whose
-    manifest has `[dialog]` rules: one batched capture (none when no row qualifies)."""
+    manifest has `[dialog]` rules: one batched capture (none when no row qualifies).
+    `captured`: pane id -> a read.Captured this run already took (a cycle's): those
+    panes are read from it, its visible rows, and only the others are captured."""
     wanted = {}
     for row in rows:
         if not wants_screen(row):
@@ -46,16 +48,37 @@ def screen_asks(server, rows, manifests) -> dict[str, ScreenAsk]:
             wanted[row.pane.pane_id] = (row, manifest)
     if not wanted:
         return {}
-    caps = read.capture_many(server, [(p, 0) for p in wanted])
+    screens = {}
+    for pane_id in wanted:
+        body = visible(captured.get(pane_id)) if captured else None
+        if body is not None:
+            screens[pane_id] = body
+    missing = [p for p in wanted if p not in screens]
+    if missing:
+        screens.update((p, cap.body) for p, cap in
+                       read.capture_many(server, [(p, 0) for p in missing]).items())
     out = {}
     for pane_id, (row, manifest) in wanted.items():
-        cap = caps.get(pane_id)
-        if cap is None:
+        body = screens.get(pane_id)
+        if body is None:
             continue
-        ask = extract(row.agent, strip_ansi(cap.body).splitlines(), manifest)
+        ask = extract(row.agent, strip_ansi(body).splitlines(), manifest)
         if ask is not None:
             out[pane_id] = ask
     return out
+
+
+def visible(cap) -> str | None:
+    """The visible screen of a capture that may hold scrollback rows above it (a cycle's):
+    its last `height` rows, what a capture of the visible screen alone returns. None when
+    the capture does not say its height."""
+    if cap is None or cap.height <= 0:
+        return None
+    rows = cap.body.split("\n")  # \n only: a row may hold \x0b, \x1c and friends
+    ended = rows[-1] == ""
+    if ended:
+        rows.pop()
+    return "\n".join(rows[-cap.height:]) + ("\n" if ended else "")
 
 
 def manifest_for(manifests, agent: str):
@@ -67,9 +90,10 @@ def manifest_for(manifests, agent: str):
         return None
 
 
-def screen_pending(server, rows, manifests) -> dict[str, tuple[str, str]]:
+def screen_pending(server, rows, manifests, captured=None) -> dict[str, tuple[str, str]]:
     """pane id -> (tool, summary) the screen's dialog names, for the blocked/permission
-    rows the hook lane says nothing about (ls --json's pending_tool/pending_summary)."""
+    rows the hook lane says nothing about (ls --json's pending_tool/pending_summary).
+    `captured`: as screen_asks takes it."""
     return {pane: (ask.tool or "", ask.summary or ask.tool or "")
-            for pane, ask in screen_asks(server, rows, manifests).items()
+            for pane, ask in screen_asks(server, rows, manifests, captured).items()
             if ask.tool or ask.summary}
