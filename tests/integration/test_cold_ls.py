@@ -79,6 +79,20 @@ def test_a_cold_ls_json_loads_the_manifests_once_and_reads_the_dialog_off_its_ca
         (row["pending_tool"], row["pending_summary"])
 
 
+def test_a_prompt_that_sat_still_for_a_second_is_read_once(srv, monkeypatch, capsys):
+    """No frame can be caught half-way in a window that drew nothing for a whole second:
+    a cold refresh over a pane sitting on its prompt records the prompt on one read,
+    without the second read (and its wait) a prompt still being drawn gets."""
+    pane = _blocked_claude(srv)
+    srv.next_second()
+    srv.next_second()  # #{window_activity} is in whole seconds: two of them passed
+    cold, counts = _ls_json_in_process(srv, monkeypatch, capsys)
+    row = next(r for r in cold["agents"] if r["pane"] == pane)
+    assert (row["state"], row["detail"]) == ("blocked", "permission")
+    assert counts["capture"] == 1, counts
+    assert srv.option(pane, "@tma_prompt"), "the prompt was recorded on its one read"
+
+
 def test_the_visible_rows_of_a_capture_with_scrollback_are_those_of_a_visible_capture(srv):
     """What the screen lane reads off a cycle's capture (scrollback rows above the screen)
     is what a capture of the visible screen alone returns, row for row."""

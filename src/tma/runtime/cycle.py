@@ -5,8 +5,9 @@ one read (list-panes + server facts + clients, which also stamps @tma_last_poll)
 one batched capture of every pane that needs reading, one batched write (each
 pane's tuple on its own line) that ends with a re-read, and a rollup write only
 when a rollup changed. A cycle that reads a permission dialog its blocked episode
-has not recorded yet (a new prompt) captures those panes once more, CONFIRM_MS later,
-in one more batch: a prompt is believed when it reads the same twice.
+has not recorded yet (a new prompt) in a window that drew in the last second captures
+those panes once more, CONFIRM_MS later, in one more batch: a prompt still being drawn
+is believed when it reads the same twice; one that sat still for a second, once.
 
 Fresh settled stamps are consumed as they are. A stale pane whose window has been
 quiet since its stamp is reused without a capture. Only the rest is identified,
@@ -610,12 +611,13 @@ class Cycle:
         from tma.core.prompt import names_target
 
         unsure = []
-        for i, ((_pane, stamp, _ident, _cap), v) in enumerate(zip(work.pending, verdicts,
-                                                                 strict=True)):
+        for i, ((pane, stamp, _ident, _cap), v) in enumerate(zip(work.pending, verdicts,
+                                                                strict=True)):
             recorded = stamp.prompt if stamp is not None else ""
             # a detail alone comes from the rule that said blocked, trusted on one read
             # like the state itself; a dialog's target is what a half-drawn frame garbles
-            if v is not None and names_target(v[0].prompt) and v[0].prompt != recorded:
+            if v is not None and names_target(v[0].prompt) and v[0].prompt != recorded \
+                    and not _settled(pane, work.now):
                 unsure.append(i)
         if not unsure:
             return []
@@ -796,6 +798,14 @@ class _Seen:
 #: How long after a first read a new prompt is read again to be believed (agents repaint
 #: within a few milliseconds of a resize; a half-drawn frame lasts no longer).
 CONFIRM_MS = 100
+
+
+def _settled(pane, now: int) -> bool:
+    """Nothing was drawn in the pane's window for a whole second before this read (tmux
+    keeps #{window_activity} in whole seconds: the second after the last output's
+    second has passed too): no frame can be caught half-way, so its prompt is read once.
+    A cold refresh of panes that sit on their prompts pays no confirmation wait."""
+    return pane.window_activity > 0 and (pane.window_activity + 2) * 1000 <= now
 
 
 def settle(ms: int) -> None:
