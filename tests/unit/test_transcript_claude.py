@@ -8,9 +8,10 @@ from __future__ import annotations
 import copy
 import json
 from collections import Counter
+from pathlib import PurePosixPath
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from tests.helpers import transcripts as tx
 from tma.core.proto import EVENT_KINDS
@@ -190,6 +191,40 @@ def test_sidecars_and_context_are_not_conversation():
             assert json.loads(tx.text(e)) == r["attachment"]
     # every bookkeeping type named is one the recordings have
     assert set(kinds) == claude.BOOKKEEPING
+
+
+# --- where the file is --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_candidates_name_the_recorded_paths(key):
+    m = tx.manifest(key)
+    sessions = {rel: path for rel, path in m["files"].items() if "/subagents/" not in rel}
+    assert len(sessions) == 7
+    for rel, written in sessions.items():
+        sid = PurePosixPath(rel).stem
+        assert claude.candidates(sid, m["cwd"], {"HOME": m["home"]}) == [written]
+        # the config directory moved: the same project directory under it
+        moved = claude.candidates(sid, m["cwd"], {"HOME": "/nowhere",
+                                                  "CLAUDE_CONFIG_DIR": m["home"] + "/.claude"})
+        assert moved == [written]
+    assert claude.candidates("x", m["cwd"], {}) == []
+    assert claude.candidates("../x", m["cwd"], {"HOME": m["home"]}) == []
+
+
+@given(st.text(max_size=300))
+@example("/work/a_b c.d/𝄞")  # (a character outside the BMP is two UTF-16 units)
+@example("/" + "d" * 250)
+def test_a_slug_is_the_cwd_one_dash_per_utf16_unit_of_anything_not_alphanumeric(cwd):
+    slug = claude.slug(cwd)
+    units = len(cwd.encode("utf-16-le")) // 2
+    if units <= claude.SLUG_MAX:
+        assert len(slug) == units and "*" not in slug
+        assert all(c == "-" or (c.isascii() and c.isalnum()) for c in slug)
+    else:  # cut, and a hash Claude Code computes stands after it: a glob
+        assert len(slug) == claude.SLUG_MAX + 2 and slug.endswith("-*")
+        path = claude.candidates("s", cwd, {"HOME": "/h"})[0]
+        assert PurePosixPath(f"/h/.claude/projects/{slug[:-1]}1k2j3/s.jsonl").match(path)
 
 
 # --- purity --------------------------------------------------------------------------------

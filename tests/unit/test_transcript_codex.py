@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import json
 from collections import Counter
+from pathlib import PurePosixPath
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -214,6 +215,24 @@ def test_an_approval_request_is_a_permission_request():
     (e,) = codex.events(asked)
     assert e.kind == "permission_request" and e.ts == call["timestamp"]
     assert e.data == {"tool": "exec_command", "call_id": call["payload"]["call_id"]}
+
+
+# --- where the file is --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_candidates_match_the_recorded_paths_only(key):
+    m = tx.manifest(key)
+    assert len(m["files"]) == 8
+    for rel, written in m["files"].items():
+        sid = codex.session(tx.records(tx.ROOT / key / rel)[0]).data["session_id"]
+        for env in (m["env"], {"HOME": m["home"]}):  # CODEX_HOME, or its default
+            (pattern,) = codex.candidates(sid, m["cwd"], env)
+            assert PurePosixPath(written).match(pattern)
+            others = [w for w in m["files"].values() if w != written]
+            assert not any(PurePosixPath(w).match(pattern) for w in others)
+    assert codex.candidates("x", m["cwd"], {}) == []
+    assert codex.candidates("*", m["cwd"], {"HOME": m["home"]}) == []
 
 
 # --- purity --------------------------------------------------------------------------------

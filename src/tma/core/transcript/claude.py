@@ -36,7 +36,9 @@ repeat changes nothing.
 
 from __future__ import annotations
 
+import posixpath
 import re
+import unicodedata
 
 from tma.core.transcript.event import Event, make, unknown
 from tma.core.transcript.text import (
@@ -49,6 +51,10 @@ from tma.core.transcript.text import (
     size,
     string,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 NAME = "claude"
 
@@ -71,6 +77,7 @@ _COMMAND = re.compile(r"<command-name>(.*?)</command-name>", re.S)
 _ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 _BASH = re.compile(r"<bash-input>(.*?)</bash-input>", re.S)
 INTERRUPTED = "[Request interrupted by user"
+SLUG_MAX = 200  # a longer project name is cut and gets a hash
 
 
 def events(record: dict[str, object]) -> list[Event]:
@@ -108,6 +115,29 @@ def session(record: dict[str, object]) -> Event | None:
     return make("session_meta", agent=NAME, session_id=sid, cwd=cwd,
                 version=string(record.get("version")), model=model,
                 ts=string(record.get("timestamp")))
+
+
+def slug(cwd: str) -> str:
+    """A project's directory name as Claude Code makes it from the cwd: every character
+    but an ASCII letter or digit becomes `-` (one per UTF-16 unit: JavaScript's regex), and
+    a name over 200 characters keeps its first 200 and a hash of the cwd, which is not
+    reproduced here: `*` stands for it."""
+    name = "".join(c if c.isascii() and c.isalnum() else "-" * (2 if ord(c) > 0xFFFF else 1)
+                   for c in cwd)
+    return name if len(name) <= SLUG_MAX else f"{name[:SLUG_MAX]}-*"
+
+
+def candidates(session_id: str, cwd: str, env: Mapping[str, str]) -> list[str]:
+    """Where the session's transcript is: `<config>/projects/<slug(cwd)>/<session>.jsonl`,
+    the config directory being `$CLAUDE_CONFIG_DIR`, else `$HOME/.claude` (as Claude Code
+    2.1.197 and 2.1.332 resolve it). A candidate holding `*` (a cwd too long for a plain
+    slug) is a glob pattern; none without a HOME or config directory."""
+    config = env.get("CLAUDE_CONFIG_DIR") or (
+        posixpath.join(env["HOME"], ".claude") if env.get("HOME") else None)
+    if config is None or not session_id or any(c in session_id for c in "*?[]/"):
+        return []
+    config = unicodedata.normalize("NFC", config)
+    return [posixpath.join(config, "projects", slug(cwd), f"{session_id}.jsonl")]
 
 
 # --- user --------------------------------------------------------------------------------

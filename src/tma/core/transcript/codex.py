@@ -39,6 +39,7 @@ stream has them); they are mapped for a release that does.
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 
 from tma.core.transcript.event import Event, make, unknown
@@ -52,6 +53,10 @@ from tma.core.transcript.text import (
     size,
     string,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 NAME = "codex"
 
@@ -101,6 +106,18 @@ def session(record: dict[str, object]) -> Event | None:
     return make("session_meta", agent=NAME, session_id=sid, cwd=string(p.get("cwd")),
                 version=string(p.get("cli_version")), model=string(p.get("model")),
                 ts=string(record.get("timestamp")))
+
+
+def candidates(session_id: str, cwd: str, env: Mapping[str, str]) -> list[str]:
+    """Where the session's rollout is: a glob pattern, since its name holds the time it
+    started (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<iso>-<session>.jsonl`, `CODEX_HOME`
+    defaulting to `$HOME/.codex`); the reader expands it (a resumed session can match more
+    than one: the newest wins). The cwd plays no part; none without a home."""
+    home = env.get("CODEX_HOME") or (
+        posixpath.join(env["HOME"], ".codex") if env.get("HOME") else None)
+    if home is None or not session_id or any(c in session_id for c in "*?[]/"):
+        return []
+    return [posixpath.join(home, "sessions", "*", "*", "*", f"rollout-*-{session_id}.jsonl")]
 
 
 # --- the UI's stream ---------------------------------------------------------------------
