@@ -59,13 +59,16 @@ class Entry(Record, frozen=True):
 
 
 class Page(Record, frozen=True):
-    """Events newest first, at most the limits' `last`. `more`: older events exist before
-    the last of them; `budget_truncated`: the read budget, not the count, ended the page;
-    `session`: a session_meta event saying whose session this is (None: none seen);
-    `read`: bytes read for it."""
+    """Events newest first, at most the limits' `last`. `older`: the cursor to pass back
+    as `before` for the page before this one (None: this page reached the transcript's
+    start); it names the oldest entry, or, when the page ended on records that had no
+    events, a place before them (any cursor of the store's making will do);
+    `budget_truncated`: the read budget, not the count, ended the page; `session`: a
+    session_meta event saying whose session this is (None: none seen); `read`: bytes read
+    for it."""
 
     entries: tuple[Entry, ...]
-    more: bool
+    older: str | None
     budget_truncated: bool = False
     session: Event | None = None
     read: int = 0
