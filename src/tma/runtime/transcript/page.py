@@ -15,8 +15,8 @@ bytes, and it stands in the page as one `unknown` event of type `oversized` (its
 request is refused).
 
 The session a window names is the newest record on the page that says it
-(`store.session`), else the file's head (its first 64 KiB, read once per file and kept:
-a file that only grows keeps its head).
+(`store.session`), else the file's head (its first 64 KiB; what it said is kept and
+taken again while the file still starts with the same bytes).
 
 A quiet file costs one `stat`: the last page read for each (file, cursor, limits) is
 kept with the file's (device, inode, size, mtime) and answered again while they hold.
@@ -24,6 +24,7 @@ kept with the file's (device, inode, size, mtime) and answered again while they 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
@@ -51,7 +52,7 @@ OVERSIZED = "oversized"
 _TAIL, _CURSOR = "tail", "cursor"
 
 _pages: dict[tuple, tuple[tuple, Page]] = {}
-_heads: dict[tuple, Event | None] = {}
+_heads: dict[tuple, tuple[Event | None, int, bytes]] = {}
 
 
 def usable(st: os.stat_result) -> str | None:
@@ -195,14 +196,23 @@ def _parse(store: Any, line: bytes | None) -> tuple[list[Event], Event | None]:
 
 
 def _head(f: _Open, store: Any) -> tuple[Event | None, int]:
-    """The session the file's first records name, and the bytes read for it (0: kept)."""
+    """The session the file's first records name, and the bytes read for it. What was
+    found is kept with the bytes it was found in, and taken again only while the file
+    still starts with them (a file rewritten in place is read again)."""
     key = (f.dev, f.ino, _name(store))
-    if key in _heads:
-        return _heads[key], 0
+    hit = _heads.get(key)
+    if hit is not None:
+        found, size, digest = hit
+        if size <= f.size and _digest(f.pread(size, 0)) == digest:
+            return found, size
     n = min(HEAD_BYTES, f.size)
     data = f.pread(n, 0) if n else b""
-    found = None
-    for line in data.split(b"\n")[:-1]:  # whole lines only
+    at = 0
+    while True:
+        end = data.find(b"\n", at)
+        if end < 0:
+            break  # whole lines only
+        line, at = data[at:end], end + 1
         if not line.strip():
             continue
         try:
@@ -211,10 +221,15 @@ def _head(f: _Open, store: Any) -> tuple[Event | None, int]:
         except Exception:  # noqa: BLE001 - not this line's
             found = None
         if found is not None:
-            break
-    if found is not None or n == f.size:  # a head still growing may name it later
-        _remember(_heads, key, found)
-    return found, n
+            _remember(_heads, key, (found, at, _digest(data[:at])))
+            return found, n
+    if n == HEAD_BYTES:  # the whole head said nothing, and growing will not change it
+        _remember(_heads, key, (None, n, _digest(data)))
+    return None, n
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 class _Reader:
