@@ -559,8 +559,10 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                        "device's share")),
             notes="Speaks schema 1 of the protocol: hello, snapshot, subscribe, card, "
                   "dispatch (scope, then the slot ledger, then the broker with the episode "
-                  "binder), receipts; window and event answer `unsupported`. Pane titles "
-                  "never leave the host. See docs/reference/protocol.md."),
+                  "binder), receipts, window and event (a page of a pane's transcript "
+                  "within the budget the device asks and the host clamps, one event with "
+                  "its body). Pane titles never leave the host; a device names a pane, "
+                  "never a path. See docs/reference/protocol.md."),
     Command("host", "The fleet: hosts whose agents `tma ls --hosts` shows (add, list, "
                     "check, remove).",
             subcommands=_HOST, exits=(OK, (1, "see the subcommand"), USAGE),
