@@ -103,7 +103,8 @@ def _gemini(sid: str, cwd: str, env: Mapping[str, str]) -> tuple[list[str], list
 
 
 def _pi(sid: str, cwd: str, env: Mapping[str, str]) -> tuple[list[str], list[str]]:
-    base = os.path.join(_home(env), ".pi", "agent", "sessions")
+    base = os.path.join(env.get("PI_CODING_AGENT_DIR") or os.path.join(_home(env), ".pi", "agent"),
+                        "sessions")
     slug = "--" + cwd.strip("/").replace("/", "-") + "--"
     near = [f"{base}/{_glob_literal(slug)}/*_{sid}.jsonl"] if cwd else []
     return near, [f"{base}/*/*_{sid}.jsonl"]

@@ -11,6 +11,7 @@ gives up.
 from __future__ import annotations
 
 from tma.core import proto
+from tma.core.errors import NoPane
 from tma.core.transcript.window import (
     Limits,
     clamp,
@@ -25,12 +26,24 @@ from tma.runtime.transcript.stores import Entry, NoTranscript, Page
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
-    from typing import TypeVar
+    from typing import Any, TypeVar
 
     T = TypeVar("T")
 
 #: `last_answer` reads at most this many pages looking for its turns.
 LAST_PAGES = 20
+
+
+def target(session: Any, pane_id: str) -> L.Target:
+    """The Target of a live pane after one poll cycle (the agent is the cycle's verdict):
+    NoPane when the pane does not exist, NoTranscript when it runs no agent."""
+    result = session.cycle()
+    if all(p.pane_id != pane_id for p in result.snapshot.panes):
+        raise NoPane(pane_id)
+    row = next((r for r in result.rows if r.pane.pane_id == pane_id), None)
+    if row is None:
+        raise NoTranscript(f"{pane_id} runs no agent tma knows")
+    return L.target_of(row)
 
 
 def _read(t: L.Target, env: Mapping[str, str], fn: Callable[[L.Located], T]) -> T:
