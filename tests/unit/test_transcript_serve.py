@@ -177,3 +177,9 @@ def test_each_refusal_is_the_code_a_device_branches_on(host, tmp_path):
 def test_a_connection_without_read_reads_no_transcript(tmp_path):
     d = Device([row("%1")], {"HOME": str(tmp_path)}, scopes=("act:answer",))
     assert d.ask("window", pane="%1")["code"] == "scope-denied"
+
+
+def test_the_transcript_document_shares_the_protocols_event_header():
+    doc = _schema("transcript.schema.json")
+    for name in ("cursor", "body", "event_header", "session_meta"):
+        assert doc["$defs"][name] == SCHEMA["$defs"][name], name
