@@ -34,6 +34,7 @@ from tma.runtime.notify import (
     gate as notify_gate,
     log as notify_log,
 )
+from tma.runtime.transcript import locate, read as transcript, stores
 from tma.tmux import read, releases, setup
 from tma.tmux.adapter import TmuxError
 
@@ -559,8 +560,6 @@ def transcript_facts(ctx: Context, pane, stamp, agent: str) -> dict:
     """Which transcript tma reads for the pane (the file, how it was found, or why none),
     and how many records of its newest page the agent's reader did not know (a format
     that drifted)."""
-    from tma.runtime.transcript import locate, read as transcript, stores
-
     opts = pane.options
     t = locate.Target(pane.pane_id, agent,
                       (stamp.session if stamp is not None else "") or opts.get("@agent_session", ""),
