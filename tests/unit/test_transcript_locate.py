@@ -190,3 +190,55 @@ def test_a_window_event_and_last_answer_through_the_located_file(tmp_path):
     assert read.last_answer(t, env, 9) == ["answer 0", "answer 1", "answer 2"]
     with pytest.raises(CursorInvalid):
         read.event(t, env, "t1.1.2.3.4.0")
+
+
+def _paged_module():
+    """A store that pages itself (stores.PagedStore), over a list in memory: what an
+    SQLite store plugs in as."""
+    from tma.core.transcript import event as E
+
+    rows = [E.make("user_message", bytes=2, attachments=0, preview=f"q{i}", body=("text", f"q{i}"))
+            if i % 2 == 0 else E.make("assistant_text", bytes=2, preview=f"a{i}",
+                                      body=("text", f"a{i}"))
+            for i in range(9)] + [E.unknown("hologram")]
+    mod = types.ModuleType("tests_tx_paged_store")
+
+    def locate(session_id, cwd, env):
+        return f"mem:{session_id}" if session_id == SID else None
+
+    def page(source, before, limits):
+        end = len(rows) if before is None else int(before.removeprefix("o1."))
+        if before is not None and not (before.startswith("o1.") and 0 <= end <= len(rows)):
+            raise CursorInvalid("not mine")
+        idx = list(range(end - 1, -1, -1))[:limits.last]
+        older = f"o1.{idx[-1]}" if idx and idx[-1] > 0 else None
+        return stores.Page(tuple(stores.Entry(f"o1.{i}", rows[i]) for i in idx), older)
+
+    def event(source, cursor, limits):
+        if not cursor.startswith("o1."):
+            raise CursorInvalid("not mine")
+        i = int(cursor.removeprefix("o1."))
+        return stores.Entry(cursor, rows[i])
+
+    mod.NAME, mod.locate, mod.page, mod.event = "paged", locate, page, event
+    return mod
+
+
+def test_a_store_that_pages_itself_plugs_in(tmp_path, monkeypatch):
+    mod = _paged_module()
+    monkeypatch.setitem(sys.modules, mod.__name__, mod)
+    env = env_for(tmp_path, opencode=mod.__name__)
+    t = L.Target("%2", "opencode", SID, CWD, "/ignored/hook/path.jsonl")
+    assert L.locate(t, env) == L.Located(mod, f"mem:{SID}", L.SESSION)
+    w = read.window(t, env, last=4)
+    assert [e.cursor for e in w.events] == ["o1.9", "o1.8", "o1.7", "o1.6"]
+    assert (w.unknown, w.older, w.agent) == (1, "o1.6", "opencode")
+    rest = read.window(t, env, before=w.older)
+    assert [e.cursor for e in rest.events] == [f"o1.{i}" for i in range(5, -1, -1)]
+    assert rest.older is None
+    assert read.event(t, env, "o1.3").header.body == proto.EventBody("text", "a3")
+    assert read.last_answer(t, env, 2) == ["a5", "a7"]
+    with pytest.raises(CursorInvalid):
+        read.event(t, env, "t1.1.2.3.4.0")
+    with pytest.raises(NoTranscript, match="no transcript for session"):
+        read.window(L.Target("%2", "opencode", "ses_other", CWD), env)

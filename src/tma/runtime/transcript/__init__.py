@@ -10,7 +10,9 @@ backwards under the budgets, one event by its cursor, the last answer.
 - `locate`: which file is a pane's (the hook's path, else the session id and the pane's
   directory, else a scan by session id; never a guess);
 - `read`: what the surfaces call (`window`, `event`, `last_answer`): a pane's row in, the
-  protocol's frames out.
+  protocol's frames out;
+- a store that pages itself lives here too, beside the registry that names it (OpenCode's
+  SQLite reader, `opencode_db`: one read-only connection held per database).
 
 Who may import it: the commands (`tma transcript`, `tma last`), doctor, the surfaces'
 feeds and the other rooms (the fleet serves `window` and `event` from it). It imports
