@@ -26,6 +26,7 @@ import json
 import os
 import re
 
+from tma.core.paths import here
 from tma.core.record import Record
 from tma.runtime.transcript import page, stores
 
@@ -71,7 +72,7 @@ class Located(Record, frozen=True):
 # --- each agent's layout (used when its store module names no candidates) -------------------
 
 def _home(env: Mapping[str, str]) -> str:
-    return env.get("HOME") or os.path.expanduser("~")
+    return here(env).home
 
 
 def _glob_literal(text: str) -> str:
