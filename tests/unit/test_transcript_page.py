@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,12 @@ records = st.one_of(
 files = st.lists(records, max_size=25)
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def fresh(tmp_path: Path) -> Path:
+    """A file of its own for each example: a page is kept per path and file state, and
+    two examples written within one clock tick at the same size would look alike."""
+    return tmp_path / f"{uuid.uuid4().hex}.jsonl"
 
 
 def write(path: Path, recs: list[dict], tail: str = "") -> None:
@@ -63,7 +70,7 @@ def walk(path: Path, *, last: int = 200, chunk: int = CHUNK, read: int = 1 << 20
 @SETTINGS
 @given(files, st.integers(1, 300), st.text(alphabet='{"type: x', max_size=12))
 def test_any_split_into_chunks_reads_the_same_events(tmp_path, recs, chunk, tail):
-    path = tmp_path / "t.jsonl"
+    path = fresh(tmp_path)
     write(path, recs, tail.replace("\n", ""))  # an unfinished last line is left out
     got = walk(path, chunk=chunk)
     assert [e.event for e in got] == forward(recs)
@@ -73,7 +80,7 @@ def test_any_split_into_chunks_reads_the_same_events(tmp_path, recs, chunk, tail
 @SETTINGS
 @given(files, st.integers(1, 7), st.integers(1, 90))
 def test_paging_with_older_visits_every_event_once(tmp_path, recs, last, chunk):
-    path = tmp_path / "t.jsonl"
+    path = fresh(tmp_path)
     write(path, recs)
     got = walk(path, last=last, chunk=chunk)
     cursors = [e.cursor for e in got]
@@ -87,12 +94,12 @@ def test_paging_with_older_visits_every_event_once(tmp_path, recs, last, chunk):
 @given(files.filter(bool), st.data())
 def test_a_truncated_or_replaced_file_gives_cursor_invalid_never_a_wrong_event(
         tmp_path, recs, data):
-    path = tmp_path / "t.jsonl"
+    path = fresh(tmp_path)
     write(path, recs)
     before = walk(path)
     size = path.stat().st_size
     if data.draw(st.booleans(), label="replace"):
-        other = tmp_path / "new.jsonl"
+        other = fresh(tmp_path)
         write(other, data.draw(files, label="new records"))
         os.replace(other, path)  # same name, another file
     else:
