@@ -156,8 +156,9 @@ def test_nothing_to_show_no_pane_and_a_refused_cursor_are_their_exits(srv):
     assert _tma(srv, "last", "--pane", "%999").returncode == 3
     res = _tma(srv, "transcript", "--pane", shell)
     assert res.returncode == 1 and "runs no agent" in res.stderr, res.stderr
-    # no reader for this agent in this tma (the store modules come separately)
-    res = srv.tma("transcript", "--pane", pane, manifests=False)
+    # no reader for this agent (a store module this tma does not have)
+    res = srv.tma("transcript", "--pane", pane, manifests=False,
+                  env={"TMA_TRANSCRIPT_STORES": "claude=tests_tx_no_such_store"})
     assert res.returncode == 1 and "no transcript reader for claude" in res.stderr, res.stderr
     cursor = _doc(_tma(srv, "transcript", "--pane", pane, "--json"))["events"][0]["cursor"]
     with open(path, "r+b") as fh:

@@ -92,6 +92,8 @@ def test_the_session_meta_is_the_windows_session():
     ev = E.make("session_meta", agent="claude", session_id="s", cwd="/w", version=None,
                 model="m")
     assert W.session_meta(ev) == proto.SessionMeta("claude", "s", "/w", "", "m")
+    # and as an event, its names are strings too (a store that knows no model says "")
+    assert W.header("t1.1.2.3.0.0", ev).data["version"] == ""
     assert W.session_meta(None) is None
     assert W.session_meta(E.unknown("x")) is None
 

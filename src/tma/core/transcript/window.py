@@ -139,6 +139,8 @@ def header(cursor: str, ev: Event, header_bytes: int = HEADER_BYTES, *,
     """The protocol's header of one event: its strings cut to `header_bytes`; with `body`,
     the event's whole text (cut at BODY_BYTES), as an `event` answer carries it."""
     data = {k: _value(v, header_bytes) for k, v in ev.data.items()}
+    if ev.kind == "session_meta":  # the wire's session names are strings ("" unknown)
+        data = {k: "" if v is None else v for k, v in data.items()}
     ts = None if ev.ts is None else cut(ev.ts, header_bytes)
     preview = None if ev.preview is None else cut(ev.preview, header_bytes)
     full = None
