@@ -4,9 +4,11 @@ Pinned here (issue 19), from the source as text, so a regression fails before re
 - no cli module imports another command's module (common, spec and main are the shell
   every command shares; everything else a command needs lives in a layer below);
 - the cli modules import one another without a cycle;
-- no dynamic import in src/ but the command loader in cli/main.py (import-linter
-  cannot see through one); reading package data with importlib.resources is not an
-  import and stays allowed;
+- no dynamic import in src/ but the command loader in cli/main.py and the transcript
+  store registry (import-linter cannot see through one; the registry names modules of
+  tma.core.transcript and tma.runtime.transcript only, which
+  tests/unit/test_transcript_locate.py holds it to); reading package data with
+  importlib.resources is not an import and stays allowed;
 - a Paths is constructed in one place (tma.core.paths.here);
 - cli/ stays under 3,500 lines.
 """
@@ -78,10 +80,20 @@ def _calls(tree: ast.AST, name: str) -> bool:
                for n in ast.walk(tree))
 
 
+#: The modules that may import by name, and why.
+DYNAMIC = {
+    "runtime/transcript/stores.py": "the store registry: each agent's store module is "
+                                    "imported when its transcript is first asked for, and "
+                                    "one not there yet is 'no reader'",
+}
+
+
 def test_no_dynamic_import_outside_the_command_loader():
     offenders = []
     for path in sorted(SRC.rglob("*.py")):
         rel = path.relative_to(SRC).as_posix()
+        if rel in DYNAMIC:
+            continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.Import) and any(

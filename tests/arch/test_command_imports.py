@@ -228,6 +228,10 @@ class Scene:
             s in self.here.tmux("capture-pane", "-p", "-t", p) for p, s in (
                 (self.panes["PANE_BLOCKED"], "FAKE-BLOCKED"),
                 (self.panes["PANE_WORKING"], "FAKE-WORKING"))))
+        # every hooked agent's pane names its transcript: reading panes must not load
+        # the transcript room, nor the Codex rollout tail for an agent that is not Codex
+        self.here.tmux("set-option", "-p", "-t", self.panes["PANE_IDLE"], "@agent_transcript",
+                       str(root / "transcript.jsonl"))
         self.client = PtyClient(self.here, "here")
         self.stamp()
 

@@ -83,11 +83,13 @@ KEPT = {
     "tma.cli.demo": 1,
     "tma.cli.doctor": 2,
     "tma.cli.jump": 1,  # hosts.toml's reader only for a HOST:%N jump
+    "tma.cli.last": 1,  # the link's modules only for HOST:%N (as card)
     "tma.cli.ls": 3,  # +2: the fleet's modules only with --hosts, a card's screen only for --json
     "tma.cli.mute": 2,
     "tma.cli.picker": 4,
     "tma.cli.spec": 3,  # +2: the help renderer only when help is asked for
     "tma.cli.subscribe": 2,  # the fleet's modules only with --hosts (~100 ms a subscriber)
+    "tma.cli.transcript": 1,  # the link's modules only for HOST:%N (as card)
     "tma.cli.version": 1,
     "tma.cli.wait": 3,  # the fleet's modules only with --hosts or HOST:%N (~120 ms a wait)
     "tma.cli.watch": 4,

@@ -34,7 +34,8 @@ def require() -> None:
 #: config, tmux build, and its runtime and state dirs, so the host's serve seats, ledger
 #: and daemon files are the test's own, never shared with another test or worker.
 _KEEP = ("HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR",
-         "TMA_CONFIG", "TMA_TMUX_BIN", "PATH", "LANG", "PYTHONPATH", "TMUX_TMPDIR")
+         "TMA_CONFIG", "TMA_TMUX_BIN", "PATH", "LANG", "PYTHONPATH", "TMUX_TMPDIR",
+         "TMA_TRANSCRIPT_STORES")
 
 
 def _env_words(srv) -> str:

@@ -259,10 +259,11 @@ def test_agent_panes_are_listed_with_their_tier(srv):
     assert panes[1].startswith(f"  {a} fake s:0.0 tier 1 idle (capture, evidence ")
     assert panes[2] == "      hooks: no installer"
     assert panes[3] == "      not tier 2: no hook installer for fake: screen reads only"
-    assert panes[4].startswith(f"  {b} fake s:1.0 tier 1 working (hook, evidence ")
-    assert panes[5] == "      hooks: no installer"
-    assert panes[6] == "      model: big-model (no [telemetry.windows] entry names it)"
-    assert panes[7] == ("      not tier 2: no hook installer for fake (its hook claims arrive: "
+    assert panes[4] == "      transcript: none: tma has no transcript reader for fake"
+    assert panes[5].startswith(f"  {b} fake s:1.0 tier 1 working (hook, evidence ")
+    assert panes[6] == "      hooks: no installer"
+    assert panes[7] == "      model: big-model (no [telemetry.windows] entry names it)"
+    assert panes[8] == ("      not tier 2: no hook installer for fake (its hook claims arrive: "
                         "wired by hand)")
     rows = {x["pane"]: x for x in r.doc["agents"]}
     assert set(rows) == {a, b}
@@ -699,3 +700,32 @@ def test_a_broken_config_is_one_cross_line_and_the_rest_is_diagnosed(srv):
     srv.config.write_text("[fold]\ndwell_secs = 3\n")
     r = doctor(srv)
     assert r.section("config") == "" and r.doc["config"]["error"] is None
+
+
+def test_each_agent_says_which_transcript_tma_reads_and_what_it_did_not_know(srv):
+    # the fake agent's transcript through the tests' synthetic store: the file its hook
+    # named, and the records of the newest page the reader did not know
+    srv.env.update(TMA_TRANSCRIPT_STORES="fake=tests.helpers.synthetic_store",
+                   PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    a, b = srv.agent_pane(), srv.agent_pane()
+    path = srv.root / "t.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in (
+        {"type": "user", "text": "hi"}, {"type": "hologram"}, {"type": "assistant", "text": "yo"},
+        {"type": "hologram"})), encoding="utf-8")
+    now = now_ms()
+    for pane, extra in ((a, {"agent_transcript": str(path)}), (b, {})):
+        set_opts(srv, pane, agent_state="working", agent_source="hook", agent_name="fake",
+                 agent_evidence_at=str(now), agent_since=str(now), agent_stamped_at=str(now),
+                 agent_session="s-1", **extra)
+    r = doctor(srv)
+    rows = {x["pane"]: x for x in r.doc["agents"]}
+    assert rows[a]["transcript"] == {
+        "path": str(path), "how": "hook", "store": "tests.helpers.synthetic_store",
+        "unknown": 2, "events": 4, "why": None}
+    none = rows[b]["transcript"]
+    assert none["path"] is None and none["unknown"] is None
+    assert none["why"].startswith("no fake transcript for session s-1")
+    assert (f"      transcript: {path} (named by its hook); ✗ 2 of the newest 4 events are "
+            "records the reader does not know") in r.text
+    assert "      transcript: none: no fake transcript for session s-1" in r.text
+    assert r.rc == 0  # a note, never a warning

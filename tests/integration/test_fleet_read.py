@@ -105,6 +105,44 @@ def test_card_on_a_hung_or_dead_host_is_a_named_error_in_time(srv, sshd, local):
     print(f"\ncard: a dead host named in {took:.2f}s")
 
 
+def test_transcript_and_last_of_a_remote_pane_are_the_hosts(srv, sshd, local, tmp_path):
+    # the host's claude pane named its transcript by hook; the host reads it through the
+    # tests' synthetic store (its forced command keeps TMA_TRANSCRIPT_STORES)
+    srv.env.update(TMA_TRANSCRIPT_STORES="claude=tests.helpers.synthetic_store",
+                   PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    path = srv.root / "t.jsonl"
+    recs = [{"type": "meta", "session": "s-9", "cwd": "/w", "version": "2", "model": "m"}]
+    for i in range(3):
+        recs += [{"type": "user", "text": f"question {i}"},
+                 {"type": "assistant", "text": f"answer {i}\n\x1b]52;c;eA==\x07second line"}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
+    pane = srv.agent_pane("claude")
+    res = srv.tma("event", "--agent", "claude", "--kind", "UserPromptSubmit", "--pane", pane,
+                  input=json.dumps({"session_id": "s-9", "transcript_path": str(path)}),
+                  manifests=False, env={"TMA_HOOK_STRICT": "1"})
+    assert res.returncode == 0, res.stderr
+    sshd.set_command(sshd.serve_command(srv, "--interval", "500"))
+    assert local.tma("host", "add", "box", "tma-test", "--via", sshd.via()).returncode == 0
+    res = local.tma("transcript", "--pane", f"box:{pane}", "--json")
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+    doc = json.loads(res.stdout)
+    jsonschema.validate(doc, _schema("transcript.schema.json"))
+    assert (doc["pane"], doc["host"], doc["agent"]) == (f"box:{pane}", "box", "claude")
+    assert [e["kind"] for e in doc["events"]] == ["assistant_text", "user_message"] * 3 + [
+        "session_meta"]
+    assert all(e["body"] is None for e in doc["events"])  # a window carries headers only
+    one = local.tma("transcript", "--pane", f"box:{pane}", "--event",
+                    doc["events"][0]["cursor"])
+    assert (one.returncode, one.stdout) == (0, "answer 2\n]52;c;eA==second line\n"), one.stderr
+    last = local.tma("last", "--pane", f"box:{pane}", "--turns", "2")
+    assert (last.returncode, last.stdout) == (
+        0, "answer 1\n]52;c;eA==second line\n\nanswer 2\n]52;c;eA==second line\n"), last.stderr
+    gone = local.tma("last", "--pane", "box:%999")
+    assert gone.returncode == 3 and "box:%999" in gone.stderr, gone.stderr
+    bad = local.tma("transcript", "--pane", f"box:{pane}", "--event", "t1.1.2.3.4.0")
+    assert bad.returncode == 4 and "cursor-invalid" in bad.stderr, bad.stderr
+
+
 def _row(res: subprocess.CompletedProcess) -> dict:
     assert res.returncode == 0, (res.returncode, res.stderr)
     doc = json.loads(res.stdout)

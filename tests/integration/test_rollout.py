@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from tma.runtime import cycle, rollout
+
 LINES = [
     {"type": "turn_context", "payload": {"model": "gpt-5-codex"}},
     {"type": "event_msg", "payload": {"type": "token_count", "info": {
@@ -31,3 +33,7 @@ def test_rollout_tail_stamps_context_and_model(srv):
     srv.next_second()
     srv.ls(manifests=False)  # unchanged file: no new reading
     assert srv.option(pane, "@agent_context_at") == at
+
+
+def test_the_cycle_tails_the_rollout_format_only():
+    assert cycle.ROLLOUT_FORMAT == rollout.FORMAT

@@ -26,6 +26,7 @@ jsonschema = pytest.importorskip("jsonschema")
 
 CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "captures"
 SCHEMA = _schema("proto.schema.json")
+REPO = Path(__file__).resolve().parents[2]
 
 
 class Device:
@@ -176,7 +177,7 @@ def test_bad_lines_are_named_and_the_connection_goes_on(srv, device):
     assert d.ask("snapshot", )["t"] == "snapshot"
     d.raw(json.dumps({"schema": 2, "id": "9", "t": "snapshot"}).encode() + b"\n")
     assert d.frame()["code"] == "unsupported-schema"
-    assert d.ask("window", pane="%0")["code"] == "unsupported"
+    assert d.ask("window", pane="%999")["code"] == "not-found"
     assert d.ask("card", pane="%999")["code"] == "not-found"
     assert d.close() == 0
 
@@ -484,3 +485,41 @@ def test_one_socket_as_stdin_and_stdout_as_sshd_gives_it(srv):
             proc.kill()
             proc.wait()
         ours.close()
+
+
+def test_window_and_event_read_the_panes_transcript(srv, device):
+    # the pane's transcript, named by its hook, read through the tests' synthetic store
+    srv.env.update(TMA_TRANSCRIPT_STORES="claude=tests.helpers.synthetic_store",
+                   PYTHONPATH=str(REPO))
+    path = srv.root / "t.jsonl"
+    recs = [{"type": "meta", "session": "s-1", "cwd": "/w", "version": "2", "model": "m"}]
+    for i in range(150):
+        recs += [{"type": "user", "text": f"question {i}"},
+                 {"type": "assistant", "text": f"answer {i}\nwith a second line",
+                  "calls": [{"name": "Bash", "id": f"c{i}", "input": {"command": "ls"}}]},
+                 {"type": "result", "id": f"c{i}", "ok": True, "output": "a.py"}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
+    pane = srv.agent_pane("claude")
+    res = srv.tma("event", "--agent", "claude", "--kind", "UserPromptSubmit", "--pane", pane,
+                  input=json.dumps({"session_id": "s-1", "transcript_path": str(path)}),
+                  manifests=False, env={"TMA_HOOK_STRICT": "1"})
+    assert res.returncode == 0, res.stderr
+    shell = srv.shell_pane()
+    d = device()
+    hello(d)
+    w = d.ask("window", pane=pane)
+    assert (w["t"], w["pane"], w["agent"]) == ("window", pane, "claude")
+    assert len(w["events"]) == 200 and len(json.dumps(w, separators=(",", ":"))) < 32 * 1024
+    assert [e["kind"] for e in w["events"][:4]] == ["tool_result", "tool_call", "assistant_text",
+                                                    "user_message"]
+    assert w["session"]["session_id"] == "s-1" and w["unknown"] == 0
+    text = next(e for e in w["events"] if e["kind"] == "assistant_text")
+    ev = d.ask("event", pane=pane, cursor=text["cursor"])
+    assert ev["body"] == {"kind": "text", "text": "answer 149\nwith a second line"}
+    older = d.ask("window", pane=pane, before=w["older"], last=1000)
+    assert len(older["events"]) + 200 == 150 * 4 + 1 or older["budget_truncated"]
+    assert d.ask("window", pane=shell)["code"] == "not-found"  # no agent there
+    with open(path, "r+b") as fh:  # the transcript truncated under the device's cursors
+        fh.truncate(100)
+    assert d.ask("event", pane=pane, cursor=text["cursor"])["code"] == "cursor-invalid"
+    assert d.close() == 0

@@ -75,3 +75,15 @@ def test_a_receipts_sentence_is_cleaned_and_bounded():
     assert len(message) <= inbound.LONG
     many, _ = inbound.response(P.Receipts("2", (row,)))
     assert isinstance(many, P.Receipts) and many.receipts[0].message == message
+
+
+def test_an_events_body_keeps_its_lines_and_loses_its_escapes():
+    header = P.EventHeader("t1.1.2.3.4.0", "assistant_text", {"bytes": 9}, None,
+                           "a\x1b]52;c;x\x07b", P.EventBody("text", "line 1\r\n\tline 2\x1b[2J\u202e"))
+    frame, problems = inbound.response(P.Event("8", header))
+    assert isinstance(frame, P.Event) and problems == []
+    assert frame.header.body == P.EventBody("text", "line 1\n\tline 2[2J")
+    assert frame.header.preview == "a]52;c;xb"
+    long = P.EventBody("text", "x" * (inbound.EVENT_BODY + 10))
+    cut = inbound.response(P.Event("8", header.replace(body=long)))[0]
+    assert len(cut.header.body.text) == inbound.EVENT_BODY

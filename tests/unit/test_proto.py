@@ -223,9 +223,10 @@ def test_non_ascii_travels_as_utf8_and_nan_is_refused():
         P.dumps(P.Snapshot("2", (_row(cost_usd=float("nan")),)))
 
 
-def test_window_and_event_parse_and_are_answered_unsupported():
+def test_window_and_event_are_served_and_unsupported_still_says_what():
     req = P.parse_line('{"schema":1,"id":"7","t":"window","pane":"%1","last":200}', P.REQUEST)
-    assert isinstance(req, P.WindowRequest) and req.T in P.UNSUPPORTED_REQUESTS
+    assert isinstance(req, P.WindowRequest) and req.T not in P.UNSUPPORTED_REQUESTS
+    assert P.UNSUPPORTED_REQUESTS == frozenset()
     assert P.unsupported(req) == P.Error("7", P.UNSUPPORTED, "this host does not serve 'window' yet")
 
 
@@ -323,7 +324,8 @@ SCHEMA_FILE = Path(__file__).resolve().parents[2] / "schemas" / "proto.schema.js
 DEFS = {P.HelloResponse: "hello", P.Snapshot: "snapshot", P.Ack: "ack", P.Edge: "edge",
         P.PermissionCard: "card_permission", P.QuestionCard: "card_question",
         P.InformationalCard: "card_informational", P.NoCard: "card_none",
-        P.Receipt: "receipt", P.Receipts: "receipts", P.Error: "error"}
+        P.Receipt: "receipt", P.Receipts: "receipts", P.Window: "window", P.Event: "event",
+        P.Error: "error"}
 
 
 def _validator(entry: str | None = None):
@@ -369,9 +371,23 @@ def test_built_frames_validate(agents, edge, row, more):
                        (P.Question("Which?", "pick", (P.QuestionOption("a", ""),), False, True),),
                        P.Binder(7, "req")),
         P.Error("0", P.TOO_MANY_CONNECTIONS, "4 open"),
+        P.Window("7", "%1", "claude", None, None, False, 0, ()),
+        P.Window("7", "%1", "claude", P.SessionMeta("claude", "s", "/w", "2.1", "m"),
+                 "t1.1.2.3.4.0", True, 1,
+                 (P.EventHeader("t1.1.2.3.4.0", "unknown", {"type_name": "x"}, None, None, None),
+                  P.EventHeader("t1.1.2.3.5.0", "hologram", {"z": 1}, "2026", "hi", None))),
+        P.Event("8", P.EventHeader("t1.1.2.3.4.0", "assistant_text", {"bytes": 2}, None, "hi",
+                                   P.EventBody("text", "hi\nthere"))),
     ]
     for frame in built:
         check.validate(json.loads(P.dumps(frame)))
+    # a header missing its kind's keys, or a window carrying a body, is not a frame
+    bad = json.loads(P.dumps(built[-1]))
+    del bad["bytes"]
+    assert not check.is_valid(bad)
+    bad = json.loads(P.dumps(built[-2]))
+    bad["events"][0]["body"] = {"kind": "text", "text": "x"}
+    assert not check.is_valid(bad)
 
 
 def test_a_receipt_carries_the_hosts_sentence_after_its_pinned_keys():

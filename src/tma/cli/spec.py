@@ -262,6 +262,53 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                   "exactly it was read (exact, wrapped or failed); an OpenCode question "
                   "is fetched from its server within 750 ms. HOST:%N sends the protocol's "
                   "card request over the host's link and prints the host's answer."),
+    Command("transcript", "What an agent said and did: its transcript's events, newest "
+                          "first, or one event whole.",
+            flags=(Flag("--pane", metavar="ID", type="target", required=True,
+                        help="Required: the pane (e.g. %3), or HOST:%3 on a fleet host (its "
+                             "host reads its own file)."),
+                   Flag("--last", metavar="N", type="int",
+                        help="At most N events (1..1000, default 200); fewer when 32 KiB of "
+                             "headers are full."),
+                   Flag("--before", metavar="CURSOR", group="which",
+                        help="The page before this cursor (the `older` a page names): page "
+                             "back."),
+                   Flag("--event", metavar="CURSOR", group="which",
+                        help="One event, whole: its text, or its JSON."),
+                   Flag("--headers",
+                        help="Headers only, as the protocol's window carries them: no body "
+                             "is read (the text shows each event's preview)."),
+                   Flag("--json", help="Print the schema-1 JSON document instead of lines."),
+                   Flag("--timeout", metavar="SECS", type="float",
+                        help="With --pane HOST:%N: how long the host may take (default 5).")),
+            exits=(OK, (1, "nothing to show: no agent on the pane, no reader for it, no "
+                           "transcript found (the reason is printed); no tmux server; "
+                           "HOST:%N: the host did not answer"),
+                   (2, "usage; HOST:%N: no such host in tma host list"),
+                   (3, "the pane does not exist (HOST:%N: the host has no agent pane %N)"),
+                   (4, "refused: the cursor no longer addresses its file (replaced or "
+                       "truncated: start again without --before), or the record is over "
+                       "8 MiB")),
+            notes="Runs one poll cycle first (which agent the pane runs). The file is the "
+                  "one the agent's hook named, else the one its session id and the pane's "
+                  "directory name, else a scan by session id: never a guess. Each line: "
+                  "the event's cursor, time, kind and what it says. HOST:%N sends the "
+                  "protocol's window (or event) request over the host's link."),
+    Command("last", "The agent's last answer, as plain text.",
+            flags=(Flag("--pane", metavar="ID", type="target", required=True,
+                        help="Required: the pane (e.g. %3), or HOST:%3 on a fleet host."),
+                   Flag("--turns", metavar="N", type="int", default=1,
+                        help="The answers of the last N turns (default 1), oldest first."),
+                   Flag("--timeout", metavar="SECS", type="float",
+                        help="With --pane HOST:%N: how long the host may take (default 5).")),
+            exits=(OK, (1, "nothing to show: no agent, no transcript, no answer yet (the "
+                           "reason is printed); no tmux server; HOST:%N: the host did not "
+                           "answer"),
+                   (2, "usage; HOST:%N: no such host in tma host list"),
+                   (3, "the pane does not exist (HOST:%N: the host has no agent pane %N)")),
+            notes="A turn is what follows one of your messages; a turn with no text yet "
+                  "(the agent still working) is skipped, so the answer is the last one "
+                  "given. The texts of a turn are joined by blank lines."),
     Command("wait", "Block until a pane (or a set of panes) reaches a state.",
             selectors=SELECTOR,
             flags=(
@@ -559,8 +606,10 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                        "device's share")),
             notes="Speaks schema 1 of the protocol: hello, snapshot, subscribe, card, "
                   "dispatch (scope, then the slot ledger, then the broker with the episode "
-                  "binder), receipts; window and event answer `unsupported`. Pane titles "
-                  "never leave the host. See docs/reference/protocol.md."),
+                  "binder), receipts, window and event (a page of a pane's transcript "
+                  "within the budget the device asks and the host clamps, one event with "
+                  "its body). Pane titles never leave the host; a device names a pane, "
+                  "never a path. See docs/reference/protocol.md."),
     Command("host", "The fleet: hosts whose agents `tma ls --hosts` shows (add, list, "
                     "check, remove).",
             subcommands=_HOST, exits=(OK, (1, "see the subcommand"), USAGE),

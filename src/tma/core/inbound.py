@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from tma.core import proto
-from tma.core.untrusted import clean, opt_clean, pane_id_ok, token
+from tma.core.untrusted import block, clean, opt_clean, pane_id_ok, token
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ SHORT = 64  # version, outcome, reason, code, window, scope
 TEXT = 256  # locator, session, repo, branch, ids, labels
 LONG = 1024  # summaries, messages, descriptions, paths
 BODY = 4096  # a question's text, a pending call's value
+EVENT_BODY = 1 << 20  # a transcript event's text (an `event` answer; its lines kept)
 
 
 class Refused(Exception):
@@ -217,7 +218,7 @@ def _receipts(f: proto.Receipts, problems: list[str]) -> proto.Receipts:
 def _header(h: proto.EventHeader) -> proto.EventHeader:
     body = h.body
     if body is not None:
-        body = proto.EventBody(clean(body.kind, SHORT), clean(body.text, BODY))
+        body = proto.EventBody(clean(body.kind, SHORT), block(body.text, EVENT_BODY))
     return h.replace(cursor=clean(h.cursor, TEXT), kind=clean(h.kind, SHORT),
                      data=json_value(h.data), ts=opt_clean(h.ts, SHORT),
                      preview=opt_clean(h.preview, LONG), body=body)

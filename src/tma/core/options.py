@@ -79,7 +79,9 @@ OPTIONS: tuple[Option, ...] = (
     _pane("@agent_pending_input", "E", "base64 of JSON",
           "the pending call's full input (compact JSON, at most 4 KiB; the card reads it)"),
     _pane("@agent_api_endpoint", "E", "url", "agent server base URL (OpenCode)"),
-    _pane("@agent_transcript", "E", "path", "the agent's rollout file (Codex), tailed for telemetry"),
+    _pane("@agent_transcript", "E", "path",
+          "the agent's transcript file its hooks named (tma transcript reads it; Codex's "
+          "rollout is tailed for telemetry)"),
     _pane("@agent_question_request", "E", "id", "pending question id (OpenCode)"),
     _pane("@tma_reply_holder", "E", "pid", "a Claude PermissionRequest hook holding for a verdict"),
     _pane("@tma_reply_verdict", "B", "<id> allow|deny", "verdict handed to the holding hook"),

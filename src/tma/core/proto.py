@@ -62,8 +62,10 @@ SELECTOR_STATES: Final = STATES | {"done"}
 #: An edge's open end (a pane appearing or going away) is the empty string.
 EDGE_STATES: Final = STATES | {""}
 
-#: Requests this release parses but answers with `unsupported` (no transcript reader yet).
-UNSUPPORTED_REQUESTS: Final = frozenset({"window", "event"})
+#: Requests this release parses but answers with `unsupported` (none: `window` and `event`
+#: are served since the transcript readers; a pane whose store tma cannot read is still
+#: answered `unsupported`, saying why).
+UNSUPPORTED_REQUESTS: Final[frozenset[str]] = frozenset()
 
 if TYPE_CHECKING:
     Direction: TypeAlias = Literal["request", "response"]
@@ -240,8 +242,9 @@ EVENT_KINDS: Final[dict[str, tuple[str, ...]]] = {
 
 
 class EventHeader(Record, frozen=True):
-    """One transcript event. Its kind's own keys are kept as data, in wire order: tma
-    serves no transcripts in this release, so it only needs to carry them."""
+    """One transcript event. Its kind's own keys are kept as data, in wire order
+    (EVENT_KINDS; a kind this build does not know keeps what it carries, as it came):
+    tma.core.transcript builds them, so this record only carries them."""
 
     cursor: str
     kind: str

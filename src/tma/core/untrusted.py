@@ -62,6 +62,25 @@ def clean(text: str, limit: int) -> str:
     return text
 
 
+_BLOCK: dict[int, str | None] = {}
+
+
+def block(text: str, limit: int) -> str:
+    """A text of many lines (a transcript event's body) made safe as `clean` makes a
+    value, but keeping its newlines and tabs (a carriage return goes): at most `limit`
+    characters, a cut one ending in an ellipsis."""
+    if not _BLOCK:
+        _BLOCK.update(_drop())
+        _BLOCK.update({0x0A: "\n", 0x09: "\t", 0x0D: None})
+    if len(text) > limit * 4:
+        text = text[: limit * 4]
+    if not text.isascii() or not text.isprintable():
+        text = text.translate(_BLOCK)
+    if len(text) > limit:
+        text = text[: max(0, limit - 1)] + ELLIPSIS
+    return text
+
+
 def opt_clean(text: str | None, limit: int) -> str | None:
     """`clean` for an optional value; an empty result is None."""
     if text is None:

@@ -41,6 +41,8 @@ write = _LazyWrite()
 
 REAP_MS = 30_000
 _DUMMY = object()
+#: The context format whose panes' named file is tailed (tma.runtime.rollout.FORMAT).
+ROLLOUT_FORMAT = "codex-rollout-jsonl"
 
 
 class Row(Record):
@@ -770,13 +772,21 @@ class Cycle:
         return out
 
     def _rollout(self, snap, now: int) -> list[str]:
-        """Codex's rollout tail, for panes whose hooks named the file."""
-        if not any(p.options.get("@agent_transcript") for p in snap.panes):
+        """Codex's rollout tail, for panes whose hooks named the file (every hooked agent
+        names its transcript: only a rollout format's panes load the tail's modules)."""
+        named = [p for p in snap.panes if p.options.get("@agent_transcript")]
+        if not named:
             return []
-        from tma.runtime import manifests, rollout
+        from tma.runtime import manifests
 
         formats = manifests.context_formats(self.manifest_dir, self.cfg.agents)
-        return rollout.lines_for(snap.panes, formats, now)
+        named = [p for p in named
+                 if formats.get(p.options.get("@agent_name", "")) == ROLLOUT_FORMAT]
+        if not named:
+            return []
+        from tma.runtime import rollout
+
+        return rollout.lines_for(named, formats, now)
 
     def _write_rollups(self, snap, decoded=None) -> None:
         lines = rollup_lines(snap, decoded)

@@ -34,6 +34,7 @@ from tma.runtime.notify import (
     gate as notify_gate,
     log as notify_log,
 )
+from tma.runtime.transcript import locate, read as transcript, stores
 from tma.tmux import read, releases, setup
 from tma.tmux.adapter import TmuxError
 
@@ -68,7 +69,8 @@ class Context:
     """What the sections share: the server, config, the one snapshot, the clock."""
 
     def __init__(self, server, cfg, manifest_dir: str | None, now: int, snapshot,
-                 cycle) -> None:
+                 cycle, env=None) -> None:
+        self.env = os.environ if env is None else env  # where the agents' stores are
         self.server = server
         self.cfg = cfg
         self.manifest_dir = manifest_dir
@@ -550,7 +552,33 @@ def _agent(ctx: Context, pane, stamp, ident) -> dict:
                              and stamp.source == states.SOURCE_CAPTURE),
         "tier": tier,
         "tier_reason": reason,
+        "transcript": transcript_facts(ctx, pane, stamp, agent),
     }
+
+
+def transcript_facts(ctx: Context, pane, stamp, agent: str) -> dict:
+    """Which transcript tma reads for the pane (the file, how it was found, or why none),
+    and how many records of its newest page the agent's reader did not know (a format
+    that drifted)."""
+    opts = pane.options
+    t = locate.Target(pane.pane_id, agent,
+                      (stamp.session if stamp is not None else "") or opts.get("@agent_session", ""),
+                      pane.current_path, opts.get("@agent_transcript", ""))
+    out: dict = {"path": None, "how": None, "store": None, "unknown": None, "events": None,
+                 "why": None}
+    try:
+        loc = transcript.path_of(t, ctx.env)
+        out["store"] = getattr(loc.store, "__name__", None) if loc.store is not None else None
+        if loc.path is None:
+            out["why"] = loc.why
+            return out
+        out["path"], out["how"] = loc.path, loc.how
+        window = transcript.window(t, ctx.env)
+    except stores.TranscriptError as exc:
+        out["why"] = str(exc)
+        return out
+    out["unknown"], out["events"] = window.unknown, len(window.events)
+    return out
 
 
 def daemon_covers(daemon: dict | None, session_id: str) -> tuple[bool, str]:
@@ -650,11 +678,12 @@ def warning_items(doc: dict) -> list[str]:
 # ---------------------------------------------------------------- entry point
 
 
-def gather(server, cfg, manifest_dir: str | None, now: int) -> dict:
-    """The whole document. Raises NoServer / TmuxError / BundledManifestError."""
+def gather(server, cfg, manifest_dir: str | None, now: int, env=None) -> dict:
+    """The whole document. Raises NoServer / TmuxError / BundledManifestError. `env`: where
+    the agents' transcripts are (HOME, CODEX_HOME, ...; the process's by default)."""
     snapshot = read.list_panes(server)  # no stamp_poll_ms: doctor is not a poll cycle
     ctx = Context(server, cfg, manifest_dir, now, snapshot,
-                  Cycle(server, cfg, manifest_dir, clock=lambda: now))
+                  Cycle(server, cfg, manifest_dir, clock=lambda: now), env)
     doc: dict = {"schema": SCHEMA}
     for section in SECTIONS:
         doc.update(section(ctx))
@@ -696,7 +725,7 @@ def check(session, now: int | None = None) -> dict:
         import time
 
         now = time.time_ns() // 1_000_000
-    doc = gather(session.server, cfg, session.g.manifest_dir, now)
+    doc = gather(session.server, cfg, session.g.manifest_dir, now, session.env)
     manifests.report_skipped([(i["file"], i["problem"]) for i in doc["manifests"]["issues"]],
                              session.warn)
     return doc

@@ -316,7 +316,7 @@ def _stamp(ev: _Event, decision, plan: P.Plan, pid: int, out: Outcome) -> None:
     """The tuple, its companions and the rollups in one block; the notification fires
     only when this write stored its own marker (read back in the same spawn)."""
     prev, now = ev.prev, ev.now
-    extras = _extras(decision, plan, ev.pane, prev, ev.fields, ev.payload, now, ev.table)
+    extras = _extras(decision, plan, ev.pane, prev, ev.fields, ev.payload, now)
     notify = _notify_due(ev.cfg, plan)
     if notify:
         extras.append(write.Extra("@agent_notified_at", str(now), True, write.already_notified()))
@@ -356,11 +356,7 @@ def _path(value: str) -> str:
     return value if value.startswith("/") and _label(value, _PATH_OK, 1024) else ""
 
 
-def table_format(table) -> str | None:
-    return table.context_format
-
-
-def _extras(decision, plan, pane, prev, fields, payload, now, table=None) -> list:
+def _extras(decision, plan, pane, prev, fields, payload, now) -> list:
     E = write.Extra
     extras = []
     if decision.session:
@@ -373,8 +369,10 @@ def _extras(decision, plan, pane, prev, fields, payload, now, table=None) -> lis
     endpoint = _label(fields.get("api_endpoint", "").rstrip("/"), _URL_OK, 256)
     if endpoint:
         extras.append(E("@agent_api_endpoint", endpoint))
+    # every hooked agent's own transcript file: `tma transcript` reads it (a device names
+    # the pane, the host its file), and Codex's rollout is tailed for telemetry too
     transcript = fields.get("transcript_path", "")
-    if transcript and table_format(table) == "codex-rollout-jsonl":
+    if transcript:
         path = _path(transcript)
         if path and path != pane.options.get("@agent_transcript", ""):
             extras.append(E("@agent_transcript", path))

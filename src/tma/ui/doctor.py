@@ -386,7 +386,29 @@ def _panes(doc: dict) -> list[str]:
             out.append(f"      api: {_api_line(a)}\n")
         if a["tier_reason"]:
             out.append(f"      not tier {a['tier'] + 1}: {a['tier_reason']}\n")
+        if a.get("transcript") is not None:
+            out.append(f"      transcript: {_transcript_line(a['transcript'])}\n")
     return out
+
+
+_HOW = {"hook": "named by its hook", "session": "by its session id",
+        "scan": "found by a scan for its session id"}
+
+
+def _transcript_line(t: dict) -> str:
+    """Which transcript tma reads for the pane, or why none; and the records its reader
+    did not know on the newest page."""
+    if t["path"] is None:
+        return f"none: {t['why']}"
+    line = f"{t['path']} ({_HOW.get(t['how'], t['how'])})"
+    if t["why"]:
+        return f"{line}: ✗ {t['why']}"
+    if t["unknown"]:
+        line += (f"; ✗ {t['unknown']} of the newest {t['events']} events are records the "
+                 f"reader does not know (the agent's format changed?)")
+    else:
+        line += f"; the newest {t['events']} events all known"
+    return line
 
 
 def _api_line(a: dict) -> str:

@@ -375,11 +375,13 @@ class Exchange:
 
 def exchange(name: str, argv: list[str], make, *, timeout: float = DEFAULT_TIMEOUT_S,
              env: dict[str, str] | None = None, snapshot: bool = False,
-             clock=time.time) -> Exchange:
+             clock=time.time, follow=None) -> Exchange:
     """hello, (with `snapshot`) one snapshot, then the one request `make(probe, id)` builds
     from what they said (None: send nothing) and its answer; then close. Never raises
     LinkFailed; bounded by `timeout` overall. `make` runs after the far end has greeted
-    and before anything is written, so a caller can record the request first."""
+    and before anything is written, so a caller can record the request first. `follow`:
+    `follow(answer, id)` builds a next request from an answer (None: done), one after
+    the other on the same link (`answer` is then the last one's)."""
     start = time.monotonic()
     deadline = start + timeout
     probe = Probe(name)
@@ -393,10 +395,14 @@ def exchange(name: str, argv: list[str], make, *, timeout: float = DEFAULT_TIMEO
         _talk(link, probe, deadline, snapshot, clock)
         rid = link.next_id()
         frame = make(probe, rid)
-        if frame is not None:
+        while frame is not None:
             link.send(frame)
             result.sent = True
             result.answer = _answer(link, probe, rid, deadline, before_hello=False)
+            if follow is None:
+                break
+            rid = link.next_id()
+            frame = follow(result.answer, rid)
     except LinkFailed as exc:
         probe.state, probe.error = exc.state, exc.error
         link.kill()

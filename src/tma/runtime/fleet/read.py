@@ -1,5 +1,6 @@
 """Reading a fleet host over time: one remote pane's card (the protocol's `card` request
-over the link), and the hosts' rows followed tick by tick (`tma wait`, `tma subscribe`).
+over the link), its transcript (`window` and `event` requests: `tma transcript`, `tma
+last`), and the hosts' rows followed tick by tick (`tma wait`, `tma subscribe`).
 
 Following: when the running daemon holds exactly the configured hosts, every tick reads
 its fleet document over the local socket (no SSH; the daemon's one link per host is the
@@ -21,6 +22,7 @@ import threading
 import time
 
 from tma.core import proto
+from tma.core.transcript.window import last_turns
 from tma.runtime.fleet import hosts, link, links as fleet, view as fleet_view
 from tma.runtime.selectors import split_target
 from tma.ui import rows as render
@@ -57,6 +59,96 @@ def card(session, name: str, *, timeout: float = link.DEFAULT_TIMEOUT_S) -> prot
     if ex.sent and probe.state == "refused" and f"said {proto.NOT_FOUND}:" in (probe.error or ""):
         raise LookupError(name)
     raise HostDown(host.name, probe.state, probe.error)
+
+
+class Refused(Exception):
+    """The host answered a transcript request with an error other than not-found:
+    `code` (cursor-invalid, unsupported, ...) and its message."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code, self.message = code, message
+
+
+def _ask(session, name: str, make, *, timeout: float, follow=None) -> proto.Frame:
+    """One conversation with HOST:%N's host: `make(pane, id)` (and `follow`, as
+    link.exchange takes it). The last answer; hosts.HostError for an unknown host,
+    LookupError for not-found, Refused for another error the host answered, HostDown
+    when it did not answer."""
+    parts = split_target(name)
+    assert parts is not None, name
+    host = hosts.get(session, parts[0])
+    pane = parts[1]
+    ex = link.exchange(host.name, fleet.argv(session, host),
+                       lambda _probe, rid: make(pane, rid), timeout=timeout,
+                       env=dict(session.env), follow=follow)
+    probe = ex.probe
+    if ex.answer is not None and probe.ok:
+        return ex.answer
+    said = probe.error or ""
+    if ex.sent and probe.state == "refused" and said.startswith("remote said "):
+        code, _, message = said.removeprefix("remote said ").partition(": ")
+        if code == proto.NOT_FOUND:
+            raise LookupError(name)
+        raise Refused(code, message)
+    raise HostDown(host.name, probe.state, probe.error)
+
+
+def window(session, name: str, *, last: int | None = None, before: str | None = None,
+           timeout: float = link.DEFAULT_TIMEOUT_S) -> proto.Window:
+    """HOST:%N's transcript page, as its host answers the `window` request (headers only:
+    the protocol's window never carries bodies)."""
+    frame = _ask(session, name, lambda pane, rid: proto.WindowRequest(rid, pane, last, before),
+                 timeout=timeout)
+    if not isinstance(frame, proto.Window):
+        raise HostDown(name.partition(":")[0], "bad-frame", f"a window request got {frame.T!r}")
+    return frame
+
+
+def event(session, name: str, cursor: str, *,
+          timeout: float = link.DEFAULT_TIMEOUT_S) -> proto.Event:
+    """One event of HOST:%N's transcript with its body."""
+    frame = _ask(session, name, lambda pane, rid: proto.EventRequest(rid, pane, cursor),
+                 timeout=timeout)
+    if not isinstance(frame, proto.Event):
+        raise HostDown(name.partition(":")[0], "bad-frame", f"an event request got {frame.T!r}")
+    return frame
+
+
+#: `last_answer` asks for at most this many windows looking for its turns.
+LAST_PAGES = 20
+
+
+def last_answer(session, name: str, turns: int = 1, *,
+                timeout: float = link.DEFAULT_TIMEOUT_S) -> list[str]:
+    """HOST:%N's agent's last answer, as `tma last` reads a local one: windows newest
+    first until the newest `turns` turns with assistant text are whole, then each of
+    their events' bodies; all over one link, in order."""
+    pane = split_target(name)
+    assert pane is not None, name
+    seen: list[tuple[str, str]] = []
+    wanted: list[str] = []
+    texts: list[str] = []
+    pages = [0]
+
+    def follow(answer: proto.Frame, rid: str) -> proto.Frame | None:
+        if isinstance(answer, proto.Window):
+            pages[0] += 1
+            seen.extend((h.cursor, h.kind) for h in answer.events)
+            picked = last_turns(seen, turns, at_start=answer.older is None)
+            if not picked.complete and answer.older and pages[0] < LAST_PAGES:
+                return proto.WindowRequest(rid, pane[1], None, answer.older)
+            wanted.extend(picked.cursors)
+        elif isinstance(answer, proto.Event):
+            body = answer.header.body
+            texts.append(body.text if body is not None else "")
+        else:
+            return None
+        return proto.EventRequest(rid, pane[1], wanted.pop(0)) if wanted else None
+
+    _ask(session, name, lambda p, rid: proto.WindowRequest(rid, p, None, None),
+         timeout=timeout, follow=follow)
+    return texts
 
 
 def daemon_state(session, host: str) -> dict | None:

@@ -16,7 +16,12 @@ scope. Detection stays here; the device only reads what this host decided:
   host's ledger before anything fires: a repeat gets the stored receipt), then the broker
   itself (`tma act` with the episode binder, which re-reads the screen under the pane's lock);
 - `receipts` from the ledger, this connection's device's only (below);
-  `window` and `event` (transcripts) answer `unsupported`.
+- `window` and `event` (scope `read`): a page of the pane's transcript, newest first,
+  within the budget the device asks for and the host clamps, and one event with its body
+  (tma.runtime.transcript: the host alone picks the file; a device names a pane, never a
+  path). A cursor that no longer addresses its file is `cursor-invalid`; a pane whose
+  transcript tma cannot read (no reader for the agent, no file found) `unsupported`,
+  saying why; a pane with no agent `not-found`.
 Pane titles never leave the host: a FleetRow has no title.
 
 Who a connection is comes from the argv too: `--device` (none: the unnamed device). A
@@ -94,6 +99,7 @@ from tma.runtime.feed import Wakes
 from tma.runtime.fleet.ledger import Ledger
 from tma.runtime.git import GitInfo
 from tma.runtime.selectors import Selector
+from tma.runtime.transcript import locate as transcript_locate, read as transcript, stores
 from tma.tmux import control, spawn
 
 #: What each grant allows. An action outside this table (exec actions, compact) is
@@ -444,12 +450,14 @@ class Conn:
                  interval_ms: int, rows: Callable, write: Callable[[bytes], None],
                  ledger, fire: Callable, card: Callable | None, clock: Callable[[], int],
                  log: Callable[[str], object],
-                 asks: Callable[[list], dict[str, tuple[str, str]]] | None = None) -> None:
+                 asks: Callable[[list], dict[str, tuple[str, str]]] | None = None,
+                 transcripts: Callable | None = None) -> None:
         self.host, self.version, self.scopes, self.device = host, version, scopes, device
         self.interval_ms, self._rows, self.write = interval_ms, rows, write
         self.ledger, self._fire, self._card = ledger, fire, card
         self.clock, self.log = clock, log
         self._asks = asks
+        self._transcripts = transcripts
         self.greeted = False
         self.sub: proto.Subscribe | None = None
         self.baseline: dict[str, proto.FleetRow] | None = None
@@ -510,6 +518,8 @@ class Conn:
             self.send(proto.Receipt(frame.id, self.dispatch(frame)))
         elif isinstance(frame, proto.ReceiptsRequest):
             self.send(proto.Receipts(frame.id, self.receipts(frame)))
+        elif isinstance(frame, (proto.WindowRequest, proto.EventRequest)):
+            self.send(self.transcript(frame))
         else:
             self.send(proto.unsupported(frame))  # type: ignore[arg-type]
 
@@ -566,6 +576,18 @@ class Conn:
             return proto.InformationalCard(req.id, row.stamp.detail or "unknown",
                                            f"{row.agent} is blocked")
         return self._card(row, req.id)
+
+    def transcript(self, req: proto.WindowRequest | proto.EventRequest) -> proto.Frame:
+        """A `window` or an `event` of the pane's transcript (scope read)."""
+        if "read" not in self.scopes:
+            return proto.Error(req.id, proto.SCOPE_DENIED, "reading a transcript needs read")
+        if self._transcripts is None:
+            return proto.unsupported(req)
+        rows, _server, _git = self._rows(None)
+        row = next((r for r in rows if r.pane.pane_id == req.pane), None)
+        if row is None:
+            return proto.Error(req.id, proto.NOT_FOUND, f"no agent pane {req.pane} here")
+        return self._transcripts(row, req)
 
     def receipts(self, req: proto.ReceiptsRequest) -> tuple[proto.ReceiptRow, ...]:
         """This connection's device's receipts (those recorded without one, for a serve
@@ -841,7 +863,8 @@ def _serve(session, *, scopes, device, interval_ms, paths, write, stdin_fd,
                 ledger=Ledger(os.path.join(paths.state_dir, "serve", "ledger.jsonl")),
                 fire=fire, card=_card_builder(session), clock=_now_ms, log=log,
                 asks=ScreenAsks(lambda rows: card_screen.screen_pending(
-                    session.server, rows, session.manifests), _now_ms))
+                    session.server, rows, session.manifests), _now_ms),
+                transcripts=lambda row, req: transcript_answer(row, req, session.env))
     splitter = proto.LineSplitter()
     follow.probe(log)
     plan = _Plan(interval_ms)
@@ -979,6 +1002,21 @@ class Follow:
     def close(self) -> None:
         if self.wakes is not None:
             self.wakes.close()
+
+
+def transcript_answer(row, req: proto.WindowRequest | proto.EventRequest, env) -> proto.Frame:
+    """The host's answer to a `window` or `event` request for a cycle row's pane: the
+    frame, or the error a device branches on."""
+    t = transcript_locate.target_of(row)
+    try:
+        if isinstance(req, proto.WindowRequest):
+            return transcript.window(t, env, last=req.last, before=req.before,
+                                     budget=req.budget, rid=req.id)
+        return transcript.event(t, env, req.cursor, rid=req.id)
+    except stores.CursorInvalid as exc:
+        return proto.Error(req.id, proto.CURSOR_INVALID, str(exc))
+    except (stores.NoTranscript, stores.TooLarge) as exc:
+        return proto.Error(req.id, proto.UNSUPPORTED, f"{row.agent} on {req.pane}: {exc}")
 
 
 def _card_builder(session):
