@@ -61,8 +61,11 @@ if TYPE_CHECKING:
     from typing import Protocol
 
     class Budget(Protocol):
-        read_bytes: int
-        frame_bytes: int
+        @property
+        def read_bytes(self) -> int: ...
+
+        @property
+        def frame_bytes(self) -> int: ...
 
     class SelfPagingStore(Protocol):
         """A store that pages itself (the framework wires its `window` and `event`
@@ -366,3 +369,60 @@ def _bodiless(event: Event) -> Event:
     if event.body is None:
         return event
     return Event(event.kind, event.data, event.ts, event.preview, None)
+
+
+# --- the framework's side (tma.runtime.transcript.stores.PagedStore) -------------------
+# The module is the store the registry names: a `source` is the database's path and the
+# session id, joined by a NUL (neither holds one).
+
+
+def locate(session_id: str, cwd: str, env: Mapping[str, str]) -> str | None:
+    """The pane's session in OpenCode's database (its session id names it: OpenCode keeps
+    every session of every directory in one database), or None."""
+    path = default_path(env)
+    if not session_id or not _ID.match(session_id) or not os.path.isfile(path):
+        return None
+    try:
+        found = store(path).session(session_id)
+    except (StoreError, sqlite3.Error):
+        return None
+    return f"{path}\0{session_id}" if found is not None else None
+
+
+def page(source: str, before: str | None, limits):  # -> stores.Page
+    from tma.runtime.transcript import stores
+
+    path, session_id = _source(source)
+    budget = proto.Budget(limits.header_bytes, limits.read_bytes, limits.frame_bytes)
+    try:
+        db = store(path)
+        entries, older = db.page(session_id, before, limits.last, budget)
+        meta = db.session(session_id)
+    except CursorInvalid as exc:
+        raise stores.CursorInvalid(str(exc)) from None
+    except (NotFound, sqlite3.Error) as exc:
+        raise stores.NoTranscript(f"OpenCode's session {session_id}: {exc}") from None
+    return stores.Page(tuple(stores.Entry(c, e) for c, e in entries), older,
+                       budget_truncated=older is not None and len(entries) < limits.last,
+                       session=meta)
+
+
+def event(source: str, cursor: str, limits):  # -> stores.Entry
+    from tma.runtime.transcript import stores
+
+    path, session_id = _source(source)
+    try:
+        owner, _row, _n = parse_cursor(cursor)
+        if owner != session_id:
+            raise CursorInvalid("that cursor belongs to another session")
+        found, ev = store(path).event(cursor)
+    except CursorInvalid as exc:
+        raise stores.CursorInvalid(str(exc)) from None
+    except (NotFound, sqlite3.Error) as exc:
+        raise stores.NoTranscript(f"OpenCode's session {session_id}: {exc}") from None
+    return stores.Entry(found, ev)
+
+
+def _source(source: str) -> tuple[str, str]:
+    path, _nul, session_id = source.partition("\0")
+    return path, session_id

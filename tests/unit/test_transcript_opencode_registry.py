@@ -1,0 +1,64 @@
+"""OpenCode's SQLite store plugged into the transcript framework through the one registry:
+the session a pane names is located in the database, paged newest first, and an event's
+body fetched by its cursor, as for a file store."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.recorded_transcripts import load_sql
+from tma.core.transcript import window
+from tma.runtime.transcript import opencode_db, stores
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts" / "opencode-1.18.33"
+
+
+@pytest.fixture
+def env(tmp_path):
+    data = tmp_path / "data"
+    (data / "opencode").mkdir(parents=True)
+    load_sql(FIXTURES / "plain.sql", data / "opencode" / "opencode.db")
+    yield {"XDG_DATA_HOME": str(data), "HOME": str(tmp_path)}
+    opencode_db.close_all()
+
+
+def _session(env) -> str:
+    db = sqlite3.connect(Path(env["XDG_DATA_HOME"]) / "opencode" / "opencode.db")
+    try:
+        return db.execute("SELECT id FROM session LIMIT 1").fetchone()[0]
+    finally:
+        db.close()
+
+
+def test_the_registry_names_a_store_that_pages_itself(env):
+    found = stores.store_for("opencode", env)
+    assert found.store is opencode_db and stores.is_paged(found.store)
+
+
+def test_a_session_is_located_paged_and_its_events_fetched(env):
+    sid = _session(env)
+    assert opencode_db.locate("ses_nope", "/", env) is None
+    source = opencode_db.locate(sid, "/anywhere", env)
+    assert source is not None
+    limits = window.clamp(last=3)
+    page = opencode_db.page(source, None, limits)
+    assert 0 < len(page.entries) <= 3
+    assert page.session is not None and page.session.kind == "session_meta"
+    everything = []
+    before = None
+    while True:
+        p = opencode_db.page(source, before, window.clamp(last=2))
+        everything += [e.cursor for e in p.entries]
+        if p.older is None:
+            break
+        before = p.older
+    assert len(everything) == len(set(everything))  # every event once
+    answer = next(e for e in opencode_db.page(source, None, window.clamp()).entries
+                  if e.event.kind == "assistant_text")
+    full = opencode_db.event(source, answer.cursor, limits)
+    assert full.event.body is not None and full.event.body[1]
+    with pytest.raises(stores.CursorInvalid):
+        opencode_db.event(source, "o1.ses_other.x.0", limits)
