@@ -36,12 +36,19 @@ logs=${FLAKE_LOG_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/flake_check.XXXXXX")}
 mkdir -p "$logs"
 
 burners=()
+child=""
 stop_burners() {
   for pid in "${burners[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${burners[@]}"; do wait "$pid" 2>/dev/null || true; done
   burners=()
 }
-trap stop_burners EXIT
+# a run interrupted ends its pytest the way Ctrl-C would (its fixtures' teardown kills
+# the test servers), then the burners
+stop_all() {
+  if [ -n "$child" ]; then kill -INT "$child" 2>/dev/null || true; wait "$child" || true; fi
+  stop_burners
+}
+trap stop_all EXIT
 trap 'exit 130' INT TERM
 for _ in $(seq 1 "${FLAKE_BURNERS:-$(nproc)}"); do
   "$python" -c 'while True: pass' &
@@ -53,7 +60,11 @@ echo "flake_check: ${#tests[@]} test(s), $runs run(s), ${#burners[@]} burner(s),
 start=$(date +%s)
 for i in $(seq 1 "$runs"); do
   # -rA: a PASSED/FAILED/ERROR line naming each test, tallied below
-  "$python" -m pytest -p no:cacheprovider -q -rA "${tests[@]}" >"$logs/run$i.txt" 2>&1 || true
+  # in the background, waited for: a signal to this script is handled at once
+  "$python" -m pytest -p no:cacheprovider -q -rA "${tests[@]}" >"$logs/run$i.txt" 2>&1 &
+  child=$!
+  wait "$child" || true
+  child=""
   verdict=$(grep -cE '^(FAILED|ERROR) ' "$logs/run$i.txt" || true)
   echo "run $i/$runs: $verdict failed, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 done
