@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.daemon import _claude, _draw, _until, watched
+from tests.helpers.daemon import _claude, _draw, _until, settled, watched
 from tests.helpers.ptyclient import PtyClient
 
 DEADLINE = 1.5
@@ -289,19 +289,18 @@ def test_one_burst_is_read_once_at_its_onset_and_once_at_its_quiet_edge(srv, dae
     _draw(srv, pane, "idle")
     daemon.start()
     _until(srv, pane, "@agent_state", "idle", timeout=10)
-    time.sleep(1.0)  # every edge of the first screen has been served
-    before = daemon.status()
+    before = settled(daemon)  # every edge of the first screen has been served
     _draw(srv, pane, "blocked")
     _until(srv, pane, "@agent_state", "blocked")
-    time.sleep(1.2)  # past the quiet edge
-    after = daemon.status()
+    after = settled(daemon)  # past the quiet edge, and anything it armed
     assert after["edges"] - before["edges"] == 2, (before, after)
     # three captures: the onset read's, the onset read's second look at a prompt it
     # has not recorded yet (a new dialog target is believed when it reads the same
     # twice, CONFIRM_MS apart: tma.runtime.cycle), and the quiet edge's
     assert after["captures"] - before["captures"] == 3, (before, after)
-    time.sleep(2.0)  # a quiet blocked pane is not read again (the sweep is 45 s away)
-    assert daemon.status()["captures"] == after["captures"]
+    # a quiet blocked pane is not read again (the sweep is 45 s away): counters that
+    # stood still 1.5 s stay so for 3 s more
+    assert settled(daemon, still=3.0)["captures"] == after["captures"]
 
 
 def _reload(daemon) -> subprocess.CompletedProcess:
