@@ -19,6 +19,7 @@ from tma.core.transcript.window import (
     header,
     last_turns,
     session_meta,
+    unanswered,
 )
 from tma.runtime.transcript import locate as L, page, stores
 from tma.runtime.transcript.stores import Entry, NoTranscript, Page
@@ -154,3 +155,19 @@ def last_answer(t: L.Target, env: Mapping[str, str], turns: int = 1) -> list[str
             body = entry(t, env, cursor).event.body
         texts.append(body[1] if body is not None else "")
     return texts
+
+
+def pending_call(t: L.Target, env: Mapping[str, str]) -> Entry | None:
+    """The tool call the agent waits on, from the newest page of its transcript: the
+    newest call no result answers yet in the running turn (tma.core.transcript.window's
+    `unanswered`), with its body (its arguments); None when there is none. Only an agent
+    that writes the call before it asks (Codex's rollout) can have one while a
+    permission prompt is up."""
+    pg = _read(t, env, lambda loc: _page(loc, None, clamp()))
+    i = unanswered((e.event.kind, e.event.data) for e in pg.entries)
+    if i is None:
+        return None
+    found = pg.entries[i]
+    if found.event.body is None:  # a store that gives no body in a page
+        found = entry(t, env, found.cursor)
+    return found
