@@ -85,8 +85,37 @@ def window(t: L.Target, env: Mapping[str, str], *, last: int | None = None,
     caller's, clamped to the host's). `bodies`: each header carries its event's body too
     (a local reader's document; the wire's window never does)."""
     limits = clamp(last, budget)
-    pg = _read(t, env, lambda loc: _page(loc, before, limits))
+
+    def one(loc: L.Located) -> Page:
+        pg = _page(loc, before, limits)
+        return _with_bodies(loc, pg, limits) if bodies else pg
+
+    pg = _read(t, env, one)
     return assemble(t, pg, limits, rid, bodies=bodies)
+
+
+#: The kinds whose events have a body to fetch (a store that pages itself leaves them
+#: out of a page).
+BODY_KINDS = frozenset({"user_message", "assistant_text", "thinking", "tool_call",
+                        "tool_result", "compaction", "attachment"})
+
+
+def _with_bodies(loc: L.Located, pg: Page, limits: Limits) -> Page:
+    """The page with each event's body, for a local reader's document: a JSONL store's
+    page has them already; a store that pages itself (OpenCode's) leaves them out, so each
+    is fetched as an `event` request would (one whose row went meanwhile stays without)."""
+    if not stores.is_paged(loc.store) or all(
+            e.event.body is not None or e.event.kind not in BODY_KINDS for e in pg.entries):
+        return pg
+    out = []
+    for e in pg.entries:
+        if e.event.body is None and e.event.kind in BODY_KINDS:
+            try:
+                e = loc.store.event(loc.path, e.cursor, limits)
+            except stores.CursorInvalid:
+                pass
+        out.append(e)
+    return pg.replace(entries=tuple(out))
 
 
 def assemble(t: L.Target, pg: Page, limits: Limits, rid: str = proto.NO_REQUEST_ID, *,
