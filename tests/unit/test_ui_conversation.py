@@ -72,6 +72,8 @@ def test_the_agents_text_loses_every_escape_and_control_character(kind):
     flat = "".join(t for ln in out for t, _ in ln)
     assert "red" in flat and "done" in flat
     assert "[2J" not in flat and "52;c" not in flat  # a sequence goes whole, not its tail
+    assert "31m" not in flat and "+q" not in flat  # its 8-bit CSI too, and a DCS string
+    assert kind == "user_message" or "xy" in flat  # the agent's name, its sequence gone
     assert not any(ord(c) < 32 or 0x7f <= ord(c) < 0xa0 or c in "\u202e\u202c" for c in flat)
 
 

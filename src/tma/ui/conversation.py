@@ -33,7 +33,14 @@ Line = list[Span]
 
 #: The most characters of one message rendered (its end: the newest words matter most).
 MESSAGE_MAX = 4000
-_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]")
+#: An escape sequence, whole (its tail would print: `[2J`, `52;c;...`), in its 7-bit and
+#: its 8-bit (C1) spelling: a string (DCS, SOS, OSC, PM, APC) to its terminator, or to the
+#: end when it has none, as a terminal would swallow it; a CSI; any other escape
+#: (`ESC ( B`, `ESC 7`). tma.core.untrusted then takes the lone control bytes left.
+_ESCAPES = re.compile(r"(?:\x1b[P\]X^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*"
+                      r"(?:\x07|\x1b\\|\x9c)?"
+                      r"|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
+                      r"|\x1b[ -/]*[0-~]")
 
 
 def _text(e: dict) -> str:
@@ -43,10 +50,10 @@ def _text(e: dict) -> str:
     raw = body.get("text") if isinstance(body, dict) and body.get("kind") == "text" else None
     if not isinstance(raw, str):
         raw = e.get("preview") or ""
-    raw = str(raw)
+    raw = _ESCAPES.sub("", str(raw))  # before the cut, which could leave a tail
     if len(raw) > MESSAGE_MAX:
         raw = "…" + raw[-MESSAGE_MAX:]
-    return block(_ESCAPES.sub("", raw), MESSAGE_MAX + 1).strip("\n")
+    return block(raw, MESSAGE_MAX + 1).strip("\n")
 
 
 def _wrap(text: str, width: int, indent: str) -> list[str]:
@@ -65,7 +72,9 @@ def _wrap(text: str, width: int, indent: str) -> list[str]:
 
 
 def _one(text: object, width: int) -> str:
-    return clean(" ".join(str(text or "").split()), max(width, 1))
+    """One line of the transcript's (a name, a call's first words, a note): its escape
+    sequences gone whole, then its control characters, at most `width` long."""
+    return clean(" ".join(_ESCAPES.sub("", str(text or "")).split()), max(width, 1))
 
 
 def _results(events: list[dict]) -> dict[str, dict]:
@@ -93,8 +102,9 @@ def _call(e: dict, result: dict | None, newest: bool, width: int, plain: bool) -
 
 
 def _note(text: str, width: int, plain: bool) -> list[Line]:
-    return [[(clean(ln, width), "" if plain else "dim")]
-            for ln in textwrap.wrap(text, max(width, 8)) or [""]]
+    # a note may quote what the agent wrote (a session id, a path in an error)
+    return [[(_one(ln, width), "" if plain else "dim")]
+            for ln in textwrap.wrap(_ESCAPES.sub("", text), max(width, 8)) or [""]]
 
 
 def lines(said: dict | None, width: int, height: int, plain: bool = False) -> list[Line]:
