@@ -22,6 +22,9 @@ import select
 import signal
 import time
 
+from tma.ui import picker
+from tma.ui.term import plain_wanted
+
 REFRESH_S = 1.0
 #: How the conversation is asked of the feed (the module's docstring).
 FRESH, CACHED, REFRESH = "fresh", "cached", "refresh"
@@ -54,20 +57,13 @@ class App:
 
     # -- rendering
     def render(self, rows, width, height):
-        from tma.ui import picker
-        from tma.ui.term import plain_wanted
-
         return picker.render(rows, self.view, width, height, palette=self.feed.cfg.picker,
                              now=_now_ms(), plain=plain_wanted())
 
     def visible(self) -> list[dict]:
-        from tma.ui import picker
-
         return picker.visible(self.rows, self.view, self.feed.cfg.picker, _now_ms())
 
     def wants_preview(self, width: int) -> bool:
-        from tma.ui import picker
-
         return width >= picker.PREVIEW_MIN_WIDTH
 
     def update(self, capture: bool) -> None:
@@ -99,8 +95,6 @@ class App:
 
     def toggle_talk(self) -> None:
         """ctrl-t: the preview shows the pane's conversation <-> its screen."""
-        from tma.ui import picker
-
         if not self.view.talk and self.screen.size()[0] < picker.PREVIEW_MIN_WIDTH:
             self.say(f"ctrl-t: the conversation shows in the preview, which needs "
                      f"{picker.PREVIEW_MIN_WIDTH} columns")
@@ -126,8 +120,6 @@ class App:
 
     # -- keys
     def on_key(self, key: str) -> None:
-        from tma.ui import picker
-
         if key in self.keys_quit and (key != "q" or not self.filters or not self.view.query):
             self.done = True
         elif key in ("up", "ctrl-p", "down", "ctrl-n"):
@@ -160,8 +152,6 @@ class App:
     def mouse(self, key: str) -> None:
         """A click selects its row, a click on the selected row is Enter; the wheel
         moves three rows and stops at the ends."""
-        from tma.ui import picker
-
         if key.startswith("wheel-"):
             step = -3 if key == "wheel-up" else 3
             self.view.selected = picker.scroll(self.shown, self.view.selected, step)
@@ -280,15 +270,14 @@ class WatchApp(App):
 
     def render(self, rows, width, height):
         from tma.ui import watch
-        from tma.ui.term import plain_wanted
 
         return watch.render(rows, self.view, width, height, palette=self.feed.cfg.picker,
                             now=_now_ms(), plain=plain_wanted())
 
     def visible(self) -> list[dict]:
-        from tma.ui import picker as ui_picker, watch
+        from tma.ui import watch
 
-        shown = ui_picker.visible(self.rows, self.view, self.feed.cfg.picker, _now_ms())
+        shown = picker.visible(self.rows, self.view, self.feed.cfg.picker, _now_ms())
         return watch.flat(watch.grouped(shown, self.view.group))  # screen order
 
     def wants_preview(self, width: int) -> bool:
@@ -297,15 +286,9 @@ class WatchApp(App):
     def toggle_talk(self) -> None:
         """ctrl-t turns the full table into the list and preview that shows it."""
         if not self.view.talk and self.view.table \
-                and self.screen.size()[0] >= self.picker_width():
+                and self.screen.size()[0] >= picker.PREVIEW_MIN_WIDTH:
             self.view.table = False
         super().toggle_talk()
-
-    @staticmethod
-    def picker_width() -> int:
-        from tma.ui import picker as ui_picker
-
-        return ui_picker.PREVIEW_MIN_WIDTH
 
     def extra_key(self, key: str) -> None:
         if key in ("j", "k"):
@@ -313,10 +296,8 @@ class WatchApp(App):
         elif key == "a":
             self.actions()
         elif key == "p":
-            from tma.ui import picker as ui_picker
-
-            if self.screen.size()[0] < ui_picker.PREVIEW_MIN_WIDTH:
-                self.say(f"p: the table and the preview need {ui_picker.PREVIEW_MIN_WIDTH} "
+            if self.screen.size()[0] < picker.PREVIEW_MIN_WIDTH:
+                self.say(f"p: the table and the preview need {picker.PREVIEW_MIN_WIDTH} "
                          "columns; this is one list")
                 return
             self.view.table = not self.view.table
