@@ -214,8 +214,10 @@ class Feed:
         try:
             window = fleet_read.conversation(self.session, pane_id, last=self.TALK_LAST,
                                              bodies=self.TALK_BODIES)
-            said = {"agent": window.agent, "partial": True,
-                    "events": document.document(window, pane_id, host)["events"]}
+            events = document.document(window, pane_id, host)["events"]
+            # a message whose body did not come shows its first words: say so
+            said = {"agent": window.agent, "events": events, "partial": any(
+                e["kind"] in fleet_read.MESSAGES and e.get("body") is None for e in events)}
         except LookupError:
             said = {"events": [], "note": f"{host} has no agent pane {pane_id}"}
         except fleet_read.Refused as exc:
