@@ -164,8 +164,9 @@ class Feed:
         from tma.runtime.transcript import locate, read as transcript, stores
         from tma.ui import transcript as document
 
-        row = next((r for r in self.result.rows if r.pane.pane_id == pane_id), None) \
-            if self.result is not None else None
+        if self.result is None:  # no cycle read yet: "reading" rather than a wrong note
+            return None
+        row = next((r for r in self.result.rows if r.pane.pane_id == pane_id), None)
         if row is None:
             return {"events": [], "note": f"{pane_id} runs no agent tma knows"}
         try:
