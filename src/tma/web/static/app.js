@@ -424,6 +424,8 @@ function showCard(host, pane) {
     app.older = null;
     clear($("card-ask"));
     clear($("conv-list"));
+    $("conv-older").hidden = true;
+    $("conv-note").textContent = "reading…";
     $("steer-text").value = "";
     renderOutcomes();
   }
@@ -645,7 +647,8 @@ async function dispatch(action, extra, button) {
   if (extra.answers !== undefined) frame.answers = extra.answers;
   setInflight(true);
   if (button) button.classList.add("busy");
-  const pending = { slot: frame.slot, action, outcome: "sending", reason: null, at_ms: Date.now() };
+  const pending = { slot: frame.slot, host: sel.host, pane: sel.pane, action,
+                    outcome: "sending", reason: null, at_ms: Date.now() };
   app.receipts.unshift(pending);
   renderOutcomes();
   let receipt = null;
@@ -654,7 +657,10 @@ async function dispatch(action, extra, button) {
   } catch (e) {
     if (e.status !== 401) receipt = await recoverReceipt(frame.slot, e);
   }
-  Object.assign(pending, receipt || { outcome: "unknown", reason: "no receipt" });
+  const got = receipt || { outcome: "unknown", reason: "no receipt" };
+  for (const k of ["outcome", "reason", "message", "cached", "exit_code"]) {
+    if (got[k] !== undefined) pending[k] = got[k];
+  }
   if (button) button.classList.remove("busy");
   setInflight(false);
   renderOutcomes();
@@ -684,7 +690,9 @@ async function recoverReceipt(s, err) {
 function renderOutcomes() {
   const list = $("card-outcome");
   clear(list);
-  for (const r of app.receipts.slice(0, 5)) {
+  const sel = app.selected;
+  const mine = sel ? app.receipts.filter((r) => r.host === sel.host && r.pane === sel.pane) : [];
+  for (const r of mine.slice(0, 5)) {
     const li = el("li", "receipt");
     li.dataset.outcome = r.outcome;
     const word = ACTION_WORD[r.action] || r.action;
@@ -780,12 +788,13 @@ function renderConversation() {
     if (ev.kind === "tool_result" && ev.status) label = `result ${ev.status}`;
     head.append(el("span", "kind", label));
     if (ev.ts) head.append(el("time", "ts", ev.ts.replace("T", " ").replace(/\.\d+Z?$|Z$/, "")));
-    li.append(head);
-    li.append(el("p", "preview", ev.preview || ""));
     const more = el("button", "btn ghost more", "Show all");
     more.type = "button";
+    more.setAttribute("aria-label", `show all of this ${label}`);
     more.addEventListener("click", () => loadBody(ev, li, more));
-    li.append(more);
+    head.append(more);
+    li.append(head);
+    if (ev.preview) li.append(el("p", "preview", ev.preview));
     list.append(li);
   }
   if (!list.firstChild) $("conv-note").textContent = "Nothing said yet.";
@@ -799,8 +808,8 @@ async function loadBody(ev, li, more) {
     const got = await api(`/api/event?${q({ pane: apiPane(sel.host, sel.pane), cursor: ev.cursor })}`);
     const body = got.body;
     const text = body ? (body.kind === "json" ? prettyJson(body.text) : body.text) : "(no body)";
-    const pre = el("pre", "body", text);
-    li.replaceChild(pre, more);
+    li.append(el("pre", "body", text));
+    more.remove();
   } catch (e) {
     more.disabled = false;
     more.textContent = e.code === "cursor-invalid" ? "Gone: refresh" : `Failed: ${e.message}`;
