@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _sinkkit import Endpoint, pct  # noqa: E402
 
-from tma.runtime import config  # noqa: E402
+from tma.runtime import config, daemon_files  # noqa: E402
 from tma.runtime.notify import dispatch as notify
 from tma.runtime.notify.note import Note  # noqa: E402
 from tma.tmux import adapter  # noqa: E402
@@ -105,8 +105,16 @@ def start_daemon(tma: str, name: str, env: dict) -> subprocess.Popen:
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     sock = Path(env["XDG_RUNTIME_DIR"]) / "tma"
-    wait_for(lambda: sock.exists() and any(p.suffix == ".sock" for p in sock.iterdir()))
-    time.sleep(0.5)  # its first read
+
+    def answering() -> bool:
+        found = list(sock.glob("*.sock")) if sock.exists() else []
+        return bool(found) and daemon_files.read_status(str(found[0])) is not None
+
+    # its first read done: the daemon answers only once its start-up sweep is over. A
+    # hook sent before that waits out its deadline and stamps alone, a stamp the daemon
+    # sees at its next read (a sweep away), so nothing rang (a guessed 0.5 s lost that
+    # race on a loaded machine: "timed out waiting for run 0")
+    wait_for(answering, timeout=30, what="the daemon's first read")
     return proc
 
 

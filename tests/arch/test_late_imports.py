@@ -103,7 +103,8 @@ KEPT = {
     "tma.install.registry": 1,
     "tma.runtime.act.exec": 6,
     "tma.runtime.act.fire": 3,
-    "tma.runtime.act.card": 1,  # OpenCode's HTTP client only for its question card (~15 ms)
+    "tma.runtime.act.card": 2,  # OpenCode's HTTP client only for its question card (~15 ms);
+    # +1: the transcript room only for a Codex permission card (`tma card` pins it out)
     "tma.runtime.daemon_files": 12,
     "tma.runtime.doctor": 4,
     "tma.runtime.feed": 1,
@@ -116,11 +117,13 @@ KEPT = {
     "tma.runtime.notify.post": 3,  # urllib only for https or a proxy (the hook child's http)
     "tma.runtime.notify.push": 7,  # the hook path's fire: spawn, json, capture only when used
     "tma.runtime.notify.sinks": 1,  # a sink's imports only when a notification fires
-    "tma.runtime.screen": 22,  # +5: the hosts' modules only with a hosts.toml, never first;
+    "tma.runtime.screen": 26,  # +5: the hosts' modules only with a hosts.toml, never first;
     # +4: the actions' (their set, the broker and its cycle) only when Tab asks what a
-    # pane's menu would offer
+    # pane's menu would offer; +4: the transcript room and the fleet's reads (a local
+    # pane's, a host's) only once ctrl-t shows a conversation, never the first frame
     "tma.tmux.demo_server": 1,
-    "tma.ui.app": 11,
+    "tma.ui.app": 2,  # watch's renderer only for watch (the picker's first frame)
+    "tma.ui.picker": 1,  # the conversation's renderer only once ctrl-t shows it
     "tma.ui.term": 7,
 }
 

@@ -140,3 +140,33 @@ def _until(srv, pane: str, key: str, want, timeout: float = 6.0) -> float:
             raise AssertionError(f"{pane} {key} never became {want!r} "
                                  f"(now {srv.option(pane, key)!r})")
         time.sleep(0.02)
+
+#: the status counters that move when the daemon serves an edge, reads, captures or sweeps
+COUNTERS = ("edges_fired", "edges", "reads", "captures", "sweeps")
+
+
+def settled(daemon: Daemon, still: float = 1.5, timeout: float = 30.0) -> dict:
+    """The daemon's status once its counters have stood still for `still` seconds.
+
+    A test that counts reads must begin and end counting when the daemon has served
+    every deadline the screens armed; a guessed sleep ("every edge has been served by
+    now") is what failed on a loaded machine, where a read comes when the daemon gets
+    the CPU. Each status is the daemon's own answer, from the loop that serves the
+    edges (single-threaded: a deadline already due when one answer is sent is served
+    before the next), and every deadline a burst arms falls within quiet_ms + the
+    minimum gap (850 ms) of the daemon seeing its output. So counters unchanged between
+    answers `still` apart mean nothing was left to read, however late each came. Not
+    for a pane the daemon holds `working` (its follow-up reads wait out the dwell)."""
+    deadline = time.monotonic() + timeout
+    last, since = None, time.monotonic()
+    while True:
+        now = daemon.status()  # None: no answer within its own timeout (a loaded machine)
+        if now is not None:
+            if last is None or any(now[k] != last[k] for k in COUNTERS):
+                last, since = now, time.monotonic()
+            elif time.monotonic() - since >= still:
+                return now
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the daemon's counters never stood still for {still} s: "
+                                 f"{ {k: last[k] for k in COUNTERS} if last else None}")
+        time.sleep(0.05)

@@ -84,6 +84,18 @@ def install(srv, agent: str) -> None:
     res = srv.tma("install-hooks", agent, "--yes", manifests=False)
     assert res.returncode == 0, res.stdout + res.stderr
 
+def wired_pane(srv, agent: str) -> str:
+    """An agent pane started after its hooks were wired (a shell pane first: the tmux
+    hooks need the server running). An agent that was running when its wiring was written
+    is rightly tier 1 until its next start, and doctor tells the two apart by the
+    process's start time: started first and wired after, the pane's tier depended on
+    whether the install (a Python start) landed within RESTART_SLACK of the agent's
+    start, which a loaded machine decides."""
+    if not srv.started:
+        srv.shell_pane()
+    install(srv, agent)
+    return srv.agent_pane(agent)
+
 def row(r: Report, pane: str) -> dict:
     [found] = [a for a in r.doc["agents"] if a["pane"] == pane]
     return found

@@ -101,7 +101,15 @@ class Sshd:
             f"PidFile none\nUsePAM no\nStrictModes no\nPermitRootLogin prohibit-password\n"
             f"AuthorizedKeysFile {self.authorized}\nPasswordAuthentication no\n"
             "KbdInteractiveAuthentication no\nPrintMotd no\nPrintLastLog no\n"
-            f"AllowUsers {_user()}\nLogLevel ERROR\n")
+            f"AllowUsers {_user()}\nLogLevel ERROR\n"
+            # sshd runs the forced command through the user's login shell, and a bash
+            # that sshd starts reads the person's real ~/.bashrc (Debian builds bash
+            # with SSH_SOURCE_BASHRC) unless SHLVL says it is nested: a test's login
+            # must not run the person's shell start-up. Here that was pyenv's rehash,
+            # which takes a lock file in the real home; a session killed in a test
+            # (kill() below) left it behind, and every login after it, in every test
+            # of every run on the machine, waited out the 60 s lock timeout.
+            "SetEnv SHLVL=1\n")
         host_pub = (root / "host_ed25519.pub").read_text().split()
         (root / "known_hosts").write_text(f"[{address}]:{self.port} {host_pub[0]} "
                                           f"{host_pub[1]}\n")

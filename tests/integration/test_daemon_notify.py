@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -458,3 +459,31 @@ def test_the_next_prompt_drawn_at_once_rings_once_as_its_own_episode(srv, daemon
         _sweeps_past(daemon, 2)
     assert len(_lines(log)) == 2  # one ring per prompt, however often it is read
     assert srv.option(pane, "@agent_since") == since_b
+
+
+def test_the_daemons_ring_carries_the_last_sentence_only_where_opted_in(srv, daemon, tmp_path):
+    """`[notify] last_sentence = true`: the daemon reads the blocked pane's transcript
+    (the file its hook named, @agent_transcript: a recorded Claude session) as it rings;
+    the log line carries the last sentence of the agent's newest answer. Without the
+    opt-in the same ring carries null."""
+    transcript = tmp_path / "session.jsonl"
+    shutil.copyfile(next(Path(__file__).resolve().parents[1].joinpath(
+        "fixtures/transcripts/claude-2.1.332/plain").glob("*.jsonl")), transcript)
+    log = tmp_path / "notify.jsonl"
+    _config(srv, log, "last_sentence = true\n")
+    pane, _pid = _claude(srv)
+    other, _ = _claude(srv)
+    for p in (pane, other):
+        srv.tmux("set-option", "-p", "-t", p, "@agent_transcript", str(transcript))
+        _draw(srv, p, "idle")
+    daemon.start()
+    _until(srv, pane, "@agent_state", "idle", timeout=10)
+    _draw(srv, pane, "blocked")
+    got = _wait_lines(srv, log, 1)
+    assert [(x["pane"], x["last_sentence"]) for x in got] == [
+        (pane, "This is a short scripted reply.")]
+    _config(srv, log)  # the opt-in gone (the daemon reloads a changed config)
+    _sweeps_past(daemon, 2)
+    _draw(srv, other, "blocked")
+    got = _wait_lines(srv, log, 2)
+    assert [(x["pane"], x["last_sentence"]) for x in got[1:]] == [(other, None)]

@@ -23,6 +23,7 @@ from tests.helpers.doctor import (
     isolate_installers,
     pane_block,
     row,
+    wired_pane,
 )
 
 SLEEP = shutil.which("sleep") or "/bin/sleep"
@@ -369,11 +370,7 @@ def test_nothing_wired_is_a_note_not_a_warning(srv):
 
 def test_wired_agent_pane_is_tier_2(srv):
     isolate_installers(srv)
-    srv.shell_pane(session="base")  # the server runs: the tmux hooks go on it
-    install(srv, "claude")
-    # started after its wiring (one started before is tier 1 until it restarts: its hooks
-    # are pending; how long an install takes on a loaded machine must not decide that)
-    pane = srv.agent_pane("claude")
+    pane = wired_pane(srv, "claude")
     r = doctor(srv, bundled=True)
     assert r.section("hooks") == ("hooks:   ✓ after-select-pane, ✓ session-window-changed\n"
                                   "  - on the running server only: gone when tmux restarts "
@@ -386,7 +383,7 @@ def test_wired_agent_pane_is_tier_2(srv):
     assert r.doc["wrapper"]["present"] is True and r.doc["wrapper"]["path"] == wrapper
     assert r.section("wiring").startswith("wiring:  claude wired; codex, ")
     block = pane_block(r, pane)
-    assert block[0] == f"  {pane} claude s:0.0 tier 2 unstamped"
+    assert block[0] == f"  {pane} claude s:1.0 tier 2 unstamped"
     assert block[1] == "hooks: wired"
     assert block[2].startswith("not tier 3: no daemon")
     a = row(r, pane)
@@ -633,9 +630,7 @@ def api_line(r, pane) -> str:
 
 def test_opencode_api_line_says_whether_the_endpoint_answers(srv):
     isolate_installers(srv)
-    srv.shell_pane(session="base")  # the server runs: the tmux hooks go on it
-    install(srv, "opencode")  # wired, and the agent started after: tier 2
-    pane = srv.agent_pane("opencode")
+    pane = wired_pane(srv, "opencode")  # wired: the pane itself is at tier 2
     # no endpoint anywhere: said, not counted while nothing is pending
     r = doctor(srv, bundled=True)
     assert row(r, pane)["endpoint_ok"] is False

@@ -9,7 +9,13 @@ import sys
 import pytest
 
 from tests.helpers.daemon import watched
-from tests.helpers.doctor import doctor, install, isolate_installers, pane_block, row
+from tests.helpers.doctor import (
+    doctor,
+    isolate_installers,
+    pane_block,
+    row,
+    wired_pane,
+)
 from tma.install import tmux_status
 
 
@@ -22,15 +28,13 @@ def daemon(srv, tmp_path):
 
 def test_a_wired_pane_the_daemon_watches_is_tier_3(srv, daemon):
     isolate_installers(srv)
-    srv.shell_pane(session="base")  # the server runs: the tmux hooks go on it
-    install(srv, "claude")
-    pane = srv.agent_pane("claude")  # started after its wiring: not pending a restart
+    pane = wired_pane(srv, "claude")
     daemon.start()
     status = daemon.status()
     r = doctor(srv, bundled=True)
     a = row(r, pane)
     assert (a["tier"], a["tier_reason"]) == (3, None)
-    assert pane_block(r, pane)[0].startswith(f"  {pane} claude s:0.0 tier 3 ")
+    assert pane_block(r, pane)[0].startswith(f"  {pane} claude s:1.0 tier 3 ")
     assert not any(line.startswith("not tier") for line in pane_block(r, pane))
     d = r.doc["daemon"]
     assert d["running"] and d["pid"] == status["pid"] and d["version_skew"] is False

@@ -227,3 +227,33 @@ def test_a_read_only_host_says_so_in_one_line_and_the_picker_stays(srv, srv2, ss
     keys(srv, picker, "Tab")
     wait_screen(srv, picker, lambda s: "read-only here" in s)
     assert alive(srv, picker)
+
+
+def test_ctrl_t_on_a_host_row_shows_the_conversation_its_host_reads(srv, srv2, sshd, daemon):
+    """The host reads its own pane's transcript (a recorded Claude session its hook named)
+    and answers the picker's `window` and `event` requests over a link of their own."""
+    srv.config.write_text(CONFIG)
+    srv.shell_pane()  # no local agent: the host's row is the only one
+    rec = blocked_claude(srv2)
+    talk = srv2.root / "talk.jsonl"
+    talk.write_bytes(next((Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
+                           / "claude-2.1.332" / "tool-approved").glob("*.jsonl")).read_bytes())
+    srv2.tmux("set-option", "-p", "-t", rec.pane, "@agent_transcript", str(talk))
+    forced(sshd, srv2)
+    add_host(srv, sshd)
+    daemon.start()
+    online(srv, daemon)
+    picker = ui(srv, daemon, width=100, height=30)
+    name = f"box:{rec.pane}"
+    wait_screen(srv, picker, lambda s: f"── {name}" in s and "on host box" in s, timeout=15)
+    keys(srv, picker, "C-t")
+    s = wait_screen(srv, picker, lambda s: "TOOL RESULT SEEN: the command ran. All done." in s,
+                    timeout=20)
+    assert f"── {name} " in s and " · conversation" in s and "RUNTOOL please write the file" in s
+    assert "▸ Bash  echo hi > mockllm-hi.txt  ✓" in s and "Traceback" not in s
+    assert "first words" not in s  # every message's whole text came (fewer than 8)
+    keys(srv, picker, "C-t")  # back to what the row says of the host's screen
+    s = wait_screen(srv, picker, lambda s: "on host box" in s and "TOOL RESULT" not in s)
+    assert "· conversation" not in s
+    keys(srv, picker, "q")
+    srv.wait_for(lambda: not alive(srv, picker))

@@ -251,6 +251,14 @@ def test_ntfy_headers_and_one_line_body(rt, tmp_path, sinks):
     ('[notify.ntfy]\nurl = "https://ntfy.sh/t"\ninclude_title = "yes"\n',
      "notify.ntfy.include_title"),
     ('[notify.ntfy]\nurl = "https://ntfy.sh/t"\ntags = ["a,b"]\n', "notify.ntfy.tags"),
+    # the agent's last sentence: a sink cannot opt in alone, and both keys are bools
+    ('[notify.webhook]\nurl = "https://h/"\ninclude_last_sentence = true\n',
+     "notify.webhook.include_last_sentence"),
+    ('[notify]\nlast_sentence = false\n[notify.ntfy]\nurl = "https://ntfy.sh/t"\n'
+     'include_last_sentence = true\n', "notify.ntfy.include_last_sentence"),
+    ('[notify]\nlast_sentence = true\n[notify.ntfy]\nurl = "https://ntfy.sh/t"\n'
+     'include_last_sentence = 1\n', "notify.ntfy.include_last_sentence"),
+    ('[notify]\nlast_sentence = "yes"\n', "notify.last_sentence"),
 ])
 def test_bad_values_name_the_key(tmp_path, text, key):
     with pytest.raises(config.ConfigError) as exc:

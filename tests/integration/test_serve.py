@@ -328,7 +328,9 @@ def _greet(d: Device) -> dict:
 
 
 def _refused(d: Device) -> str:
-    doc = _greet(d)
+    """The refusal a connection without a seat writes as it starts, unasked (its serve
+    may be gone already: nothing is sent to it)."""
+    doc = d.frame()
     assert (doc["t"], doc["id"], doc["code"]) == ("error", "0", "too-many-connections"), doc
     assert d.proc.wait(timeout=10) == 2
     return doc["message"]
@@ -345,6 +347,22 @@ def _busy(clients: list[Device], until: float) -> None:
         time.sleep(min(0.5, left))
 
 
+def _asking_until_decided(newcomer: Device, others: list[Device]) -> float:
+    """Keep `others` asking (a keepalive each, every 0.2 s) until the newcomer's serve has
+    decided its seat and, refused, exited; the time of the others' last request. A seat
+    is decided as serve starts, a Python start away: on a loaded machine that can take
+    seconds, and a connection that was merely waiting for it would be quiet long
+    enough to give its seat to the newcomer."""
+    deadline = time.monotonic() + 30
+    while True:
+        for c in others:
+            assert c.ask("receipts", since_ms=int(time.time() * 1000))["receipts"] == []
+        heard = time.monotonic()
+        if newcomer.proc.poll() is not None or heard > deadline:
+            return heard
+        time.sleep(0.2)
+
+
 def _ended(d: Device, words: str) -> None:
     doc = d.frame(timeout=10)
     assert (doc["t"], doc["id"], doc["code"]) == ("error", "0", "too-many-connections"), doc
@@ -356,8 +374,13 @@ def test_idle_connections_are_ended_and_free_their_seats(srv, device):
     srv.shell_pane()
     srv.config.write_text("[serve]\nidle_secs = 3\n")
     idle = [device("--device", f"k{n}") for n in range(4)]  # every seat, four keys
-    for d in idle:
-        assert _greet(d)["t"] == "hello"
+    # every hello sent before any answer is read: each serve finds its request waiting
+    # as it starts (greeted one by one, the last ones could sit idle past the bound
+    # while the first were still starting on a loaded machine)
+    rids = [d.send("hello", app="test", app_version="0", device="t") for d in idle]
+    for d, rid in zip(idle, rids, strict=True):
+        doc = d.frame()
+        assert (doc["id"], doc["t"]) == (rid, "hello"), doc
     start = time.monotonic()
     for d in idle:  # each ended at the bound, with a frame that says why
         _ended(d, "idle: no request for 3 s ([serve] idle_secs)")
@@ -374,12 +397,13 @@ def test_a_full_host_gives_the_seat_idle_longest_to_a_newcomer(srv, device):
     srv.config.write_text("[serve]\nidle_secs = 10\n")
     quiet = device("--device", "q")
     assert _greet(quiet)["t"] == "hello"
-    heard = time.monotonic()
     busy = [device("--device", f"b{n}") for n in range(3)]
     for d in busy:
         assert _greet(d)["t"] == "hello"
     # every seat taken, none quiet for 5 s yet: refused, saying how a seat comes free
-    message = _refused(device("--device", "early"))
+    early = device("--device", "early")
+    heard = _asking_until_decided(early, [quiet, *busy])
+    message = _refused(early)
     assert "at most 4 connections" in message and "idle long enough" in message
     _busy(busy, heard + 5.5)
     late = device("--device", "late")
@@ -393,7 +417,10 @@ def test_a_full_host_gives_the_seat_idle_longest_to_a_newcomer(srv, device):
 
 def test_one_device_holds_at_most_its_share_of_the_seats(srv, device):
     srv.shell_pane()
-    srv.config.write_text("[serve]\nidle_secs = 10\n")  # 4 seats: a share of 2
+    # 4 seats: a share of 2. The key's newcomer must arrive while its quiet seat has been
+    # quiet for half of idle_secs and not yet all of it: a window of idle_secs / 2 for a
+    # serve to start, which at 10 s (5 s) one start on a loaded machine overran
+    srv.config.write_text("[serve]\nidle_secs = 20\n")
     unnamed = [device() for _ in range(3)]  # no --device, no identity to share by
     for d in unnamed:
         assert _greet(d)["t"] == "hello"
@@ -404,12 +431,13 @@ def test_one_device_holds_at_most_its_share_of_the_seats(srv, device):
     mine = [device("--device", "key") for _ in range(2)]
     for d in (other, *mine):
         assert _greet(d)["t"] == "hello"
-    heard = time.monotonic()
-    message = _refused(device("--device", "key"))  # a seat is free, but not for this key
+    newcomer = device("--device", "key")
+    heard = _asking_until_decided(newcomer, [other, *mine])
+    message = _refused(newcomer)  # a seat is free, but not for this key
     assert "device 'key' already holds 2" in message and "max_per_device = 2" in message
     # once its own quiet seat may go, the key's newcomer takes that one, never another
     # device's (however quieter)
-    _busy(mine[1:], heard + 5.5)
+    _busy(mine[1:], heard + 10.5)
     again = device("--device", "key")
     assert _greet(again)["t"] == "hello"
     _ended(mine[0], "gave its seat to a new one")

@@ -335,6 +335,9 @@ def test_all_member_vanishing_exits_3(srv):
     # the first cycle reads the screens (a person's surface serves no stamp older than
     # its screen): the membership is pinned once it ends, so kill after the next starts
     observed(srv, proc)
+    # and not inside that cycle: between its pane list and its process read the pane is
+    # there with its agent gone, which is exit 4 (as test_watched_pane_vanishing_exits_3)
+    between_cycles(srv, proc)
     srv.tmux("kill-pane", "-t", a)
     rc, out, err = finish(proc)
     assert rc == 3

@@ -247,3 +247,122 @@ def test_the_text_form_says_the_tool_input_and_options():
     assert '"command": "echo hi > mockllm-hi.txt"' in out
     assert "[approve] Yes  (allow-once)" in out and "[deny] No  (reject-once)" in out
     assert text_render.text({"card": "none"}, "%4") == "%4: not blocked, nothing asked\n"
+
+
+# ---------------------------------------------------------------- the rollout (Codex)
+
+ROLLOUTS = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts" / "codex-0.171.0"
+
+
+def _asking(tmp_path: Path, scenario: str) -> tuple[Path, dict]:
+    """A copy of a recorded rollout cut where the approval dialog was on screen: after
+    its last function_call record (Codex writes the call, then asks). -> (the copy, the
+    call's record payload)."""
+    src = next((ROLLOUTS / scenario).glob("rollout-*.jsonl"))
+    lines = src.read_bytes().splitlines(keepends=True)
+    at = max(i for i, ln in enumerate(lines)
+             if json.loads(ln).get("payload", {}).get("type") == "function_call")
+    out = tmp_path / src.name
+    out.write_bytes(b"".join(lines[:at + 1]))
+    return out, json.loads(lines[at])["payload"]
+
+
+def _codex_row(path: Path, options: dict | None = None) -> Row:
+    return _row(agent="codex", options={"@agent_transcript": str(path), **(options or {})})
+
+
+@pytest.mark.parametrize("scenario", ["tool-approved", "tool-denied"])
+def test_a_codex_card_names_the_call_its_rollout_waits_on(tmp_path, scenario):
+    path, call = _asking(tmp_path, scenario)
+    row = _codex_row(path)
+    got = card.rollout_call(row, {"HOME": str(tmp_path)})
+    assert got == proto.PendingCall(call["name"], json.loads(call["arguments"]), call["call_id"])
+    assert got.tool == "exec_command" and got.input["cmd"] == "echo hi > mockllm-hi.txt"
+    # the screen lane with no dialog rules read nothing: the card's call is the rollout's
+    frame = card.build(row, manifest=SimpleNamespace(dialog=None),
+                       rollout=lambda: card.rollout_call(row, {"HOME": str(tmp_path)}))
+    assert (frame.lane, frame.extraction, frame.pending_call) == ("screen", "failed", got)
+
+
+@pytest.mark.parametrize("scenario", ["tool-approved", "tool-denied", "plain"])
+def test_an_answered_call_or_a_finished_turn_is_no_pending_call(scenario):
+    # the whole recording: the call was answered (run or refused) and the turn ended
+    path = next((ROLLOUTS / scenario).glob("rollout-*.jsonl"))
+    assert card.rollout_call(_codex_row(path), {}) is None
+
+
+def test_a_screen_read_call_gives_way_to_the_rollouts_and_keeps_the_dialogs_options(tmp_path):
+    cap = fixture.parse((CAPTURES / "codex-0.171.0_blocked.txt").read_text(encoding="utf-8"))
+    lines = raw_lines(strip_ansi(cap.body))
+    path, call = _asking(tmp_path, "tool-approved")
+    row = _codex_row(path)
+    plain = card.build(row, manifest=bundled.load("codex"), screen=lambda: lines)
+    frame = card.build(row, manifest=bundled.load("codex"), screen=lambda: lines,
+                       rollout=lambda: card.rollout_call(row, {}))
+    assert frame.pending_call == proto.PendingCall("exec_command", json.loads(call["arguments"]),
+                                                   call["call_id"])
+    assert plain.pending_call.tool == "Bash"  # what the screen alone reads
+    assert (frame.lane, frame.extraction, frame.options) == (
+        plain.lane, plain.extraction, plain.options)
+
+
+def test_a_hook_card_keeps_the_hooks_call_and_gains_the_rollouts_call_id(tmp_path):
+    path, call = _asking(tmp_path, "tool-approved")
+    payload = _lab("codex-0.171.0_dialogs-run", "PermissionRequest")
+    row = _codex_row(path, _parked(payload))  # Codex's hook sends no call id
+    frame = card.build(row, rollout=lambda: card.rollout_call(row, {}))
+    assert frame.lane == "hook" and frame.extraction == "exact"
+    assert frame.pending_call == proto.PendingCall("Bash", payload["tool_input"], call["call_id"])
+    # a hook that parked no input (over 4 KiB): the rollout's call whole
+    bare = _codex_row(path, {"@agent_pending_tool": "Bash", "@agent_pending_call": ""})
+    frame = card.build(bare, rollout=lambda: card.rollout_call(bare, {}))
+    assert frame.pending_call.tool == "exec_command" and frame.pending_call.call_id
+    # another agent's card never asks its transcript
+    asked = []
+    card.build(_row(agent="claude"), manifest=SimpleNamespace(dialog=None),
+               rollout=lambda: asked.append(1))
+    assert asked == []
+
+
+def test_a_rollout_that_does_not_read_never_refuses_the_card(tmp_path):
+    row = _codex_row(tmp_path / "gone.jsonl")
+    assert card.rollout_call(row, {"HOME": str(tmp_path)}) is None
+
+    def broken():
+        raise RuntimeError("boom")
+
+    frame = card.build(row, manifest=SimpleNamespace(dialog=None), rollout=broken)
+    assert (frame.lane, frame.pending_call) == ("screen", None)
+
+
+def _appended(path: Path, *records: dict) -> Path:
+    with open(path, "a", encoding="utf-8") as fh:
+        for r in records:
+            fh.write(json.dumps(r) + "\n")
+    return path
+
+
+def test_a_call_answered_in_a_running_turn_or_a_turn_that_ended_is_not_pending(tmp_path):
+    path, call = _asking(tmp_path, "tool-approved")
+    ts = "2026-12-06T20:41:45.000Z"
+    # the result came back and the turn goes on (the model has not answered yet)
+    answered = _appended(tmp_path / "a.jsonl", *[json.loads(x) for x in path.read_text().splitlines()],
+                         {"timestamp": ts, "type": "response_item",
+                          "payload": {"type": "function_call_output", "call_id": call["call_id"],
+                                      "output": "Process exited with code 0\nOutput:\n"}})
+    assert card.rollout_call(_codex_row(answered), {}) is None
+    # the turn ended with the call never answered (interrupted at the prompt)
+    ended = _appended(tmp_path / "b.jsonl", *[json.loads(x) for x in path.read_text().splitlines()],
+                      {"timestamp": ts, "type": "event_msg",
+                       "payload": {"type": "turn_aborted", "reason": "interrupted"}})
+    assert card.rollout_call(_codex_row(ended), {}) is None
+    assert card.rollout_call(_codex_row(path), {}) is not None  # the same file, still asking
+
+
+def test_tma_cards_row_reads_the_rollout_with_the_sessions_environment(tmp_path):
+    path, call = _asking(tmp_path, "tool-approved")
+    payload = _lab("codex-0.171.0_dialogs-run", "PermissionRequest")
+    row = _codex_row(path, _parked(payload))
+    session = SimpleNamespace(manifests=None, server=None, config=None, env={})
+    frame = card.for_row(session, row)
+    assert frame.pending_call.call_id == call["call_id"]

@@ -53,7 +53,7 @@ def _clean_env(monkeypatch):
 def test_payload_key_order_is_pinned():
     assert list(notify_note.payload(full_note())) == [
         "schema", "agent", "pane", "state", "detail", "session", "locator", "title", "repo",
-        "branch", "age_ms", "context_pct", "tool", "summary"]
+        "branch", "age_ms", "context_pct", "tool", "summary", "last_sentence"]
     assert tuple(SCHEMA["required"]) == notify_note.PAYLOAD_KEYS
     assert list(SCHEMA["properties"]) == list(notify_note.PAYLOAD_KEYS)
 
@@ -607,3 +607,16 @@ def test_notify_test_reports_every_registered_sink_and_fails_if_one_fails(monkey
     # nothing live at all is not a success
     monkeypatch.setattr(notify_sinks, "registry", lambda: [])
     assert notify.run_test(cfg, note, 1)[1] == 1
+
+
+def test_the_last_sentence_rides_the_message_the_desktop_body_and_the_payload():
+    note = full_note(summary="Bash: ls", last_sentence="I will list\x1b[2J the files.")
+    assert notify_note.message(note) == \
+        "tma: claude blocked — ✳ fix the parser: Bash: ls — “I will list[2J the files.”"
+    assert notify_backends.body_text(note) == "Bash: ls\nI will list[2J the files.\n✳ fix the parser"
+    assert notify_note.payload(note)["last_sentence"] == "I will list\x1b[2J the files."
+    assert notify_note.env(note)["TMA_LAST_SENTENCE"] == "I will list\x1b[2J the files."
+    # none: no key in the environment, null in the payload, nothing on the message
+    assert notify_note.payload(full_note())["last_sentence"] is None
+    assert "TMA_LAST_SENTENCE" not in notify_note.env(full_note())
+    assert "“" not in notify_note.message(full_note())

@@ -62,3 +62,26 @@ def test_a_session_is_located_paged_and_its_events_fetched(env):
     assert full.event.body is not None and full.event.body[1]
     with pytest.raises(stores.CursorInvalid):
         opencode_db.event(source, "o1.ses_other.x.0", limits)
+
+
+def test_a_local_window_with_bodies_carries_each_message_and_calls_body(tmp_path):
+    """`tma transcript --json` (read.window, bodies): OpenCode's pages leave bodies out,
+    the local document still carries every message's, call's and result's body."""
+    from tma.runtime.transcript import locate, read
+
+    data = tmp_path / "data"
+    (data / "opencode").mkdir(parents=True)
+    load_sql(FIXTURES / "tool-approved.sql", data / "opencode" / "opencode.db")
+    env = {"XDG_DATA_HOME": str(data), "HOME": str(tmp_path)}
+    try:
+        t = locate.Target("%1", "opencode", _session(env), "/anywhere")
+        w = read.window(t, env, bodies=True)
+        kinds = {e.kind: e for e in w.events}
+        assert {"user_message", "assistant_text", "tool_call", "tool_result"} <= set(kinds)
+        for kind in ("user_message", "assistant_text", "tool_call", "tool_result"):
+            assert kinds[kind].body is not None and kinds[kind].body.text, kind
+        assert kinds["tool_call"].body.kind == "json"
+        # the wire's window never carries them
+        assert all(e.body is None for e in read.window(t, env).events)
+    finally:
+        opencode_db.close_all()

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given, strategies as st
 
-from tma.core.transcript.text import PREVIEW_CHARS, compact, preview, size
+from tma.core.transcript.text import PREVIEW_CHARS, compact, last_sentence, preview, size
 
 
 @given(st.text())
@@ -40,3 +41,31 @@ def test_previews_of_recorded_shapes():
 def test_body_and_size():
     assert compact({"a": [1, "é"]}) == '{"a":[1,"é"]}'
     assert size("é") == 2 and size(compact({"a": "é"})) == len('{"a":"é"}'.encode())
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("Hello from mockllm. This is a short scripted reply.", "This is a short scripted reply."),
+    ("I fixed it!\n\nAll 12 tests pass.\n", "All 12 tests pass."),
+    ("The fix\nwraps lines. And the last one\nwraps too", "And the last one wraps too"),
+    ("Done. Run it with:\n\n```sh\nmake test.\n```\n", "Run it with:"),
+    ("Changes:\n- parser.py: fixed.\n- tests: added two", "tests: added two"),
+    ("## Summary\n\nIt works?", "It works?"),
+    ("\x1b[31mRed.\x1b[0m Then \x07blue.", "Then blue."),
+    ("   \n```\nonly code\n```", ""),
+    ("", ""),
+    (None, ""),
+])
+def test_the_last_sentence_of_an_answer(text, said):
+    assert last_sentence(text) == said
+
+
+@given(st.text())
+def test_a_last_sentence_is_one_clean_line_within_its_limit(text):
+    s = last_sentence(text, 40)
+    assert len(s) <= 40 and "\n" not in s and s == s.strip()
+    assert not re.search(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]", s)
+
+
+def test_a_long_last_sentence_keeps_its_end():
+    s = last_sentence("Intro. " + "word " * 100 + "and the end.", 50)
+    assert len(s) == 50 and s.startswith("…") and s.endswith("and the end.")

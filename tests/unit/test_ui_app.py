@@ -21,12 +21,19 @@ class Feed:
         self.jumped: list[str] = []
         self.menus: list[str] = []
         self.refused = ""
+        self.asked: list[tuple[str, str]] = []
 
     def rows(self):
         return list(self._rows)
 
     def preview(self, pane_id):
         return f"screen of {pane_id}"
+
+    def conversation(self, pane_id, how):
+        self.asked.append((pane_id, how))
+        return {"agent": "claude", "events": [
+            {"cursor": "c1", "kind": "assistant_text", "preview": f"answer on {pane_id}",
+             "body": None}]}
 
     def jump(self, pane_id):
         self.jumped.append(pane_id)
@@ -65,6 +72,7 @@ def test_decode_keys():
     assert term.decode("\x1b[A\x1b[Bq\r\t\x13\x0e\x10\x7f\x1b\x03") == [
         "up", "down", "q", "enter", "tab", "ctrl-s", "ctrl-n", "ctrl-p", "backspace", "esc",
         "ctrl-c"]
+    assert term.decode("\x14") == ["ctrl-t"]
     assert term.decode("a\x1b[1;5Cb") == ["a", "b"]  # unknown sequences skipped
     assert term.decode("\x1bOA") == ["up"]
 
@@ -207,3 +215,42 @@ def test_mouse_click_selects_then_enters_and_wheel_stops_at_the_ends():
     assert a.view.selected == "%7"
     a.on_key("wheel-up")
     assert a.view.selected == "%4"
+
+
+def test_ctrl_t_shows_the_conversation_asked_anew_then_only_refreshed():
+    a = app(ROWS)
+    a.on_key("ctrl-t")
+    assert a.view.talk and a.feed.asked == [("%2", "fresh")]
+    a.draw()
+    frame = a.screen.frames[-1]
+    assert "── b:1.0 · conversation" in frame and "answer on %2" in frame
+    assert "screen of %2" not in frame and "ctrl-t screen" in frame
+    a.tick()  # a refresh never asks a host anew
+    assert a.feed.asked[-1] == ("%2", "refresh")
+    a.on_key("down")  # another pane: asked, from what is kept when it is a host's
+    assert a.feed.asked[-1] == ("%3", "cached")
+    a.tick()
+    assert a.feed.asked[-1] == ("%3", "refresh")
+    a.on_key("ctrl-t")  # back to the screen: no conversation asked
+    n = len(a.feed.asked)
+    a.tick()
+    a.draw()
+    assert not a.view.talk and len(a.feed.asked) == n
+    assert "screen of %3" in a.screen.frames[-1] and "ctrl-t conversation" in a.screen.frames[-1]
+    a.on_key("ctrl-t")  # on again: asked anew
+    assert a.feed.asked[-1] == ("%3", "fresh")
+
+
+def test_ctrl_t_on_a_narrow_screen_says_why_not():
+    a = app(ROWS, width=60)
+    a.on_key("ctrl-t")
+    assert not a.view.talk and a.feed.asked == []
+    assert "needs 76 columns" in a.view.message
+
+
+def test_ctrl_t_in_watchs_table_shows_the_preview_with_the_conversation():
+    a = app(ROWS, cls=ui_app.WatchApp, view=ui_watch.WatchView(table=True))
+    a.on_key("ctrl-t")
+    assert a.view.talk and not a.view.table and a.feed.asked == [("%2", "fresh")]
+    a.draw()
+    assert "answer on %2" in a.screen.frames[-1]

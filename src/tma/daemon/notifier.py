@@ -37,6 +37,7 @@ click's `tma act` / `tma jump` runs from it, never from the loop.
 
 from __future__ import annotations
 
+import os
 import time
 
 from tma.core import notice
@@ -49,6 +50,7 @@ from tma.runtime.notify import (
     dispatch as notify,
     gate as notify_gate,
     http as notify_http,
+    said,
 )
 from tma.runtime.notify.note import Note
 from tma.tmux import notify as tnotify
@@ -163,6 +165,8 @@ class Notifier(Part):
                              since_ms=now - max(stamp.since, stamp.turn_at), tty=row.pane.tty)
         if trigger == "blocked" and not note.summary and card_screen.wants_screen(row):
             note = self._screen_asks(row, note)
+        if notify_gate.last_sentence(self.daemon.cfg):
+            note = self._said(row, note)
         self.counts[trigger] += 1
         answers = self._answers(row) if trigger == "blocked" else ()
         window = notify_gate.coalesce_done_ms(self.daemon.cfg) if trigger == "done" else 0
@@ -218,6 +222,16 @@ class Notifier(Part):
             return note
         tool, summary = asks.get(row.pane.pane_id, ("", ""))
         return note.replace(tool=tool, summary=summary) if summary else note
+
+    def _said(self, row, note: Note) -> Note:
+        """The agent's last sentence from its transcript (`[notify] last_sentence`).
+        Best effort: a transcript that does not read leaves the note as it was."""
+        try:
+            return said.fill(self.daemon.cfg, note, row.pane, os.environ)
+        except Exception as exc:  # noqa: BLE001 - a ring never waits on a transcript
+            self.daemon.log(f"tma daemon: {row.pane.pane_id}'s last sentence was not read: "
+                            f"{exc}")
+            return note
 
     def adopt(self, child) -> None:
         """Track a started sink child; at the cap the oldest is killed and reaped."""

@@ -105,7 +105,7 @@ def _known(path: str, prefix: str, table: dict[str, object], allowed: tuple[str,
 
 _NOTIFY_KEYS = ("from_event", "command", "on", "bell", "osc", "log", "blocked", "done",
                 "context_high", "desktop", "desktop_actions", "message", "terminal",
-                "quiet_if_active_s", "coalesce_done_ms", "ntfy", "webhook")
+                "quiet_if_active_s", "coalesce_done_ms", "ntfy", "webhook", "last_sentence")
 # a day of quiet, a minute of holding `done`: beyond these a value is a typo, not a wish
 NOTIFY_RANGES = {"quiet_if_active_s": (0, 86_400), "coalesce_done_ms": (0, 60_000)}
 _DAEMON_KEYS = ("sweep_secs", "quiet_ms", "zero_member_recheck_secs", "demote_edges", "autostart")
@@ -177,7 +177,7 @@ def _focus_install(path: str, doc: dict, out: dict) -> None:
 def _notify(path: str, doc: dict, out: dict) -> None:
     notify = _table(path, "notify", doc.get("notify", {}))
     _known(path, "notify", notify, _NOTIFY_KEYS)
-    for key in ("from_event", "bell", "osc", "message"):
+    for key in ("from_event", "bell", "osc", "message", "last_sentence"):
         if key in notify:
             _bool(path, f"notify.{key}", notify[key])
     _desktop(path, notify)
@@ -210,6 +210,13 @@ def _notify_tables(path: str, notify: dict) -> None:
     for name in ("ntfy", "webhook"):
         if name in notify:
             _push(path, name, notify[name])
+            # the sentence leaves the machine only when both say so: a sink that asks for
+            # it without [notify]'s own opt-in would send nothing, silently
+            if notify[name].get("include_last_sentence") is True \
+                    and notify.get("last_sentence") is not True:
+                raise _err(path, f"notify.{name}.include_last_sentence",
+                           "needs notify.last_sentence = true (the sentence is read only "
+                           "where [notify] opts in)")
 
 
 def _desktop(path: str, notify: dict) -> None:
@@ -249,7 +256,8 @@ def _context_high(path: str, value: object) -> None:
         raise _err(path, "notify.context_high.threshold", "must be 0-100")
 
 
-_PUSH_COMMON = ("url", "on", "include_title", "include_screen", "timeout_s", "retries")
+_PUSH_COMMON = ("url", "on", "include_title", "include_screen", "include_last_sentence",
+                "timeout_s", "retries")
 _PUSH_KEYS = {"ntfy": _PUSH_COMMON + ("token", "token_file", "priority", "tags"),
               "webhook": _PUSH_COMMON + ("secret", "secret_file")}
 NTFY_PRIORITIES = ("min", "low", "default", "high", "max", "urgent")
@@ -274,7 +282,7 @@ def _push(path: str, name: str, value: object) -> None:
                                            for v in on):
             raise _err(path, f"{where}.on",
                        "must be a list of \"blocked\", \"done\" and \"context_high\"")
-    for key in ("include_title", "include_screen"):
+    for key in ("include_title", "include_screen", "include_last_sentence"):
         if key in t:
             _bool(path, f"{where}.{key}", t[key])
     if "timeout_s" in t:

@@ -17,7 +17,7 @@ from tma.core.fold import Facts
 from tma.core.rules import Screen
 from tma.runtime import daemon_files
 from tma.runtime.cycle import Cycle
-from tma.runtime.notify import dispatch as notify, log as notify_log
+from tma.runtime.notify import dispatch as notify, gate as notify_gate, log as notify_log
 from tma.tmux import control, read, write
 
 
@@ -193,5 +193,6 @@ def notify_test(session, trigger: str, cwd: str) -> tuple[list[str], int]:
                          f"{', '.join(notify.TRIGGERS)})")
     cfg = session.config  # first: the server's tmux binary is its
     notify_log.scope_to(session.known_socket())  # a failure here is this server's record
-    lines, rc = notify.run_test(cfg, notify.test_note(trigger, cwd), _now(), session.server)
+    note = notify.test_note(trigger, cwd, said=notify_gate.last_sentence(cfg))
+    lines, rc = notify.run_test(cfg, note, _now(), session.server)
     return lines + [notify.rings(cfg, trigger)], rc

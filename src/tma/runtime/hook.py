@@ -464,7 +464,7 @@ def _on_screen(cfg, pane_id: str, watchers, now: int) -> bool:
 def _dispatch(server, cfg, table, pane, plan, decision, prev, session, now,
               clients: list[str] | None = None) -> None:
     from tma.runtime import handoff
-    from tma.runtime.notify import dispatch as notify, log as notify_log
+    from tma.runtime.notify import dispatch as notify, gate as notify_gate, log as notify_log
     from tma.runtime.notify.note import Note
 
     # the server the hook talks to, keyed as its daemon keys it: its doctor reports
@@ -475,6 +475,10 @@ def _dispatch(server, cfg, table, pane, plan, decision, prev, session, now,
     trigger = "blocked" if plan.state == states.BLOCKED else "done"
     note = Note.for_pane(trigger, table.name, pane, detail=plan.detail,
                          session=session or (prev.session if prev else ""))
+    if notify_gate.last_sentence(cfg):  # the transcript room only where the config opts in
+        from tma.runtime.notify import said
+
+        note = said.fill(cfg, note, pane, os.environ)
     notify.dispatch(server, cfg, note, now=now, clients=clients)
 
 

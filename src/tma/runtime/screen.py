@@ -13,11 +13,21 @@ from a key never waits on SSH). A remote row's pane is HOST:%N, as `tma ls --hos
 names it; Enter on it is `tma jump HOST:%N`, its action menu fires through the link
 (`tma act --menu --pane HOST:%N`), and its preview is what the row says (the screen
 is on another machine).
+
+The preview's conversation (ctrl-t, tma.ui.conversation) is the pane's transcript: a
+local pane's read on every refresh (its newest page, kept per file state: a quiet file
+costs one `stat`); a host's pane asked of its host over the link (a `window` request and
+the bodies of its newest messages by `event`, all on one connection, on a thread of its
+own so the screen never waits on SSH), only when the view is turned on or the selection
+moves to the pane, never on a refresh. What a host answered is kept per pane and the
+state its row was in: a selection that comes back to the pane in the same state shows
+it again without asking.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 from tma.runtime.session import Session
@@ -50,6 +60,11 @@ class Feed:
         self.host_notes: list[str] = []  # one line per host that has no rows to show
         self.host_scopes: dict[str, tuple[str, ...] | None] = {}  # what each host grants
         self._menus: tuple | None = None  # (the action set, a broker): a local menu's offer
+        # a host pane's conversation: pane -> (the row's state and since when asked, what
+        # came back); the panes asked now, on their threads
+        self._talks: dict[str, tuple[tuple, dict]] = {}
+        self._asking: set[str] = set()
+        self._talk_lock = threading.Lock()
 
     @property
     def cfg(self) -> Config:
@@ -130,6 +145,94 @@ class Feed:
             return None
         cap = got.get(pane_id)
         return cap.body if cap is not None else None
+
+    #: The most events a conversation reads (its newest; a page's budget may hold fewer).
+    TALK_LAST = 120
+    #: A host's newest messages whose whole text is fetched (one `event` request each).
+    TALK_BODIES = 8
+
+    def conversation(self, pane_id: str | None, how: str = "refresh") -> dict | None:
+        """The pane's conversation for tma.ui.conversation: its transcript's newest events,
+        newest first, with their bodies, or a note saying why there are none. `how`
+        (tma.ui.app: fresh, cached, refresh) says whether a host may be asked."""
+        if not pane_id:
+            return None
+        if ":" in pane_id:
+            return self.remote_conversation(pane_id, how)
+        # the transcript room only once the conversation is toggled (the first frame and
+        # a picker that never shows it do not pay for it)
+        from tma.runtime.transcript import locate, read as transcript, stores
+        from tma.ui import transcript as document
+
+        if self.result is None:  # no cycle read yet: "reading" rather than a wrong note
+            return None
+        row = next((r for r in self.result.rows if r.pane.pane_id == pane_id), None)
+        if row is None:
+            return {"events": [], "note": f"{pane_id} runs no agent tma knows"}
+        try:
+            window = transcript.window(locate.target_of(row), self.session.env,
+                                       last=self.TALK_LAST, bodies=True)
+        except stores.TranscriptError as exc:
+            return {"agent": row.agent, "events": [], "note": str(exc)}
+        return {"agent": row.agent, "events": document.document(window, pane_id)["events"]}
+
+    def remote_conversation(self, pane_id: str, how: str) -> dict:
+        """A host's pane: what its host answered (kept per pane and the row's state), a
+        request started on a thread when `how` allows one, or a note."""
+        row = self.remote_row(pane_id)
+        host, _, pane = pane_id.rpartition(":")
+        if row is None:
+            return {"events": [], "note": f"{pane_id} is gone"}
+        key = (row.get("state"), row.get("since_ms") or row.get("since"))
+        with self._talk_lock:
+            kept = self._talks.get(pane_id)
+            busy = pane_id in self._asking
+            ask = not busy and (how == "fresh" or (how == "cached" and (
+                kept is None or kept[0] != key)))
+            if ask:
+                self._asking.add(pane_id)
+        if ask:
+            threading.Thread(target=self._ask_host, args=(pane_id, key), daemon=True,
+                             name=f"talk {pane_id}").start()
+        if ask or busy:
+            shown = dict(kept[1]) if kept is not None else {"agent": row.get("agent"),
+                                                             "events": []}
+            shown["asking"] = f"asking {host} for {pane}'s conversation…"
+            return shown
+        if kept is not None:
+            return kept[1]
+        return {"agent": row.get("agent"), "events": [],
+                "note": f"ctrl-t twice asks {host} for it"}
+
+    def _ask_host(self, pane_id: str, key: tuple) -> None:
+        """One conversation with the host (its own thread): the window and its newest
+        messages' bodies, kept for the pane; a failure kept as a note."""
+        from tma.runtime.fleet import hosts, read as fleet_read
+        from tma.ui import transcript as document
+
+        host = pane_id.rpartition(":")[0]
+        said: dict
+        try:
+            window = fleet_read.conversation(self.session, pane_id, last=self.TALK_LAST,
+                                             bodies=self.TALK_BODIES)
+            events = document.document(window, pane_id, host)["events"]
+            # a message whose body did not come shows its first words: say so
+            said = {"agent": window.agent, "events": events, "partial": any(
+                e["kind"] in fleet_read.MESSAGES and e.get("body") is None for e in events)}
+        except LookupError:
+            said = {"events": [], "note": f"{host} has no agent pane {pane_id}"}
+        except fleet_read.Refused as exc:
+            said = {"events": [], "note": f"{host} said {exc.code}: {exc.message}"}
+        except fleet_read.HostDown as exc:
+            said = {"events": [], "note": f"host {host} did not answer: {exc.state}"
+                    + (f" ({exc.error})" if exc.error else "")}
+        except hosts.HostError as exc:
+            said = {"events": [], "note": str(exc)}
+        except Exception as exc:  # noqa: BLE001 - a thread's failure is the view's note
+            said = {"events": [], "note": f"reading {pane_id}'s conversation failed: {exc}"}
+        with self._talk_lock:
+            self._talks[pane_id] = (key, said)
+            self._asking.discard(pane_id)
 
     def action_menu(self, pane_id: str) -> str:
         """`tma act --menu --pane ID` on the acting client, run by the tmux server (it must

@@ -4,8 +4,15 @@ menu) and a screen (tma.ui.term: size, draw, keys), and renders with tma.ui.pick
 tma.ui.watch; keys edit the View.
 
 The picker: Enter jumps and closes; Tab closes it and opens the pane's action menu;
-ctrl-s toggles the scope; q and Esc close. Watch keeps the loop with its own renderer
-and keys, and stays open.
+ctrl-s toggles the scope; ctrl-t toggles the preview between the pane's screen and its
+conversation; q and Esc close. Watch keeps the loop with its own renderer and keys, and
+stays open.
+
+The conversation is asked of the feed in one of three ways: FRESH when ctrl-t turns it on
+(a host's pane: a new `window` request over its link), CACHED when the selection moves
+to another pane while it is on (a host's pane: a request only when nothing is kept for
+the pane in its current state), and REFRESH on every tick (never a request to a host: a
+local pane's transcript is read again, which costs one `stat` while it is quiet).
 """
 
 from __future__ import annotations
@@ -15,7 +22,12 @@ import select
 import signal
 import time
 
+from tma.ui import picker
+from tma.ui.term import plain_wanted
+
 REFRESH_S = 1.0
+#: How the conversation is asked of the feed (the module's docstring).
+FRESH, CACHED, REFRESH = "fresh", "cached", "refresh"
 
 
 def _now_ms() -> int:
@@ -40,23 +52,18 @@ class App:
         self.preview_of: str | None = None
         self.message_until = 0.0
         self.lines: list = []  # the last frame drawn (a click finds its row there)
+        self.talk_of: str | None = None  # the pane whose conversation was last asked for
+        self.talk_fresh = False  # ctrl-t turned the conversation on: ask anew
 
     # -- rendering
     def render(self, rows, width, height):
-        from tma.ui import picker
-        from tma.ui.term import plain_wanted
-
         return picker.render(rows, self.view, width, height, palette=self.feed.cfg.picker,
                              now=_now_ms(), plain=plain_wanted())
 
     def visible(self) -> list[dict]:
-        from tma.ui import picker
-
         return picker.visible(self.rows, self.view, self.feed.cfg.picker, _now_ms())
 
     def wants_preview(self, width: int) -> bool:
-        from tma.ui import picker
-
         return width >= picker.PREVIEW_MIN_WIDTH
 
     def update(self, capture: bool) -> None:
@@ -69,10 +76,33 @@ class App:
             self.view.selected = ids[0] if ids else None
         width, _h = self.screen.size()
         if capture and self.wants_preview(width):
-            self.view.preview = self.feed.preview(self.view.selected)
+            if self.view.talk:
+                self.view.said = self.feed.conversation(self.view.selected, self.talk_how())
+                self.talk_of = self.view.selected
+            else:
+                self.view.preview = self.feed.preview(self.view.selected)
             self.preview_of = self.view.selected
         elif self.preview_of != self.view.selected:
             self.view.preview = None
+            self.view.said = None
+
+    def talk_how(self) -> str:
+        """FRESH, CACHED or REFRESH (the module's docstring)."""
+        if self.talk_fresh:
+            self.talk_fresh = False
+            return FRESH
+        return CACHED if self.talk_of != self.view.selected else REFRESH
+
+    def toggle_talk(self) -> None:
+        """ctrl-t: the preview shows the pane's conversation <-> its screen."""
+        if not self.view.talk and self.screen.size()[0] < picker.PREVIEW_MIN_WIDTH:
+            self.say(f"ctrl-t: the conversation shows in the preview, which needs "
+                     f"{picker.PREVIEW_MIN_WIDTH} columns")
+            return
+        self.view.talk = not self.view.talk
+        self.view.said = None
+        self.talk_fresh = self.view.talk
+        self.update(capture=True)
 
     def draw(self) -> None:
         if self.view.message and time.monotonic() > self.message_until:
@@ -90,8 +120,6 @@ class App:
 
     # -- keys
     def on_key(self, key: str) -> None:
-        from tma.ui import picker
-
         if key in self.keys_quit and (key != "q" or not self.filters or not self.view.query):
             self.done = True
         elif key in ("up", "ctrl-p", "down", "ctrl-n"):
@@ -105,6 +133,8 @@ class App:
         elif key == "ctrl-s":
             self.view.scope = "all" if self.view.scope == "session" else "session"
             self.update(capture=True)
+        elif key == "ctrl-t":
+            self.toggle_talk()
         elif key == "resize":
             self.resized = True
         elif key.startswith("click:") or key.startswith("wheel-"):
@@ -122,8 +152,6 @@ class App:
     def mouse(self, key: str) -> None:
         """A click selects its row, a click on the selected row is Enter; the wheel
         moves three rows and stops at the ends."""
-        from tma.ui import picker
-
         if key.startswith("wheel-"):
             step = -3 if key == "wheel-up" else 3
             self.view.selected = picker.scroll(self.shown, self.view.selected, step)
@@ -242,19 +270,25 @@ class WatchApp(App):
 
     def render(self, rows, width, height):
         from tma.ui import watch
-        from tma.ui.term import plain_wanted
 
         return watch.render(rows, self.view, width, height, palette=self.feed.cfg.picker,
                             now=_now_ms(), plain=plain_wanted())
 
     def visible(self) -> list[dict]:
-        from tma.ui import picker as ui_picker, watch
+        from tma.ui import watch
 
-        shown = ui_picker.visible(self.rows, self.view, self.feed.cfg.picker, _now_ms())
+        shown = picker.visible(self.rows, self.view, self.feed.cfg.picker, _now_ms())
         return watch.flat(watch.grouped(shown, self.view.group))  # screen order
 
     def wants_preview(self, width: int) -> bool:
         return super().wants_preview(width) and not self.view.table
+
+    def toggle_talk(self) -> None:
+        """ctrl-t turns the full table into the list and preview that shows it."""
+        if not self.view.talk and self.view.table \
+                and self.screen.size()[0] >= picker.PREVIEW_MIN_WIDTH:
+            self.view.table = False
+        super().toggle_talk()
 
     def extra_key(self, key: str) -> None:
         if key in ("j", "k"):
@@ -262,10 +296,8 @@ class WatchApp(App):
         elif key == "a":
             self.actions()
         elif key == "p":
-            from tma.ui import picker as ui_picker
-
-            if self.screen.size()[0] < ui_picker.PREVIEW_MIN_WIDTH:
-                self.say(f"p: the table and the preview need {ui_picker.PREVIEW_MIN_WIDTH} "
+            if self.screen.size()[0] < picker.PREVIEW_MIN_WIDTH:
+                self.say(f"p: the table and the preview need {picker.PREVIEW_MIN_WIDTH} "
                          "columns; this is one list")
                 return
             self.view.table = not self.view.table

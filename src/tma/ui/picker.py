@@ -33,12 +33,13 @@ class View:
     """What the person has done to the screen: typed, moved, toggled."""
 
     __slots__ = ("query", "selected", "scope", "session", "exclude", "preview", "message",
-                 "notes")
+                 "notes", "talk", "said")
 
     def __init__(self, query: str = "", selected: str | None = None, scope: str = "all",
                  session: str | None = None, exclude: str | None = None,
                  preview: str | None = None, message: str = "",
-                 notes: list[str] | None = None) -> None:
+                 notes: list[str] | None = None, talk: bool = False,
+                 said: dict | None = None) -> None:
         self.query = query
         self.selected = selected  # pane id of the highlighted row (survives re-ordering)
         self.scope = scope  # "all" or "session"
@@ -47,6 +48,8 @@ class View:
         self.preview = preview  # the selected pane's captured screen, when read
         self.message = message  # one line for the footer (a refusal, a note)
         self.notes = notes or []  # hosts with no rows to show: one line each, under the rows
+        self.talk = talk  # ctrl-t: the preview shows the pane's conversation, not its screen
+        self.said = said  # that conversation (tma.ui.conversation), when read
 
 
 # ---------------------------------------------------------------- rows
@@ -300,10 +303,14 @@ def pad(lines: list[Line], height: int) -> list[Line]:
 def preview_lines(view: View, width: int, height: int, plain: bool,
                   selected: dict | None) -> list[Line]:
     """The rule naming the previewed pane (and what it asks, when it is blocked on a
-    call: `── s:1.0 · Bash: rm -rf build/ ──`), then the bottom of its screen."""
+    call: `── s:1.0 · Bash: rm -rf build/ ──`), then the bottom of its screen, or, with
+    the conversation toggled (ctrl-t), its last turns (tma.ui.conversation, loaded only
+    then)."""
     name = selected.get("locator") or selected.get("pane") if selected else ""
     if selected and remote(selected):  # the host's locator alone reads as a local pane
         name = f"{selected.get('pane')} {selected.get('locator') or ''}".strip()
+    if view.talk and selected:
+        name = f"{name} · conversation"
     asks = _one_line(selected.get("pending_summary") or "") if selected else ""
     if asks:
         name = f"{name} · {asks}" if name else asks
@@ -312,6 +319,10 @@ def preview_lines(view: View, width: int, height: int, plain: bool,
                          "" if plain else "dim")]]
     if height <= 1:
         return out
+    if view.talk and selected:
+        from tma.ui import conversation
+
+        return out + conversation.lines(view.said, width, height - 1, plain)
     if view.preview is None:
         body = ["(no preview)"] if selected else []
     else:
@@ -339,7 +350,9 @@ def footer(view: View, width: int, plain: bool, keys: str) -> Line:
     return [(fit(" " + text, width), "" if plain else "dim")]
 
 
-PICKER_KEYS = "enter jump · tab actions · ctrl-s scope · ↑/↓ move · esc quit"
+PICKER_KEYS = "enter jump · tab actions · ctrl-t conversation · ctrl-s scope · esc quit"
+#: With the conversation shown, ctrl-t goes back to the screen.
+PICKER_TALK_KEYS = "enter jump · tab actions · ctrl-t screen · ctrl-s scope · esc quit"
 
 
 def empty_hint(view: View) -> list[str]:
@@ -406,7 +419,7 @@ def render(rows: list[dict], view: View, width: int, height: int, *, palette: di
         sel = shown[selected_index(shown, view.selected)] if shown else None
         out += preview_lines(view, width, body - list_h, plain, sel)
     out = pad(out, height - 1)
-    out.append(footer(view, width, plain, PICKER_KEYS))
+    out.append(footer(view, width, plain, PICKER_TALK_KEYS if view.talk else PICKER_KEYS))
     return out
 
 

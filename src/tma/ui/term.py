@@ -8,7 +8,7 @@ Two screens with one interface (size, draw, keys, close):
   only when it changed, keys read from the raw terminal.
 
 Keys come back as names: "up", "down", "enter", "tab", "esc", "backspace", "ctrl-s",
-"ctrl-n", "ctrl-p", "ctrl-c", or the printable character itself; the mouse as
+"ctrl-n", "ctrl-p", "ctrl-c", "ctrl-t", or the printable character itself; the mouse as
 "click:<line>", "wheel-up", "wheel-down".
 """
 
@@ -19,7 +19,7 @@ import sys
 
 CONTROL_KEYS = {"\r": "enter", "\n": "enter", "\t": "tab", "\x1b": "esc", "\x7f": "backspace",
                 "\x08": "backspace", "\x13": "ctrl-s", "\x0e": "ctrl-n", "\x10": "ctrl-p",
-                "\x03": "ctrl-c", "\x04": "ctrl-c"}
+                "\x03": "ctrl-c", "\x04": "ctrl-c", "\x14": "ctrl-t"}
 SEQUENCES = {"\x1b[A": "up", "\x1b[B": "down", "\x1bOA": "up", "\x1bOB": "down"}
 COLOURS = {"black": 0, "red": 1, "green": 2, "yellow": 3, "blue": 4, "magenta": 5,
            "cyan": 6, "white": 7}

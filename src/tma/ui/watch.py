@@ -30,6 +30,8 @@ HELP = (
     ("/", "search anew: type to filter the rows, best match first; enter keeps it, esc clears it"),
     ("esc", "clear the filter (when one is set)"),
     ("p", "preview <-> full table (76 columns or more)"),
+    ("ctrl-t", "preview: the pane's screen <-> its conversation (its last turns, from its "
+               "transcript)"),
     ("g", "group rows (by repo, or --group's choice) <-> flat"),
     ("?", "this help"),
     ("q  ctrl-c", "quit"),

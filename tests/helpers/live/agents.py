@@ -164,9 +164,13 @@ def _opencode(agent: Agent, screen: str, title: str) -> str | None:
         return "question"
     if "esc interrupt" in screen:
         return "working"
-    if "ctrl+p commands" in screen:
+    # the hint's words wrap to two rows when the cwd beside them is long (xdist's tmp paths)
+    if "ctrl+p commands" in screen or _OC_HINT_WRAPPED.search(screen):
         return "idle"
     return None
+
+
+_OC_HINT_WRAPPED = re.compile(r"(?m)ctrl\+p[ \t]*\n[^\n]*\bcommands[ \t]*$")
 
 
 def _pi(agent: Agent, screen: str, title: str) -> str | None:

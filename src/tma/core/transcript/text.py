@@ -72,3 +72,48 @@ def first_string(value: object) -> str | None:
         if isinstance(v, str) and v.strip():
             return v
     return None
+
+
+#: A sentence ends at `.`, `!`, `?` or `…` (closing quotes or brackets kept with it)
+#: before white space or the text's end.
+_SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*(?=\s|$)")
+_FENCE = re.compile(r"^\s*(?:```|~~~)")
+_MARKUP = re.compile(r"^\s*(?:[-*+>]|#+|\d+[.)])\s+")
+
+
+def last_sentence(text: str | None, limit: int = 200) -> str:
+    """The last sentence of an agent's answer, on one line: its last paragraph that holds
+    words (a code fence's marker, a list's bullet or a heading's `#` is no word), then that
+    paragraph's last sentence; terminal escapes and control characters left out; cut at
+    `limit` characters with `…` (its end kept: the last words are the point). "" for no
+    text."""
+    if not text:
+        return ""
+    paragraphs: list[list[str]] = [[]]
+    fenced = False
+    for ln in _CONTROL.sub("", text).splitlines():
+        if _FENCE.match(ln):  # a code block is no sentence
+            fenced = not fenced
+            paragraphs.append([])
+            continue
+        if fenced:
+            continue
+        bare = _MARKUP.sub("", ln)
+        if not ln.strip() or bare != ln:  # a blank line, a bullet or a heading starts one
+            paragraphs.append([])
+        paragraphs[-1].append(bare)
+    para = next((" ".join(p) for p in reversed(paragraphs)
+                 if any(c.isalnum() for x in p for c in x)), "")
+    para = _SPACE.sub(" ", para).strip()
+    if not para:
+        return ""
+    ends = [m.end() for m in _SENTENCE_END.finditer(para)]
+    # the sentence after the last end but one (a paragraph that ends without a stop
+    # keeps its tail as the sentence)
+    if ends and ends[-1] == len(para):
+        ends.pop()
+    start = ends[-1] if ends else 0
+    sentence = para[start:].strip()
+    if len(sentence) > limit:
+        sentence = "…" + sentence[-(limit - 1):].lstrip()
+    return sentence

@@ -230,3 +230,24 @@ def last_turns(headers: Iterable[tuple[str, str]], turns: int, *, at_start: bool
             if done >= turns:
                 return Turns(tuple(reversed(picked)), True)
     return Turns(tuple(reversed(picked)), at_start)
+
+
+# --- the pending call ----------------------------------------------------------------------
+
+
+def unanswered(events: Iterable[tuple[str, dict[str, object]]]) -> int | None:
+    """(kind, data) pairs, newest first -> the index of the newest tool call no result
+    answers yet in the running turn (None: none). A turn's end or a user message newer
+    than every unanswered call means the turn moved on: nothing is pending."""
+    answered: set[object] = set()
+    for i, (kind, data) in enumerate(events):
+        if kind == "tool_result":
+            answered.add(data.get("call_id"))
+        elif kind == "user_message" or (kind == "turn_boundary"
+                                        and data.get("boundary") == "end"):
+            return None
+        elif kind == "tool_call":
+            call = data.get("call_id")
+            if call is not None and call not in answered:
+                return i
+    return None

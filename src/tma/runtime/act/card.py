@@ -13,7 +13,14 @@ Sources, most faithful first:
 - the api lane: OpenCode answers over its own HTTP server (tma.runtime.act.opencode_api),
   and its questions come from `GET /question` under a 750 ms limit;
 - the screen lane: the manifest's `[dialog]` rules read off a fresh capture
-  (tma.core.card.extract); without rules, or when they find nothing, `failed`.
+  (tma.core.card.extract); without rules, or when they find nothing, `failed`;
+- the rollout (Codex): Codex writes the call (its `function_call` record) to its
+  rollout before it asks for the approval, so the newest page of the pane's rollout
+  names the call it waits on: its name, its arguments exactly as the model sent them,
+  and its call id. A screen-lane card takes its pending call from there (the dialog's
+  options stay the screen's); a hook-lane card keeps the hook's tool and input and gains
+  the call id the hook did not send (or, when the hook parked no input, takes the
+  rollout's call whole).
 """
 
 from __future__ import annotations
@@ -79,9 +86,12 @@ def hook_input(opts: dict) -> dict:
 
 def build(row, *, rid: str = proto.NO_REQUEST_ID, config=None, manifest=None,
           screen: Callable[[], list[str] | None] | None = None,
-          timeout_s: float = QUESTION_TIMEOUT_S) -> proto.Card:
+          timeout_s: float = QUESTION_TIMEOUT_S,
+          rollout: Callable[[], proto.PendingCall | None] | None = None) -> proto.Card:
     """The card of one cycle row. `screen` reads the pane's lines when (and only when)
-    the screen lane needs them; `config` gives OpenCode's configured endpoint."""
+    the screen lane needs them; `config` gives OpenCode's configured endpoint; `rollout`
+    reads the call a Codex pane waits on from its rollout (asked only for a Codex
+    permission card)."""
     stamp = row.stamp
     if stamp.state != states.BLOCKED:
         return proto.NoCard(rid)
@@ -89,7 +99,10 @@ def build(row, *, rid: str = proto.NO_REQUEST_ID, config=None, manifest=None,
     opts = row.pane.options
     agent = row.agent or stamp.name
     if detail == "permission":
-        return _permission(row, agent, rid, config, manifest, screen)
+        asks = _permission(row, agent, rid, config, manifest, screen)
+        if agent in ROLLOUT_AGENTS and rollout is not None:
+            asks = _with_rollout(asks, rollout)
+        return asks
     if detail == "question" and agent == "opencode":
         card = _question(row, agent, rid, config, timeout_s)
         if card is not None:
@@ -135,6 +148,55 @@ def _permission(row, agent: str, rid: str, config, manifest, screen) -> proto.Pe
     call = proto.PendingCall(ask.tool, value, "") if ask.tool else None
     return proto.PermissionCard(rid, pane_id, agent, SCREEN, options, ask.extraction, call,
                                 binder)
+
+
+#: The agents whose transcript holds the pending call while their permission prompt is
+#: up (Codex 0.171.0 writes the function_call record before it asks).
+ROLLOUT_AGENTS = frozenset({"codex"})
+
+
+def _with_rollout(card: proto.PermissionCard,
+                  rollout: Callable[[], proto.PendingCall | None]) -> proto.PermissionCard:
+    """The card with what the rollout says of the call it waits on (the module's
+    docstring); as it was when the rollout names none or does not read."""
+    try:
+        call = rollout()
+    except Exception:  # noqa: BLE001 - best effort: a rollout never refuses a card
+        return card
+    if call is None:
+        return card
+    hooked = card.pending_call if card.lane == HOOK else None
+    if hooked is not None and hooked.input:
+        if hooked.call_id:
+            return card
+        return card.replace(pending_call=hooked.replace(call_id=call.call_id))
+    return card.replace(pending_call=call)
+
+
+def rollout_call(row, env) -> proto.PendingCall | None:
+    """The call the pane's agent waits on, read from the newest page of its transcript
+    (tma.runtime.transcript.read.pending_call): its name, its arguments (a JSON object,
+    else {}) and its call id; None when there is none, or no transcript to read."""
+    # the transcript room only for a card that asks it (a Codex permission prompt)
+    from tma.runtime.transcript import locate, read as transcript, stores
+
+    try:
+        found = transcript.pending_call(locate.target_of(row), env)
+    except stores.TranscriptError:
+        return None
+    if found is None:
+        return None
+    data, body = found.event.data, found.event.body
+    args: object = {}
+    if body is not None and body[0] == "json":
+        try:
+            args = json.loads(body[1])
+        except ValueError:
+            args = {}
+    name, call = data.get("name"), data.get("call_id")
+    return proto.PendingCall(name if isinstance(name, str) else "",
+                             args if isinstance(args, dict) else {},
+                             call if isinstance(call, str) else "")
 
 
 def _question(row, agent: str, rid: str, config, timeout_s: float) -> proto.QuestionCard | None:
@@ -208,4 +270,5 @@ def for_row(session, row, rid: str = proto.NO_REQUEST_ID) -> proto.Card:
         cap = read.capture_many(session.server, [(pane_id, 0)]).get(pane_id)
         return strip_ansi(cap.body).splitlines() if cap is not None else None
 
-    return build(row, rid=rid, config=session.config, manifest=manifest, screen=screen)
+    return build(row, rid=rid, config=session.config, manifest=manifest, screen=screen,
+                 rollout=lambda: rollout_call(row, session.env))

@@ -115,6 +115,46 @@ def event(session, name: str, cursor: str, *,
     return frame
 
 
+#: The kinds whose bodies `conversation` fetches: what a person reads in a chat.
+MESSAGES = ("user_message", "assistant_text")
+
+
+def conversation(session, name: str, *, last: int | None = None, bodies: int = 8,
+                 timeout: float = link.DEFAULT_TIMEOUT_S) -> proto.Window:
+    """HOST:%N's newest transcript page with the bodies of its newest `bodies` messages
+    (yours and the agent's), all over one link: the `window`, then an `event` request
+    for each of them. The window without the bodies that did not come (a cursor the host
+    no longer honours, the link's time running out) rather than nothing."""
+    parts = split_target(name)
+    assert parts is not None, name
+    got: dict[str, proto.EventBody] = {}
+    windows: list[proto.Window] = []
+    wanted: list[str] = []
+
+    def follow(answer: proto.Frame, rid: str) -> proto.Frame | None:
+        if isinstance(answer, proto.Window):
+            windows.append(answer)
+            wanted.extend([h.cursor for h in answer.events if h.kind in MESSAGES][:bodies])
+        elif isinstance(answer, proto.Event):
+            if answer.header.body is not None:
+                got[answer.header.cursor] = answer.header.body
+        else:
+            return None
+        return proto.EventRequest(rid, parts[1], wanted.pop(0)) if wanted else None
+
+    try:
+        _ask(session, name, lambda pane, rid: proto.WindowRequest(rid, pane, last, None),
+             timeout=timeout, follow=follow)
+    except (Refused, HostDown):
+        if not windows:
+            raise
+    if not windows:
+        raise HostDown(parts[0], "bad-frame", "a window request got no window")
+    w = windows[0]
+    return w.replace(events=tuple(h.replace(body=got[h.cursor]) if h.cursor in got else h
+                                  for h in w.events))
+
+
 #: `last_answer` asks for at most this many windows looking for its turns.
 LAST_PAGES = 20
 

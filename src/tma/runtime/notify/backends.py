@@ -129,12 +129,13 @@ def one_line(text: str, limit: int = SUMMARY_MAX) -> str:
 
 
 def body_text(note: Note) -> str:
-    """The notification's body: what the pane asks (the summary, one line of it), then
+    """The notification's body: what the pane asks (the summary, one line of it), the
+    agent's last sentence (only where `[notify] last_sentence` put one on the note), then
     where (the pane's title, or its id)."""
     title = strip_controls(note.title or "").strip()
     where = title or f"in {note.pane}"
-    asks = one_line(note.summary)
-    return f"{asks}\n{where}" if asks else where
+    lines = [one_line(note.summary), one_line(note.last_sentence), where]
+    return "\n".join(x for x in lines if x)
 
 
 def desktop_argv(note: Note, platform: str | None = None, actions: bool = False,

@@ -143,15 +143,21 @@ def _sink5(cfg, note: Note, wait: bool, now: int, daemon: bool, jump, answers,
 # ------------------------------------------------------------------ tma debug notify-test
 
 
-def test_note(trigger: str, cwd: str) -> Note:
-    """A made-up note for `tma debug notify-test` (repo and branch from cwd)."""
+#: What `tma debug notify-test` says the agent said, where `[notify] last_sentence` is on.
+TEST_SENTENCE = "This is where the agent's last sentence goes."
+
+
+def test_note(trigger: str, cwd: str, said: bool = False) -> Note:
+    """A made-up note for `tma debug notify-test` (repo and branch from cwd); `said`: with
+    a made-up last sentence (`[notify] last_sentence`)."""
     from tma.runtime.git import resolve
 
     repo, branch, _wt = resolve(cwd)
     return Note(trigger=trigger, agent="test", pane=os.environ.get("TMUX_PANE") or "%0",
                 detail="notify-test", session=None, locator="test:0.0",
                 title="tma notify-test", repo=repo or "", branch=branch or "",
-                since_ms=0, context_pct=80 if trigger == "context_high" else None)
+                since_ms=0, context_pct=80 if trigger == "context_high" else None,
+                last_sentence=TEST_SENTENCE if said else "")
 
 
 def reaches(cfg, trigger: str, daemon: bool = True,

@@ -129,6 +129,14 @@ def on_screen(cfg, pane: str, watchers, now: int) -> bool:
     return notice.on_screen(pane, watchers, now, quiet_if_active_s(cfg))
 
 
+def last_sentence(cfg) -> bool:
+    """`[notify] last_sentence` (default false): a notification carries the agent's last
+    sentence (read from its transcript) on this machine's sinks: the message line, the
+    desktop notification, the log and the command. A push sink sends it only when its
+    own table opts in too (`include_last_sentence`, see push)."""
+    return table(cfg).get("last_sentence") is True
+
+
 def log_path(cfg) -> str | None:
     """`[notify] log`: the JSON-lines file, or None."""
     log = table(cfg).get("log")
@@ -196,6 +204,8 @@ def push(cfg, name: str) -> dict | None:
     out["on"] = tuple(t.get("on", TRIGGERS))
     out["include_title"] = t.get("include_title") is True
     out["include_screen"] = t.get("include_screen") is True
+    # the agent's last sentence leaves the machine only when both opt in
+    out["include_last_sentence"] = t.get("include_last_sentence") is True and last_sentence(cfg)
     out["timeout_s"] = float(t.get("timeout_s", PUSH_TIMEOUT_S))
     out["retries"] = int(t.get("retries", PUSH_RETRIES))
     return out

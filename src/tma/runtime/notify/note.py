@@ -20,11 +20,11 @@ SCHEMA = 3
 OSC_MAX = 200  # bytes of OSC 9 body
 
 PAYLOAD_KEYS = ("schema", "agent", "pane", "state", "detail", "session", "locator", "title",
-                "repo", "branch", "age_ms", "context_pct", "tool", "summary")
+                "repo", "branch", "age_ms", "context_pct", "tool", "summary", "last_sentence")
 LOG_KEYS = ("schema", "at") + PAYLOAD_KEYS[1:]
 ENV_ALWAYS = ("TMA_AGENT", "TMA_PANE", "TMA_STATE", "TMA_LOCATOR", "TMA_TITLE", "TMA_AGE_MS")
 ENV_OPTIONAL = ("TMA_DETAIL", "TMA_SESSION", "TMA_REPO", "TMA_BRANCH", "TMA_CONTEXT_PCT",
-                "TMA_TOOL", "TMA_SUMMARY")
+                "TMA_TOOL", "TMA_SUMMARY", "TMA_LAST_SENTENCE")
 
 
 class Note(Record):
@@ -32,7 +32,9 @@ class Note(Record):
     or context_high. `tty` is optional: the pane's tty when the caller already has it
     (saves resolving it); `since_ms` is the episode's age (0 for a hook's own fire).
     `tool` and `summary` say what a blocked pane asks (empty when nobody knows). `host`:
-    the fleet host the pane is on, by its hosts.toml name (empty: this machine)."""
+    the fleet host the pane is on, by its hosts.toml name (empty: this machine).
+    `last_sentence`: the agent's last sentence from its transcript, only where `[notify]
+    last_sentence` opts in (tma.runtime.notify.said; empty otherwise)."""
 
     trigger: str = "blocked"
     agent: str = ""
@@ -49,6 +51,7 @@ class Note(Record):
     tool: str = ""      # the pending call's tool ("Bash"), when the pane says
     summary: str = ""   # what the blocked pane asks, one line ("Bash: rm -rf build/")
     host: str = ""      # a fleet host's name (HOST of a HOST:%N pane); "" for this machine
+    last_sentence: str = ""  # what the agent said last ([notify] last_sentence only)
 
     @property
     def state(self) -> str:
@@ -103,6 +106,7 @@ def payload(note: Note) -> dict:
         "context_pct": None if note.context_pct is None else int(note.context_pct),
         "tool": note.tool or None,
         "summary": note.summary or None,
+        "last_sentence": note.last_sentence or None,
     }
 
 
@@ -121,7 +125,7 @@ def log_record(note: Note, at: int) -> dict:
 
 def env(note: Note) -> dict[str, str]:
     """The TMA_* variables of the command. The first six are always set; the optional
-    seven only when they have a value (a child never inherits a stale one, see child_env)."""
+    eight only when they have a value (a child never inherits a stale one, see child_env)."""
     out = {
         "TMA_AGENT": note.agent,
         "TMA_PANE": note.pane,
@@ -133,7 +137,7 @@ def env(note: Note) -> dict[str, str]:
     for key, value in (("TMA_DETAIL", note.detail), ("TMA_SESSION", note.session),
                        ("TMA_REPO", note.repo), ("TMA_BRANCH", note.branch),
                        ("TMA_CONTEXT_PCT", note.context_pct), ("TMA_TOOL", note.tool),
-                       ("TMA_SUMMARY", note.summary)):
+                       ("TMA_SUMMARY", note.summary), ("TMA_LAST_SENTENCE", note.last_sentence)):
         if value is not None and value != "":
             out[key] = str(value)
     return out
@@ -177,9 +181,11 @@ def message(note: Note) -> str:
     """The status-line text (unescaped; tma.tmux.notify escapes it for tmux)."""
     title = strip_controls(note.title or "").strip()
     asks = strip_controls(note.summary or "").strip()
+    said = strip_controls(note.last_sentence or "").strip()
     text = f"tma: {note.agent} {note.trigger} — {title}" if title else \
         f"tma: {note.agent} {note.trigger} in {note.pane}"
-    return f"{text}: {asks}" if asks else text
+    text = f"{text}: {asks}" if asks else text
+    return f"{text} — “{said}”" if said else text
 
 
 def osc9(note: Note) -> bytes:

@@ -8,7 +8,8 @@ What leaves the machine is chosen here and nowhere else: the agent, state, detai
 pending call's summary and tool, the pane id and locator, host, repo, branch and age.
 Never the pane title or the screen unless the table says `include_title = true` or
 `include_screen = true` (a title is what the agent thinks the work is; a screen holds
-whatever the agent printed).
+whatever the agent printed), and never the agent's last sentence unless both `[notify]
+last_sentence` and the table's `include_last_sentence` are true (gate.push).
 
 Delivery (tma.runtime.notify.http) never runs on the caller's thread: the daemon hands
 the request to one worker thread per sink (a hung webhook delays only itself); the hook
@@ -111,6 +112,8 @@ def job(name: str, settings: dict, note: Note, ring) -> dict:
            "scope": notify_log.scope()}  # the hook path's child records for the same server
     title = strip_controls(note.title or "").strip() if settings["include_title"] else ""
     screen = screen_text(ring, note) if settings["include_screen"] else ""
+    said = " ".join(strip_controls(note.last_sentence or "").split()) \
+        if settings["include_last_sentence"] else ""
     if name == "ntfy":
         headline = f"tma: {note.agent} {note.trigger}" + (f" — {title}" if title else "")
         prio = settings.get("priority")
@@ -120,7 +123,7 @@ def job(name: str, settings: dict, note: Note, ring) -> dict:
         headers = {"Title": _header_text(headline), "Priority": prio, "Tags": ",".join(tags),
                    "Content-Type": "text/plain; charset=utf-8"}
         out["headers"] = headers
-        out["body"] = text + ("\n\n" + screen if screen else "")
+        out["body"] = text + ("\n" + said if said else "") + ("\n\n" + screen if screen else "")
         return out
     doc: dict[str, object] = {
         "schema": 1, "id": os.urandom(12).hex(), "sent_at": now // 1000,
@@ -134,6 +137,8 @@ def job(name: str, settings: dict, note: Note, ring) -> dict:
         doc["title"] = title
     if settings["include_screen"]:
         doc["screen"] = screen
+    if settings["include_last_sentence"]:
+        doc["last_sentence"] = said or None
     out["headers"] = {"Content-Type": "application/json"}
     out["doc"] = doc
     return out

@@ -54,6 +54,7 @@ import urllib.parse
 from tma.core import proto
 from tma.core.transcript import opencode
 from tma.core.transcript.event import Event
+from tma.runtime.transcript import stores
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -373,7 +374,7 @@ def _bodiless(event: Event) -> Event:
 
 # --- the framework's side (tma.runtime.transcript.stores.PagedStore) -------------------
 # The module is the store the registry names: a `source` is the database's path and the
-# session id, joined by a NUL (neither holds one).
+# session id, joined by a `#` (a session id never holds one, so the last `#` splits them).
 
 
 def locate(session_id: str, cwd: str, env: Mapping[str, str]) -> str | None:
@@ -386,12 +387,10 @@ def locate(session_id: str, cwd: str, env: Mapping[str, str]) -> str | None:
         found = store(path).session(session_id)
     except (StoreError, sqlite3.Error):
         return None
-    return f"{path}\0{session_id}" if found is not None else None
+    return f"{path}#{session_id}" if found is not None else None
 
 
 def page(source: str, before: str | None, limits):  # -> stores.Page
-    from tma.runtime.transcript import stores
-
     path, session_id = _source(source)
     budget = proto.Budget(limits.header_bytes, limits.read_bytes, limits.frame_bytes)
     try:
@@ -408,8 +407,6 @@ def page(source: str, before: str | None, limits):  # -> stores.Page
 
 
 def event(source: str, cursor: str, limits):  # -> stores.Entry
-    from tma.runtime.transcript import stores
-
     path, session_id = _source(source)
     try:
         owner, _row, _n = parse_cursor(cursor)
@@ -424,5 +421,5 @@ def event(source: str, cursor: str, limits):  # -> stores.Entry
 
 
 def _source(source: str) -> tuple[str, str]:
-    path, _nul, session_id = source.partition("\0")
+    path, _sep, session_id = source.rpartition("#")
     return path, session_id

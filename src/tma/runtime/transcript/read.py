@@ -19,6 +19,7 @@ from tma.core.transcript.window import (
     header,
     last_turns,
     session_meta,
+    unanswered,
 )
 from tma.runtime.transcript import locate as L, page, stores
 from tma.runtime.transcript.stores import Entry, NoTranscript, Page
@@ -84,8 +85,37 @@ def window(t: L.Target, env: Mapping[str, str], *, last: int | None = None,
     caller's, clamped to the host's). `bodies`: each header carries its event's body too
     (a local reader's document; the wire's window never does)."""
     limits = clamp(last, budget)
-    pg = _read(t, env, lambda loc: _page(loc, before, limits))
+
+    def one(loc: L.Located) -> Page:
+        pg = _page(loc, before, limits)
+        return _with_bodies(loc, pg, limits) if bodies else pg
+
+    pg = _read(t, env, one)
     return assemble(t, pg, limits, rid, bodies=bodies)
+
+
+#: The kinds whose events have a body to fetch (a store that pages itself leaves them
+#: out of a page).
+BODY_KINDS = frozenset({"user_message", "assistant_text", "thinking", "tool_call",
+                        "tool_result", "compaction", "attachment"})
+
+
+def _with_bodies(loc: L.Located, pg: Page, limits: Limits) -> Page:
+    """The page with each event's body, for a local reader's document: a JSONL store's
+    page has them already; a store that pages itself (OpenCode's) leaves them out, so each
+    is fetched as an `event` request would (one whose row went meanwhile stays without)."""
+    if not stores.is_paged(loc.store) or all(
+            e.event.body is not None or e.event.kind not in BODY_KINDS for e in pg.entries):
+        return pg
+    out = []
+    for e in pg.entries:
+        if e.event.body is None and e.event.kind in BODY_KINDS:
+            try:
+                e = loc.store.event(loc.path, e.cursor, limits)
+            except stores.CursorInvalid:
+                pass
+        out.append(e)
+    return pg.replace(entries=tuple(out))
 
 
 def assemble(t: L.Target, pg: Page, limits: Limits, rid: str = proto.NO_REQUEST_ID, *,
@@ -154,3 +184,19 @@ def last_answer(t: L.Target, env: Mapping[str, str], turns: int = 1) -> list[str
             body = entry(t, env, cursor).event.body
         texts.append(body[1] if body is not None else "")
     return texts
+
+
+def pending_call(t: L.Target, env: Mapping[str, str]) -> Entry | None:
+    """The tool call the agent waits on, from the newest page of its transcript: the
+    newest call no result answers yet in the running turn (tma.core.transcript.window's
+    `unanswered`), with its body (its arguments); None when there is none. Only an agent
+    that writes the call before it asks (Codex's rollout) can have one while a
+    permission prompt is up."""
+    pg = _read(t, env, lambda loc: _page(loc, None, clamp()))
+    i = unanswered((e.event.kind, e.event.data) for e in pg.entries)
+    if i is None:
+        return None
+    found = pg.entries[i]
+    if found.event.body is None:  # a store that gives no body in a page
+        found = entry(t, env, found.cursor)
+    return found
