@@ -212,6 +212,8 @@ def test_absent_request_fields_are_left_out_and_host_nulls_kept():
         '{"schema":1,"id":"2","t":"snapshot","selector":{"agent":"codex"}}'
     edge = P.Edge("3", 5, "%2", "codex", "", "idle", None, "s:1.1", None, None)
     assert P.dumps(edge).endswith('"detail":null,"locator":"s:1.1","repo":null,"branch":null}')
+    # a stream of many hosts' rows names each edge's host; serve's edges leave it out
+    assert P.dumps(edge.replace(host="devbox")).endswith('"branch":null,"host":"devbox"}')
 
 
 def test_non_ascii_travels_as_utf8_and_nan_is_refused():
@@ -273,7 +275,8 @@ rows = st.builds(
     pending_call=opt_text, pending_summary=opt_text, server=text, host=text)
 edge_states = st.sampled_from(sorted(P.EDGE_STATES))
 edges = st.builds(P.Edge, id=text, at_ms=ints, pane=panes, agent=text, from_=edge_states,
-                  to=edge_states, detail=opt_text, locator=text, repo=opt_text, branch=opt_text)
+                  to=edge_states, detail=opt_text, locator=text, repo=opt_text, branch=opt_text,
+                  host=opt_text)
 receipt_rows = st.builds(P.ReceiptRow, slot=text, pane=panes, action=text, outcome=text,
                          reason=opt_text, exit_code=st.integers(-255, 255),
                          cached=st.booleans(), device=opt_text, at_ms=ints,

@@ -357,8 +357,12 @@ class Edge(Frame, frozen=True):
     locator: str
     repo: str | None
     branch: str | None
+    #: the row's host, for a stream of many hosts' rows (`tma web`); left out by a
+    #: host that streams its own (`tma serve`). A later, optional addition.
+    host: str | None = None
     T: ClassVar[str] = "edge"
     DIRECTION: ClassVar[Direction] = "response"
+    OMIT: ClassVar[frozenset[str]] = frozenset({"host"})
 
 
 class PermissionCard(Frame, frozen=True):
@@ -861,7 +865,7 @@ _RESPONSES: Final[dict[str, _Reader]] = {
     "edge": lambda o, rid: Edge(rid, o.integer("at_ms"), o.string("pane"), o.string("agent"),
                                 o.state("from", EDGE_STATES), o.state("to", EDGE_STATES),
                                 o.opt_string("detail"), o.string("locator"), o.opt_string("repo"),
-                                o.opt_string("branch")),
+                                o.opt_string("branch"), o.opt_string("host")),
     "card": _card,
     "window": _window,
     "event": lambda o, rid: Event(rid, _event_header(o)),
