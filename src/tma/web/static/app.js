@@ -531,21 +531,16 @@ function renderAsk() {
       if (exact && action && opt.option_id !== undefined && opt.option_id !== null) {
         buttons.append(actionButton(opt.name || ACTION_WORD[action], action, {},
                                     opt.kind.startsWith("reject") ? "deny" : "primary"));
-      } else if (exact && action) {
-        // an option with no id: shown, never a control
-        buttons.append(el("span", "option-text", opt.name));
       } else {
+        // no control: an option with no id, a kind this page cannot fire, or a dialog
+        // not read exactly is shown as text only
         buttons.append(el("span", "option-text", opt.name));
       }
     }
-    if (!exact) {
-      // the dialog could not be read exactly: the app offers its own approve/deny
-      // (what the host fires), and says to check the pane when unsure
-      box.append(el("p", "note", "The dialog's own options could not be read exactly; Approve and Deny send what tma's manifest fires."));
-      buttons.append(actionButton("Approve", "approve", {}, "primary"),
-                     actionButton("Deny", "deny", {}, "deny"));
-    }
     box.append(buttons);
+    if (!exact) {
+      box.append(el("p", "note", "This dialog could not be read exactly: answer it in the terminal (the command is below)."));
+    }
     ask.append(box);
   } else if (card.card === "question") {
     const box = el("div", "ask-box");
