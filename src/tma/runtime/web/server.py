@@ -1,0 +1,680 @@
+"""`tma web`: the HTTP server (standard library only; ARCHITECTURE.md decision 14).
+
+Its own process, bound to loopback only; a person reaches it from elsewhere through
+`tailscale serve`, `ssh -L` or a reverse proxy, which this process cannot tell apart
+from a local browser, hence the gates on every request, in order:
+
+1. Host: a loopback name (127.0.0.1, localhost, [::1], any port: `ssh -L` keeps the
+   browser's) or a name listed in `[web] hosts`; anything else is refused 403 (DNS
+   rebinding: a page of evil.example that resolves to 127.0.0.1 names its own host).
+2. A POST needs an Origin whose host and port are the Host's (a cross-site form or
+   fetch names its own).
+3. Everything under /api but /api/pair needs the `tma_web` cookie of a paired device
+   (tma.runtime.web.devices, read again on every request: a revoke is felt at once);
+   none or an unknown one is 401.
+4. A dispatch needs the scope its action needs (serve's table); short of it, 403.
+
+Every response carries a strict Content-Security-Policy (no inline script), nosniff,
+no-referrer; /api responses are never cached. Every /api body is a schema-1 protocol
+frame (tma.core.proto); a refusal is an `error` frame with a 4xx status. Agent text
+leaves only inside JSON.
+
+One reader (`Reader`) owns the rows: it follows this tmux server's daemon as `tma
+serve` does (tma.runtime.follow: one stamps read per wake, no detection; without a
+daemon its own cycle every interval and the stamps alone between), and every stream
+waits on it: N browsers cost one read per wake, never N. Each change becomes an `edge`
+frame (or a `snapshot` frame when rows changed without a state edge) numbered in one
+sequence and kept in a short history (HISTORY frames), so a stream that reconnects
+with `Last-Event-ID` gets what it missed, or a fresh snapshot when that fell out.
+
+The requests a protocol device makes over `tma serve` are answered by serve's own
+`Conn` (card, window, event, dispatch through the host's one dispatch ledger with
+its slot, episode binder and broker, receipts), built per request for the device the
+cookie names.
+"""
+
+from __future__ import annotations
+
+import http.cookies
+import http.server
+import ipaddress
+import json
+import os
+import select
+import socket
+import sys
+import threading
+import time
+from collections import deque
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+from tma import __version__
+from tma.core import proto
+from tma.core.paths import here
+from tma.install.binary import running_tma
+from tma.runtime.act import card_screen
+from tma.runtime.fleet import serve
+from tma.runtime.fleet.ledger import Ledger
+from tma.runtime.follow import Follow, Plan
+from tma.runtime.git import GitInfo
+from tma.runtime.web.devices import DeviceError, Store
+from tma.tmux import spawn
+
+DEFAULT_PORT = 7330
+COOKIE = "tma_web"
+#: The edges (and changed snapshots) a reconnecting stream may be replayed.
+HISTORY = 512
+#: A comment line on every open stream this often (proxies close a silent one), and
+#: the moment a revoked device's stream is noticed at the latest.
+KEEPALIVE_S = 15.0
+#: Streams open at once (each holds a thread); one more is refused 503.
+MAX_STREAMS = 64
+MAX_BODY = proto.MAX_LINE_BYTES
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
+STATIC = Path(__file__).resolve().parents[2] / "web" / "static"
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+       "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+       "frame-ancestors 'none'")
+TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
+         ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml", ".png": "image/png",
+         ".ico": "image/x-icon", ".json": "application/json",
+         ".webmanifest": "application/manifest+json"}
+#: HTTP status of an error frame's code.
+STATUS = {proto.BAD_REQUEST: 400, "unauthorized": 401, proto.SCOPE_DENIED: 403,
+          "forbidden": 403, proto.NOT_FOUND: 404, proto.CURSOR_INVALID: 410,
+          proto.UNSUPPORTED: 422, proto.TOO_MANY_CONNECTIONS: 503, proto.INTERNAL: 500}
+RID = "web"  # the id of a frame that answers a GET (no request frame, no id)
+
+
+class BindRefused(Exception):
+    """--bind names an address that is not loopback."""
+
+
+def check_bind(addr: str) -> str:
+    """The loopback address to bind, or BindRefused saying how to reach it instead."""
+    if addr == "localhost":
+        return "127.0.0.1"
+    try:
+        ip = ipaddress.ip_address(addr.strip("[]"))
+    except ValueError:
+        ip = None
+    if ip is None or not ip.is_loopback:
+        raise BindRefused(
+            f"--bind {addr}: tma web listens on loopback only (127.0.0.1 or ::1). To "
+            "reach it from a phone or another machine, put something that authenticates "
+            "in front: `tailscale serve` (your tailnet), `ssh -L PORT:127.0.0.1:PORT` "
+            "(an SSH login), or a reverse proxy; see docs/how-to/phone.md")
+    return str(ip)
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def split_pane(pane: str, host: str) -> tuple[str, str]:
+    """`HOST:%N` or `%N` -> (host, %N); this machine's name for a bare pane."""
+    name, sep, rest = pane.rpartition(":")
+    return (name, rest) if sep else (host, pane)
+
+
+# ------------------------------------------------------------------ the one reader
+
+
+class Reader:
+    """The rows, read once per wake and shared by every stream (see the module)."""
+
+    def __init__(self, session, *, host: str, interval_ms: int, socket_path: str | None,
+                 log, history: int = HISTORY) -> None:
+        self.session, self.host, self.interval_ms, self.log = session, host, interval_ms, log
+        self.lock = threading.RLock()  # the session: one read at a time
+        self.cond = threading.Condition()
+        self.boot = format(now_ms(), "x")
+        self.seq = 0
+        self.history: deque[tuple[int, proto.Frame]] = deque(maxlen=history)
+        self.rows: tuple[proto.FleetRow, ...] = ()
+        self.keyed: dict[str, proto.FleetRow] | None = None
+        self.reads = 0  # reads of the rows since the start (the bench counts them)
+        self.git = GitInfo()
+        self.follow = Follow(session, socket_path, who="tma web")
+        self.light = False
+        self.asks = serve.ScreenAsks(lambda rows: card_screen.screen_pending(
+            session.server, rows, session.manifests), now_ms)
+        self.stopped = threading.Event()
+        self._r, self._w = os.pipe()
+
+    # -- reading
+    def cycle_rows(self, sel=None):
+        """One read of the cycle's rows, for serve's Conn: (rows, socket path, git). A
+        daemon's stamps (one listing, no capture) while one runs, else a cycle of its own
+        (or the stamps alone between cycles)."""
+        with self.lock:
+            if self.follow.on or self.light:
+                result = self.session.cycle(produce=False, report=False)
+            else:
+                result = self.session.cycle()
+            picked = (self.session.select(result.rows, sel, self.git) if sel is not None
+                      else result.rows)
+            return picked, result.snapshot.socket_path, self.git
+
+    def read(self) -> None:
+        """Read the rows, and number what changed into the history."""
+        with self.lock:
+            rows, server, git = self.cycle_rows()
+            screen = self.asks(rows)
+            self.reads += 1
+            fresh = tuple(serve.fleet_row(r, host=self.host, server=server, git=git,
+                                          screen=screen) for r in rows)
+        current = {f"{r.host}:{r.pane}": r for r in fresh}
+        with self.cond:
+            before, self.keyed = self.keyed, current
+            changed = fresh != self.rows
+            self.rows = fresh
+            if before is None or not changed:
+                return
+            now = now_ms()
+            out: list[proto.Frame] = list(serve.edges("", before, current, now, with_host=True))
+            if not out:
+                out = [proto.Snapshot("", fresh)]
+            for frame in out:
+                self.seq += 1
+                self.history.append((self.seq, frame.replace(id=self.event_id(self.seq))))
+            self.cond.notify_all()
+
+    def wait(self, seq: int, timeout: float) -> None:
+        """Until the sequence passes `seq`, the reader stops, or `timeout` seconds."""
+        with self.cond:
+            self.cond.wait_for(lambda: self.seq > seq or self.closing, timeout=timeout)
+
+    def event_id(self, seq: int) -> str:
+        return f"{self.boot}.{seq}"
+
+    def snapshot(self, rid: str = RID) -> tuple[int, proto.Snapshot]:
+        """The rows now and the sequence number they stand at."""
+        with self.cond:
+            return self.seq, proto.Snapshot(rid, self.rows)
+
+    def after(self, last_id: str | None) -> int | None:
+        """The sequence number a stream resumes after, from its Last-Event-ID; None when
+        it cannot (no id, another process's, or older than the history kept)."""
+        if not last_id:
+            return None
+        boot, _, num = last_id.partition(".")
+        if boot != self.boot or not num.isdigit():
+            return None
+        seq = int(num)
+        with self.cond:
+            if seq > self.seq:
+                return None
+            oldest = self.history[0][0] if self.history else self.seq + 1
+            if seq + 1 < oldest and seq != self.seq:
+                return None
+            return seq
+
+    def since(self, seq: int) -> tuple[int, list[tuple[int, proto.Frame]]] | None:
+        """The frames after `seq` (None: some fell out of the history)."""
+        with self.cond:
+            if seq >= self.seq:
+                return seq, []
+            if not self.history or self.history[0][0] > seq + 1:
+                return None
+            return self.seq, [(n, f) for n, f in self.history if n > seq]
+
+    # -- the loop
+    def start(self) -> None:
+        """Look for the daemon and read the baseline (before the first request)."""
+        self.follow.probe(self.log)
+        self._read_logged()
+
+    def run(self) -> None:
+        """Read until stop(): on the daemon's wake, else on the plan's clock."""
+        plan = Plan(self.interval_ms)
+        try:
+            while not self.closing:
+                timeout = plan.timeout(self.follow.on)
+                if not self.follow.on:
+                    timeout = min(timeout, max(0.0, self.follow.probe_at - time.monotonic()))
+                fds = [self._r] + ([self.follow.fd] if self.follow.on else [])
+                ready, _, _ = select.select(fds, [], [], timeout)
+                if self._r in ready:
+                    break  # stop()
+                woke = self.follow.on and self.follow.fd in ready and self.follow.settle(
+                    self.log)
+                if not self.follow.on and time.monotonic() >= self.follow.probe_at:
+                    self.follow.probe(self.log)
+                what = plan.what(woke, self.follow.on)
+                if not what:
+                    continue
+                self.light = what == "stamps"
+                try:
+                    self._read_logged()
+                finally:
+                    self.light = False
+        finally:
+            self.follow.close()
+
+    def _read_logged(self) -> None:
+        try:
+            self.read()
+        except Exception as exc:  # tmux gone or failing: logged, tried again next time
+            self.log(f"tma web: reading the rows failed: {serve._trouble(exc)}")
+
+    @property
+    def closing(self) -> bool:
+        return self.stopped.is_set()
+
+    def stop(self) -> None:
+        self.stopped.set()
+        with self.cond:
+            self.cond.notify_all()
+        try:
+            os.write(self._w, b"x")
+        except OSError:
+            pass
+
+
+# ------------------------------------------------------------------ the app
+
+
+class App:
+    """What every request shares: the reader, the device store, the ledger, the config."""
+
+    def __init__(self, session, reader: Reader, *, allowed_hosts: tuple[str, ...] = ()) -> None:
+        self.session, self.reader = session, reader
+        paths = here(session.env)
+        self.store = Store(paths.state_dir)
+        self.ledger = Ledger(os.path.join(paths.state_dir, "serve", "ledger.jsonl"))
+        self.allowed = LOOPBACK_HOSTS | {h.lower() for h in allowed_hosts}
+        self.streams = 0
+        self.streams_lock = threading.Lock()
+
+    def conn(self, device) -> serve.Conn:
+        """serve's Conn for one request of `device` (its scopes, its name)."""
+        session = self.session
+
+        def fire(argv: list[str]) -> tuple[int, bytes]:
+            tma = running_tma() or sys.argv[0]
+            code, out, _err = spawn.run([tma, *session.server.flags(), *argv],
+                                        timeout=serve.DISPATCH_TIMEOUT_S)
+            return code, out
+
+        def card_for(row, rid):
+            from tma.runtime.act import card
+
+            with self.reader.lock:
+                return card.for_row(session, row, rid)
+
+        def transcripts(row, req):
+            return serve.transcript_answer(row, req, session.env)
+
+        c = serve.Conn(host=self.reader.host, version=__version__, scopes=device.scopes,
+                       device=device.name, interval_ms=self.reader.interval_ms,
+                       rows=self.reader.cycle_rows, write=lambda _data: None,
+                       ledger=self.ledger, fire=fire, card=card_for, clock=now_ms,
+                       log=log, transcripts=transcripts)
+        c.greeted = True
+        return c
+
+
+def log(text: str) -> None:
+    try:
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+class Refusal(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "tma-web"
+    sys_version = ""
+    app: App  # set on the class made per server
+
+    # -- plumbing
+    def log_message(self, format: str, *args) -> None:  # noqa: A002 - the base's name
+        log("tma web: " + (format % args))
+
+    def _headers(self, status: int, ctype: str, length: int | None, *,
+                 api: bool, extra: tuple[tuple[str, str], ...] = ()) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        if length is not None:
+            self.send_header("Content-Length", str(length))
+        self.send_header("Content-Security-Policy", CSP)
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("X-Frame-Options", "DENY")
+        self.send_header("Cache-Control", "no-store" if api else "no-cache")
+        for k, v in extra:
+            self.send_header(k, v)
+        self.end_headers()
+
+    def frame(self, frame: proto.Frame, status: int = 200,
+              extra: tuple[tuple[str, str], ...] = ()) -> None:
+        if isinstance(frame, proto.Error) and status == 200:
+            status = STATUS.get(frame.code, 400)
+        data = proto.encode(frame)
+        self._headers(status, "application/json; charset=utf-8", len(data), api=True,
+                      extra=extra)
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    def refuse(self, code: str, message: str, rid: str = RID) -> None:
+        self.frame(proto.Error(rid, code, message))
+
+    # -- the gates
+    def host_ok(self) -> bool:
+        host = (self.headers.get("Host") or "").strip().lower()
+        name = host
+        if host.startswith("["):
+            name = host[: host.find("]") + 1] if "]" in host else host
+        elif host.count(":") == 1:
+            name = host.partition(":")[0]
+        return bool(name) and name in self.app.allowed
+
+    def origin_ok(self) -> bool:
+        origin = self.headers.get("Origin")
+        host = (self.headers.get("Host") or "").strip().lower()
+        if not origin or origin == "null":
+            return False
+        parts = urlsplit(origin)
+        return parts.scheme in ("http", "https") and parts.netloc.lower() == host
+
+    def token(self) -> str | None:
+        raw = self.headers.get("Cookie")
+        if not raw:
+            return None
+        jar = http.cookies.SimpleCookie()
+        try:
+            jar.load(raw)
+        except http.cookies.CookieError:
+            return None
+        morsel = jar.get(COOKIE)
+        return morsel.value if morsel is not None else None
+
+    def device(self):
+        try:
+            dev = self.app.store.device_for(self.token())
+        except DeviceError as exc:
+            raise Refusal(proto.INTERNAL, str(exc)) from None
+        if dev is None:
+            raise Refusal("unauthorized", "this browser is not paired (or its pairing was "
+                          "revoked): run `tma web pair` on the machine and open the URL "
+                          "it prints")
+        return dev
+
+    # -- the verbs
+    def do_GET(self) -> None:  # noqa: N802 - the base's name
+        self._route("GET")
+
+    def do_HEAD(self) -> None:  # noqa: N802
+        self._route("GET")
+
+    def do_POST(self) -> None:  # noqa: N802
+        self._route("POST")
+
+    def _route(self, method: str) -> None:
+        url = urlsplit(self.path)
+        try:
+            if not self.host_ok():
+                raise Refusal("forbidden", "this server answers only to a loopback Host or "
+                              "a name in [web] hosts (DNS rebinding refused)")
+            if method == "POST" and not self.origin_ok():
+                raise Refusal("forbidden", "a request that changes something needs an "
+                              "Origin that matches the Host")
+            if not url.path.startswith("/api/"):
+                if method != "GET":
+                    raise Refusal(proto.BAD_REQUEST, "only GET reaches the page's files")
+                self.static(url.path)
+                return
+            query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+            self.api(method, url.path[len("/api/"):], query)
+        except Refusal as r:
+            self.refuse(r.code, r.message)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        except Exception as exc:  # noqa: BLE001 - one request's failure is its error frame
+            log(f"tma web: {method} {url.path} failed: {exc!r}")
+            try:
+                self.refuse(proto.INTERNAL, serve._trouble(exc))
+            except OSError:
+                pass
+
+    def static(self, path: str) -> None:
+        name = "index.html" if path in ("/", "/index.html") else path.lstrip("/")
+        ok = name and "/" not in name and not name.startswith(".") and all(
+            c.isalnum() or c in "._-" for c in name)
+        file = STATIC / name
+        if not ok or not file.is_file():
+            data = b"not found\n"
+            self._headers(404, "text/plain; charset=utf-8", len(data), api=False)
+            self.wfile.write(data)
+            return
+        data = file.read_bytes()
+        self._headers(200, TYPES.get(file.suffix, "application/octet-stream"), len(data),
+                      api=False)
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    def body(self) -> dict:
+        try:
+            n = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            n = -1
+        if n < 0 or n > MAX_BODY:
+            self.close_connection = True
+            raise Refusal(proto.BAD_REQUEST, f"a body of at most {MAX_BODY} bytes, with "
+                          "its Content-Length")
+        raw = self.rfile.read(n)
+        try:
+            doc = json.loads(raw)
+        except ValueError:
+            raise Refusal(proto.BAD_REQUEST, "the body is not JSON") from None
+        if not isinstance(doc, dict):
+            raise Refusal(proto.BAD_REQUEST, "the body is not a JSON object")
+        return doc
+
+    def api(self, method: str, what: str, q: dict[str, str]) -> None:
+        if (method, what) == ("POST", "pair"):
+            self.pair()
+            return
+        dev = self.device()
+        if method == "GET" and what == "hello":
+            r = self.app.reader
+            self.frame(proto.HelloResponse(RID, r.host, __version__, r.interval_ms,
+                                           dev.scopes))
+        elif method == "GET" and what == "snapshot":
+            self.frame(self.app.reader.snapshot()[1])
+        elif method == "GET" and what == "stream":
+            self.stream()
+        elif method == "GET" and what == "card":
+            pane = self.local_pane(q)
+            self.frame(self.app.conn(dev).card(proto.CardRequest(RID, pane)))
+        elif method == "GET" and what == "window":
+            pane = self.local_pane(q)
+            last = q.get("last")
+            if last is not None and not last.isdigit():
+                raise Refusal(proto.BAD_REQUEST, "last: a whole number")
+            self.frame(self.app.conn(dev).transcript(proto.WindowRequest(
+                RID, pane, int(last) if last else None, q.get("before") or None)))
+        elif method == "GET" and what == "event":
+            pane = self.local_pane(q)
+            if not q.get("cursor"):
+                raise Refusal(proto.BAD_REQUEST, "event needs ?cursor=")
+            self.frame(self.app.conn(dev).transcript(proto.EventRequest(RID, pane,
+                                                                        q["cursor"])))
+        elif method == "GET" and what == "receipts":
+            since = q.get("since_ms")
+            if since is not None and not since.isdigit():
+                raise Refusal(proto.BAD_REQUEST, "since_ms: a whole number")
+            self.frame(proto.Receipts(RID, self.app.conn(dev).receipts(proto.ReceiptsRequest(
+                RID, q.get("slot") or None, int(since) if since else None))))
+        elif method == "POST" and what == "dispatch":
+            self.dispatch(dev)
+        else:
+            raise Refusal(proto.NOT_FOUND, f"no {method} /api/{what}")
+
+    def local_pane(self, q: dict[str, str]) -> str:
+        pane = q.get("pane")
+        if not pane:
+            raise Refusal(proto.BAD_REQUEST, "name the pane: ?pane=%N or HOST:%N")
+        host, bare = split_pane(pane, self.app.reader.host)
+        if host != self.app.reader.host:
+            raise Refusal(proto.NOT_FOUND, f"{pane}: tma web answers for this machine's "
+                          f"panes ({self.app.reader.host}) only, so far")
+        return bare
+
+    def pair(self) -> None:
+        code = self.body().get("code")
+        if not isinstance(code, str) or not code.strip():
+            raise Refusal(proto.BAD_REQUEST, 'the body is {"code": "..."}')
+        try:
+            token, dev = self.app.store.redeem(code)
+        except DeviceError as exc:
+            log(f"tma web: a pairing failed: {exc}")
+            raise Refusal("unauthorized", str(exc)) from None
+        log(f"tma web: paired device {dev.name!r} ({', '.join(dev.scopes)})")
+        secure = (self.headers.get("X-Forwarded-Proto") or "").lower() == "https"
+        cookie = (f"{COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/; "
+                  f"Max-Age={400 * 86400}" + ("; Secure" if secure else ""))
+        r = self.app.reader
+        self.frame(proto.HelloResponse(RID, r.host, __version__, r.interval_ms, dev.scopes),
+                   extra=(("Set-Cookie", cookie),))
+
+    def dispatch(self, dev) -> None:
+        doc = self.body()
+        given = doc.get("id")
+        rid = given if isinstance(given, str) else RID
+        doc.setdefault("schema", proto.SCHEMA)
+        doc.setdefault("id", RID)
+        doc.setdefault("t", "dispatch")
+        doc.setdefault("host", self.app.reader.host)
+        try:
+            d = proto.parse_line(json.dumps(doc), proto.REQUEST)
+        except proto.ProtoError as exc:
+            raise Refusal(exc.code, exc.message) from None
+        if not isinstance(d, proto.Dispatch):
+            raise Refusal(proto.BAD_REQUEST, "the body is a dispatch frame")
+        host, pane = split_pane(d.pane, d.host)
+        if host != self.app.reader.host:
+            raise Refusal(proto.NOT_FOUND, f"{host}:{pane}: tma web acts on this "
+                          f"machine's panes ({self.app.reader.host}) only, so far")
+        need = serve.SCOPE_OF.get(d.action)
+        if need is None or need not in dev.scopes:
+            self.frame(proto.Error(rid, proto.SCOPE_DENIED, (
+                f"`{d.action}` is never fired from the web" if need is None else
+                f"`{d.action}` needs {need}, and this device ({dev.name}) is granted "
+                f"{', '.join(dev.scopes)}")))
+            return
+        row = self.app.conn(dev).dispatch(d.replace(pane=pane, host=host))
+        self.frame(proto.Receipt(rid, row))
+
+    # -- the stream
+    def stream(self) -> None:
+        app = self.app
+        with app.streams_lock:
+            if app.streams >= MAX_STREAMS:
+                raise Refusal(proto.TOO_MANY_CONNECTIONS,
+                              f"at most {MAX_STREAMS} streams at once")
+            app.streams += 1
+        try:
+            self._stream()
+        finally:
+            with app.streams_lock:
+                app.streams -= 1
+
+    def _stream(self) -> None:
+        reader, token = self.app.reader, self.token()
+        self.close_connection = True
+        self._headers(200, "text/event-stream; charset=utf-8", None, api=True,
+                      extra=(("Connection", "close"), ("X-Accel-Buffering", "no")))
+        self.wfile.write(b"retry: 2000\n\n")
+        at = reader.after(self.headers.get("Last-Event-ID"))
+        if at is None:
+            at = self.send_snapshot()
+        while not reader.closing:
+            got = reader.since(at)
+            if got is None:
+                at = self.send_snapshot()
+                continue
+            at, frames = got
+            for n, frame in frames:
+                self.event(reader.event_id(n), frame)
+            if not frames:
+                self.wfile.write(b": keepalive\n\n")
+            self.wfile.flush()
+            reader.wait(at, KEEPALIVE_S)
+            if self.app.store.device_for(token) is None:  # revoked: the stream ends
+                log("tma web: a stream's device was revoked; stream ended")
+                return
+
+    def send_snapshot(self) -> int:
+        reader = self.app.reader
+        seq, snap = reader.snapshot()
+        eid = reader.event_id(seq)
+        self.event(eid, snap.replace(id=eid))
+        self.wfile.flush()
+        return seq
+
+    def event(self, eid: str, frame: proto.Frame) -> None:
+        self.wfile.write(f"id: {eid}\nevent: {frame.T}\ndata: ".encode() + proto.encode(frame)
+                         + b"\n")
+
+
+class Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class Server6(Server):
+    address_family = socket.AF_INET6
+
+
+def make(session, *, bind: str, port: int, interval_ms: int, socket_path: str | None,
+         allowed_hosts: tuple[str, ...] = ()) -> tuple[Server, Reader]:
+    addr = check_bind(bind)
+    reader = Reader(session, host=os.uname().nodename, interval_ms=interval_ms,
+                    socket_path=socket_path, log=log)
+    app = App(session, reader, allowed_hosts=allowed_hosts)
+    handler = type("BoundHandler", (Handler,), {"app": app})
+    cls: type[Server] = Server6 if ":" in addr else Server
+    return cls((addr, port), handler), reader
+
+
+def run(session, *, bind: str, port: int, interval_ms: int, socket_path: str | None,
+        allowed_hosts: tuple[str, ...] = ()) -> int:
+    """Serve until SIGTERM or Ctrl-C; prints the URL first."""
+    import signal
+
+    httpd, reader = make(session, bind=bind, port=port, interval_ms=interval_ms,
+                         socket_path=socket_path, allowed_hosts=allowed_hosts)
+    reader.start()
+    host, real_port = str(httpd.server_address[0]), int(httpd.server_address[1])
+    shown = f"[{host}]" if ":" in host else host
+    sys.stdout.write(f"tma web: serving http://{shown}:{real_port}/ (pair a browser: "
+                     f"tma web pair --port {real_port})\n")
+    sys.stdout.flush()
+
+    def stop(_signo, _frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    thread = threading.Thread(target=reader.run, name="tma-web-reader", daemon=True)
+    thread.start()
+    try:
+        httpd.serve_forever(poll_interval=0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        reader.stop()
+        httpd.server_close()
+        thread.join(timeout=5)
+    return 0
+
+
