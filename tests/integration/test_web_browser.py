@@ -103,7 +103,8 @@ class Host:
         raise AssertionError(f"tma web printed no address:\n{self.log.read_text()}")
 
     def pair_url(self) -> str:
-        res = self.tma("web", "pair")
+        port = self.base.rstrip("/").rsplit(":", 1)[1]
+        res = self.tma("web", "pair", "--port", port, "--scope", "act:answer")
         assert res.returncode == 0, res.stderr
         m = re.search(r"https?://\S+#pair=\S+", res.stdout + res.stderr)
         assert m, f"no pairing URL in:\n{res.stdout}{res.stderr}"
@@ -247,7 +248,7 @@ def test_phone_pairs_sees_the_blocked_agent_and_approves_it_once(browser, host, 
         page.locator('#card-ask button.act[data-action="approve"]').wait_for()
         page.wait_for_selector("#attach-cmd")
         assert page.locator("#attach-cmd").inner_text() == f"tma attach --pane {rec.pane}"
-        assert f"pane={rec.pane}" in page.url.replace("%25", "%")
+        assert page.url.endswith(f"#pane={os.uname().nodename}:{rec.pane}")  # a link to it
         for b in page.locator("#card-body button:visible").all():
             assert b.bounding_box()["height"] >= 44, b.inner_text()
         screens(page, "phone-card", full_page=True)

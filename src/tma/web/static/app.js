@@ -669,7 +669,8 @@ async function dispatch(action, extra, button) {
 // its receipt is asked for by its slot.
 async function recoverReceipt(s, err) {
   if (err.status && err.status < 500 && err.code) {
-    return { outcome: "error", reason: err.code, message: err.message };
+    // refused before any slot was claimed (a scope short, a bad frame): nothing fired
+    return { outcome: "refused", reason: err.code, message: err.message };
   }
   for (let i = 0; i < 5; i += 1) {
     await new Promise((r) => setTimeout(r, 1000));
