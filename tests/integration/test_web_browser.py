@@ -264,18 +264,27 @@ def test_phone_pairs_sees_the_blocked_agent_and_approves_it_once(browser, host, 
         ctx.close()
 
 
-def test_desktop_shows_list_and_card_side_by_side_and_approves(browser, host, agents,
-                                                               screens):
+def test_desktop_opens_a_notifications_link_beside_the_list_and_approves(browser, host,
+                                                                          agents, screens):
     rec = agents["desktop"]
-    ctx, page, errors = _paired_page(browser, host, viewport=DESKTOP)
+    ctx, first, errors = _paired_page(browser, host, viewport=DESKTOP)
     try:
-        sent = _approve_once(page, rec)
-        assert sent == b"1", sent
+        # a notification's link (#pane=HOST:%N), loaded afresh, opens the pane's card
+        page = ctx.new_page()
+        errors += _watch(page)
+        page.goto(f"{host.base}#pane={os.uname().nodename}:{rec.pane}")
+        approve = page.locator('#card-ask button.act[data-action="approve"]')
+        approve.wait_for()
+        page.wait_for_selector(f'.row[data-pane="{rec.pane}"][aria-current="true"]')
         # both columns at once: the list beside the card
         assert page.locator("#fleet").is_visible() and page.locator("#card-body").is_visible()
+        assert page.locator("#back").is_hidden()
+        screens(page, "desktop")
+        sent = _approve_once(page, rec)
+        assert sent == b"1", sent
         page.wait_for_selector(f'.row[data-pane="{rec.pane}"]:not([data-state="blocked"])',
                                timeout=20000)
-        screens(page, "desktop")
+        screens(page, "desktop-answered")
         assert rec.settle() == sent
         assert errors == []
     finally:

@@ -502,11 +502,13 @@ function actionButton(label, action, extra, cls) {
   return b;
 }
 
+const SCOPE_OF = { approve: "act:answer", deny: "act:answer", question_reply: "act:answer",
+                   question_reject: "act:answer", steer: "act:steer", interrupt: "act:steer",
+                   approve_always: "act:always" };
+
 function canAct(action) {
   const scopes = (app.hello && app.hello.scopes) || [];
-  const need = { approve: "act:answer", deny: "act:answer", question_reply: "act:answer",
-                 question_reject: "act:answer", steer: "act:steer", interrupt: "act:steer",
-                 approve_always: "act:always" }[action];
+  const need = SCOPE_OF[action];
   return !need || scopes.includes(need);
 }
 
@@ -525,10 +527,16 @@ function renderAsk() {
       box.append(el("pre", "call", text));
     }
     const exact = card.extraction === "exact";
-    const buttons = el("div", "options");
+    const buttons = el("div", "options dialog");
     for (const opt of card.options || []) {
       const action = OPTION_ACTION[opt.kind];
-      if (exact && action && opt.option_id !== undefined && opt.option_id !== null) {
+      if (exact && action && opt.option_id !== undefined && opt.option_id !== null
+          && !canAct(action)) {
+        // the device was not granted it (approve_always needs act:always)
+        const t = el("span", "option-text", opt.name);
+        t.append(el("small", null, ` (this browser may not: ${SCOPE_OF[action]})`));
+        buttons.append(t);
+      } else if (exact && action && opt.option_id !== undefined && opt.option_id !== null) {
         buttons.append(actionButton(opt.name || ACTION_WORD[action], action, {},
                                     opt.kind.startsWith("reject") ? "deny" : "primary"));
       } else {
@@ -613,7 +621,9 @@ function renderAsk() {
     ask.append(box);
   } else {
     const row = selectedRow();
-    ask.append(el("p", "note", row ? `Nothing to answer: the agent is ${row.state}.` : "Nothing to answer."));
+    const box = el("div", "ask-box quiet");
+    box.append(el("p", "note", row ? `Nothing to answer: the agent is ${row.state}.` : "Nothing to answer."));
+    ask.append(box);
   }
 }
 
