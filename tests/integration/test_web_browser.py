@@ -31,6 +31,12 @@ from tests.helpers.keyrecorder import KeyRecorder
 from tma.core import fixture
 
 CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "captures"
+#: A recorded Claude session (as test_conversation_view reads it): its prompt, and the
+#: agent's answer after its tool ran, later in the file.
+TRANSCRIPT = next((Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
+                   / "claude-2.1.332" / "tool-approved").glob("*.jsonl"))
+ASKED = "RUNTOOL please write the file"
+ANSWERED = "TOOL RESULT SEEN: the command ran. All done."
 CHROMIUM = ("/usr/bin/chromium", "/usr/lib/chromium/chromium")
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 800}
@@ -179,7 +185,12 @@ def _overflow_at(page, width: int) -> int:
 def agents(host):
     """Two blocked Claude panes (the phone answers one, the desktop the other), then
     `tma web` in front of them."""
+    host.srv.config.write_text("[fold]\nfreshness_secs = 3600\n")
     phone, desktop = host.claude(), host.claude()
+    # the desktop's agent has a conversation, named as Claude's hooks name it
+    path = host.srv.root / "talk.jsonl"
+    shutil.copyfile(TRANSCRIPT, path)
+    host.srv.tmux("set-option", "-p", "-t", desktop.pane, "@agent_transcript", str(path))
     host.start_web()
     return {"phone": phone, "desktop": desktop}
 
@@ -233,8 +244,10 @@ def test_unpaired_page_says_how_to_pair(browser, host, agents):
 def test_phone_pairs_sees_the_blocked_agent_and_approves_it_once(browser, host, agents,
                                                                   screens):
     rec = agents["phone"]
+    # a phone in its dark scheme (the desktop below is light)
     ctx, page, errors = _paired_page(browser, host, viewport=PHONE, is_mobile=True,
-                                     has_touch=True, device_scale_factor=2)
+                                     has_touch=True, device_scale_factor=2,
+                                     color_scheme="dark")
     try:
         blocked = page.locator(f'.row[data-pane="{rec.pane}"]')
         blocked.wait_for()
@@ -279,7 +292,16 @@ def test_desktop_opens_a_notifications_link_beside_the_list_and_approves(browser
         # both columns at once: the list beside the card
         assert page.locator("#fleet").is_visible() and page.locator("#card-body").is_visible()
         assert page.locator("#back").is_hidden()
+        # its conversation, newest first: the answer above the prompt
+        page.locator("#conv-list .event").first.wait_for()
+        said = page.locator("#conv-list").inner_text()
+        assert ANSWERED in said and ASKED in said
+        assert said.index(ANSWERED) < said.index(ASKED)
         screens(page, "desktop")
+        prompt = page.locator("#conv-list .event", has_text=ASKED).first
+        prompt.locator("button.more").click()
+        prompt.locator("pre.body").wait_for()
+        assert ASKED in prompt.locator("pre.body").inner_text()
         sent = _approve_once(page, rec)
         assert sent == b"1", sent
         page.wait_for_selector(f'.row[data-pane="{rec.pane}"]:not([data-state="blocked"])',
