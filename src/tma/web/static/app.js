@@ -2,7 +2,7 @@
 //
 // It talks to `tma web` on the same origin (cookie auth); every body is a schema-1
 // protocol frame (src/tma/core/proto.py). Agent text is only ever inserted as text
-// (textContent, never innerHTML): whatever an agent prints stays inert here.
+// (textContent, never parsed as HTML): whatever an agent prints stays inert here.
 
 const SCHEMA = 1;
 const STATE_ORDER = { blocked: 0, working: 1, idle: 2, unknown: 3 };
