@@ -73,13 +73,11 @@ def _need_browser() -> tuple[object, str]:
 
 
 class Host:
-    def __init__(self, root: Path) -> None:
-        from tests.integration.conftest import Server
-
-        self.srv = Server(root)
+    def __init__(self, srv) -> None:
+        self.srv = srv
         self.web: subprocess.Popen | None = None
         self.base = ""
-        self.log = root / "web.log"
+        self.log = srv.root / "web.log"
 
     def tma(self, *args: str, timeout: float = 30) -> subprocess.CompletedProcess:
         # the bundled manifests (claude's), as test_serve's devices use
@@ -124,7 +122,6 @@ class Host:
             except subprocess.TimeoutExpired:
                 os.killpg(self.web.pid, signal.SIGKILL)
                 self.web.wait()
-        self.srv.kill()
 
 
 @pytest.fixture(scope="module")
@@ -139,8 +136,8 @@ def browser():
 
 
 @pytest.fixture(scope="module")
-def host(tmp_path_factory, browser):
-    h = Host(tmp_path_factory.mktemp("web"))
+def host(module_srv, browser):
+    h = Host(module_srv)
     try:
         yield h
     finally:
