@@ -195,3 +195,43 @@ def _free_name(taken: set) -> str:
     while f"browser-{n}" in taken:
         n += 1
     return f"browser-{n}"
+
+
+# ------------------------------------------------------------------ the commands' words
+
+
+def pair_text(session, name: str | None, scopes: tuple[str, ...], port: int) -> str:
+    """`tma web pair`: a new code, and the URL that carries it in its fragment."""
+    code, expires = Store(session.paths.state_dir).new_code(name, scopes)
+    web = getattr(session.config, "web", None) or {}
+    base = str(web.get("url") or f"http://127.0.0.1:{port}/").split("#")[0]
+    minutes = max(1, round((expires - time.time() * 1000) / 60000))
+    return (f"pairing code: {code}  (good for {minutes} minutes and {CODE_TRIES} tries; "
+            f"scopes {', '.join(scopes)})\n"
+            f"open: {base}#pair={code}\n"
+            "(the code rides in the URL's fragment: a browser never sends it in a request "
+            "line, so no log holds it)\n")
+
+
+def command(session, sub: str, name: str | None, scopes: tuple[str, ...], *,
+            json_out: bool = False) -> str:
+    """`tma device list|grant|revoke`'s output (DeviceError: the refusal)."""
+    store = Store(session.paths.state_dir)
+    if sub == "list":
+        found = store.list()
+        if json_out:
+            return json.dumps({"schema": 1, "devices": [
+                {"name": d.name, "scopes": list(d.scopes), "paired_at_ms": d.paired_at_ms}
+                for d in found]}) + "\n"
+        if not found:
+            return "no paired devices (tma web pair pairs one)\n"
+        return "".join(
+            f"{d.name}\t{','.join(d.scopes)}\tpaired "
+            f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(d.paired_at_ms / 1000))}\n"
+            for d in found)
+    check_name(name or "")
+    if sub == "grant":
+        d = store.grant(name or "", scopes)
+        return f"{d.name}: {', '.join(d.scopes)} (from its next request)\n"
+    store.revoke(name or "")
+    return f"revoked {name}: its next request is refused\n"

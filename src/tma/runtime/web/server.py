@@ -41,6 +41,7 @@ import ipaddress
 import json
 import os
 import select
+import signal
 import socket
 import sys
 import threading
@@ -53,7 +54,7 @@ from tma import __version__
 from tma.core import proto
 from tma.core.paths import here
 from tma.install.binary import running_tma
-from tma.runtime.act import card_screen
+from tma.runtime.act import card, card_screen
 from tma.runtime.fleet import serve
 from tma.runtime.fleet.ledger import Ledger
 from tma.runtime.follow import Follow, Plan
@@ -106,6 +107,15 @@ def check_bind(addr: str) -> str:
             "in front: `tailscale serve` (your tailnet), `ssh -L PORT:127.0.0.1:PORT` "
             "(an SSH login), or a reverse proxy; see docs/how-to/phone.md")
     return str(ip)
+
+
+def check_args(bind: str, port: int, interval_ms: int) -> None:
+    """ValueError or BindRefused for flags `tma web` cannot serve with."""
+    check_bind(bind)
+    if not 0 <= port <= 65535:
+        raise ValueError(f"--port: 0-65535, got {port}")
+    if interval_ms < 250:
+        raise ValueError(f"--interval needs at least 250 ms, got {interval_ms}")
 
 
 def now_ms() -> int:
@@ -299,8 +309,6 @@ class App:
             return code, out
 
         def card_for(row, rid):
-            from tma.runtime.act import card
-
             with self.reader.lock:
                 return card.for_row(session, row, rid)
 
@@ -649,11 +657,15 @@ def make(session, *, bind: str, port: int, interval_ms: int, socket_path: str | 
 
 def run(session, *, bind: str, port: int, interval_ms: int, socket_path: str | None,
         allowed_hosts: tuple[str, ...] = ()) -> int:
-    """Serve until SIGTERM or Ctrl-C; prints the URL first."""
-    import signal
-
-    httpd, reader = make(session, bind=bind, port=port, interval_ms=interval_ms,
-                         socket_path=socket_path, allowed_hosts=allowed_hosts)
+    """Serve until SIGTERM or Ctrl-C; prints the URL first (exit 1: cannot listen)."""
+    web = getattr(session.config, "web", None) or {}
+    try:
+        httpd, reader = make(session, bind=bind, port=port, interval_ms=interval_ms,
+                             socket_path=socket_path,
+                             allowed_hosts=allowed_hosts or tuple(web.get("hosts", ())))
+    except OSError as exc:
+        sys.stderr.write(f"tma web: cannot listen on {bind}:{port}: {exc.strerror or exc}\n")
+        return 1
     reader.start()
     host, real_port = str(httpd.server_address[0]), int(httpd.server_address[1])
     shown = f"[{host}]" if ":" in host else host
