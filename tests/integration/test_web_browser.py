@@ -269,6 +269,11 @@ def test_phone_pairs_sees_the_blocked_agent_and_approves_it_once(browser, host, 
         assert rec.settle() == sent  # and nothing more came
         page.wait_for_selector(f'.row[data-pane="{rec.pane}"]:not([data-state="blocked"])',
                                state="attached", timeout=20000)
+        # a reload (a phone woken later) reads the tap's outcome back from the ledger
+        page.reload()
+        page.wait_for_selector('#card-outcome .receipt[data-outcome="sent"]')
+        assert page.locator("#card-outcome .receipt").count() == 1
+        assert rec.settle() == sent
         assert errors == []
     finally:
         ctx.close()

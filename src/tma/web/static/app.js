@@ -433,7 +433,10 @@ function showCard(host, pane) {
   renderCardHead();
   renderAttach();
   loadCard();
-  if (!same) loadWindow();
+  if (!same) {
+    loadWindow();
+    loadReceipts();
+  }
   window.scrollTo(0, 0);
 }
 
@@ -691,6 +694,28 @@ async function recoverReceipt(s, err) {
     } catch (_e) { /* keep asking a little */ }
   }
   return { outcome: "unknown", reason: "no receipt", message: err.message };
+}
+
+// The pane's recent receipts from the host's ledger (this browser's, from before a reload
+// too): a phone that slept through a tap's answer learns its outcome here.
+const RECEIPTS_MS = 30 * 60 * 1000;
+async function loadReceipts() {
+  const sel = app.selected;
+  let got;
+  try {
+    got = await api(`/api/receipts?${q({ since_ms: Date.now() - RECEIPTS_MS })}`);
+  } catch (_e) {
+    return;
+  }
+  if (app.selected !== sel) return;
+  const known = new Set(app.receipts.map((r) => r.slot));
+  for (const r of got.receipts || []) {
+    const ref = parsePaneRef(r.pane);  // `%N` (this machine's) or `HOST:%N`
+    if (known.has(r.slot) || !ref || ref.pane !== sel.pane || ref.host !== sel.host) continue;
+    app.receipts.push({ ...r, host: sel.host, pane: sel.pane });
+  }
+  app.receipts.sort((a, b) => (b.at_ms || 0) - (a.at_ms || 0));
+  renderOutcomes();
 }
 
 function renderOutcomes() {
