@@ -313,3 +313,25 @@ def test_desktop_opens_a_notifications_link_beside_the_list_and_approves(browser
         assert errors == []
     finally:
         ctx.close()
+
+
+def test_a_lost_stream_shows_the_rows_as_stale_until_it_is_back(browser, host, agents,
+                                                                screens):
+    ctx = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    try:
+        page = ctx.new_page()
+        errors = _watch(page)
+        page.route("**/api/stream", lambda route: route.abort())  # the link drops
+        page.goto(host.pair_url())
+        page.wait_for_selector(".row")
+        page.wait_for_selector('#link:not([data-state="live"])')
+        page.wait_for_function("document.querySelectorAll('.row:not(.stale)').length === 0")
+        assert page.locator(".row").count() >= 2
+        assert "stale" in page.locator(".row").first.inner_text()  # said, not only greyed
+        screens(page, "phone-stale")
+        page.unroute("**/api/stream")  # it comes back: live, and the rows with it
+        page.wait_for_selector('#link[data-state="live"]', timeout=20000)
+        page.wait_for_function("document.querySelectorAll('.row.stale').length === 0")
+        assert [e for e in errors if "pageerror" in e] == []
+    finally:
+        ctx.close()

@@ -348,7 +348,10 @@ function renderRow(row) {
   btn.dataset.state = row.state;
   btn.dataset.pane = row.pane;
   btn.dataset.host = row.host;
-  if (row.stale || !app.live) btn.classList.add("stale");
+  // a host gone offline keeps its last rows (stale); so does every row while the stream
+  // to this server is down: what they say is what was last heard
+  const stale = Boolean(row.stale) || !app.live;
+  if (stale) btn.classList.add("stale");
   if (app.selected && app.selected.host === row.host && app.selected.pane === row.pane) {
     btn.setAttribute("aria-current", "true");
   }
@@ -360,8 +363,8 @@ function renderRow(row) {
   top.append(ageNode);
   btn.append(top);
   const what = asks(row);
-  if (what || row.stale) {
-    btn.append(el("span", "asks", row.stale ? `stale: ${what || row.state} (last heard)` : what));
+  if (what || stale) {
+    btn.append(el("span", "asks", stale ? `stale: ${what || row.state} (last heard)` : what));
   }
   btn.addEventListener("click", () => openPane(row.host, row.pane));
   li.append(btn);
