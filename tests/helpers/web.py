@@ -41,7 +41,8 @@ class Answer:
 
 
 class Web:
-    """One `tma web --port 0` process; its stderr in a file."""
+    """One `tma web --port 0` process; its stderr in a file. `srv`: the machine it runs
+    on (its tmux server's `name` and its `env`: the test server, or a fleet test's Here)."""
 
     def __init__(self, srv, tmp_path: Path, *flags: str, env: dict | None = None) -> None:
         self.srv = srv
@@ -108,8 +109,10 @@ class Web:
         return self.request("GET", path, cookie=cookie, **kw)
 
     def pair_code(self, *flags: str) -> str:
-        res = self.srv.tma("web", "pair", "--port", str(self.port), *flags, check=True,
-                           env=self.env)
+        res = subprocess.run([sys.executable, "-m", "tma", "--socket-name", self.srv.name,
+                              "web", "pair", "--port", str(self.port), *flags],
+                             capture_output=True, text=True, env=self.env, timeout=60)
+        assert res.returncode == 0, res.stderr
         m = re.search(r"pairing code: (\w+)", res.stdout)
         assert m and f"#pair={m.group(1)}" in res.stdout, res.stdout
         return m.group(1)

@@ -30,7 +30,11 @@ with `Last-Event-ID` gets what it missed, or a fresh snapshot when that fell out
 The requests a protocol device makes over `tma serve` are answered by serve's own
 `Conn` (card, window, event, dispatch through the host's one dispatch ledger with
 its slot, episode binder and broker, receipts), built per request for the device the
-cookie names.
+cookie names. The rows of the fleet hosts the daemon links join this machine's (named
+by their host); a `HOST:%N` card, window or event is asked over the host's link
+(tma.runtime.fleet.read) and a dispatch fired as `tma act ACTION --pane HOST:%N` is
+(tma.runtime.fleet.act: its slot names the prompt and the answer, so the host's ledger
+answers a double tap).
 """
 
 from __future__ import annotations
@@ -55,7 +59,13 @@ from tma.core import proto
 from tma.core.paths import here
 from tma.install.binary import running_tma
 from tma.runtime.act import card, card_screen
-from tma.runtime.fleet import serve
+from tma.runtime.fleet import (
+    act as fleet_act,
+    hosts as fleet_hosts,
+    read as fleet_read,
+    serve,
+    view as fleet_view,
+)
 from tma.runtime.fleet.ledger import Ledger
 from tma.runtime.follow import Follow, Plan
 from tma.runtime.git import GitInfo
@@ -84,7 +94,8 @@ TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=u
 #: HTTP status of an error frame's code.
 STATUS = {proto.BAD_REQUEST: 400, "unauthorized": 401, proto.SCOPE_DENIED: 403,
           "forbidden": 403, proto.NOT_FOUND: 404, proto.CURSOR_INVALID: 410,
-          proto.UNSUPPORTED: 422, proto.TOO_MANY_CONNECTIONS: 503, proto.INTERNAL: 500}
+          proto.UNSUPPORTED: 422, proto.TOO_MANY_CONNECTIONS: 503, proto.INTERNAL: 500,
+          "host-down": 502}
 RID = "web"  # the id of a frame that answers a GET (no request frame, no id)
 
 
@@ -120,6 +131,33 @@ def check_args(bind: str, port: int, interval_ms: int) -> None:
 
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+def remote_row(d: dict) -> proto.FleetRow | None:
+    """A fleet host's ls --json row (tma.ui.rows.fleet_row_dict) as the FleetRow it came
+    from; None for one that does not read as one."""
+    try:
+        quota = None
+        if isinstance(d.get("quota"), int):
+            quota = proto.Quota(pct=d["quota"], window=d.get("quota_window") or "",
+                                resets_at_ms=d.get("quota_resets_at_ms"))
+        since_ms = int(d["since_ms"])
+        state = d["state"] if d["state"] in proto.STATES else "unknown"
+        return proto.FleetRow(
+            pane=str(d["pane"]), agent=str(d["agent"]), state=state, detail=d.get("detail"),
+            since=since_ms // 1000, since_ms=since_ms, episode_ms=int(d["episode_ms"]),
+            locator=str(d["locator"]), attention=bool(d["attention"]), done=bool(d["done"]),
+            session=d.get("session"), transcript=d.get("transcript"),
+            permission_request=d.get("permission_request"),
+            stamped_at_ms=d.get("stamped_at_ms"), context=d.get("context"),
+            context_at_ms=d.get("context_at_ms"), muted=bool(d.get("muted")),
+            tokens=d.get("tokens"), quota=quota, cost_usd=d.get("cost_usd"),
+            repo=d.get("repo"), branch=d.get("branch"), worktree=d.get("worktree"),
+            pending_tool=d.get("pending_tool"), pending_call=d.get("pending_call"),
+            pending_summary=d.get("pending_summary"), server=str(d.get("server") or ""),
+            host=str(d["host"]))
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def split_pane(pane: str, host: str) -> tuple[str, str]:
@@ -167,6 +205,24 @@ class Reader:
                       else result.rows)
             return picked, result.snapshot.socket_path, self.git
 
+    def remote_rows(self) -> tuple[proto.FleetRow, ...]:
+        """The fleet hosts' rows the daemon's links hold (no SSH here: without a daemon
+        that holds exactly the configured hosts, none); a stale row (its host offline)
+        is left out, so its panes go away from the stream until the host answers."""
+        try:
+            remote = fleet_view.Remote(self.session, probe=False)
+        except fleet_hosts.HostError as exc:
+            self.log(f"tma web: hosts.toml: {exc}")
+            return ()
+        if remote.cached is None:
+            return ()
+        out = []
+        for d in remote.rows():
+            row = remote_row(d)
+            if row is not None and not d.get("stale") and row.host != self.host:
+                out.append(row)
+        return tuple(out)
+
     def read(self) -> None:
         """Read the rows, and number what changed into the history."""
         with self.lock:
@@ -174,7 +230,7 @@ class Reader:
             screen = self.asks(rows)
             self.reads += 1
             fresh = tuple(serve.fleet_row(r, host=self.host, server=server, git=git,
-                                          screen=screen) for r in rows)
+                                          screen=screen) for r in rows) + self.remote_rows()
         current = {f"{r.host}:{r.pane}": r for r in fresh}
         with self.cond:
             before, self.keyed = self.keyed, current
@@ -488,55 +544,95 @@ class Handler(http.server.BaseHTTPRequestHandler):
             raise Refusal(proto.BAD_REQUEST, "the body is not a JSON object")
         return doc
 
+    #: GET /api/<name> -> its method (each takes the device and the query).
+    GETS = {"hello": "get_hello", "snapshot": "get_snapshot", "stream": "get_stream",
+            "card": "get_card", "window": "get_window", "event": "get_event",
+            "receipts": "get_receipts"}
+
     def api(self, method: str, what: str, q: dict[str, str]) -> None:
         if (method, what) == ("POST", "pair"):
             self.pair()
             return
         dev = self.device()
-        if method == "GET" and what == "hello":
-            r = self.app.reader
-            self.frame(proto.HelloResponse(RID, r.host, __version__, r.interval_ms,
-                                           dev.scopes))
-        elif method == "GET" and what == "snapshot":
-            self.frame(self.app.reader.snapshot()[1])
-        elif method == "GET" and what == "stream":
-            self.stream()
-        elif method == "GET" and what == "card":
-            pane = self.local_pane(q)
-            self.frame(self.app.conn(dev).card(proto.CardRequest(RID, pane)))
-        elif method == "GET" and what == "window":
-            pane = self.local_pane(q)
-            last = q.get("last")
-            if last is not None and not last.isdigit():
-                raise Refusal(proto.BAD_REQUEST, "last: a whole number")
-            self.frame(self.app.conn(dev).transcript(proto.WindowRequest(
-                RID, pane, int(last) if last else None, q.get("before") or None)))
-        elif method == "GET" and what == "event":
-            pane = self.local_pane(q)
-            if not q.get("cursor"):
-                raise Refusal(proto.BAD_REQUEST, "event needs ?cursor=")
-            self.frame(self.app.conn(dev).transcript(proto.EventRequest(RID, pane,
-                                                                        q["cursor"])))
-        elif method == "GET" and what == "receipts":
-            since = q.get("since_ms")
-            if since is not None and not since.isdigit():
-                raise Refusal(proto.BAD_REQUEST, "since_ms: a whole number")
-            self.frame(proto.Receipts(RID, self.app.conn(dev).receipts(proto.ReceiptsRequest(
-                RID, q.get("slot") or None, int(since) if since else None))))
-        elif method == "POST" and what == "dispatch":
+        if (method, what) == ("POST", "dispatch"):
             self.dispatch(dev)
-        else:
+            return
+        name = self.GETS.get(what) if method == "GET" else None
+        if name is None:
             raise Refusal(proto.NOT_FOUND, f"no {method} /api/{what}")
+        getattr(self, name)(dev, q)
 
-    def local_pane(self, q: dict[str, str]) -> str:
+    def get_hello(self, dev, _q) -> None:
+        r = self.app.reader
+        self.frame(proto.HelloResponse(RID, r.host, __version__, r.interval_ms, dev.scopes))
+
+    def get_snapshot(self, _dev, _q) -> None:
+        self.frame(self.app.reader.snapshot()[1])
+
+    def get_stream(self, _dev, _q) -> None:
+        self.stream()
+
+    def get_card(self, dev, q) -> None:
+        host, pane = self.pane_of(q)
+        if host != self.app.reader.host:
+            self.frame(self.remote(lambda: fleet_read.card(
+                self.app.session, f"{host}:{pane}").replace(id=RID)))
+        else:
+            self.frame(self.app.conn(dev).card(proto.CardRequest(RID, pane)))
+
+    def get_window(self, dev, q) -> None:
+        host, pane = self.pane_of(q)
+        last = q.get("last")
+        if last is not None and not last.isdigit():
+            raise Refusal(proto.BAD_REQUEST, "last: a whole number")
+        n, before = int(last) if last else None, q.get("before") or None
+        if host != self.app.reader.host:
+            self.frame(self.remote(lambda: fleet_read.window(
+                self.app.session, f"{host}:{pane}", last=n, before=before).replace(id=RID)))
+        else:
+            self.frame(self.app.conn(dev).transcript(proto.WindowRequest(RID, pane, n, before)))
+
+    def get_event(self, dev, q) -> None:
+        host, pane = self.pane_of(q)
+        cursor = q.get("cursor")
+        if not cursor:
+            raise Refusal(proto.BAD_REQUEST, "event needs ?cursor=")
+        if host != self.app.reader.host:
+            self.frame(self.remote(lambda: fleet_read.event(
+                self.app.session, f"{host}:{pane}", cursor).replace(id=RID)))
+        else:
+            self.frame(self.app.conn(dev).transcript(proto.EventRequest(RID, pane, cursor)))
+
+    def get_receipts(self, dev, q) -> None:
+        since = q.get("since_ms")
+        if since is not None and not since.isdigit():
+            raise Refusal(proto.BAD_REQUEST, "since_ms: a whole number")
+        self.frame(proto.Receipts(RID, self.app.conn(dev).receipts(proto.ReceiptsRequest(
+            RID, q.get("slot") or None, int(since) if since else None))))
+
+    def pane_of(self, q: dict[str, str]) -> tuple[str, str]:
+        """(host, %N) the request's ?pane= names (this machine's for a bare %N)."""
         pane = q.get("pane")
         if not pane:
             raise Refusal(proto.BAD_REQUEST, "name the pane: ?pane=%N or HOST:%N")
         host, bare = split_pane(pane, self.app.reader.host)
-        if host != self.app.reader.host:
-            raise Refusal(proto.NOT_FOUND, f"{pane}: tma web answers for this machine's "
-                          f"panes ({self.app.reader.host}) only, so far")
-        return bare
+        if not bare.startswith("%") or not bare[1:].isdigit():
+            raise Refusal(proto.BAD_REQUEST, f"{pane}: a pane is %N or HOST:%N")
+        return host, bare
+
+    def remote(self, ask) -> proto.Frame:
+        """A fleet host's answer over its link (fleet.read), or the error frame for why
+        none came."""
+        try:
+            return ask()
+        except fleet_hosts.HostError as exc:
+            return proto.Error(RID, proto.NOT_FOUND, str(exc))
+        except LookupError as exc:
+            return proto.Error(RID, proto.NOT_FOUND, f"no agent pane {exc}")
+        except fleet_read.Refused as exc:
+            return proto.Error(RID, exc.code, exc.message)
+        except fleet_read.HostDown as exc:
+            return proto.Error(RID, "host-down", str(exc))
 
     def pair(self) -> None:
         code = self.body().get("code")
@@ -562,7 +658,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         doc.setdefault("schema", proto.SCHEMA)
         doc.setdefault("id", RID)
         doc.setdefault("t", "dispatch")
-        doc.setdefault("host", self.app.reader.host)
+        if doc.get("host") is None:  # left out (or null): this machine's pane
+            doc["host"] = self.app.reader.host
         try:
             d = proto.parse_line(json.dumps(doc), proto.REQUEST)
         except proto.ProtoError as exc:
@@ -570,9 +667,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if not isinstance(d, proto.Dispatch):
             raise Refusal(proto.BAD_REQUEST, "the body is a dispatch frame")
         host, pane = split_pane(d.pane, d.host)
-        if host != self.app.reader.host:
-            raise Refusal(proto.NOT_FOUND, f"{host}:{pane}: tma web acts on this "
-                          f"machine's panes ({self.app.reader.host}) only, so far")
         need = serve.SCOPE_OF.get(d.action)
         if need is None or need not in dev.scopes:
             self.frame(proto.Error(rid, proto.SCOPE_DENIED, (
@@ -580,8 +674,24 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 f"`{d.action}` needs {need}, and this device ({dev.name}) is granted "
                 f"{', '.join(dev.scopes)}")))
             return
+        if host != self.app.reader.host:
+            self.frame(self.remote(lambda: proto.Receipt(rid, self.remote_dispatch(
+                dev, d, host, pane))))
+            return
         row = self.app.conn(dev).dispatch(d.replace(pane=pane, host=host))
         self.frame(proto.Receipt(rid, row))
+
+    def remote_dispatch(self, dev, d: proto.Dispatch, host: str,
+                        pane: str) -> proto.ReceiptRow:
+        """A fleet host's pane: fired as `tma act ACTION --pane HOST:%N` is
+        (tma.runtime.fleet.act: this machine's outbox, the host's ledger, whose slot
+        names the answer to the prompt, so a double tap is answered from it)."""
+        fired = fleet_act.fire(self.app.session, f"{host}:{pane}", d.action, text=d.text,
+                               answers=d.answers, expect_episode=d.binder.expect_episode_ms)
+        log(f"tma web: {dev.name} fired {d.action} at {host}:{pane}: {fired.outcome}")
+        return proto.ReceiptRow(fired.slot or d.slot, pane, d.action, fired.outcome,
+                                fired.reason, fired.exit_code, fired.cached, dev.name,
+                                now_ms(), fired.message or None)
 
     # -- the stream
     def stream(self) -> None:
