@@ -491,7 +491,9 @@ async function loadCard() {
     const ask = $("card-ask");
     clear(ask);
     ask.append(el("p", "note", e.code === "not-found"
-      ? "This pane runs no agent now." : `The card could not be read: ${e.message}`));
+      ? `This pane runs no agent now (${e.message}).`
+      : e.code === "host-down" ? `${sel.host} is offline: ${e.message}`
+        : `The card could not be read: ${e.message}`));
     return;
   }
   if (mine !== cardSeq || !app.selected || app.selected !== sel) return;
