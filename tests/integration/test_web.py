@@ -124,6 +124,10 @@ def test_a_foreign_host_or_origin_is_refused(srv, web):
     assert none.status == 403
     ok = w.request("POST", "/api/pair", body={"code": code})  # the code was not spent
     assert ok.status == 200
+    # a proxy that rewrites Host passes the browser's Origin: a [web] hosts name is let in
+    proxied = w.request("POST", "/api/pair", body={"code": w.pair_code()},
+                        headers={"Origin": "https://box.tailnet.example"})
+    assert proxied.status == 200, proxied.body
 
 
 def test_a_revoked_device_is_401_on_its_next_request(srv, web):
