@@ -164,13 +164,17 @@ class Stream:
             fields[key] = value
 
     def ended(self, timeout: float) -> bool:
-        """True once the server closed the stream (within `timeout`)."""
+        """True once the server closed the stream (within `timeout`); the lines it sent
+        before closing are kept in `rest`."""
         self.sock.settimeout(timeout)
+        self.rest: list[bytes] = []
         deadline = time.monotonic() + timeout
         try:
             while time.monotonic() < deadline:
-                if not self.resp.fp.readline():
+                line = self.resp.fp.readline()
+                if not line:
                     return True
+                self.rest.append(line)
         except TimeoutError:
             return False
         return False

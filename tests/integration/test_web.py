@@ -124,17 +124,33 @@ def test_a_foreign_host_or_origin_is_refused(srv, web):
     assert none.status == 403
     ok = w.request("POST", "/api/pair", body={"code": code})  # the code was not spent
     assert ok.status == 200
+    # a proxy that rewrites Host passes the browser's Origin: a [web] hosts name is let in
+    proxied = w.request("POST", "/api/pair", body={"code": w.pair_code()},
+                        headers={"Origin": "https://box.tailnet.example"})
+    assert proxied.status == 200, proxied.body
 
 
 def test_a_revoked_device_is_401_on_its_next_request(srv, web):
     srv.shell_pane()
-    w = web()
+    agent = _claude(srv)
+    w = web("--interval", "300")
     token = w.paired("--name", "lost-phone")
+    other = w.paired("--name", "laptop")
     assert w.get("/api/hello", token).status == 200
+    s, kept = w.stream(token), w.stream(other)
+    assert s.event()[1] == "snapshot" and kept.event()[1] == "snapshot"
     res = srv.tma("device", "revoke", "lost-phone", check=True)
     assert "revoked" in res.stdout
     a = w.get("/api/hello", token)
     assert a.status == 401 and a.doc["code"] == "unauthorized"
+    assert w.get("/api/hello", other).status == 200  # the other device is untouched
+    # its open stream ends at the next change, sending it nothing; the other's goes on
+    srv.tmux("kill-pane", "-t", agent.pane)
+    assert kept.event()[2]["to"] == ""
+    assert s.ended(timeout=10)
+    assert not [ln for ln in s.rest if ln.startswith(b"data:")], s.rest
+    s.close()
+    kept.close()
     assert srv.tma("device", "revoke", "lost-phone").returncode == 1
 
 

@@ -7,8 +7,8 @@ from a local browser, hence the gates on every request, in order:
 1. Host: a loopback name (127.0.0.1, localhost, [::1], any port: `ssh -L` keeps the
    browser's) or a name listed in `[web] hosts`; anything else is refused 403 (DNS
    rebinding: a page of evil.example that resolves to 127.0.0.1 names its own host).
-2. A POST needs an Origin whose host and port are the Host's (a cross-site form or
-   fetch names its own).
+2. A POST needs an Origin whose host and port are the Host's, or whose host is a name
+   of `[web] hosts` (a cross-site form or fetch names its own).
 3. Everything under /api but /api/pair needs the `tma_web` cookie of a paired device
    (tma.runtime.web.devices, read again on every request: a revoke is felt at once);
    none or an unknown one is 401.
@@ -350,7 +350,8 @@ class App:
         paths = here(session.env)
         self.store = Store(paths.state_dir)
         self.ledger = Ledger(os.path.join(paths.state_dir, "serve", "ledger.jsonl"))
-        self.allowed = LOOPBACK_HOSTS | {h.lower() for h in allowed_hosts}
+        self.named = frozenset(h.lower() for h in allowed_hosts)
+        self.allowed = LOOPBACK_HOSTS | self.named
         self.streams = 0
         self.streams_lock = threading.Lock()
 
@@ -448,7 +449,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if not origin or origin == "null":
             return False
         parts = urlsplit(origin)
-        return parts.scheme in ("http", "https") and parts.netloc.lower() == host
+        if parts.scheme not in ("http", "https"):
+            return False
+        # the page's own origin; or a name of [web] hosts (a proxy that rewrites Host
+        # still passes the browser's Origin: a name the person listed is theirs)
+        return parts.netloc.lower() == host or (parts.hostname or "") in self.app.named
 
     def token(self) -> str | None:
         raw = self.headers.get("Cookie")
@@ -500,6 +505,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             query = {k: v[-1] for k, v in parse_qs(url.query).items()}
             self.api(method, url.path[len("/api/"):], query)
         except Refusal as r:
+            if method == "POST":
+                self.close_connection = True  # its body may be unread
             self.refuse(r.code, r.message)
         except (BrokenPipeError, ConnectionResetError):
             pass
