@@ -335,3 +335,47 @@ def test_a_lost_stream_shows_the_rows_as_stale_until_it_is_back(browser, host, a
         assert [e for e in errors if "pageerror" in e] == []
     finally:
         ctx.close()
+
+
+def test_a_fleet_hosts_agent_is_grouped_under_its_host_and_answered_once(
+        browser, screens, srv, sshd, fleet_local, fleet_daemon, tmp_path):
+    """Over a real sshd (as tests/integration/test_web_fleet.py): this machine's daemon
+    links the host `box`, whose blocked Claude shows under its own heading, with the ssh
+    command that attaches to it, and Approve reaches it once."""
+    from tests.helpers.web import Web
+
+    local = fleet_local
+    rec = KeyRecorder.start(
+        srv, "claude", fixture.parse((CAPTURES / "claude-2.1.332_blocked.txt").read_text()),
+        after=fixture.parse((CAPTURES / "claude-2.1.332_idle.txt").read_text()),
+        redraw_ms=100)
+    sshd.set_command(sshd.serve_command(srv, "--interval", "500", "--scope",
+                                        "read,act:answer"))
+    res = local.tma("host", "add", "box", "tma-test", "--via", sshd.via(), "--act", "answer")
+    assert res.returncode == 0, res.stderr
+    fleet_daemon.start()
+    local.wait_for(lambda: local.host_state() == "online", timeout=20, interval=0.3)
+    w = Web(local, tmp_path, "--interval", "500")
+    ctx = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    try:
+        page = ctx.new_page()
+        errors = _watch(page)
+        page.goto(f"{w.url}#pair={w.pair_code('--scope', 'act:answer')}")
+        row = page.locator(f'.host[data-host="box"] .row[data-pane="{rec.pane}"]')
+        row.wait_for(timeout=20000)
+        page.wait_for_selector(f'.row[data-host="box"][data-pane="{rec.pane}"]'
+                               '[data-state="blocked"]', timeout=20000)
+        screens(page, "phone-fleet-list")
+        row.tap()
+        assert page.url.endswith(f"#pane=box:{rec.pane}")
+        page.wait_for_selector("#attach-cmd")
+        assert page.locator("#attach-cmd").inner_text() == \
+            f"ssh -t box tma attach --pane {rec.pane}"
+        page.locator("#back").tap()
+        sent = _approve_once(page, rec)
+        assert sent == b"1", sent
+        assert rec.settle() == sent
+        assert errors == []
+    finally:
+        ctx.close()
+        w.close()
