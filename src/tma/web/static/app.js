@@ -302,6 +302,8 @@ function renderFleet() {
   const hostsNode = $("hosts");
   clear(hostsNode);
   const groups = new Map();
+  // this machine's heading stays (saying it has none) once any host has an agent
+  if (app.hello && app.rows.size) groups.set(app.hello.host, []);
   for (const name of app.hosts.keys()) groups.set(name, []);
   for (const row of app.rows.values()) {
     if (!groups.has(row.host)) groups.set(row.host, []);
@@ -321,7 +323,10 @@ function renderFleet() {
     const head = el("h2", "host-head");
     head.append(el("span", "host-name", name || "this machine"), el("span", "host-status", status));
     group.append(head);
-    if (!rows.length) group.append(el("p", "note", status === "online" ? "no agents" : `${status}: no rows`));
+    if (!rows.length) {
+      group.append(el("p", "note", status === "online" || isLocal(name) ? "no agents"
+        : `${status}: no rows`));
+    }
     const list = el("ul", "rows");
     for (const row of rows) {
       if (counts[row.state] !== undefined) counts[row.state] += 1;
@@ -330,7 +335,7 @@ function renderFleet() {
     group.append(list);
     hostsNode.append(group);
   }
-  $("fleet-empty").hidden = names.length > 0;
+  $("fleet-empty").hidden = app.rows.size > 0 || names.length > 0;
   const counter = $("counts");
   clear(counter);
   for (const [state, n] of Object.entries(counts)) {
