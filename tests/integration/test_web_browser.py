@@ -106,9 +106,9 @@ class Host:
             time.sleep(0.05)
         raise AssertionError(f"tma web printed no address:\n{self.log.read_text()}")
 
-    def pair_url(self) -> str:
+    def pair_url(self, scopes: str = "act:answer") -> str:
         port = self.base.rstrip("/").rsplit(":", 1)[1]
-        res = self.tma("web", "pair", "--port", port, "--scope", "act:answer")
+        res = self.tma("web", "pair", "--port", port, "--scope", scopes)
         assert res.returncode == 0, res.stderr
         m = re.search(r"https?://\S+#pair=\S+", res.stdout + res.stderr)
         assert m, f"no pairing URL in:\n{res.stdout}{res.stderr}"
@@ -212,11 +212,11 @@ def _approve_once(page, rec: KeyRecorder) -> bytes:
     return rec.settle(expect=1)
 
 
-def _paired_page(browser, host, **context):
+def _paired_page(browser, host, scopes: str = "act:answer", **context):
     ctx = browser.new_context(**context)
     page = ctx.new_page()
     errors = _watch(page)
-    page.goto(host.pair_url())
+    page.goto(host.pair_url(scopes))
     page.wait_for_selector(".row")
     assert "#pair=" not in page.url  # the code left the address bar
     return ctx, page, errors
@@ -282,7 +282,7 @@ def test_phone_pairs_sees_the_blocked_agent_and_approves_it_once(browser, host, 
 def test_desktop_opens_a_notifications_link_beside_the_list_and_approves(browser, host,
                                                                           agents, screens):
     rec = agents["desktop"]
-    ctx, first, errors = _paired_page(browser, host, viewport=DESKTOP)
+    ctx, first, errors = _paired_page(browser, host, "act:answer,act:steer", viewport=DESKTOP)
     try:
         # a notification's link (#pane=HOST:%N), loaded afresh, opens the pane's card
         page = ctx.new_page()
@@ -310,6 +310,14 @@ def test_desktop_opens_a_notifications_link_beside_the_list_and_approves(browser
                                timeout=20000)
         screens(page, "desktop-answered")
         assert rec.settle() == sent
+        # the agent is idle now: a message typed here reaches it, once
+        page.fill("#steer-text", "STEER-7f3a please go on")
+        page.locator("#steer-send").click()
+        page.wait_for_selector('#card-outcome .receipt:first-child[data-outcome="sent"]'
+                               ':has-text("Message")', timeout=20000)
+        got = rec.settle(expect=len(sent) + 5)
+        assert got.count(b"STEER-7f3a please go on") == 1, got
+        assert page.locator("#steer-text").input_value() == ""
         assert errors == []
     finally:
         ctx.close()
