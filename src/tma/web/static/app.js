@@ -197,7 +197,7 @@ async function start() {
   await refreshSnapshot();
   openStream();
   route();
-  setInterval(tickAges, 15000);
+  setInterval(tickAges, 5000);
 }
 
 function openStream() {
@@ -379,7 +379,7 @@ function renderRow(row) {
 function tickAges() {
   for (const node of document.querySelectorAll("[data-since]")) {
     const since = Number(node.dataset.since);
-    if (since) node.textContent = age(since);
+    if (since) node.textContent = `${node.dataset.prefix || ""}${age(since)}`;
   }
 }
 
@@ -462,7 +462,10 @@ function renderCardHead() {
   if (row) {
     const badge = el("span", "badge", row.state);
     badge.dataset.state = row.state;
-    line.append(badge, el("span", "age", `for ${age(row.since_ms)}`));
+    const ageNode = el("span", "age", `for ${age(row.since_ms)}`);
+    ageNode.dataset.since = String(row.since_ms || "");
+    ageNode.dataset.prefix = "for ";
+    line.append(badge, ageNode);
     if (row.stale) line.append(el("span", "tag", "stale"));
     if (row.repo) line.append(el("span", "where", `${row.repo}${row.branch ? `@${row.branch}` : ""}`));
     head.dataset.state = row.state;
