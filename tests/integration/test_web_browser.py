@@ -264,6 +264,8 @@ def test_phone_pairs_sees_the_blocked_agent_and_approves_it_once(browser, host, 
         screens(page, "phone-card", full_page=True)
         assert _overflow_at(page, 320) <= 320
         page.locator("#back").tap()
+        page.wait_for_selector("#fleet .row")  # the list again, the card's link gone
+        assert "#pane=" not in page.url
         sent = _approve_once(page, rec)
         assert sent == b"1", sent  # one keystroke: claude's approve
         assert rec.settle() == sent  # and nothing more came

@@ -400,8 +400,21 @@ function route() {
 
 function openPane(host, pane) {
   const want = `#pane=${paneRef(host, pane)}`;
-  if (location.hash !== want) history.pushState(null, "", want);
+  if (location.hash !== want) {
+    // from the list, the phone's own back gesture returns to it: one entry per card
+    if (fragment().pane) history.replaceState({ fromList: true }, "", want);
+    else history.pushState({ fromList: true }, "", want);
+  }
   route();
+}
+
+function toList() {
+  if (history.state && history.state.fromList) {
+    history.back();  // popstate routes
+  } else {
+    history.pushState(null, "", location.pathname + location.search);
+    route();
+  }
 }
 
 window.addEventListener("popstate", route);
@@ -761,13 +774,11 @@ $("interrupt").addEventListener("click", () => dispatch("interrupt", {}, $("inte
 
 $("back").addEventListener("click", (ev) => {
   ev.preventDefault();
-  history.pushState(null, "", location.pathname + location.search);
-  route();
+  toList();
 });
 $("home").addEventListener("click", (ev) => {
   ev.preventDefault();
-  history.pushState(null, "", location.pathname + location.search);
-  route();
+  toList();
 });
 
 $("attach-copy").addEventListener("click", async () => {
