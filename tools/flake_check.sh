@@ -32,6 +32,12 @@ while [ $# -gt 0 ]; do
 done
 [ ${#tests[@]} -gt 0 ] || { echo "usage: $0 [-f FILE] NODEID... [N]" >&2; exit 2; }
 python=${PYTHON:-python}
+# every node id must name a test now: a renamed one would make every run "no tests ran"
+if ! out=$("$python" -m pytest -p no:cacheprovider -q --collect-only "${tests[@]}" 2>&1); then
+  echo "flake_check: the tests given do not all collect:" >&2
+  printf '%s\n' "$out" | grep -E '^(ERROR|E )' >&2 || printf '%s\n' "$out" | tail -5 >&2
+  exit 2
+fi
 logs=${FLAKE_LOG_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/flake_check.XXXXXX")}
 mkdir -p "$logs"
 
