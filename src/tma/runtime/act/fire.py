@@ -221,12 +221,14 @@ class Broker:
             refusal = G.prompt_refusal(action, pane.pane_id, stamp.prompt, prompt)
             if refusal is not None:
                 return refused(action.name, pane.pane_id, refusal, agent)
+        # a menu with no digits (the action's [select] arm) is answered by its cursor
         sel = action.select.get(agent)
         menu = M.read(lines, sel) if sel is not None and state == states.BLOCKED else None
-        if menu is not None and sel is not None and M.unusable(menu, sel):
+        why = M.unusable(menu, sel) if menu is not None and sel is not None else None
+        if why is not None:
             return refused(action.name, pane.pane_id, G.Refusal(
                 G.GATED, f"{pane.pane_id} asks with a menu `{action.name}` cannot answer: "
-                         f"{M.unusable(menu, sel)}; nothing typed"), agent)
+                         f"{why}; nothing typed"), agent)
 
         walked = ""
         episode, nonce = episode_of(pane, stamp, detail), os.urandom(8).hex()
@@ -239,8 +241,7 @@ class Broker:
             if menu is not None and sel is not None:
                 failed, walked = self._walk(action, pane, agent, sel, menu, prompt)
                 if failed is not None:  # nothing picked: the prompt is still unanswered
-                    if state == states.BLOCKED:
-                        action_lock.unclaim(self.server, pane.pane_id, episode, nonce)
+                    action_lock.unclaim(self.server, pane.pane_id, episode, nonce)
                     return failed
             else:
                 keys_mod.send(self.server, pane.pane_id, action.keys[agent], req.text)
