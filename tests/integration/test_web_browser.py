@@ -385,6 +385,18 @@ def test_a_fleet_hosts_agent_is_grouped_under_its_host_and_answered_once(
         sent = _approve_once(page, rec)
         assert sent == b"1", sent
         assert rec.settle() == sent
+        # the host goes offline: its row stays, greyed, as what was last heard, and the
+        # open card offers nothing to fire on it
+        # (the phone shows the card, the list behind it: rows attached, not visible)
+        page.wait_for_selector(f'.row[data-host="box"][data-pane="{rec.pane}"]'
+                               '[data-state="idle"]', state="attached", timeout=20000)
+        sshd.kill()
+        stale = page.locator(f'.row.stale[data-host="box"][data-pane="{rec.pane}"]')
+        stale.wait_for(state="attached", timeout=30000)
+        assert stale.locator(".asks").text_content() == "stale: idle (last heard)"
+        page.wait_for_selector("#card-ask >> text=box is offline", timeout=5000)
+        assert page.locator("#card-ask button.act").count() == 0
+        assert page.locator("#steer-form").is_hidden()
         assert errors == []
     finally:
         ctx.close()

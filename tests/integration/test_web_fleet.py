@@ -75,3 +75,56 @@ def test_a_fleet_hosts_pane_is_read_and_answered_once_from_the_web(
         s.close()
     finally:
         w.close()
+
+
+def test_an_offline_hosts_rows_stay_stale_and_a_dispatch_to_one_is_refused(
+        srv, sshd, fleet_local, fleet_daemon, tmp_path):
+    """The host's sshd dies: the daemon's link keeps its last rows (stale), and the page
+    gets them marked `stale: true` (snapshot and stream) rather than losing them; a tap on
+    one is refused (4xx, nothing fired), as `tma act --menu` offers nothing on one."""
+    local = fleet_local
+    rec = KeyRecorder.start(srv, "claude", _capture("blocked"), after=_capture("idle"),
+                            redraw_ms=100)
+    sshd.set_command(sshd.serve_command(srv, "--interval", "500", "--scope",
+                                        "read,act:answer"))
+    res = local.tma("host", "add", "box", "tma-test", "--via", sshd.via(), "--act", "answer")
+    assert res.returncode == 0, res.stderr
+    srv.wait_for(lambda: (srv.row(rec.pane, manifests=False) or {}).get("state") == "blocked",
+                 timeout=15)
+    fleet_daemon.start()
+    local.wait_for(lambda: local.host_state() == "online", timeout=20, interval=0.3)
+    w = Web(local, tmp_path, "--interval", "500")
+    try:
+        token = w.paired("--scope", "act:answer")
+
+        def remote():
+            return [r for r in w.get("/api/snapshot", token).doc["agents"]
+                    if r["host"] == "box"]
+
+        local.wait_for(lambda: [(r["pane"], r["state"]) for r in remote()] == [
+            (rec.pane, "blocked")], timeout=20, interval=0.3)
+        row = remote()[0]
+        assert "stale" not in row  # a live row carries no `stale` (written as before)
+        s = w.stream(token)
+        sshd.kill()
+        local.wait_for(lambda: [(r["pane"], r["state"], r.get("stale")) for r in remote()] == [
+            (rec.pane, "blocked", True)], timeout=30, interval=0.3)
+        # the stream says so too: the state did not move (no edge), the row did: a snapshot
+        while True:
+            _eid, name, doc = s.event(timeout=30)
+            mine = [r for r in doc.get("agents", ()) if r["host"] == "box"]
+            if name == "snapshot" and mine:
+                if mine[0].get("stale"):
+                    assert (mine[0]["pane"], mine[0]["state"]) == (rec.pane, "blocked")
+                    break
+        s.close()
+        frame = {"schema": 1, "id": "1", "t": "dispatch", "slot": "web-stale", "host": "box",
+                 "pane": rec.pane, "action": "approve",
+                 "binder": {"expect_episode_ms": row["episode_ms"]}}
+        refused = w.request("POST", "/api/dispatch", body=frame, cookie=token)
+        assert refused.status == 409, refused.body
+        assert (refused.doc["t"], refused.doc["code"]) == ("error", "host-offline"), refused.body
+        assert "box is offline" in refused.doc["message"], refused.body
+        assert rec.settle() == b""  # nothing reached the host's agent
+    finally:
+        w.close()

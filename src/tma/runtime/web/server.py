@@ -91,11 +91,12 @@ TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=u
          ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml", ".png": "image/png",
          ".ico": "image/x-icon", ".json": "application/json",
          ".webmanifest": "application/manifest+json"}
+HOST_OFFLINE = "host-offline"  # a dispatch to a stale row (its host offline): nothing fired
 #: HTTP status of an error frame's code.
 STATUS = {proto.BAD_REQUEST: 400, "unauthorized": 401, proto.SCOPE_DENIED: 403,
           "forbidden": 403, proto.NOT_FOUND: 404, proto.CURSOR_INVALID: 410,
           proto.UNSUPPORTED: 422, proto.TOO_MANY_CONNECTIONS: 503, proto.INTERNAL: 500,
-          "host-down": 502}
+          "host-down": 502, HOST_OFFLINE: 409}
 RID = "web"  # the id of a frame that answers a GET (no request frame, no id)
 
 
@@ -208,7 +209,8 @@ class Reader:
     def remote_rows(self) -> tuple[proto.FleetRow, ...]:
         """The fleet hosts' rows the daemon's links hold (no SSH here: without a daemon
         that holds exactly the configured hosts, none); a stale row (its host offline)
-        is left out, so its panes go away from the stream until the host answers."""
+        stays, as what was last heard, marked `stale` (the page greys it and offers no
+        action on it; a dispatch to it is refused: see stale())."""
         try:
             remote = fleet_view.Remote(self.session, probe=False)
         except fleet_hosts.HostError as exc:
@@ -219,8 +221,8 @@ class Reader:
         out = []
         for d in remote.rows():
             row = remote_row(d)
-            if row is not None and not d.get("stale") and row.host != self.host:
-                out.append(row)
+            if row is not None and row.host != self.host:
+                out.append(row.replace(stale=True) if d.get("stale") else row)
         return tuple(out)
 
     def read(self) -> None:
@@ -246,6 +248,12 @@ class Reader:
                 self.seq += 1
                 self.history.append((self.seq, frame.replace(id=self.event_id(self.seq))))
             self.cond.notify_all()
+
+    def stale(self, host: str, pane: str) -> bool:
+        """Whether the rows now hold HOST:%N as stale (its host offline)."""
+        with self.cond:
+            row = (self.keyed or {}).get(f"{host}:{pane}")
+        return row is not None and bool(row.stale)
 
     def wait(self, seq: int, timeout: float) -> None:
         """Until the sequence passes `seq`, the reader stops, or `timeout` seconds."""
@@ -680,6 +688,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 f"`{d.action}` is never fired from the web" if need is None else
                 f"`{d.action}` needs {need}, and this device ({dev.name}) is granted "
                 f"{', '.join(dev.scopes)}")))
+            return
+        if host != self.app.reader.host and self.app.reader.stale(host, pane):
+            # as `tma act --menu` offers nothing on a stale row: the host is offline, and
+            # what the row says is what was last heard, not what the pane shows now
+            self.frame(proto.Error(rid, HOST_OFFLINE, (
+                f"host {host} is offline: {host}:{pane} shows what was last heard, and "
+                "its actions come back with it")))
             return
         if host != self.app.reader.host:
             self.frame(self.remote(lambda: proto.Receipt(rid, self.remote_dispatch(

@@ -280,13 +280,25 @@ async function refreshSnapshot() {
 }
 
 function applySnapshot(frame) {
+  const wasStale = isStale(selectedRow());
   app.rows = new Map();
   for (const row of frame.agents || []) app.rows.set(rowKey(row.host, row.pane), row);
   if (Array.isArray(frame.hosts)) {
     app.hosts = new Map(frame.hosts.map((h) => [h.name || h.host, h]));
   }
   renderFleet();
-  if (app.selected) renderCardHead();
+  if (app.selected) {
+    renderCardHead();
+    // the open agent's host went offline (its buttons go) or came back (its card again)
+    const nowStale = isStale(selectedRow());
+    if (nowStale && !wasStale) renderAsk();
+    else if (wasStale && !nowStale) loadCard();
+  }
+}
+
+// a fleet host's row kept while its host is offline: what was last heard, no action
+function isStale(row) {
+  return Boolean(row && row.stale);
 }
 
 // --- the fleet list -----------------------------------------------------------------------
@@ -488,7 +500,7 @@ function renderCardHead() {
   }
   head.append(line);
   const steerable = app.hello && (app.hello.scopes || []).includes("act:steer");
-  $("steer-form").hidden = !steerable || !row;
+  $("steer-form").hidden = !steerable || !row || isStale(row);
 }
 
 function renderAttach() {
@@ -545,6 +557,15 @@ function renderAsk() {
   const ask = $("card-ask");
   clear(ask);
   const card = app.card;
+  const stale = selectedRow();
+  if (isStale(stale)) {
+    // its host is offline: nothing is offered to fire (the server refuses it too)
+    const box = el("div", "ask-box quiet");
+    box.append(el("p", "note", `${stale.host} is offline: this is what was last heard `
+                  + `(${stale.state}); its actions come back with it.`));
+    ask.append(box);
+    return;
+  }
   if (!card) return;
   if (card.card === "permission") {
     const box = el("div", "ask-box");
@@ -670,6 +691,7 @@ async function dispatch(action, extra, button) {
   if (!sel || app.inflight) return;  // no double fire
   const card = app.card;
   const row = selectedRow();
+  if (isStale(row)) return;  // its host is offline: nothing to fire
   const binder = { expect_episode_ms: (card && card.binder && card.binder.expect_episode_ms)
                    || (row && row.episode_ms) || 0 };
   const request = card && card.binder && card.binder.expect_permission_request;
