@@ -146,7 +146,7 @@ def test_a_revoked_device_is_401_on_its_next_request(srv, web):
     assert w.get("/api/hello", other).status == 200  # the other device is untouched
     # its open stream ends at the next change, sending it nothing; the other's goes on
     srv.tmux("kill-pane", "-t", agent.pane)
-    assert kept.event()[2]["to"] == ""
+    assert _next_edge(kept)[2]["to"] == ""
     assert s.ended(timeout=10)
     assert not [ln for ln in s.rest if ln.startswith(b"data:")], s.rest
     s.close()
