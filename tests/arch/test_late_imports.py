@@ -109,6 +109,7 @@ KEPT = {
     "tma.runtime.doctor": 4,
     "tma.runtime.feed": 1,
     "tma.runtime.fleet.hosts": 1,  # the installers' atomic write only to edit hosts.toml
+    "tma.runtime.git": 1,  # subprocess only when git itself must answer (a cold ls reads files)
     "tma.runtime.navigate": 3,  # +2: the fleet's modules only to jump to a host's pane
     "tma.runtime.notify.dispatch": 3,
     "tma.runtime.notify.backends": 4,
