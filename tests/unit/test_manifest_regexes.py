@@ -46,6 +46,9 @@ def test_a_known_pattern_is_compiled_on_first_use_only():
     assert not isinstance(deferred, re.Pattern) and deferred._compiled is None
     assert (deferred.search("no dialog here") is None) == \
         (re.compile(deferred.pattern).search("no dialog here") is None)
+    # a text holding one of its needles (or any text, for a pattern without): compiled
+    text = "no dialog here " + " ".join(deferred.needles or ())
+    assert (deferred.search(text) is None) == (re.compile(deferred.pattern).search(text) is None)
     assert isinstance(deferred._compiled, re.Pattern)
 
 

@@ -145,3 +145,35 @@ def test_a_cached_entry_of_the_old_shape_is_learned_again(tmp_path, monkeypatch)
     assert manifests._known_regexes() == {}
     manifests.load(None, [])
     assert cache.get("regexes", manifests._REGEX_KEY) == learned
+
+
+@settings(max_examples=300, deadline=None)
+@given(_pattern, st.text(alphabet=_CHARS, max_size=24))
+def test_a_deferred_pattern_answers_as_re_does(pattern, text):
+    """A known pattern's every method, with its needles' shortcut, answers as the
+    compiled pattern does (the dialog readers call search, match, finditer, sub...)."""
+    try:
+        real = re.compile(pattern)
+    except re.error:
+        return
+    d = manifest._Deferred(pattern, tuple(real.groupindex), needles(pattern))
+
+    def same(a, b):
+        return (a is None and b is None) or (a is not None and b is not None
+                                             and a.span() == b.span())
+
+    assert same(d.search(text), real.search(text))
+    assert same(d.search(text, 1), real.search(text, 1))
+    assert same(d.match(text), real.match(text))
+    assert same(d.fullmatch(text), real.fullmatch(text))
+    assert [m.span() for m in d.finditer(text)] == [m.span() for m in real.finditer(text)]
+    assert d.findall(text) == real.findall(text)
+    assert d.sub("#", text) == real.sub("#", text)
+    assert d.split(text) == real.split(text)
+
+
+def test_a_deferred_pattern_is_not_compiled_for_a_string_without_its_needles():
+    d = manifest._Deferred(r"^\d+\. Allow once$", (), needles(r"^\d+\. Allow once$"))
+    assert d.search("1. Deny") is None and list(d.finditer("x")) == []
+    assert d.sub("", "no dialog") == "no dialog" and d._compiled is None
+    assert d.search("2. Allow once") is not None and d._compiled is not None

@@ -333,13 +333,17 @@ _REGEXES: Regexes | None = None  # the one a from_dict in progress was given
 
 class _Deferred:
     """A regex known to compile, compiled on first use: the part of re.Pattern the
-    manifest's readers call."""
+    manifest's readers call. A string holding none of its needles (tma.core.needles)
+    cannot match, so it is answered as no match without compiling: the dialog readers
+    try many patterns on every line of a blocked pane's screen."""
 
-    __slots__ = ("pattern", "groups_named", "_compiled")
+    __slots__ = ("pattern", "groups_named", "needles", "_compiled")
 
-    def __init__(self, pattern: str, groups_named: tuple[str, ...]) -> None:
+    def __init__(self, pattern: str, groups_named: tuple[str, ...],
+                 needles: tuple[str, ...] | None = None) -> None:
         self.pattern = pattern
         self.groups_named = groups_named
+        self.needles = needles
         self._compiled: re.Pattern[str] | None = None
 
     def _re(self) -> re.Pattern[str]:
@@ -347,26 +351,35 @@ class _Deferred:
             self._compiled = re.compile(self.pattern)
         return self._compiled
 
+    def _absent(self, args: tuple[Any, ...], at: int = 0) -> bool:
+        """No match is possible in the string argument: it holds no needle."""
+        needles = self.needles
+        if needles is None or len(args) <= at or not isinstance(args[at], str):
+            return False
+        string = args[at]
+        return not any(n in string for n in needles)
+
     def search(self, *args: Any) -> re.Match[str] | None:
-        return self._re().search(*args)
+        return None if self._absent(args) else self._re().search(*args)
 
     def match(self, *args: Any) -> re.Match[str] | None:
-        return self._re().match(*args)
+        return None if self._absent(args) else self._re().match(*args)
 
     def fullmatch(self, *args: Any) -> re.Match[str] | None:
-        return self._re().fullmatch(*args)
+        return None if self._absent(args) else self._re().fullmatch(*args)
 
     def finditer(self, *args: Any) -> Iterator[re.Match[str]]:
-        return self._re().finditer(*args)
+        return iter(()) if self._absent(args) else self._re().finditer(*args)
 
     def findall(self, *args: Any) -> list[Any]:
-        return self._re().findall(*args)
+        return [] if self._absent(args) else self._re().findall(*args)
 
     def sub(self, *args: Any) -> str:
-        return self._re().sub(*args)
+        # sub(repl, string, count): no match leaves the string as it is
+        return args[1] if self._absent(args, 1) else self._re().sub(*args)
 
     def split(self, *args: Any) -> list[str | Any]:
-        return self._re().split(*args)
+        return [args[0]] if self._absent(args) else self._re().split(*args)
 
     @property
     def groupindex(self) -> Any:
@@ -389,7 +402,7 @@ def _compile(pattern: Any, where: str) -> re.Pattern[str]:
         known = memo.known.get(pattern)
         if known is not None:
             memo.seen[pattern] = known
-            return _Deferred(pattern, known[0])  # type: ignore[return-value]
+            return _Deferred(pattern, *known)  # type: ignore[return-value]
     try:
         compiled = re.compile(pattern)
     except re.error as exc:
