@@ -64,26 +64,35 @@ def test_approve_presses_enter_alone_where_the_cursor_already_rests_on_yes(srv):
     assert rec.settle(1) == key_bytes(["Enter"])
 
 
-def test_a_swallowed_down_is_seen_and_pressed_again(srv):
+def test_a_swallowed_down_is_seen_and_not_pressed_again(srv):
     """An Up pressed by hand on the top row: the first Down moves nothing on screen, so
-    a blind Down Enter would have picked No. The screen is read after each press."""
+    a blind Down Enter would have picked No. The screen is read after each press, and a
+    press it does not show is not followed by another (it may yet be taken: see the
+    late test): nothing is picked, and the next approve, reading the menu afresh,
+    walks from there."""
     rec = _menu(srv, up_on_top=1)
+    doc = _act(srv, "approve", rec.pane)
+    assert (doc["outcome"], doc["exit_code"]) == ("error", 1), doc
+    assert "did not move" in doc["message"] and "Enter not pressed" in doc["message"]
+    assert rec.settle(1) == key_bytes(["Down"])
     doc = _act(srv, "approve", rec.pane)
     assert (doc["outcome"], doc["exit_code"]) == ("sent", 0), doc
     want = key_bytes(["Down", "Down", "Enter"])
     assert rec.settle(len(want)) == want
 
 
-def test_a_press_taken_late_is_waited_for_before_enter(srv):
-    """An agent too busy to take a key within the settle time: Down shows nothing, so a
-    second Down goes; the first is then drawn (the cursor on Yes) while the second is
-    still on its way. Enter then would reach the agent after the second Down and pick No:
-    the walk watches a settle time more, sees the cursor leave Yes, and presses no Enter."""
+def test_a_press_taken_late_is_not_followed_by_another(srv):
+    """An agent too busy to take a key within the settle time: the Down shows nothing in
+    time. A second Down then, and an Enter once the first is drawn (the cursor on Yes),
+    would reach the agent after the second Down and pick No (what the walk did before):
+    no second press, no Enter; the late Down lands, and the next approve reads Yes."""
     rec = KeyRecorder.menu(srv, "claude", [ON_NO, ON_YES], after=APPROVED, lag_ms=1300)
     doc = _act(srv, "approve", rec.pane)
-    rec.settle(2, timeout=10, quiet=2.0)
-    assert rec.received() == key_bytes(["Down", "Down"])
     assert (doc["outcome"], doc["exit_code"]) == ("error", 1), doc
+    assert rec.settle(1, timeout=10, quiet=2.0) == key_bytes(["Down"])
+    doc = _act(srv, "approve", rec.pane)
+    assert (doc["outcome"], doc["exit_code"]) == ("sent", 0), doc
+    assert rec.settle(2, timeout=10, quiet=2.0) == key_bytes(["Down", "Enter"])
 
 
 def test_no_enter_when_the_cursor_never_shows_on_yes_and_the_prompt_stays_answerable(srv):
@@ -91,11 +100,11 @@ def test_no_enter_when_the_cursor_never_shows_on_yes_and_the_prompt_stays_answer
     doc = _act(srv, "approve", rec.pane)
     assert (doc["outcome"], doc["exit_code"]) == ("error", 1), doc
     assert "Enter not pressed, nothing picked" in doc["message"]
-    assert rec.settle(6) == key_bytes(["Down", "Down"])  # one per row, and no Enter
+    assert rec.settle(3) == key_bytes(["Down"])  # not shown: not pressed again, no Enter
     # nothing was picked: the episode's claim was given back, and deny still answers it
     doc = _act(srv, "deny", rec.pane)
     assert (doc["outcome"], doc["exit_code"]) == ("sent", 0), doc
-    assert rec.settle(7) == key_bytes(["Down", "Down", "Escape"])
+    assert rec.settle(4) == key_bytes(["Down", "Escape"])
 
 
 def test_deny_still_sends_escape_alone(srv):

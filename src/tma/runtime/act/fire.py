@@ -259,24 +259,7 @@ class Broker:
         once confirmed; (a Result, "") when the cursor never reached the option or the
         prompt went away, and then `confirm` was never pressed."""
         moves = 0
-        unsure = False  # a press showed no effect in time: it may still land
-        while True:
-            if M.next_key(menu, sel) == sel.confirm:
-                if not unsure:
-                    break
-                # a press that showed nothing within the settle time may be drawn late,
-                # after `confirm` went (a wrapping menu then answers the other option):
-                # the cursor must still be on the option a settle time later
-                later = self._moved(pane, agent, sel, menu, prompt)
-                if isinstance(later, str):
-                    return result(action.name, pane.pane_id, G.ERROR, (
-                        f"pressed {sel.move} {moves} times on {pane.pane_id}, then {later}: "
-                        f"{sel.confirm} not pressed, nothing picked"), agent=agent), ""
-                menu, moved = later
-                unsure = False
-                if not moved:
-                    break
-                continue  # a late press moved it: walk on from where it is now
+        while M.next_key(menu, sel) != sel.confirm:
             if moves >= len(menu.options):
                 return result(action.name, pane.pane_id, G.ERROR, (
                     f"pressed {sel.move} {moves} times on {pane.pane_id} and its cursor "
@@ -290,7 +273,17 @@ class Broker:
                     f"pressed {sel.move} {moves} times on {pane.pane_id}, then {seen}: "
                     f"{sel.confirm} not pressed, nothing picked"), agent=agent), ""
             menu, moved = seen
-            unsure = unsure or not moved
+            if not moved:
+                # A press the screen did not show within the settle time is not pressed
+                # again: it may be taken late (an agent too busy to keep up), and then a
+                # second press would land after it, and `confirm` after both (a wrapping
+                # menu picks the other option). Nothing is picked; the next act starts
+                # from a fresh read of wherever the cursor is by then.
+                return result(action.name, pane.pane_id, G.ERROR, (
+                    f"pressed {sel.move} on {pane.pane_id} and its cursor did not move "
+                    f"within {ANSWER_SETTLE_MS} ms: {sel.confirm} not pressed, nothing "
+                    "picked (the press may still land: act again, or answer it at the "
+                    "pane)"), agent=agent), ""
         keys_mod.send(self.server, pane.pane_id, (sel.confirm,))
         done = f" ({sel.move} ×{moves}, then {sel.confirm})" if moves else f" ({sel.confirm})"
         return None, f": the cursor on {sel.option!r}{done}"
