@@ -21,7 +21,7 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[2] / "src" / "tma"
 CLI = SRC / "cli"
 SHELL = {"common", "spec", "main", "__init__"}
-CLI_LINES_MAX = 3500
+CLI_LINES_MAX = 3600  # 3500 until tma web and tma device (their declarations in spec)
 
 
 def _cli_imports(path: Path) -> set[str]:

@@ -59,7 +59,7 @@ class KeyRecorder:
 
     @classmethod
     def start(cls, srv, agent: str, capture, *, title: str | None = None,
-              after=None, redraw_ms: int = 0) -> KeyRecorder:
+              after=None, redraw_ms: int = 0, _menu: tuple = ()) -> KeyRecorder:
         """A pane whose foreground process is `agent` (a real process of that name), in raw
         mode, showing the capture's visible screen with its title (or `title`). With
         `after` (a capture), the agent redraws that screen `redraw_ms` after the first key
@@ -80,6 +80,17 @@ class KeyRecorder:
             later.write_text("\n".join(after.body.rstrip("\n").split("\n")[-height:]),
                              encoding="utf-8")
             tail = f" {later} {int(redraw_ms)}"
+        if _menu:  # KeyRecorder.menu: the screens, the answered screen, Ups on the top row
+            screens, answered, up_on_top = _menu
+            paths = [bindir / f"{agent}-{n}.row{i}" for i in range(len(screens))]
+            for path, cap in zip(paths, screens, strict=True):
+                path.write_text("\n".join(cap.body.rstrip("\n").split("\n")[-height:]),
+                                encoding="utf-8")
+            done = bindir / f"{agent}-{n}.answered"
+            done.write_text("" if answered is None else "\n".join(
+                answered.body.rstrip("\n").split("\n")[-height:]), encoding="utf-8")
+            Path(f"{record}.menu").write_text(
+                "\n".join([str(up_on_top), str(done), *map(str, paths)]), encoding="utf-8")
         width = int(capture.headers.get("width") or 100)
         pane = srv.new_pane(f"exec {link} {Path(__file__).resolve()} {record} {screen}{tail}",
                             width=width, height=height)
@@ -88,6 +99,19 @@ class KeyRecorder:
         srv.wait_for(lambda: srv.display(pane, "#{pane_current_command}") == agent)
         srv.tmux("select-pane", "-t", pane, "-T", capture.title if title is None else title)
         return cls(srv, pane, record)
+
+    @classmethod
+    def menu(cls, srv, agent: str, screens, *, after=None, up_on_top: int = 0) -> KeyRecorder:
+        """A pane whose `agent` draws an unnumbered menu the way Claude Code 2.1.332 does
+        (its approval when auto mode cannot check an action): `screens` are captures of the
+        one dialog with the cursor on each row, top to bottom, the first drawn at start.
+        Down moves the cursor one row and wraps from the last to the first; Up moves it
+        back, and on the top row moves nothing visible but is remembered: the next Down
+        is swallowed (each press of Up there swallows one more), as the real one does
+        (lab, 2.1.332). `up_on_top` such presses were made before the test starts. Enter
+        draws `after` (the screen once answered) and ends the menu. Every byte is
+        recorded."""
+        return cls.start(srv, agent, screens[0], _menu=(tuple(screens), after, up_on_top))
 
     def received(self) -> bytes:
         return self.record.read_bytes()
@@ -110,6 +134,39 @@ def _draw(screen: str) -> None:
     os.write(1, ("\x1b[2J\x1b[H" + text.replace("\n", "\r\n")).encode())
 
 
+class _Menu:
+    """KeyRecorder.menu's dialog, inside the recorder process."""
+
+    def __init__(self, spec: Path) -> None:
+        up, self.after, *self.screens = spec.read_text(encoding="utf-8").split("\n")
+        self.at, self.hidden, self.done = 0, int(up), False
+
+    def feed(self, data: bytes) -> None:
+        i = 0
+        while i < len(data) and not self.done:
+            if data.startswith(b"\x1b[B", i):  # Down
+                if self.hidden:
+                    self.hidden -= 1
+                else:
+                    self.at = (self.at + 1) % len(self.screens)
+                    _draw(self.screens[self.at])
+                i += 3
+            elif data.startswith(b"\x1b[A", i):  # Up
+                if self.at == 0:
+                    self.hidden += 1
+                else:
+                    self.at -= 1
+                    _draw(self.screens[self.at])
+                i += 3
+            elif data[i:i + 1] == b"\r":  # Enter: the row under the cursor is picked
+                self.done = True
+                if Path(self.after).read_text(encoding="utf-8"):
+                    _draw(self.after)
+                i += 1
+            else:
+                i += 1
+
+
 def _record(record: str, screen: str, after: str = "", redraw_ms: str = "0") -> None:
     import select
     import termios
@@ -117,6 +174,8 @@ def _record(record: str, screen: str, after: str = "", redraw_ms: str = "0") -> 
 
     tty.setraw(0, termios.TCSANOW)  # before the screen: no key can arrive cooked
     redraw_at = None  # monotonic time the `after` screen is due, once a key came
+    spec = Path(record + ".menu")
+    menu = _Menu(spec) if spec.exists() else None
     with open(record, "wb") as out:
         _draw(screen)
         Path(record + ".ready").touch()
@@ -131,7 +190,9 @@ def _record(record: str, screen: str, after: str = "", redraw_ms: str = "0") -> 
                 return
             out.write(data)
             out.flush()
-            if after and redraw_at is None:
+            if menu is not None:
+                menu.feed(data)
+            elif after and redraw_at is None:
                 redraw_at = time.monotonic() + int(redraw_ms) / 1000
 
 

@@ -230,6 +230,17 @@ def srv(tmp_path, tmux_build, monkeypatch):
         server.kill()
 
 
+@pytest.fixture(scope="module")
+def module_srv(tmp_path_factory):
+    """One private server (the tmux on PATH) for a whole module: for tests that share a
+    costly client started once per module (the browser tests' chromium and `tma web`)."""
+    server = Server(tmp_path_factory.mktemp("srv"))
+    try:
+        yield server
+    finally:
+        server.kill()
+
+
 @pytest.fixture
 def srv2(tmp_path, tmux_build):
     """A second private server with its own HOME and config: the other machine of a

@@ -482,8 +482,11 @@ def test_the_daemons_ring_carries_the_last_sentence_only_where_opted_in(srv, dae
     got = _wait_lines(srv, log, 1)
     assert [(x["pane"], x["last_sentence"]) for x in got] == [
         (pane, "This is a short scripted reply.")]
+    reloads = daemon.status()["reloads"]
     _config(srv, log)  # the opt-in gone (the daemon reloads a changed config)
-    _sweeps_past(daemon, 2)
+    # its watch looks every 2 s and waits for the file to hold still: wait for the
+    # reload itself, not for sweeps that may come before it
+    srv.wait_for(lambda: (daemon.status() or {}).get("reloads", 0) > reloads, timeout=10)
     _draw(srv, other, "blocked")
     got = _wait_lines(srv, log, 2)
     assert [(x["pane"], x["last_sentence"]) for x in got[1:]] == [(other, None)]

@@ -405,9 +405,11 @@ def test_concurrent_handed_off_events_notify_once(srv, daemon):
 
 
 @pytest.mark.tmux_contract
-def test_the_reply_lane_holds_in_the_hook_with_a_daemon_up(srv, tmp_path):
+def test_the_reply_lane_holds_in_the_hook_with_a_daemon_up(srv, short_tmp):
     log = _notify_log(srv)
-    runtime = tmp_path / "rt-plain"
+    # a short path: the daemon's socket goes under it, and a unix socket's path has ~107
+    # bytes (under pytest-xdist's worker directories tmp_path left too few of them)
+    runtime = short_tmp / "rt"
     runtime.mkdir(mode=0o700)
     plain = Daemon(srv, runtime)  # bundled manifests, like the hooks below
     pane = srv.agent_pane("claude")

@@ -440,3 +440,53 @@ def test_opencode_question_reply_over_http(scenario_factory, fake_llm):
     again, keys = act(sc, "question_reply", "--answer", "Colour=Blue", "--answer", "2=Icon")
     assert again["outcome"] == "refused" and keys == [], again
     quit_agent(sc)
+
+
+def test_claude_approves_auto_modes_unnumbered_approval(scenario_factory, fake_llm,
+                                                        monkeypatch):
+    """Claude Code 2.1.332 in auto mode cannot run its server-side safety check through
+    the fake LLM: the first tool call opens a notice (Enter stays in auto mode), then the
+    approval "Auto mode can't check actions in this session, so this one needs your
+    approval" over `❯ No` / `Yes`, no digits, for a file write outside the working folder.
+    approve walks the cursor to Yes (Down, read back) and presses Enter, over keys (no
+    PermissionRequest hook fires for this dialog), and the file is written once."""
+    agent = agents_mod.BY_KEY["claude-2.1.332"]
+    manual = agents_mod.SETUP["claude"]
+
+    def auto_mode(agent, home, work, base_url, cache, hooked) -> None:
+        manual(agent, home, work, base_url, cache, hooked)
+        settings = home / ".claude" / "settings.json"
+        doc = json.loads(settings.read_text())
+        doc["permissions"]["defaultMode"] = "auto"
+        settings.write_text(json.dumps(doc, indent=2) + "\n")
+
+    monkeypatch.setitem(agents_mod.SETUP, "claude", auto_mode)
+    sc: Scenario = scenario_factory(agent, "hookless")
+    sc.start()
+    sc.wait_regex(r"auto mode on", 90)
+    wait_cls(sc, "idle", 0, 90)
+    verdict(sc, "idle")
+
+    # a write outside the working folder: auto mode lets one inside it through unasked
+    outside = sc.root / "outside-w.txt"
+    outside.unlink(missing_ok=True)
+    call = json.dumps({"file_path": str(outside), "content": "hi\n"})
+    t = sc.type_line(f"CALLTOOL:Write{call} now", echo="now")
+    sc.wait_regex(r"Enter to stay in auto mode", 60, since=t)
+    settle(sc, r"Enter to stay in auto mode")  # an Enter sent mid-draw is lost
+    sc.keys("Enter")
+    sample = sc.wait_regex(r"this one needs your approval[\s\S]*\n\s*❯ No\s*\n\s*Yes\s*\n",
+                           30, since=t)
+    settle(sc, r"❯ No")
+    verdict(sc, "blocked", "permission")
+    assert not outside.exists()
+    mark = llm_mark(fake_llm)
+    keys = expect(sc, "approve", "sent")
+    assert [k.split(" -- ", 1)[-1].strip().strip('"') for k in keys] == ["Down", "Enter"], keys
+    wait_llm(sc, fake_llm, mark, lambda r: r.get("decision") == "after_tool", 30,
+             "the tool's result")
+    assert outside.exists(), "approved, the tool did not run"
+    wait_cls(sc, "idle", sample.t)
+    assert outside.read_text() == "hi\n"
+    assert sum(r.get("decision") == "after_tool" for r in llm_since(fake_llm, mark)) == 1
+    quit_agent(sc)

@@ -13,7 +13,11 @@ BEGIN, END = "<!-- bundled-actions-table", "<!-- end bundled-actions-table -->"
 
 def _cell(action, agent: str) -> str:
     if agent in action.keys:
-        return " ".join("*text*" if k == "{text}" else f"`{k}`" for k in action.keys[agent])
+        cell = " ".join("*text*" if k == "{text}" else f"`{k}`" for k in action.keys[agent])
+        sel = action.select.get(agent)
+        if sel is not None:  # [select]: the cursor walked to the option, read back
+            cell += f"; a menu with no digits: `{sel.move}` to *{sel.option}*, `{sel.confirm}`"
+        return cell
     if agent in action.api:
         op = action.api[agent]
         return f"API `{op.op.split('.', 1)[1]}`" + (f" {op.reply}" if op.reply else "")

@@ -620,3 +620,19 @@ def test_the_last_sentence_rides_the_message_the_desktop_body_and_the_payload():
     assert notify_note.payload(full_note())["last_sentence"] is None
     assert "TMA_LAST_SENTENCE" not in notify_note.env(full_note())
     assert "“" not in notify_note.message(full_note())
+
+
+def test_ntfy_carries_a_click_url_to_the_panes_card_with_web_url():
+    """`[web] url` set: ntfy's Click header opens `tma web`'s page on the pane's card
+    (`URL#pane=HOST:%N`); without it, no Click header."""
+    from tma.runtime.notify import push as notify_push, sinks as notify_sinks
+
+    cfg = cfg_with(ntfy={"url": "https://ntfy.example.com/topic"})
+    note = full_note(host="devbox")
+    plain = notify_push.job("ntfy", notify_gate.push(cfg, "ntfy"), note,
+                            notify_sinks.Ring(cfg=cfg, now=1))
+    assert "Click" not in plain["headers"]
+    cfg.web = {"url": "https://box.tailnet.example/"}
+    got = notify_push.job("ntfy", notify_gate.push(cfg, "ntfy"), note,
+                          notify_sinks.Ring(cfg=cfg, now=1))
+    assert got["headers"]["Click"] == "https://box.tailnet.example/#pane=devbox:%3"

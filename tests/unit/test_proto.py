@@ -212,6 +212,8 @@ def test_absent_request_fields_are_left_out_and_host_nulls_kept():
         '{"schema":1,"id":"2","t":"snapshot","selector":{"agent":"codex"}}'
     edge = P.Edge("3", 5, "%2", "codex", "", "idle", None, "s:1.1", None, None)
     assert P.dumps(edge).endswith('"detail":null,"locator":"s:1.1","repo":null,"branch":null}')
+    # a stream of many hosts' rows names each edge's host; serve's edges leave it out
+    assert P.dumps(edge.replace(host="devbox")).endswith('"branch":null,"host":"devbox"}')
 
 
 def test_non_ascii_travels_as_utf8_and_nan_is_refused():
@@ -270,10 +272,12 @@ rows = st.builds(
     quota=st.none() | st.builds(P.Quota, pct=ints, window=text, resets_at_ms=opt_ints),
     cost_usd=st.none() | st.floats(allow_nan=False, allow_infinity=False),
     repo=opt_text, branch=opt_text, worktree=st.none() | st.booleans(), pending_tool=opt_text,
-    pending_call=opt_text, pending_summary=opt_text, server=text, host=text)
+    pending_call=opt_text, pending_summary=opt_text, server=text, host=text,
+    stale=st.none() | st.booleans())
 edge_states = st.sampled_from(sorted(P.EDGE_STATES))
 edges = st.builds(P.Edge, id=text, at_ms=ints, pane=panes, agent=text, from_=edge_states,
-                  to=edge_states, detail=opt_text, locator=text, repo=opt_text, branch=opt_text)
+                  to=edge_states, detail=opt_text, locator=text, repo=opt_text, branch=opt_text,
+                  host=opt_text)
 receipt_rows = st.builds(P.ReceiptRow, slot=text, pane=panes, action=text, outcome=text,
                          reason=opt_text, exit_code=st.integers(-255, 255),
                          cached=st.booleans(), device=opt_text, at_ms=ints,
@@ -295,6 +299,10 @@ def test_fleet_rows_round_trip(agents, id_):
     assert "\n" not in line
     assert P.parse_line(line, P.RESPONSE) == frame
     assert list(json.loads(line)) == ["schema", "id", "t", "agents"]
+    # `stale` is a later, optional key: absent when None, so a row without it is byte for
+    # byte what a writer of the first schema 1 wrote
+    assert [("stale" in r) for r in json.loads(line)["agents"]] == [
+        r.stale is not None for r in agents]
 
 
 @settings(max_examples=60, deadline=None)
@@ -399,3 +407,17 @@ def test_a_receipt_carries_the_hosts_sentence_after_its_pinned_keys():
     assert P.parse_line(line, P.RESPONSE).receipt.message == row.message
     _validator("receipt").validate(json.loads(line))
     _validator("receipts").validate(json.loads(P.dumps(P.Receipts("9", (row,)))))
+
+
+def test_a_stale_fleet_row_says_so_after_its_pinned_keys():
+    live = json.loads(P.dumps(P.Snapshot("9", (_row(),))))["agents"][0]
+    assert "stale" not in live and list(live)[-2:] == ["server", "host"]
+    line = P.dumps(P.Snapshot("9", (_row(stale=True),)))
+    doc = json.loads(line)
+    assert list(doc["agents"][0]) == [*live, "stale"] and doc["agents"][0]["stale"] is True
+    assert P.parse_line(line, P.RESPONSE).agents[0].stale is True
+    _validator("snapshot").validate(doc)
+    doc["agents"][0]["stale"] = "yes"
+    assert not _validator("snapshot").is_valid(doc)
+    # a reader of the first schema 1 took the row without it: it reads as None
+    assert P.parse_line(P.dumps(P.Snapshot("9", (_row(),))), P.RESPONSE).agents[0].stale is None

@@ -610,6 +610,50 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                   "within the budget the device asks and the host clamps, one event with "
                   "its body). Pane titles never leave the host; a device names a pane, "
                   "never a path. See docs/reference/protocol.md."),
+    Command("web", "Serve this machine's agents to a browser on loopback (`tma web pair` "
+                   "pairs one).",
+            args=(Arg("ACTION", "pair: print a one-time pairing code and the URL that "
+                                "carries it (the server keeps running elsewhere).",
+                      choices=("pair",), optional=True),),
+            flags=(Flag("--port", metavar="N", type="int", default=7330,
+                        help="The port (0: any free one; the URL printed names it). With "
+                             "pair: the port the URL names."),
+                   Flag("--bind", metavar="ADDR", default="127.0.0.1",
+                        help="The loopback address to listen on (127.0.0.1 or ::1); any "
+                             "other is refused: reach it through `tailscale serve`, "
+                             "`ssh -L` or a reverse proxy."),
+                   Flag("--interval", metavar="MS", type="int", default=2000,
+                        help="The rows' cycle without a daemon, in milliseconds (>= 250)."),
+                   Flag("--name", metavar="NAME",
+                        help="With pair: the device's name (default browser-N)."),
+                   Flag("--scope", metavar="LIST", default="read",
+                        help="With pair: what the device may do, a comma list of read, "
+                             "act:answer, act:steer, act:always (read is always held).")),
+            exits=((0, "stopped (SIGTERM, Ctrl-C); pair: the code was printed"),
+                   (1, "no tmux server, a broken config, the port is taken"),
+                   (2, "usage error, or a --bind that is not loopback")),
+            notes="Prints the URL it serves. The code is good for 10 minutes and 5 wrong "
+                  "guesses, and travels in the URL's fragment (#pair=CODE), never in a "
+                  "request line. Every API body is a schema-1 protocol frame. See "
+                  "docs/how-to/phone.md and docs/explanation/security.md."),
+    Command("device", "The browsers paired with `tma web` (list, grant, revoke).",
+            subcommands=(
+                Command("list", "The paired devices and their scopes.",
+                        flags=(Flag("--json", help="Print the devices as a JSON document."),),
+                        exits=(OK, (1, "an unreadable device file"), USAGE)),
+                Command("grant", "Set a paired device's scopes (replacing its old ones).",
+                        args=(Arg("NAME", "The device's name (tma device list)."),),
+                        flags=(Flag("--scope", metavar="LIST", required=True,
+                                    help="A comma list of read, act:answer, act:steer, "
+                                         "act:always (read is always held)."),),
+                        exits=(OK, (1, "no such device"), USAGE)),
+                Command("revoke", "Forget a paired device: its next request is refused.",
+                        args=(Arg("NAME", "The device's name (tma device list)."),),
+                        exits=(OK, (1, "no such device"), USAGE)),
+            ),
+            exits=(OK, (1, "see the subcommand"), USAGE),
+            notes="Kept in web/devices.json in tma's state directory (0600): each device's "
+                  "name, scopes and the SHA-256 of its token, never the token."),
     Command("host", "The fleet: hosts whose agents `tma ls --hosts` shows (add, list, "
                     "check, remove).",
             subcommands=_HOST, exits=(OK, (1, "see the subcommand"), USAGE),

@@ -126,7 +126,10 @@ class Quota(Record, frozen=True):
 
 
 class FleetRow(Record, frozen=True):
-    """One pane, as `tma ls --json` shows it less `title`."""
+    """One pane, as `tma ls --json` shows it less `title`. `stale`: true on a fleet host's
+    row that `tma web` still shows while its host is offline (what was last heard), a
+    later, optional addition: a reader that predates it ignores it, a host that predates
+    it sends none, and `tma serve` never sets it (its rows are its own, live)."""
 
     pane: str
     agent: str
@@ -156,7 +159,8 @@ class FleetRow(Record, frozen=True):
     pending_summary: str | None
     server: str
     host: str
-    OMIT: ClassVar[frozenset[str]] = frozenset()
+    stale: bool | None = None
+    OMIT: ClassVar[frozenset[str]] = frozenset({"stale"})
 
 
 class ReceiptRow(Record, frozen=True):
@@ -357,8 +361,12 @@ class Edge(Frame, frozen=True):
     locator: str
     repo: str | None
     branch: str | None
+    #: the row's host, for a stream of many hosts' rows (`tma web`); left out by a
+    #: host that streams its own (`tma serve`). A later, optional addition.
+    host: str | None = None
     T: ClassVar[str] = "edge"
     DIRECTION: ClassVar[Direction] = "response"
+    OMIT: ClassVar[frozenset[str]] = frozenset({"host"})
 
 
 class PermissionCard(Frame, frozen=True):
@@ -748,7 +756,7 @@ def _fleet_row(o: _Obj) -> FleetRow:
         _quota(o.opt_object("quota")), o.opt_number("cost_usd"), o.opt_string("repo"),
         o.opt_string("branch"), o.opt_boolean("worktree"), o.opt_string("pending_tool"),
         o.opt_string("pending_call"), o.opt_string("pending_summary"), o.string("server"),
-        o.string("host"))
+        o.string("host"), o.opt_boolean("stale"))
 
 
 def _receipt_row(o: _Obj) -> ReceiptRow:
@@ -861,7 +869,7 @@ _RESPONSES: Final[dict[str, _Reader]] = {
     "edge": lambda o, rid: Edge(rid, o.integer("at_ms"), o.string("pane"), o.string("agent"),
                                 o.state("from", EDGE_STATES), o.state("to", EDGE_STATES),
                                 o.opt_string("detail"), o.string("locator"), o.opt_string("repo"),
-                                o.opt_string("branch")),
+                                o.opt_string("branch"), o.opt_string("host")),
     "card": _card,
     "window": _window,
     "event": lambda o, rid: Event(rid, _event_header(o)),

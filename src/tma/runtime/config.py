@@ -54,6 +54,7 @@ class Config:
         self.api: dict = {}
         self.serve: dict = {}
         self.fleet: dict = {}
+        self.web: dict = {}
 
     def fold(self):
         from tma.core.fold import FoldConfig
@@ -119,7 +120,7 @@ def validate(path: str, doc: dict[str, object]) -> dict[str, object]:
     """Check every key; return a plain dict (marshal-able) of the settings."""
     _known(path, "", doc, ("fold", "status", "picker", "tmux", "hooks", "notify", "focus",
                            "install", "telemetry", "daemon", "agent", "api", "agents",
-                           "serve", "fleet"))
+                           "serve", "fleet", "web"))
     if "agents" in doc:
         raise _err(path, "agents", "the [agents] table was renamed to [api]")
     out: dict[str, object] = {}
@@ -404,9 +405,26 @@ def _fleet(path: str, doc: dict, out: dict) -> None:
     out["fleet"] = fleet
 
 
+def _web(path: str, doc: dict, out: dict) -> None:
+    """[web]: `tma web`'s names (hosts it answers to besides loopback) and its public URL
+    (what `tma web pair` prints and a push notification's click opens)."""
+    web = _table(path, "web", doc.get("web", {}))
+    _known(path, "web", web, ("hosts", "url"))
+    hosts = web.get("hosts", [])
+    if not isinstance(hosts, list) or not all(
+            isinstance(h, str) and h and not any(c in h for c in "/:@ ") for h in hosts):
+        raise _err(path, "web.hosts", "must be a list of host names (no scheme, port or "
+                   "path), e.g. [\"box.tailnet.ts.net\"]")
+    if "url" in web:
+        url = _str(path, "web.url", web["url"])
+        if not url.startswith(("http://", "https://")):
+            raise _err(path, "web.url", "must start with http:// or https://")
+    out["web"] = web
+
+
 #: validate()'s steps, in the order the keys are reported (the first bad key wins).
 _SECTIONS = (_fold, _glyphs, _tmux_hooks, _notify, _focus_install, _telemetry_daemon,
-             _agents, _api, _serve, _fleet)
+             _agents, _api, _serve, _fleet, _web)
 
 
 def _build(path: str | None, settings: dict[str, Any]) -> Config:
@@ -414,7 +432,7 @@ def _build(path: str | None, settings: dict[str, Any]) -> Config:
     for key in ("dwell_secs", "hook_decay_secs", "blocked_decay_secs", "freshness_secs",
                 "tmux_bin", "claude_reply_lane", "hold_ms", "focus_events", "wrapper_ref",
                 "telemetry_windows", "notify", "daemon", "agents", "api", "serve",
-                "fleet"):
+                "fleet", "web"):
         if key in settings:
             setattr(cfg, key, settings[key])
     for section, defaults in (("status", STATUS_DEFAULTS), ("picker", PICKER_DEFAULTS)):

@@ -115,3 +115,17 @@ def claim(server: Server, pane_id: str, tokens: tuple[str, ...], nonce: str) -> 
     if err.strip():
         raise classify(err)
     return out.strip() == claim_value(tokens, nonce)
+
+
+def unclaim_line(pane_id: str, tokens: tuple[str, ...], nonce: str) -> str:
+    mine = claim_value(tokens, nonce)
+    fmt = "#{?#{==:#{" + ANSWERED + "}," + mine + "},,#{" + ANSWERED + "}}"
+    return f"set-option -p -F -t {pane_id} {ANSWERED} {quote(fmt)}"
+
+
+def unclaim(server: Server, pane_id: str, tokens: tuple[str, ...], nonce: str) -> None:
+    """Give an episode's claim back when this act typed no answer after all (a menu whose
+    cursor never reached the option): only while the stored claim is still this act's."""
+    _out, err = server.source([unclaim_line(pane_id, tokens, nonce)])
+    if err.strip():
+        raise classify(err)

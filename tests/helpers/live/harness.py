@@ -818,10 +818,20 @@ class Scenario:
             return any(x.cls in shows.get(s.state, ()) for x in samples
                        if s.t <= x.t <= s.t + lead)
 
+        def behind(s: Sample, start: float) -> bool:
+            """tma's new verdict is what the screen showed just before this run began: a
+            capture taken before the screen changed (a 100 ms working frame before
+            Gemini's plan dialog), stamped after it. Lag within the skew, carried like a
+            verdict from before the change; how long it lasts is the steps' deadlines'."""
+            return any(x.cls in shows.get(s.state, ()) for x in samples
+                       if s.t - lead <= x.t < start)
+
         for key, run in runs:
             carried = run[0].state
             moved = False
             for s in run:
+                if not moved and s.state != carried and behind(s, run[0].t):
+                    carried = s.state
                 moved = moved or s.state != carried
                 if not moved:
                     continue

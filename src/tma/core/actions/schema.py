@@ -8,6 +8,7 @@ action manifest says how to answer it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,7 +42,8 @@ DEFAULT_DETACH_TIMEOUT_MS = 900_000
 
 TOP_LEVEL = ("min_engine_version", "name", "label", "description", "kind", "when", "requires",
              "agents", "confirm", "text", "hook_reply", "detach", "timeout_ms",
-             "detach_timeout_ms", "command", "keys", "api")
+             "detach_timeout_ms", "command", "keys", "api", "select")
+SELECT_FIELDS = ("row", "option", "move", "confirm")
 
 
 class ActionError(ManifestError):
@@ -72,6 +74,18 @@ class ApiOp:
 
 
 @dataclass(frozen=True)
+class Select:
+    """`[select.<agent>]`: a menu with no digits or accelerators on its rows, answered by
+    moving its selection cursor onto one option and confirming it (tma.core.actions.menu).
+    The agent's `[keys]` arm answers every screen where no such menu is drawn."""
+
+    row: re.Pattern[str]  # one option row: groups `option` (its words), `cursor` (the mark)
+    option: str  # the option's words, as `option` captures them, the action picks
+    move: str  # the key that moves the cursor one row down
+    confirm: str  # the key that picks the row under the cursor
+
+
+@dataclass(frozen=True)
 class Action:
     name: str
     label: str
@@ -89,6 +103,7 @@ class Action:
     command: str = ""
     keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
     api: dict[str, ApiOp] = field(default_factory=dict)
+    select: dict[str, Select] = field(default_factory=dict)
 
     def applies_to(self, agent: str) -> bool:
         if self.kind == KIND_EXEC:
@@ -215,6 +230,36 @@ def _api_arms(value: Any) -> dict[str, ApiOp]:
     return out
 
 
+def _select_arms(value: Any, keys: dict[str, tuple[str, ...]],
+                 text: bool) -> dict[str, Select]:
+    t = _table(value, "[select]")
+    out: dict[str, Select] = {}
+    for agent, arm in t.items():
+        where = f"[select].{agent}"
+        arm = _table(arm, where)
+        _known(arm, where, SELECT_FIELDS)
+        for f in SELECT_FIELDS:
+            if f not in arm:
+                raise _fail(f"{where}.{f}", "required")
+        if text:
+            raise _fail(where, "a text action has no [select] arm")
+        if agent not in keys:
+            raise _fail(where, f"needs a [keys].{agent} arm too (it answers every screen "
+                               "that draws no such menu)")
+        try:
+            row = re.compile(_str(arm["row"], f"{where}.row"))
+        except re.error as exc:
+            raise _fail(f"{where}.row", f"not a valid regex: {exc}") from None
+        missing = [g for g in ("option", "cursor") if g not in row.groupindex]
+        if missing:
+            raise _fail(f"{where}.row", f"needs the named group(s) {', '.join(missing)} "
+                                        "(the option's words, the cursor's mark)")
+        out[agent] = Select(row, _str(arm["option"], f"{where}.option"),
+                            _str(arm["move"], f"{where}.move"),
+                            _str(arm["confirm"], f"{where}.confirm"))
+    return out
+
+
 def _kind_rules(doc: dict[str, Any], kind: str, keys: dict[str, tuple[str, ...]],
                 api: dict[str, ApiOp]) -> None:
     """What each kind may and must carry."""
@@ -231,7 +276,7 @@ def _kind_rules(doc: dict[str, Any], kind: str, keys: dict[str, tuple[str, ...]]
             raise _fail(f"[api].{both[0]}", "an agent is answered by [keys] or by [api], "
                                             "not both")
         return
-    for f in ("keys", "api", "text", "hook_reply"):
+    for f in ("keys", "api", "text", "hook_reply", "select"):
         if f in doc:
             raise _fail(f, "only for kind = \"keys\"")
     if "command" not in doc:
@@ -258,6 +303,7 @@ def from_dict(name: str, doc: dict[str, Any], engine: str = ENGINE_VERSION) -> A
     keys = _key_arms(doc.get("keys", {}), text)
     api = _api_arms(doc.get("api", {}))
     _kind_rules(doc, kind, keys, api)
+    select = _select_arms(doc.get("select", {}), keys, text)
     if text and api:
         raise _fail("[api]", "a text action has no API arm (its text goes through the pane)")
     answering = sorted(a for a, op in api.items() if op.op in ANSWER_OPS)
@@ -285,6 +331,7 @@ def from_dict(name: str, doc: dict[str, Any], engine: str = ENGINE_VERSION) -> A
         command=_str(doc["command"], "command") if "command" in doc else "",
         keys=keys,
         api=api,
+        select=select,
     )
 
 

@@ -48,7 +48,11 @@ def effect_words(broker, action, pane, agent: str, text: str | None,
     if lane == "exec":
         return f"command: {action.command}"
     shown = [f"-l {text!r}" if k == "{text}" else k for k in action.keys[agent]]
-    return "keys: " + " ".join(shown)
+    sel = action.select.get(agent)
+    menu = "" if sel is None else (
+        f"; where the screen draws a menu with no digits: {sel.move} until the cursor "
+        f"shows on {sel.option!r} (read back after each), then {sel.confirm}")
+    return "keys: " + " ".join(shown) + menu
 
 
 def _aged(value, at: int, now: int) -> dict:

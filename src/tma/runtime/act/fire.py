@@ -22,12 +22,12 @@ import time
 from dataclasses import replace
 
 from tma.core import codec, options, states
-from tma.core.actions import answers as A, gate as G
+from tma.core.actions import answers as A, gate as G, menu as M
 from tma.core.actions.schema import ANSWER_OPS, Action
 from tma.core.fold import Facts, evidence_from, verdict
 from tma.core.prompt import changed as prompt_changed, of_screen as prompt_of
 from tma.core.record import Record
-from tma.core.rules import Screen, evaluate
+from tma.core.rules import Screen, evaluate, raw_lines, strip_ansi
 from tma.runtime.act import exec as X
 from tma.runtime.cycle import CONFIRM_MS, settle
 from tma.runtime.notify import gate as notify_gate
@@ -193,20 +193,20 @@ class Broker:
 
     # -- keys: only into a pane whose foreground is the agent and whose screen still asks
     def _keys(self, action: Action, pane, agent: str, req: Request) -> Result:
-        reading = self.screen_reading(pane, agent)
+        reading = self._read_screen(pane, agent)
         if isinstance(reading, G.Refusal):
             return refused(action.name, pane.pane_id, reading, agent)
-        state, detail, prompt = reading
+        state, detail, prompt, lines = reading
         stamp = _decode(pane)
         if (req.expect_episode_ms and state == states.BLOCKED and stamp is not None
                 and G.prompt_refusal(action, pane.pane_id, stamp.prompt, prompt)):
             # A repaint caught half-way (the agent redrawing after a resize) reads as
             # another prompt for a few milliseconds: the refusal stands on a second look.
             settle(CONFIRM_MS)
-            reading = self.screen_reading(pane, agent)
+            reading = self._read_screen(pane, agent)
             if isinstance(reading, G.Refusal):
                 return refused(action.name, pane.pane_id, reading, agent)
-            state, detail, prompt = reading
+            state, detail, prompt, lines = reading
         manifest = self.cycle.manifests().get(agent)
         now_target = replace(target_of(pane, stamp, agent, manifest), state=state,
                              detail=detail)
@@ -221,21 +221,86 @@ class Broker:
             refusal = G.prompt_refusal(action, pane.pane_id, stamp.prompt, prompt)
             if refusal is not None:
                 return refused(action.name, pane.pane_id, refusal, agent)
+        # a menu with no digits (the action's [select] arm) is answered by its cursor
+        sel = action.select.get(agent)
+        menu = M.read(lines, sel) if sel is not None and state == states.BLOCKED else None
+        why = M.unusable(menu, sel) if menu is not None and sel is not None else None
+        if why is not None:
+            return refused(action.name, pane.pane_id, G.Refusal(
+                G.GATED, f"{pane.pane_id} asks with a menu `{action.name}` cannot answer: "
+                         f"{why}; nothing typed"), agent)
 
+        walked = ""
+        episode, nonce = episode_of(pane, stamp, detail), os.urandom(8).hex()
         try:
             if state == states.BLOCKED and not action_lock.claim(
-                    self.server, pane.pane_id, episode_of(pane, stamp, detail),
-                    os.urandom(8).hex()):
+                    self.server, pane.pane_id, episode, nonce):
                 return refused(action.name, pane.pane_id, G.Refusal(
                     G.ANSWERED, ANSWERED_WORDS.format(pane=pane.pane_id, name=action.name)
                     + ", nothing typed"), agent)
-            keys_mod.send(self.server, pane.pane_id, action.keys[agent], req.text)
+            if menu is not None and sel is not None:
+                failed, walked = self._walk(action, pane, agent, sel, menu, prompt)
+                if failed is not None:  # nothing picked: the prompt is still unanswered
+                    action_lock.unclaim(self.server, pane.pane_id, episode, nonce)
+                    return failed
+            else:
+                keys_mod.send(self.server, pane.pane_id, action.keys[agent], req.text)
         except PaneGone:
             return gone(action.name, pane.pane_id)
         if state == states.BLOCKED:
             self._follow(pane, agent, prompt)
         return result(action.name, pane.pane_id, G.SENT,
-                      f"sent `{action.name}` to {pane.pane_id}", agent=agent)
+                      f"sent `{action.name}` to {pane.pane_id}{walked}", agent=agent)
+
+    def _walk(self, action: Action, pane, agent: str, sel, menu, prompt: str):
+        """Answer an unnumbered menu (the action's `[select]` arm, tma.core.actions.menu):
+        press `move` until the screen shows the cursor on the option, at most once per
+        row, reading the screen back after every press, then `confirm`. -> (None, words)
+        once confirmed; (a Result, "") when the cursor never reached the option or the
+        prompt went away, and then `confirm` was never pressed."""
+        moves = 0
+        while M.next_key(menu, sel) != sel.confirm:
+            if moves >= len(menu.options):
+                return result(action.name, pane.pane_id, G.ERROR, (
+                    f"pressed {sel.move} {moves} times on {pane.pane_id} and its cursor "
+                    f"never showed on {sel.option!r}: {sel.confirm} not pressed, nothing "
+                    "picked (answer it at the pane)"), agent=agent), ""
+            keys_mod.send(self.server, pane.pane_id, (sel.move,))
+            moves += 1
+            seen = self._moved(pane, agent, sel, menu, prompt)
+            if isinstance(seen, str):
+                return result(action.name, pane.pane_id, G.ERROR, (
+                    f"pressed {sel.move} {moves} times on {pane.pane_id}, then {seen}: "
+                    f"{sel.confirm} not pressed, nothing picked"), agent=agent), ""
+            menu = seen
+        keys_mod.send(self.server, pane.pane_id, (sel.confirm,))
+        done = f" ({sel.move} ×{moves}, then {sel.confirm})" if moves else f" ({sel.confirm})"
+        return None, f": the cursor on {sel.option!r}{done}"
+
+    def _moved(self, pane, agent: str, sel, before, prompt: str):
+        """The menu once the screen shows the cursor elsewhere than `before` (up to
+        ANSWER_SETTLE_MS; after that, the menu as it stands), or why the walk stops: the
+        agent left the foreground, the prompt is no longer the one being answered, the
+        menu is gone."""
+        deadline = time.monotonic() + ANSWER_SETTLE_MS / 1000
+        latest = None
+        while True:
+            time.sleep(0.05)
+            reading = self._read_screen(pane, agent)
+            if isinstance(reading, G.Refusal):
+                return "the agent left the pane's foreground"
+            state, _detail, now_prompt, lines = reading
+            if state == states.BLOCKED and prompt_changed(prompt, now_prompt):
+                return "the pane asks another prompt"
+            if state in (states.WORKING, states.IDLE):
+                return f"the pane reads {state}"
+            menu = M.read(lines, sel) if state == states.BLOCKED else None
+            if menu is not None and menu.cursor >= 0:
+                latest = menu
+                if menu.cursor != before.cursor:
+                    return menu
+            if time.monotonic() >= deadline:
+                return latest if latest is not None else "its menu could not be read"
 
     def _follow(self, pane, agent: str, answered: str) -> None:
         """After answering a prompt (`answered`: its identity, tma.core.prompt): watch the
@@ -269,6 +334,11 @@ class Broker:
         agent's manifest and no prior claim (prompt: the identity of the prompt a blocked
         screen shows, tma.core.prompt; "" otherwise); or a Refusal when the agent is not
         in the foreground."""
+        reading = self._read_screen(pane, agent)
+        return reading if isinstance(reading, G.Refusal) else reading[:3]
+
+    def _read_screen(self, pane, agent: str):
+        """screen_reading's (state, detail, prompt), and the screen's visible rows."""
         ident = self.cycle.identify(pane, None)
         if ident.agent != agent:
             what = pane.current_command or "nothing"
@@ -290,7 +360,7 @@ class Broker:
         prompt = prompt_of(screen, blocker.detail, manifest.dialog) if blocker else ""
         plan = verdict(None, facts, evidence_from(engine, now), manifest.visible,
                        self.cfg.fold(), now, prompt)
-        return plan.state or states.UNKNOWN, plan.detail or "", plan.prompt
+        return plan.state or states.UNKNOWN, plan.detail or "", plan.prompt, _visible(screen)
 
     # -- the hook reply lane (Claude's PermissionRequest hook holding for a verdict)
     def _hook_reply(self, action: Action, pane, agent: str) -> Result:
@@ -493,6 +563,12 @@ def binder_of(action: Action, pane_id: str, req: Request,
     return G.binder_refusal(action, pane_id, req.expect_episode_ms,
                             stamp.episode_ms if stamp is not None else None,
                             stamp.state if stamp is not None else None)
+
+
+def _visible(screen: Screen) -> list[str]:
+    """The screen's visible rows, top to bottom, as the rules' `visible` region reads them."""
+    lines = raw_lines(strip_ansi(screen.body))
+    return lines[-screen.height:] if screen.height else lines
 
 
 def _decode(pane) -> codec.Stamp | None:

@@ -42,7 +42,7 @@ Where the rows come from (two modes, switched without a word on the stream):
   cycles reads the stamps alone every STAMPS_MS (what a hook's `tma event` wrote
   reaches the stream without waiting for the cycle); it looks for a daemon every
   PROBE_S; a daemon that goes away mid-stream is dropped at once and the next read is
-  an own cycle.
+  an own cycle. (tma.runtime.follow's Follow and Plan, which `tma web` shares.)
 
 The seats (`[serve]`; every key that reaches this host shares them, so none may keep
 the others out, least of all the device's own daemon link):
@@ -93,14 +93,14 @@ from tma import __version__
 from tma.core import proto
 from tma.core.paths import here
 from tma.install.binary import running_tma
-from tma.runtime import daemon_files, procs, rundir
+from tma.runtime import procs, rundir
 from tma.runtime.act import card, card_screen
-from tma.runtime.feed import Wakes
 from tma.runtime.fleet.ledger import Ledger
+from tma.runtime.follow import PROBE_S, Follow, Plan
 from tma.runtime.git import GitInfo
 from tma.runtime.selectors import Selector
 from tma.runtime.transcript import locate as transcript_locate, read as transcript, stores
-from tma.tmux import control, spawn
+from tma.tmux import spawn
 
 #: What each grant allows. An action outside this table (exec actions, compact) is
 #: refused whatever the grants.
@@ -126,12 +126,6 @@ IDLE_S = 300
 EVICT_WAIT_S = 3.0
 #: What a newcomer sends the seat's owner to ask for the seat (its handler ends it).
 EVICT_SIGNAL = signal.SIGUSR1
-#: How often a serve without the daemon looks for one (a daemon started later is
-#: followed from then on).
-PROBE_S = 5.0
-#: Without a daemon, how often serve reads the stamps alone between its cycles (one
-#: listing, no capture): hooks stamp at once, and this is how soon the stream sees it.
-STAMPS_MS = 500
 
 
 @dataclass(frozen=True)
@@ -554,16 +548,8 @@ class Conn:
         before, self.baseline = self.baseline, current
         if before is None:
             return
-        for pane, r in current.items():
-            prior = before.get(pane)
-            if prior is None or prior.state != r.state:
-                self.send(proto.Edge(sub.id, now, pane, r.agent,
-                                     prior.state if prior else "", r.state, r.detail,
-                                     r.locator, r.repo, r.branch))
-        for pane, r in before.items():
-            if pane not in current:
-                self.send(proto.Edge(sub.id, now, pane, r.agent, r.state, "", None,
-                                     r.locator, r.repo, r.branch))
+        for edge in edges(sub.id, before, current, now):
+            self.send(edge)
 
     def card(self, req: proto.CardRequest) -> proto.Frame:
         rows, _server, _git = self._rows(None)
@@ -647,6 +633,26 @@ class Conn:
         else:
             self.ledger.finish(row)
         return row
+
+
+def edges(rid: str, before: dict, current: dict, now: int, *,
+          with_host: bool = False) -> list[proto.Edge]:
+    """The edge frames from one read of the rows to the next (each a mapping of a key
+    naming the pane to its FleetRow): one per pane whose state changed, appeared (`from`
+    "") or went away (`to` ""), in the current read's order, then the gone. `with_host`:
+    each edge names its row's host (`tma web`, whose rows are many hosts')."""
+    out = []
+    for key, r in current.items():
+        prior = before.get(key)
+        if prior is None or prior.state != r.state:
+            out.append(proto.Edge(rid, now, r.pane, r.agent, prior.state if prior else "",
+                                  r.state, r.detail, r.locator, r.repo, r.branch,
+                                  r.host if with_host else None))
+    for key, r in before.items():
+        if key not in current:
+            out.append(proto.Edge(rid, now, r.pane, r.agent, r.state, "", None, r.locator,
+                                  r.repo, r.branch, r.host if with_host else None))
+    return out
 
 
 def _trouble(exc: Exception) -> str:
@@ -867,7 +873,7 @@ def _serve(session, *, scopes, device, interval_ms, paths, write, stdin_fd,
                 transcripts=lambda row, req: transcript_answer(row, req, session.env))
     splitter = proto.LineSplitter()
     follow.probe(log)
-    plan = _Plan(interval_ms)
+    plan = Plan(interval_ms)
     try:
         while True:
             timeout = plan.timeout(follow.on) if conn.sub is not None else None
@@ -921,87 +927,6 @@ def _requests(stdin_fd: int, splitter: proto.LineSplitter, conn: Conn, quiet: Qu
     if items:
         quiet.heard()  # after a long answer (a dispatch) too
     return True
-
-
-class _Plan:
-    """When the stream reads next: a full read every interval (the own cycle, or the belt
-    while following the daemon), at once on the daemon's wake, and without a daemon
-    the stamps alone every STAMPS_MS in between (a hook's stamp, written by `tma event`,
-    reaches the stream without waiting for the cycle)."""
-
-    def __init__(self, interval_ms: int) -> None:
-        self.interval_ms = interval_ms
-        self.due = self.peek = 0
-
-    def timeout(self, following: bool) -> float:
-        now = _now_ms()
-        self.due = self.due or now + self.interval_ms
-        self.peek = self.peek or now + STAMPS_MS
-        at = self.due if following or STAMPS_MS >= self.interval_ms else min(self.due,
-                                                                             self.peek)
-        return max(0, at - now) / 1000
-
-    def what(self, woke: bool, following: bool) -> str:
-        """'full', 'stamps' or '' (nothing to read now); the next times are set."""
-        now = _now_ms()
-        if woke or now >= self.due:
-            self.due, self.peek = now + self.interval_ms, now + STAMPS_MS
-            return "full"
-        if not following and STAMPS_MS < self.interval_ms and now >= self.peek:
-            self.peek = now + STAMPS_MS
-            return "stamps"
-        return ""
-
-
-class Follow:
-    """This server's daemon's push (`TMAS`), while one runs: a wake (coalesced over
-    feed.COALESCE_S) is the cue to read its stamps, so no connection runs detection of
-    its own. Looked for at the start and every PROBE_S while none runs; one that goes
-    away is dropped at once (the next read is an own cycle)."""
-
-    def __init__(self, session, socket_path: str | None) -> None:
-        self.session, self.socket_path = session, socket_path
-        self.wakes: Wakes | None = None
-        self.probe_at = 0.0
-
-    @property
-    def on(self) -> bool:
-        return self.wakes is not None and self.wakes.sock is not None
-
-    @property
-    def fd(self) -> int:
-        sock = self.wakes.sock if self.wakes is not None else None
-        return sock.fileno() if sock is not None else -1
-
-    def probe(self, log) -> bool:
-        self.probe_at = time.monotonic() + PROBE_S
-        if self.wakes is None:
-            path = self.socket_path
-            if not path:
-                try:
-                    path, _pid = control.server_facts(self.session.server)
-                except Exception:  # no server (yet): looked for again later
-                    return False
-                self.socket_path = path
-            self.wakes = Wakes(daemon_files.Files(path).sock)
-        if self.wakes.probe():
-            log("tma serve: following this host's daemon (no cycle of its own)")
-            return True
-        return False
-
-    def settle(self, log) -> bool:
-        """After the daemon's socket turned readable (a wake, or the daemon went away:
-        either way the stream reads now, an own cycle in the second case)."""
-        if self.wakes is not None:
-            self.wakes.settle()
-        if not self.on:
-            log("tma serve: the daemon went away; cycling on its own")
-            self.probe_at = time.monotonic() + PROBE_S
-        return True
-
-    def close(self) -> None:
-        if self.wakes is not None:
-            self.wakes.close()
 
 
 def transcript_answer(row, req: proto.WindowRequest | proto.EventRequest, env) -> proto.Frame:

@@ -97,6 +97,18 @@ def _header_text(text: str) -> str:
     return "=?UTF-8?B?" + base64.b64encode(text.encode("utf-8")).decode("ascii") + "?="
 
 
+def click_url(cfg, host: str, pane: str) -> str:
+    """`[web] url` with the pane's card in its fragment (`URL#pane=HOST:%N`, what `tma
+    web`'s page opens), for ntfy's Click header; "" without a url or a pane."""
+    web = getattr(cfg, "web", None) or {}
+    url = web.get("url") if isinstance(web, dict) else None
+    if not url or not pane.startswith("%") or not pane[1:].isdigit():
+        return ""
+    if not host or not all(c.isascii() and (c.isalnum() or c in "._-") for c in host):
+        return ""  # a host name is a plain token (hosts.toml's rule); any other: no link
+    return f"{str(url).split('#')[0]}#pane={host}:{pane}"
+
+
 def job(name: str, settings: dict, note: Note, ring) -> dict:
     """Everything the sender needs for one delivery, as plain data (it crosses to a
     child process as JSON on the hook path). The secret rides along; nothing logs it.
@@ -122,6 +134,9 @@ def job(name: str, settings: dict, note: Note, ring) -> dict:
         tags = [TAGS.get(note.trigger, "bell")] + list(settings.get("tags", ()))
         headers = {"Title": _header_text(headline), "Priority": prio, "Tags": ",".join(tags),
                    "Content-Type": "text/plain; charset=utf-8"}
+        click = click_url(ring.cfg, host, note.pane)
+        if click:
+            headers["Click"] = click
         out["headers"] = headers
         out["body"] = text + ("\n" + said if said else "") + ("\n\n" + screen if screen else "")
         return out
