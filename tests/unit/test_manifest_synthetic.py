@@ -262,7 +262,8 @@ HOOK_CASES = [
     ("cursor", "stop", {}, IDLE_TURN),
     ("cursor", "beforeShellExecution", {}, None),
     # copilot (the event name is the hook's command line; payloads are camelCase)
-    ("copilot", "sessionStart", {"source": "new", "initialPrompt": "hi"}, START),
+    ("copilot", "sessionStart", {"source": "new", "initialPrompt": "hi"}, WORKING),
+    ("copilot", "sessionStart", {"source": "resume"}, START),
     ("copilot", "sessionEnd", {"reason": "user_exit"}, END),
     ("copilot", "userPromptSubmitted", {"prompt": "hi"}, WORKING),
     ("copilot", "preToolUse", {"toolName": "bash", "toolArgs": {"command": "ls"}}, WORKING),

@@ -390,7 +390,8 @@ LIVE_HOOK_EXPECTATIONS = {
         "Notification": _gemini_notification,
     },
     "copilot": {
-        "sessionStart": "start", "sessionEnd": "end", "userPromptSubmitted": "working/",
+        "sessionStart": lambda p: "working/" if "initialPrompt" in p else "start",
+        "sessionEnd": "end", "userPromptSubmitted": "working/",
         "preToolUse": lambda p: {"ask_user": "blocked/question",
                                  "exit_plan_mode": "blocked/plan"}.get(p.get("toolName"),
                                                                        "working/"),
