@@ -72,3 +72,15 @@ def test_copilot_stale_entry_is_reported_and_replaced(inst):
     inst.ok("copilot", "--yes")
     assert json.loads(inst.copilot_hooks.read_text())["hooks"]["agentStop"] == [
         entry(inst, "agentStop")]
+
+
+def test_copilot_hooks_flag_and_copilot_home(inst, monkeypatch, tmp_path):
+    elsewhere = tmp_path / "elsewhere" / "tma.json"
+    inst.ok("copilot", "--yes", "--copilot-hooks", str(elsewhere))
+    assert json.loads(elsewhere.read_text())["hooks"]["agentStop"] == [entry(inst, "agentStop")]
+    assert not inst.copilot_hooks.exists()
+    # without the flag or TMA_COPILOT_HOOKS: $COPILOT_HOME/hooks/tma.json
+    monkeypatch.delenv("TMA_COPILOT_HOOKS")
+    monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "cphome"))
+    inst.ok("copilot", "--yes")
+    assert (tmp_path / "cphome" / "hooks" / "tma.json").is_file()
