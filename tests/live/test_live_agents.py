@@ -166,13 +166,15 @@ def test_copilot_failed_model_call_ends_idle_in_hooked_mode(scenario_factory, fa
         sc.start()
         sc.step("idle", "idle", "idle", HOOKLESS_DEADLINE, since=t0, screen_timeout=90)
         t = sc.type_line("HTTPFAIL:400 now")
-        sc.wait_regex(r"scripted HTTP 400", 30, since=t)
+        # timed from the error on screen: the composer's idle footer can still be up for a
+        # moment after Enter, before the turn's working footer replaces it
+        failed = sc.wait_regex(r"scripted HTTP 400", 30, since=t)
         assert any(r.get("decision") == "http_400" for r in fake_llm.requests)
         assert sc.monitor is not None
         # the hooks did claim the turn (userPromptSubmitted), and no hook closes it
         assert sc.monitor.wait(lambda s: s.state == "working" and s.source == "hook", 10, t), \
             "no hook claimed the turn"
-        sc.step("idle_after_error", "idle", "idle", HOOKLESS_TURN_DEADLINE, since=t)
+        sc.step("idle_after_error", "idle", "idle", HOOKLESS_TURN_DEADLINE, since=failed.t)
         assert sc.pane_option("@agent_source") == "capture"  # the screen ended it
         t = quit_agent(sc)
         sc.step("exited", "exited", "", HOOKED_DEADLINE, since=t, hook_step=True,
