@@ -93,6 +93,8 @@ KEPT = {
     "tma.cli.version": 1,
     "tma.cli.wait": 3,  # the fleet's modules only with --hosts or HOST:%N (~120 ms a wait)
     "tma.cli.watch": 4,
+    "tma.core.cmdparse": 2,  # argparse only when an argv is more than switches (~3 ms a
+    # command with gettext and locale), and SimpleNamespace beside it
     "tma.core.cmdspec": 1,  # difflib only for a did-you-mean hint (~1 ms a command)
     "tma.core.proto": 2,  # json once a line is read or written: card and ls --json build records
     "tma.daemon.notifier": 2,
@@ -109,6 +111,7 @@ KEPT = {
     "tma.runtime.doctor": 4,
     "tma.runtime.feed": 1,
     "tma.runtime.fleet.hosts": 1,  # the installers' atomic write only to edit hosts.toml
+    "tma.runtime.git": 1,  # subprocess only when git itself must answer (a cold ls reads files)
     "tma.runtime.navigate": 3,  # +2: the fleet's modules only to jump to a host's pane
     "tma.runtime.notify.dispatch": 3,
     "tma.runtime.notify.backends": 4,

@@ -101,7 +101,8 @@ class KeyRecorder:
         return cls(srv, pane, record)
 
     @classmethod
-    def menu(cls, srv, agent: str, screens, *, after=None, up_on_top: int = 0) -> KeyRecorder:
+    def menu(cls, srv, agent: str, screens, *, after=None, up_on_top: int = 0,
+             lag_ms: int = 0) -> KeyRecorder:
         """A pane whose `agent` draws an unnumbered menu the way Claude Code 2.1.332 does
         (its approval when auto mode cannot check an action): `screens` are captures of the
         one dialog with the cursor on each row, top to bottom, the first drawn at start.
@@ -110,8 +111,10 @@ class KeyRecorder:
         is swallowed (each press of Up there swallows one more), as the real one does
         (lab, 2.1.332). `up_on_top` such presses were made before the test starts. Enter
         draws `after` (the screen once answered) and ends the menu. Every byte is
-        recorded."""
-        return cls.start(srv, agent, screens[0], _menu=(tuple(screens), after, up_on_top))
+        recorded. `lag_ms`: an agent too busy to keep up, which takes each key that long
+        after it came, in order."""
+        return cls.start(srv, agent, screens[0],
+                         _menu=(tuple(screens), after, f"{up_on_top}:{lag_ms}"))
 
     def received(self) -> bytes:
         return self.record.read_bytes()
@@ -139,7 +142,9 @@ class _Menu:
 
     def __init__(self, spec: Path) -> None:
         up, self.after, *self.screens = spec.read_text(encoding="utf-8").split("\n")
-        self.at, self.hidden, self.done = 0, int(up), False
+        hidden, _, lag = up.partition(":")
+        self.at, self.hidden, self.done = 0, int(hidden), False
+        self.lag = int(lag or 0) / 1000
 
     def feed(self, data: bytes) -> None:
         i = 0
@@ -176,21 +181,29 @@ def _record(record: str, screen: str, after: str = "", redraw_ms: str = "0") -> 
     redraw_at = None  # monotonic time the `after` screen is due, once a key came
     spec = Path(record + ".menu")
     menu = _Menu(spec) if spec.exists() else None
+    queued: list[tuple[float, bytes]] = []  # a lagging menu's keys, each with when it is taken
     with open(record, "wb") as out:
         _draw(screen)
         Path(record + ".ready").touch()
         while True:
-            wait = None if redraw_at is None else max(0.0, redraw_at - time.monotonic())
+            now = time.monotonic()
+            while queued and queued[0][0] <= now:
+                menu.feed(queued.pop(0)[1])  # type: ignore[union-attr]
+            due = [t for t in (redraw_at, queued[0][0] if queued else None) if t is not None]
+            wait = None if not due else max(0.0, min(due) - now)
             if not select.select([0], [], [], wait)[0]:
-                _draw(after)
-                after, redraw_at = "", None
+                if redraw_at is not None and redraw_at <= time.monotonic():
+                    _draw(after)
+                    after, redraw_at = "", None
                 continue
             data = os.read(0, 4096)
             if not data:
                 return
             out.write(data)
             out.flush()
-            if menu is not None:
+            if menu is not None and menu.lag:
+                queued.append((time.monotonic() + menu.lag, data))
+            elif menu is not None:
                 menu.feed(data)
             elif after and redraw_at is None:
                 redraw_at = time.monotonic() + int(redraw_ms) / 1000

@@ -74,6 +74,18 @@ def test_a_swallowed_down_is_seen_and_pressed_again(srv):
     assert rec.settle(len(want)) == want
 
 
+def test_a_press_taken_late_is_waited_for_before_enter(srv):
+    """An agent too busy to take a key within the settle time: Down shows nothing, so a
+    second Down goes; the first is then drawn (the cursor on Yes) while the second is
+    still on its way. Enter then would reach the agent after the second Down and pick No:
+    the walk watches a settle time more, sees the cursor leave Yes, and presses no Enter."""
+    rec = KeyRecorder.menu(srv, "claude", [ON_NO, ON_YES], after=APPROVED, lag_ms=1300)
+    doc = _act(srv, "approve", rec.pane)
+    rec.settle(2, timeout=10, quiet=2.0)
+    assert rec.received() == key_bytes(["Down", "Down"])
+    assert (doc["outcome"], doc["exit_code"]) == ("error", 1), doc
+
+
 def test_no_enter_when_the_cursor_never_shows_on_yes_and_the_prompt_stays_answerable(srv):
     rec = _menu(srv, up_on_top=2)
     doc = _act(srv, "approve", rec.pane)

@@ -254,7 +254,14 @@ def test_notify_test_is_bounded_and_prints_no_receiver_bytes(rt, tmp_path, certs
     line = next(x for x in out.splitlines() if x.startswith(f"{sink} https://"))
     want = "timed out after 1s" if mode == "drip" else "connection failed"
     assert f"failed: {want}" in line, out
-    assert took < TIMEOUT + A_PROCESS, took
+    assert took < TIMEOUT + A_PROCESS or mode == "drip", took
+    if mode == "drip":
+        # the bound is the sink's timeout: what the same command costs against a receiver
+        # that answers at once (a start, the sinks' imports, a TLS handshake, all slower
+        # on a loaded machine) is measured beside it, not guessed
+        with SlowReceiver("garbage", certs) as rx:
+            base, _res = _notify_test(tmp_path, sink, rx.url())
+        assert took - base < TIMEOUT + IN_PROCESS, (took, base)
 
 
 # ------------------------------------------------------------------ a resolver that never answers

@@ -239,3 +239,51 @@ def test_a_non_loopback_bind_is_refused_naming_the_ways_in(srv):
     assert res.returncode == 2
     for way in ("tailscale serve", "ssh -L", "reverse proxy"):
         assert way in res.stderr
+
+
+def test_what_another_site_or_a_hostile_client_sends_is_refused(srv, web):
+    """The review's reproductions: a text/plain POST (which crosses origins without a
+    preflight), another port of a [web] hosts name, a dispatch to a pane that is no pane
+    id, a HEAD on the stream, a request line full of escapes (logged before any gate),
+    and a cookie this server did not set in front of its own."""
+    import socket
+
+    rec = _claude(srv)
+    srv.ls(manifests=False)
+    srv.config.write_text('[web]\nhosts = ["box.example"]\n')
+    w = web("--interval", "300")
+    actor = w.paired("--name", "phone", "--scope", "act:answer")
+    row = next(r for r in w.get("/api/snapshot", actor).doc["agents"] if r["pane"] == rec.pane)
+    frame = {"schema": 1, "id": "1", "t": "dispatch", "slot": "x-1", "pane": rec.pane,
+             "action": "deny", "binder": {"expect_episode_ms": row["episode_ms"]}}
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", w.port, timeout=20)
+    conn.request("POST", "/api/dispatch", body=json.dumps(frame).encode(), headers={
+        "Host": w.hostport, "Origin": f"http://{w.hostport}", "Cookie": f"tma_web={actor}",
+        "Content-Type": "text/plain"})
+    plain = conn.getresponse()
+    assert plain.status == 400 and b"application/json" in plain.read()
+    conn.close()
+    other_port = w.request("POST", "/api/dispatch", cookie=actor, body=frame,
+                           headers={"Origin": "http://box.example:8000"})
+    assert other_port.status == 403
+    for pane in ("-h", "{last}", "1", "!"):
+        bad = w.request("POST", "/api/dispatch", cookie=actor,
+                        body=dict(frame, pane=pane, slot=f"x-{pane}"))
+        assert bad.status == 400, (pane, bad.body)
+    assert rec.settle() == b""  # nothing of all that reached the agent
+    conn = http.client.HTTPConnection("127.0.0.1", w.port, timeout=20)
+    conn.request("HEAD", "/api/stream", headers={"Host": w.hostport,
+                                                  "Cookie": f"tma_web={actor}"})
+    head = conn.getresponse()
+    assert head.status == 400 and head.read() == b""  # no stream behind a HEAD
+    conn.close()
+    # a cookie another server on this name set, unparsable to the library, goes first
+    mixed = w.get("/api/hello", headers={"Cookie": f'prefs={{"a":1}}; tma_web={actor}'})
+    assert mixed.status == 200, mixed.body
+    with socket.create_connection(("127.0.0.1", w.port), timeout=10) as s:
+        s.sendall(b"GET /\x1b]52;c;cHduZWQ=\x07\x1b[2J HTTP/1.1\r\nHost: x\r\n\r\n")
+        s.recv(4096)
+    w.get("/api/hello", actor)  # one more line logged after it
+    assert "\x1b" not in w.said() and "\x07" not in w.said()

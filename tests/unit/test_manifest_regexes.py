@@ -20,7 +20,7 @@ from tma.core.rules import Screen, evaluate
 CAPTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "captures"
 
 
-def _known() -> dict[str, tuple[str, ...]]:
+def _known() -> dict:
     """Every bundled pattern, learned by a first (eager) load."""
     memo = Regexes()
     for name in bundled.load_all():
@@ -35,7 +35,7 @@ def test_a_first_load_compiles_and_notes_every_pattern():
     assert memo.learned
     assert all(isinstance(r.match.compiled, re.Pattern) for r in m.rules
                if isinstance(r.match, manifest.Regex))
-    assert memo.seen[m.dialog.option.pattern] == tuple(m.dialog.option.groupindex)
+    assert memo.seen[m.dialog.option.pattern][0] == tuple(m.dialog.option.groupindex)
 
 
 def test_a_known_pattern_is_compiled_on_first_use_only():
@@ -46,6 +46,9 @@ def test_a_known_pattern_is_compiled_on_first_use_only():
     assert not isinstance(deferred, re.Pattern) and deferred._compiled is None
     assert (deferred.search("no dialog here") is None) == \
         (re.compile(deferred.pattern).search("no dialog here") is None)
+    # a text holding one of its needles (or any text, for a pattern without): compiled
+    text = "no dialog here " + " ".join(deferred.needles or ())
+    assert (deferred.search(text) is None) == (re.compile(deferred.pattern).search(text) is None)
     assert isinstance(deferred._compiled, re.Pattern)
 
 
@@ -100,7 +103,7 @@ def test_a_bad_regex_still_fails_at_load_naming_the_field():
 def test_the_group_checks_hold_for_a_known_pattern():
     """An option pattern without its `name` group fails as it does compiled at load."""
     plain = r"^\s*\d+\. \w+"
-    memo = Regexes({**_known(), plain: ()})
+    memo = Regexes({**_known(), plain: ((), None)})
     with pytest.raises(ManifestError, match=r"\[dialog\]\.option: needs a \(\?P<name>"):
         from_dict("claude", _doc_with(option=plain), regexes=memo)
     with pytest.raises(ManifestError, match=r"\[dialog\]\.option: needs a \(\?P<name>"):
@@ -113,7 +116,8 @@ def test_the_runtime_remembers_what_compiled(tmp_path, monkeypatch):
 
     first = manifests.load(None, [])
     learned = cache.get("regexes", manifests._REGEX_KEY)
-    assert learned and all(isinstance(g, tuple) for g in learned.values())
+    assert learned and all(isinstance(g, tuple) and isinstance(n, tuple | None)
+                           for g, n in learned.values())
     compiled = []
     real = re.compile
     monkeypatch.setattr(manifest.re, "compile", lambda p, *a: compiled.append(p) or real(p, *a))

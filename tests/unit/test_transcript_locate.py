@@ -243,3 +243,19 @@ def test_a_store_that_pages_itself_plugs_in(tmp_path, monkeypatch):
         read.event(t, env, "t1.1.2.3.4.0")
     with pytest.raises(NoTranscript, match="no transcript for session"):
         read.window(L.Target("%2", "opencode", "ses_other", CWD), env)
+
+
+def test_a_lone_surrogate_in_a_record_reads_as_a_replacement_character(tmp_path):
+    """A writer that cut a string inside an emoji leaves `"\\ud83d"` (Node's
+    JSON.stringify writes it): the reader, its sizes and its callers' output must not
+    fail on it (it used to raise UnicodeEncodeError out of read.window)."""
+    path = tmp_path / "t.jsonl"
+    lines = [json.dumps(talk(0)[0]), '{"type": "user", "text": "cut \\ud83d here"}',
+             '{"type": "assistant", "text": "whole \\ud83d\\ude00 pair"}']
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    env = env_for(tmp_path, claude="tests.helpers.synthetic_store")
+    w = read.window(L.Target("%1", "claude", SID, CWD, str(path)), env)
+    shown = [e.preview for e in w.events]
+    assert "cut \ufffd here" in shown and "whole \U0001f600 pair" in shown
+    for text in shown:
+        (text or "").encode("utf-8")  # every string can be written out

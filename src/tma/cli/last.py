@@ -25,7 +25,7 @@ def main(session: Session, argv: list[str]) -> int:
                                     "HOST:%N")
         try:
             texts = read.last_answer(read.target(session, args.pane), session.env, args.turns)
-        except (stores.NoTranscript, stores.CursorInvalid, stores.TooLarge) as exc:
+        except stores.TranscriptError as exc:  # none, a bad cursor, too large, cut mid-read
             common.err(f"tma: nothing to show for {args.pane}: {exc}")
             return common.FAIL
     out = render.answer(texts)

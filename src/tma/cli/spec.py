@@ -769,7 +769,9 @@ def parse(name: str, argv: list[str], session=None):
     rest = argv
     if cmd.selectors:
         sel, rest = common.take_selectors(rest)
-    args = parser(name).parse_args(rest)
+    args = cmdparse.switches(cmd, rest)  # switches alone (`ls --json`): no argparse
+    if args is None:
+        args = parser(name).parse_args(rest)
     if sel is not None and sel.agent is not None and session is not None:
         common.check_agent(session, sel.agent)
     return sel, args

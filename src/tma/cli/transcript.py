@@ -38,6 +38,9 @@ def main(session: Session, argv: list[str]) -> int:
     except (stores.CursorInvalid, stores.TooLarge) as exc:
         common.err(f"tma: {args.pane}: {exc}")
         return REFUSED
+    except stores.TranscriptError as exc:  # e.g. the file was cut while it was read
+        common.err(f"tma: {args.pane}: {exc}; try again")
+        return common.FAIL
     return _print(doc, args)
 
 

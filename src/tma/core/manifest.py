@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any
 
+    #: what is known of a pattern that compiled: (its group names, its needles or None)
+    Learned = tuple[tuple[str, ...], tuple[str, ...] | None]
+
 ENGINE_VERSION = "0.1.0"
 
 CHANNELS = ("event", "file-tail", "screen")
@@ -60,16 +63,26 @@ class Contains(Record, Matcher):
 class Regex(Record, Matcher):
     pattern: str
     compiled: re.Pattern[str]
+    #: strings one of which every match contains (tma.core.needles): a region holding
+    #: none of them cannot match, and is answered without compiling or searching
+    needles: tuple[str, ...] | None = None
 
     def matches(self, text: str, lines: list[str]) -> bool:
+        needles = self.needles
+        if needles is not None and not any(n in text for n in needles):
+            return False
         return self.compiled.search(text) is not None
 
 
 class LineRegex(Record, Matcher):
     pattern: str
     compiled: re.Pattern[str]
+    needles: tuple[str, ...] | None = None  # as Regex's: a line holding one is in the text
 
     def matches(self, text: str, lines: list[str]) -> bool:
+        needles = self.needles
+        if needles is not None and not any(n in text for n in needles):
+            return False
         search = self.compiled.search
         return any(search(line) is not None for line in lines)
 
@@ -307,12 +320,14 @@ class Regexes:
     its manifest at load, as ever); the rest are compiled when first used. A cold refresh
     uses about half of the set's regexes (no hook matcher, no rule of an absent agent, no
     rule a higher one decided before), and compiling all of them was ~10 ms of it.
-    `seen`: every pattern this load met, with its group names: what the cache holds next;
-    `learned`: whether one of them was not known."""
+    Each pattern is kept with its group names and its needles (tma.core.needles: the
+    strings one of which every match contains, found by parsing it when first learned).
+    `seen`: every pattern this load met: what the cache holds next; `learned`: whether
+    one of them was not known."""
 
-    def __init__(self, known: dict[str, tuple[str, ...]] | None = None) -> None:
+    def __init__(self, known: dict[str, Learned] | None = None) -> None:
         self.known = known or {}
-        self.seen: dict[str, tuple[str, ...]] = {}
+        self.seen: dict[str, Learned] = {}
         self.learned = False
 
 
@@ -321,13 +336,17 @@ _REGEXES: Regexes | None = None  # the one a from_dict in progress was given
 
 class _Deferred:
     """A regex known to compile, compiled on first use: the part of re.Pattern the
-    manifest's readers call."""
+    manifest's readers call. A string holding none of its needles (tma.core.needles)
+    cannot match, so it is answered as no match without compiling: the dialog readers
+    try many patterns on every line of a blocked pane's screen."""
 
-    __slots__ = ("pattern", "groups_named", "_compiled")
+    __slots__ = ("pattern", "groups_named", "needles", "_compiled")
 
-    def __init__(self, pattern: str, groups_named: tuple[str, ...]) -> None:
+    def __init__(self, pattern: str, groups_named: tuple[str, ...],
+                 needles: tuple[str, ...] | None = None) -> None:
         self.pattern = pattern
         self.groups_named = groups_named
+        self.needles = needles
         self._compiled: re.Pattern[str] | None = None
 
     def _re(self) -> re.Pattern[str]:
@@ -335,26 +354,35 @@ class _Deferred:
             self._compiled = re.compile(self.pattern)
         return self._compiled
 
+    def _absent(self, args: tuple[Any, ...], at: int = 0) -> bool:
+        """No match is possible in the string argument: it holds no needle."""
+        needles = self.needles
+        if needles is None or len(args) <= at or not isinstance(args[at], str):
+            return False
+        string = args[at]
+        return not any(n in string for n in needles)
+
     def search(self, *args: Any) -> re.Match[str] | None:
-        return self._re().search(*args)
+        return None if self._absent(args) else self._re().search(*args)
 
     def match(self, *args: Any) -> re.Match[str] | None:
-        return self._re().match(*args)
+        return None if self._absent(args) else self._re().match(*args)
 
     def fullmatch(self, *args: Any) -> re.Match[str] | None:
-        return self._re().fullmatch(*args)
+        return None if self._absent(args) else self._re().fullmatch(*args)
 
     def finditer(self, *args: Any) -> Iterator[re.Match[str]]:
-        return self._re().finditer(*args)
+        return iter(()) if self._absent(args) else self._re().finditer(*args)
 
     def findall(self, *args: Any) -> list[Any]:
-        return self._re().findall(*args)
+        return [] if self._absent(args) else self._re().findall(*args)
 
     def sub(self, *args: Any) -> str:
-        return self._re().sub(*args)
+        # sub(repl, string, count): no match leaves the string as it is
+        return args[1] if self._absent(args, 1) else self._re().sub(*args)
 
     def split(self, *args: Any) -> list[str | Any]:
-        return self._re().split(*args)
+        return [args[0]] if self._absent(args) else self._re().split(*args)
 
     @property
     def groupindex(self) -> Any:
@@ -374,18 +402,31 @@ def _compile(pattern: Any, where: str) -> re.Pattern[str]:
         raise ManifestError(f"{where}: must be a string")
     memo = _REGEXES
     if memo is not None:
-        groups = memo.known.get(pattern)
-        if groups is not None:
-            memo.seen[pattern] = groups
-            return _Deferred(pattern, groups)  # type: ignore[return-value]
+        known = memo.known.get(pattern)
+        if known is not None:
+            memo.seen[pattern] = known
+            return _Deferred(pattern, *known)  # type: ignore[return-value]
     try:
         compiled = re.compile(pattern)
     except re.error as exc:
         raise ManifestError(f"{where}: bad regex {pattern!r}: {exc}") from None
     if memo is not None:
-        memo.seen[pattern] = tuple(compiled.groupindex)
+        from tma.core.needles import needles
+
+        memo.seen[pattern] = (tuple(compiled.groupindex), needles(pattern))
         memo.learned = True
     return compiled
+
+
+def _needles_of(pattern: str) -> tuple[str, ...] | None:
+    """A compiled pattern's needles: the load's memo knows them (cached, or just learned
+    by _compile); a load without one parses the pattern."""
+    memo = _REGEXES
+    if memo is not None and pattern in memo.seen:
+        return memo.seen[pattern][1]
+    from tma.core.needles import needles
+
+    return needles(pattern)
 
 
 def _groups(pattern: re.Pattern[str]) -> tuple[str, ...]:
@@ -421,9 +462,11 @@ def _matcher(value: Any, where: str) -> Matcher:
             raise ManifestError(f"{where}.contains: must be a non-empty string")
         return Contains(arg)
     if kind == "regex":
-        return Regex(arg, _compile(arg, f"{where}.regex"))
+        compiled = _compile(arg, f"{where}.regex")
+        return Regex(arg, compiled, _needles_of(arg))
     if kind == "line_regex":
-        return LineRegex(arg, _compile(arg, f"{where}.line_regex"))
+        compiled = _compile(arg, f"{where}.line_regex")
+        return LineRegex(arg, compiled, _needles_of(arg))
     if kind in ("any", "all"):
         if not isinstance(arg, list) or not arg:
             raise ManifestError(f"{where}.{kind}: must be a non-empty list of matchers")

@@ -3,11 +3,13 @@
 One cycle costs a constant number of tmux spawns whatever the number of agents:
 one read (list-panes + server facts + clients, which also stamps @tma_last_poll),
 one batched capture of every pane that needs reading, one batched write (each
-pane's tuple on its own line) that ends with a re-read, and a rollup write only
-when a rollup changed. A cycle that reads a permission dialog its blocked episode
-has not recorded yet (a new prompt) in a window that drew in the last second captures
-those panes once more, CONFIRM_MS later, in one more batch: a prompt still being drawn
-is believed when it reads the same twice; one that sat still for a second, once.
+pane's tuple on its own line, then the window and session rollups those writes
+leave) that ends with a re-read, and a rollup write only when the re-read shows a
+rollup other than the one predicted (a hook's stamp beat a guarded write). A
+cycle that reads a permission dialog its blocked episode has not recorded yet (a new
+prompt) in a window that drew in the last second captures those panes once more,
+CONFIRM_MS later, in one more batch: a prompt still being drawn is believed when it
+reads the same twice; one that sat still for a second, once.
 
 Fresh settled stamps are consumed as they are. A stale pane whose window has been
 quiet since its stamp is reused without a capture. Only the rest is identified,
@@ -225,6 +227,9 @@ class _Pass:
         self.held: set[str] = set()  # read and held: stamped_at refreshed, nothing else
         self.demoted: frozenset = frozenset()
         self.decoded: dict[str, str | None] = {}  # pane id -> its stamp's state (None: none)
+        # pane id -> the state this pass's write leaves (None: removed): the rollups
+        # ride in the same batch as the stamps (see Cycle._commit)
+        self.predicted: dict[str, str | None] = {}
 
     def add_row(self, pane, stamp: codec.Stamp, agent: str, *, foreign: bool = False) -> None:
         self.rows[pane.pane_id] = Row(pane, stamp, agent, foreign, _muted(pane, self.now))
@@ -232,6 +237,7 @@ class _Pass:
     def remove(self, pane) -> None:
         self.lines.append(write.remove(pane.pane_id))
         self.touched.add(pane.pane_id)
+        self.predicted[pane.pane_id] = None
         self.stats.removed += 1
 
 
@@ -581,6 +587,8 @@ class Cycle:
                 guarded=guarded, prev_state=stamp.state if stamp else None,
                 prev_since=stamp.since if stamp else 0, stored=pane.options))
             work.touched.add(pane.pane_id)
+            work.predicted[pane.pane_id] = plan.state if plan.action == P.PUBLISH else (
+                None if plan.action == P.REMOVE else stamp.state if stamp is not None else None)
             work.stats.produced += 1
             if plan.action == P.HOLD and stamp is not None:
                 # a hold moves only hash and stamped_at: the episode and its mark
@@ -652,7 +660,14 @@ class Cycle:
         if not work.lines:
             return snap
         listing = read.Listing(self.lean)
-        out, _err = self.server.source(work.lines + [listing.line()])
+        # The rollups these writes should leave go in the same batch (one spawn fewer on
+        # every cold refresh). A guarded write a hook beat is refused, so the prediction
+        # can be wrong: the re-read shows what stuck, and run() writes the rollups again
+        # only where they differ from it (a second spawn, in that race only).
+        rollups = []
+        if work.producing:
+            rollups = rollup_lines(snap, {**work.decoded, **work.predicted})
+        out, _err = self.server.source(work.lines + rollups + [listing.line()])
         final = listing.parse(out)
         final_by_id = {p.pane_id: p for p in final.panes}
         # every row reads from the re-read: the writes (stamps, telemetry lanes,

@@ -180,18 +180,28 @@ def load(manifest_dir: str | None = None, agents_cfg: list[dict[str, Any]] | Non
 
 
 #: the regexes cache is this interpreter's: a pattern that compiles on one Python may not
-#: on another (tma's own version is in every cache key already)
-_REGEX_KEY = hex(sys.hexversion)
+#: on another (tma's own version is in every cache key already); ":2", since each entry
+#: carries the pattern's needles beside its group names
+_REGEX_KEY = hex(sys.hexversion) + ":2"
 
 
-def _known_regexes() -> dict[str, tuple[str, ...]]:
+def _known_regexes() -> dict[str, Any]:
     """The patterns this interpreter compiled in an earlier load, with their group
-    names (tma.core.manifest.Regexes): {} when none are cached or the cache is foreign."""
+    names and needles (tma.core.manifest.Regexes): {} when none are cached or the cache
+    is foreign. An entry of another shape is dropped (learned again on this load)."""
     known = cache.get("regexes", _REGEX_KEY)
     if not isinstance(known, dict):
         return {}
-    return {p: g for p, g in known.items() if isinstance(p, str) and isinstance(g, tuple)
-            and all(isinstance(n, str) for n in g)}
+    return {p: v for p, v in known.items() if isinstance(p, str) and _learned(v)}
+
+
+def _learned(value: Any) -> bool:
+    if not (isinstance(value, tuple) and len(value) == 2):
+        return False
+    groups, needles = value
+    return (isinstance(groups, tuple) and all(isinstance(n, str) for n in groups)
+            and (needles is None or (isinstance(needles, tuple) and bool(needles)
+                                     and all(isinstance(n, str) and n for n in needles))))
 
 
 def _skips_key(entries: tuple, agents_cfg) -> tuple:

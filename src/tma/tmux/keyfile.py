@@ -83,7 +83,7 @@ def prefix_bindings(tma: str, *, picker: bool, watch: bool,
          "back to where the last jump left"),
         ("h", run_shell(tma, f"jump --home {CLIENT}"), True,
          "home: where the jump trail started"),
-        ("A", run_shell(tma, f'act --menu --pane "#{{pane_id}}" {CLIENT}'), act_menu,
+        ("A", run_shell(tma, f'act --menu --message-line --pane "#{{pane_id}}" {CLIENT}'), act_menu,
          "the action menu for this pane"),
     ]
 

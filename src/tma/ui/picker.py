@@ -353,6 +353,8 @@ def footer(view: View, width: int, plain: bool, keys: str) -> Line:
 PICKER_KEYS = "enter jump · tab actions · ctrl-t conversation · ctrl-s scope · esc quit"
 #: With the conversation shown, ctrl-t goes back to the screen.
 PICKER_TALK_KEYS = "enter jump · tab actions · ctrl-t screen · ctrl-s scope · esc quit"
+#: Narrower than PREVIEW_MIN_WIDTH there is no preview for ctrl-t to turn: not offered.
+PICKER_NARROW_KEYS = "enter jump · tab actions · ctrl-s scope · esc quit"
 
 
 def empty_hint(view: View) -> list[str]:
@@ -419,7 +421,10 @@ def render(rows: list[dict], view: View, width: int, height: int, *, palette: di
         sel = shown[selected_index(shown, view.selected)] if shown else None
         out += preview_lines(view, width, body - list_h, plain, sel)
     out = pad(out, height - 1)
-    out.append(footer(view, width, plain, PICKER_TALK_KEYS if view.talk else PICKER_KEYS))
+    keys = PICKER_TALK_KEYS if view.talk else PICKER_KEYS
+    if width < PREVIEW_MIN_WIDTH:
+        keys = PICKER_NARROW_KEYS
+    out.append(footer(view, width, plain, keys))
     return out
 
 

@@ -11,6 +11,10 @@
   written it in ISO 8601 (`2026-12-06T20:47:51.115Z`), or None for anything else.
 - `arg_preview(args)`: what a tool call's preview shows: its command, path, pattern or
   prompt when it has one, else its arguments as compact JSON.
+- `loads(raw)`: one record's JSON, with any lone surrogate (`"\\ud83d"`, what a writer
+  that cut a string inside an emoji leaves) made U+FFFD: a string holding one cannot be
+  encoded, so it would fail every reader downstream (a page's size, stdout, a child's
+  environment).
 """
 
 from __future__ import annotations
@@ -91,3 +95,24 @@ def number(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value)
+
+
+def loads(raw: str | bytes) -> object:
+    """json.loads, with every string's lone surrogates replaced (see the module's list).
+    Raises ValueError as json.loads does. Records without a `\\u` escape of a surrogate
+    (nearly all) are returned as parsed, untouched."""
+    doc = json.loads(raw)
+    probe = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
+    if "\\ud" not in probe.lower():
+        return doc
+    return _whole(doc)
+
+
+def _whole(obj: object) -> object:
+    if isinstance(obj, str):
+        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in obj)
+    if isinstance(obj, list):
+        return [_whole(v) for v in obj]
+    if isinstance(obj, dict):
+        return {_whole(k): _whole(v) for k, v in obj.items()}
+    return obj

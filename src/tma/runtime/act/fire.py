@@ -259,7 +259,24 @@ class Broker:
         once confirmed; (a Result, "") when the cursor never reached the option or the
         prompt went away, and then `confirm` was never pressed."""
         moves = 0
-        while M.next_key(menu, sel) != sel.confirm:
+        unsure = False  # a press showed no effect in time: it may still land
+        while True:
+            if M.next_key(menu, sel) == sel.confirm:
+                if not unsure:
+                    break
+                # a press that showed nothing within the settle time may be drawn late,
+                # after `confirm` went (a wrapping menu then answers the other option):
+                # the cursor must still be on the option a settle time later
+                later = self._moved(pane, agent, sel, menu, prompt)
+                if isinstance(later, str):
+                    return result(action.name, pane.pane_id, G.ERROR, (
+                        f"pressed {sel.move} {moves} times on {pane.pane_id}, then {later}: "
+                        f"{sel.confirm} not pressed, nothing picked"), agent=agent), ""
+                menu, moved = later
+                unsure = False
+                if not moved:
+                    break
+                continue  # a late press moved it: walk on from where it is now
             if moves >= len(menu.options):
                 return result(action.name, pane.pane_id, G.ERROR, (
                     f"pressed {sel.move} {moves} times on {pane.pane_id} and its cursor "
@@ -272,16 +289,17 @@ class Broker:
                 return result(action.name, pane.pane_id, G.ERROR, (
                     f"pressed {sel.move} {moves} times on {pane.pane_id}, then {seen}: "
                     f"{sel.confirm} not pressed, nothing picked"), agent=agent), ""
-            menu = seen
+            menu, moved = seen
+            unsure = unsure or not moved
         keys_mod.send(self.server, pane.pane_id, (sel.confirm,))
         done = f" ({sel.move} ×{moves}, then {sel.confirm})" if moves else f" ({sel.confirm})"
         return None, f": the cursor on {sel.option!r}{done}"
 
     def _moved(self, pane, agent: str, sel, before, prompt: str):
-        """The menu once the screen shows the cursor elsewhere than `before` (up to
-        ANSWER_SETTLE_MS; after that, the menu as it stands), or why the walk stops: the
-        agent left the foreground, the prompt is no longer the one being answered, the
-        menu is gone."""
+        """(the menu, True) once the screen shows the cursor elsewhere than `before` (up to
+        ANSWER_SETTLE_MS; after that, (the menu as it stands, False)), or why the walk
+        stops: the agent left the foreground, the prompt is no longer the one being
+        answered, the menu is gone."""
         deadline = time.monotonic() + ANSWER_SETTLE_MS / 1000
         latest = None
         while True:
@@ -298,9 +316,9 @@ class Broker:
             if menu is not None and menu.cursor >= 0:
                 latest = menu
                 if menu.cursor != before.cursor:
-                    return menu
+                    return menu, True
             if time.monotonic() >= deadline:
-                return latest if latest is not None else "its menu could not be read"
+                return (latest, False) if latest is not None else "its menu could not be read"
 
     def _follow(self, pane, agent: str, answered: str) -> None:
         """After answering a prompt (`answered`: its identity, tma.core.prompt): watch the

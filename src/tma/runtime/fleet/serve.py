@@ -615,7 +615,7 @@ class Conn:
         if d.binder.expect_episode_ms:
             argv += ["--expect-episode", str(d.binder.expect_episode_ms)]
         if d.text is not None:
-            argv += ["--text", d.text]
+            argv.append(f"--text={d.text}")  # a message starting with - is still the text
         for number, answer in enumerate(d.answers or (), 1):
             for label in answer:  # tma act takes one label a flag, keyed by question
                 argv += ["--answer", f"{number}={label}"]

@@ -52,7 +52,7 @@ import threading
 import urllib.parse
 
 from tma.core import proto
-from tma.core.transcript import opencode
+from tma.core.transcript import fields, opencode
 from tma.core.transcript.event import Event
 from tma.runtime.transcript import stores
 
@@ -347,13 +347,21 @@ def _parse(data: object) -> object:
     if not isinstance(data, str) or len(data) > RECORD_MAX:
         return None
     try:
-        return json.loads(data)
+        return fields.loads(data)
     except ValueError:
         return None
 
 
 def _events(record: dict[str, object]) -> list[Event]:
-    return opencode.events({k: v for k, v in record.items() if k != "_bytes"})
+    """A record's events; a record the store module fails on (a value Python's json takes
+    and nothing else does: Infinity, a number of 10,000 digits) is one `unknown` event,
+    as the JSONL reader makes it, never the reader's death."""
+    try:
+        return opencode.events({k: v for k, v in record.items() if k != "_bytes"})
+    except Exception:  # noqa: BLE001 - a store's bug is one unknown event
+        from tma.core.transcript import event as E
+
+        return [E.unknown("part")]
 
 
 def _weight(record: dict[str, object]) -> int:

@@ -25,11 +25,10 @@ kept with the file's (device, inode, size, mtime) and answered again while they 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import stat
 
-from tma.core.transcript import event as E
+from tma.core.transcript import event as E, fields
 from tma.core.transcript.event import Event
 from tma.core.transcript.window import CHUNK, MAX_RECORD, Cursor, Limits, parse_cursor
 from tma.runtime.transcript.stores import (
@@ -183,7 +182,7 @@ def _parse(store: Any, line: bytes | None) -> tuple[list[Event], Event | None]:
     if line is None:
         return [E.unknown(OVERSIZED)], None
     try:
-        record = json.loads(line)
+        record = fields.loads(line)
     except ValueError:  # UnicodeDecodeError too
         return [E.unknown("unparsable")], None
     if not isinstance(record, dict):
@@ -216,7 +215,7 @@ def _head(f: _Open, store: Any) -> tuple[Event | None, int]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = fields.loads(line)
             found = store.session(record) if isinstance(record, dict) else None
         except Exception:  # noqa: BLE001 - not this line's
             found = None

@@ -39,7 +39,6 @@ answers a double tap).
 
 from __future__ import annotations
 
-import http.cookies
 import http.server
 import ipaddress
 import json
@@ -55,7 +54,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 from tma import __version__
-from tma.core import proto
+from tma.core import proto, untrusted
 from tma.core.paths import here
 from tma.install.binary import running_tma
 from tma.runtime.act import card, card_screen
@@ -184,6 +183,7 @@ class Reader:
         self.rows: tuple[proto.FleetRow, ...] = ()
         self.keyed: dict[str, proto.FleetRow] | None = None
         self.reads = 0  # reads of the rows since the start (the bench counts them)
+        self.failing = False  # the last read failed (logged once a failing run)
         self.git = GitInfo()
         self.follow = Follow(session, socket_path, who="tma web")
         self.light = False
@@ -274,7 +274,7 @@ class Reader:
         if not last_id:
             return None
         boot, _, num = last_id.partition(".")
-        if boot != self.boot or not num.isdigit():
+        if boot != self.boot or not num.isdigit() or len(num) > 18:
             return None
         seq = int(num)
         with self.cond:
@@ -330,8 +330,30 @@ class Reader:
     def _read_logged(self) -> None:
         try:
             self.read()
-        except Exception as exc:  # tmux gone or failing: logged, tried again next time
-            self.log(f"tma web: reading the rows failed: {serve._trouble(exc)}")
+        except Exception as exc:  # tmux gone or failing: tried again next time
+            if not self.failing:  # once a failing run: not a line every read
+                self.log(f"tma web: reading the rows failed: {serve._trouble(exc)}")
+            self.failing = True
+            self._local_gone()
+        else:
+            if self.failing:
+                self.log("tma web: reading the rows works again")
+            self.failing = False
+
+    def _local_gone(self) -> None:
+        """The local rows can no longer be read: they are dropped (a page must not show a
+        dead server's agents as live), the hosts' rows stay as last heard."""
+        with self.cond:
+            if self.keyed is None:
+                return
+            kept = tuple(r for r in self.rows if r.host != self.host)
+            if kept == self.rows:
+                return
+            self.rows = kept
+            self.keyed = {f"{r.host}:{r.pane}": r for r in kept}
+            self.seq += 1
+            self.history.append((self.seq, proto.Snapshot(self.event_id(self.seq), kept)))
+            self.cond.notify_all()
 
     @property
     def closing(self) -> bool:
@@ -410,8 +432,29 @@ class Handler(http.server.BaseHTTPRequestHandler):
     app: App  # set on the class made per server
 
     # -- plumbing
+    #: a client that sends nothing (or a stream reader that reads nothing) is cut after
+    #: this long: the socket's timeout, for reading a request and for writing a stream
+    timeout = 30
+
     def log_message(self, format: str, *args) -> None:  # noqa: A002 - the base's name
-        log("tma web: " + (format % args))
+        # the request line is the client's text, logged before any gate: no control
+        # character reaches the terminal the server runs in (the base's own escaping is
+        # what this override replaces)
+        log("tma web: " + untrusted.clean(format % args, 2048))
+
+    def send_error(self, code: int, message: str | None = None,
+                   explain: str | None = None) -> None:
+        """The server library's own refusals (a request line it cannot parse, a verb it
+        has no handler for) with the headers every other answer carries, as JSON."""
+        self.close_connection = True
+        data = proto.encode(proto.Error(RID, proto.BAD_REQUEST,
+                                        untrusted.clean(message or "bad request", 200)))
+        try:
+            self._headers(code, "application/json; charset=utf-8", len(data), api=True)
+            if self.command != "HEAD":
+                self.wfile.write(data)
+        except OSError:
+            pass
 
     def _headers(self, status: int, ctype: str, length: int | None, *,
                  api: bool, extra: tuple[tuple[str, str], ...] = ()) -> None:
@@ -459,27 +502,34 @@ class Handler(http.server.BaseHTTPRequestHandler):
         parts = urlsplit(origin)
         if parts.scheme not in ("http", "https"):
             return False
-        # the page's own origin; or a name of [web] hosts (a proxy that rewrites Host
-        # still passes the browser's Origin: a name the person listed is theirs)
-        return parts.netloc.lower() == host or (parts.hostname or "") in self.app.named
+        # the page's own origin; or a name of [web] hosts on its scheme's own port (a
+        # proxy that rewrites Host still passes the browser's Origin: a name the person
+        # listed is theirs, but another server on another port of it is not)
+        try:
+            port = parts.port
+        except ValueError:
+            return False
+        return parts.netloc.lower() == host or (
+            port is None and (parts.hostname or "") in self.app.named)
 
     def token(self) -> str | None:
-        raw = self.headers.get("Cookie")
-        if not raw:
-            return None
-        jar = http.cookies.SimpleCookie()
-        try:
-            jar.load(raw)
-        except http.cookies.CookieError:
-            return None
-        morsel = jar.get(COOKIE)
-        return morsel.value if morsel is not None else None
+        """The tma_web cookie's value. Read by hand: every other server on this host's
+        name sends its cookies here too, and the library's parser drops every cookie
+        after the first one it cannot parse."""
+        for raw in self.headers.get_all("Cookie") or ():
+            for part in raw.split(";"):
+                name, eq, value = part.strip().partition("=")
+                if eq and name == COOKIE and value:
+                    return value.strip('"')
+        return None
 
     def device(self):
         try:
             dev = self.app.store.device_for(self.token())
         except DeviceError as exc:
-            raise Refusal(proto.INTERNAL, str(exc)) from None
+            log(f"tma web: {exc}")  # the file's path and why: the log's, not the client's
+            raise Refusal(proto.INTERNAL, "the devices file cannot be read: see the "
+                          "server's log") from None
         if dev is None:
             raise Refusal("unauthorized", "this browser is not paired (or its pairing was "
                           "revoked): run `tma web pair` on the machine and open the URL "
@@ -491,6 +541,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self._route("GET")
 
     def do_HEAD(self) -> None:  # noqa: N802
+        if urlsplit(self.path).path.startswith("/api/"):
+            self.close_connection = True
+            self.refuse(proto.BAD_REQUEST, "HEAD reaches the page's files only")
+            return
         self._route("GET")
 
     def do_POST(self) -> None:  # noqa: N802
@@ -505,6 +559,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if method == "POST" and not self.origin_ok():
                 raise Refusal("forbidden", "a request that changes something needs an "
                               "Origin that matches the Host")
+            if method == "POST" and (self.headers.get("Content-Type") or "").partition(
+                    ";")[0].strip().lower() != "application/json":
+                # a form or a text/plain fetch crosses origins without asking; a JSON
+                # one must ask first (a preflight), which this server never answers
+                raise Refusal(proto.BAD_REQUEST, "a request that changes something is "
+                              "application/json")
             if not url.path.startswith("/api/"):
                 if method != "GET":
                     raise Refusal(proto.BAD_REQUEST, "only GET reaches the page's files")
@@ -516,8 +576,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if method == "POST":
                 self.close_connection = True  # its body may be unread
             self.refuse(r.code, r.message)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
+            pass  # the client went, or stopped reading its stream for Handler.timeout
         except Exception as exc:  # noqa: BLE001 - one request's failure is its error frame
             log(f"tma web: {method} {url.path} failed: {exc!r}")
             try:
@@ -533,7 +593,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if not ok or not file.is_file():
             data = b"not found\n"
             self._headers(404, "text/plain; charset=utf-8", len(data), api=False)
-            self.wfile.write(data)
+            if self.command != "HEAD":
+                self.wfile.write(data)
             return
         data = file.read_bytes()
         self._headers(200, TYPES.get(file.suffix, "application/octet-stream"), len(data),
@@ -682,6 +743,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if not isinstance(d, proto.Dispatch):
             raise Refusal(proto.BAD_REQUEST, "the body is a dispatch frame")
         host, pane = split_pane(d.pane, d.host)
+        if not untrusted.pane_id_ok(pane):
+            raise Refusal(proto.BAD_REQUEST, f"{untrusted.clean(d.pane, 80)}: a pane is %N "
+                          "or HOST:%N")
         need = serve.SCOPE_OF.get(d.action)
         if need is None or need not in dev.scopes:
             self.frame(proto.Error(rid, proto.SCOPE_DENIED, (

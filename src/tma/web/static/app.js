@@ -503,12 +503,21 @@ function renderCardHead() {
   $("steer-form").hidden = !steerable || !row || isStale(row);
 }
 
+// A word as a POSIX shell reads it back: plain when it is only safe characters, else in
+// single quotes (the link's host is whatever the URL says: it is never typed as code).
+function shellWord(text) {
+  return /^[A-Za-z0-9_.@%+=:,\/-]+$/.test(text) && !text.startsWith("-")
+    ? text : `'${text.replace(/'/g, "'\\''")}'`;
+}
+
 function renderAttach() {
   const sel = app.selected;
+  const known = isLocal(sel.host) || [...app.rows.values()].some((r) => r.host === sel.host);
   const cmd = isLocal(sel.host)
-    ? `tma attach --pane ${sel.pane}`
-    : `ssh -t ${sel.host} tma attach --pane ${sel.pane}`;
-  $("attach-cmd").textContent = cmd;
+    ? `tma attach --pane ${shellWord(sel.pane)}`
+    : `ssh -t ${shellWord(sel.host)} tma attach --pane ${shellWord(sel.pane)}`;
+  // a host no row names came from the link alone: nothing to copy and run
+  $("attach-cmd").textContent = known ? cmd : "";
 }
 
 let cardSeq = 0;
