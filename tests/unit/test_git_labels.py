@@ -115,4 +115,10 @@ def test_what_the_reader_does_not_read_goes_to_git(repo, tmp_path, monkeypatch):
     git.resolve(str(repo))
     monkeypatch.setenv("GIT_DIR", str(bare))
     assert git.resolve(str(tmp_path)) == real(str(tmp_path))
-    assert asked == [str(bare), str(repo), str(tmp_path)]
+    monkeypatch.delenv("GIT_DIR")
+    # a reftable repository (git 2.45+) keeps HEAD as `ref: refs/heads/.invalid` for old
+    # readers: never named from the file
+    (repo / ".git" / "HEAD").write_text("ref: refs/heads/.invalid\n")
+    (repo / ".git" / "reftable").mkdir()
+    git.resolve(str(repo))
+    assert asked == [str(bare), str(repo), str(tmp_path), str(repo)]

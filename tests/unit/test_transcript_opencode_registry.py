@@ -85,3 +85,29 @@ def test_a_local_window_with_bodies_carries_each_message_and_calls_body(tmp_path
         assert all(e.body is None for e in read.window(t, env).events)
     finally:
         opencode_db.close_all()
+
+
+def test_a_page_with_bodies_is_the_page_with_each_body_fetched_alone(tmp_path, monkeypatch):
+    """The window with bodies reads OpenCode's page once with its bodies (each body
+    fetched alone re-listed the whole session per event: 22 s for 120 events of a
+    20,000-message session); what it carries is what the per-event fetch gives."""
+    from tma.runtime.transcript import locate, read
+
+    data = tmp_path / "data"
+    (data / "opencode").mkdir(parents=True)
+    load_sql(FIXTURES / "tool-approved.sql", data / "opencode" / "opencode.db")
+    env = {"XDG_DATA_HOME": str(data), "HOME": str(tmp_path)}
+    try:
+        t = locate.Target("%1", "opencode", _session(env), "/anywhere")
+        fetched = []
+        real = opencode_db.event
+        monkeypatch.setattr(opencode_db, "event", lambda *a: fetched.append(a) or real(*a))
+        once = read.window(t, env, bodies=True)
+        assert fetched == []  # no body fetched alone
+        monkeypatch.setattr(opencode_db, "PAGES_BODIES", False)
+        alone = read.window(t, env, bodies=True)
+        assert fetched  # the old way: one fetch per event with a body
+        assert [(e.cursor, e.body) for e in once.events] == \
+            [(e.cursor, e.body) for e in alone.events]
+    finally:
+        opencode_db.close_all()

@@ -136,3 +136,18 @@ def test_the_picked_turns_are_assistant_text_oldest_first(kinds, n):
     idx = [int(c[1:]) for c in t.cursors]
     assert idx == sorted(idx, reverse=True)  # oldest (highest index) first
     assert all(kinds[i] == "assistant_text" for i in idx)
+
+
+def test_only_one_unanswered_call_is_the_pending_one():
+    """Parallel calls: A waits for its approval while B (newer) still runs. The newest
+    unanswered would be B, whose command the card would show next to an Approve that
+    answers A: two unanswered name none (the screen's call stands)."""
+    from tma.core.transcript.window import unanswered
+
+    call = lambda cid: ("tool_call", {"call_id": cid})  # noqa: E731
+    done = lambda cid: ("tool_result", {"call_id": cid})  # noqa: E731
+    assert unanswered([call("b"), call("a"), ("user_message", {})]) is None
+    assert unanswered([done("b"), call("b"), call("a")]) == 2
+    assert unanswered([call("a"), done("b"), call("b")]) == 0
+    assert unanswered([("user_message", {}), call("a")]) is None
+    assert unanswered([call("c"), ("turn_boundary", {"boundary": "end"}), call("a")]) == 0

@@ -83,9 +83,9 @@ def test_preview_only_when_wide_enough():
 def test_ctrl_t_is_offered_only_where_there_is_a_preview_to_turn():
     rows = [row("%1", "working")]
     assert "ctrl-t" in picker.text(render(rows, width=80)).splitlines()[-1]
-    for width in (40, 75):  # no preview below PREVIEW_MIN_WIDTH: ctrl-t only says so
-        footer = picker.text(render(rows, width=width)).splitlines()[-1]
-        assert "ctrl-t" not in footer and "enter jump" in footer, footer
+    for width, height in ((40, 24), (75, 24), (100, 9)):  # no room for a preview
+        footer = picker.text(render(rows, width=width, height=height)).splitlines()[-1]
+        assert "ctrl-t" not in footer and "enter jump" in footer, (width, height, footer)
 
 
 def test_the_preview_rule_says_what_a_blocked_pane_asks():

@@ -6,7 +6,7 @@ small files away: walk up from the cwd to the first `.git` (a directory, or a fi
 naming the linked worktree's or submodule's git dir, as git's discovery does), its
 `commondir`, its `HEAD`. Anything this reader does not know to read the way git does
 (GIT_DIR and friends in the environment, a bare repository, a HEAD naming a ref outside
-refs/heads, a malformed file) is asked of git itself, as before.
+refs/heads, refs kept in a reftable, a malformed file) is asked of git itself, as before.
 
 One difference from `git rev-parse`, on purpose: a branch with no commit yet (a fresh
 `git init`) is named, where rev-parse's `--abbrev-ref HEAD` failed and left the pane
@@ -63,6 +63,8 @@ def _read(cwd: str) -> Labels:
     if os.path.isfile(os.path.join(gitdir, "commondir")):
         with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as fh:
             common = os.path.normpath(os.path.join(gitdir, fh.read().strip()))
+    if os.path.isdir(os.path.join(common, "reftable")):
+        raise _AskGit  # git 2.45's reftable: HEAD there says refs/heads/.invalid
     with open(os.path.join(gitdir, "HEAD"), encoding="utf-8") as fh:
         head = fh.read().strip()
     if head.startswith("ref: "):

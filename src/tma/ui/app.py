@@ -95,9 +95,10 @@ class App:
 
     def toggle_talk(self) -> None:
         """ctrl-t: the preview shows the pane's conversation <-> its screen."""
-        if not self.view.talk and self.screen.size()[0] < picker.PREVIEW_MIN_WIDTH:
+        width, height = self.screen.size()
+        if not self.view.talk and not picker.previews(width, height):
             self.say(f"ctrl-t: the conversation shows in the preview, which needs "
-                     f"{picker.PREVIEW_MIN_WIDTH} columns")
+                     f"{picker.PREVIEW_MIN_WIDTH} columns and 10 rows")
             return
         self.view.talk = not self.view.talk
         self.view.said = None

@@ -353,7 +353,7 @@ def footer(view: View, width: int, plain: bool, keys: str) -> Line:
 PICKER_KEYS = "enter jump · tab actions · ctrl-t conversation · ctrl-s scope · esc quit"
 #: With the conversation shown, ctrl-t goes back to the screen.
 PICKER_TALK_KEYS = "enter jump · tab actions · ctrl-t screen · ctrl-s scope · esc quit"
-#: Narrower than PREVIEW_MIN_WIDTH there is no preview for ctrl-t to turn: not offered.
+#: Without room for the preview (previews()) there is nothing for ctrl-t to turn.
 PICKER_NARROW_KEYS = "enter jump · tab actions · ctrl-s scope · esc quit"
 
 
@@ -412,7 +412,7 @@ def render(rows: list[dict], view: View, width: int, height: int, *, palette: di
     body = height - 2
     out = [header(view, width, plain, len(shown), len(rows) - (1 if _has(rows, view.exclude)
                                                                 else 0))]
-    preview = bool(shown) and width >= PREVIEW_MIN_WIDTH and body >= 8  # none: no rule
+    preview = bool(shown) and previews(width, height)  # none: no rule
     list_h = min(len(shown) + len(view.notes), body // 2) if preview else body
     rows_h, notes_h = with_notes(list_h, view.notes)
     listed = list_lines(shown, view, palette, now, width, rows_h, plain)
@@ -422,10 +422,15 @@ def render(rows: list[dict], view: View, width: int, height: int, *, palette: di
         out += preview_lines(view, width, body - list_h, plain, sel)
     out = pad(out, height - 1)
     keys = PICKER_TALK_KEYS if view.talk else PICKER_KEYS
-    if width < PREVIEW_MIN_WIDTH:
+    if not previews(width, height):
         keys = PICKER_NARROW_KEYS
     out.append(footer(view, width, plain, keys))
     return out
+
+
+def previews(width: int, height: int) -> bool:
+    """Whether a screen this size has room for the preview (and so for ctrl-t)."""
+    return width >= PREVIEW_MIN_WIDTH and height - 2 >= 8
 
 
 def _has(rows: list[dict], pane: str | None) -> bool:

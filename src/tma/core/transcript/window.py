@@ -236,18 +236,23 @@ def last_turns(headers: Iterable[tuple[str, str]], turns: int, *, at_start: bool
 
 
 def unanswered(events: Iterable[tuple[str, dict[str, object]]]) -> int | None:
-    """(kind, data) pairs, newest first -> the index of the newest tool call no result
+    """(kind, data) pairs, newest first -> the index of the one tool call no result
     answers yet in the running turn (None: none). A turn's end or a user message newer
-    than every unanswered call means the turn moved on: nothing is pending."""
+    than every unanswered call means the turn moved on: nothing is pending. Two or more
+    unanswered (parallel calls: one waits for its approval while another runs) name
+    none: which one the dialog asks about is the screen's to say, not the newest's."""
     answered: set[object] = set()
+    found: int | None = None
     for i, (kind, data) in enumerate(events):
         if kind == "tool_result":
             answered.add(data.get("call_id"))
         elif kind == "user_message" or (kind == "turn_boundary"
                                         and data.get("boundary") == "end"):
-            return None
+            break
         elif kind == "tool_call":
             call = data.get("call_id")
             if call is not None and call not in answered:
-                return i
-    return None
+                if found is not None:
+                    return None
+                found = i
+    return found

@@ -173,7 +173,8 @@ class OpenCodeDB:
 
     # ------------------------------------------------------------------ the protocol
     def page(self, session_id: str, before: str | None = None, last: int = LAST,
-             budget: Budget | None = None) -> tuple[list[tuple[str, Event]], str | None]:
+             budget: Budget | None = None, bodies: bool = False,
+             ) -> tuple[list[tuple[str, Event]], str | None]:
         last = max(1, min(int(last), LAST_MAX))
         read_max = min(budget.read_bytes, READ_BYTES) if budget is not None else READ_BYTES
         frame_max = min(budget.frame_bytes, FRAME_BYTES) if budget is not None else FRAME_BYTES
@@ -215,7 +216,8 @@ class OpenCodeDB:
                                     or read > read_max):
                             return out, out[-1][0]
                         frame += cost
-                        out.append((cursor_of(session_id, rid, k), _bodiless(event)))
+                        out.append((cursor_of(session_id, rid, k),
+                                    event if bodies else _bodiless(event)))
                     i -= 1
             return out, None
 
@@ -398,12 +400,17 @@ def locate(session_id: str, cwd: str, env: Mapping[str, str]) -> str | None:
     return f"{path}#{session_id}" if found is not None else None
 
 
-def page(source: str, before: str | None, limits):  # -> stores.Page
+#: `page(..., bodies=True)` keeps each event's body (tma.runtime.transcript.read asks it so
+#: for a local reader's document instead of fetching each body alone)
+PAGES_BODIES = True
+
+
+def page(source: str, before: str | None, limits, bodies: bool = False):  # -> stores.Page
     path, session_id = _source(source)
     budget = proto.Budget(limits.header_bytes, limits.read_bytes, limits.frame_bytes)
     try:
         db = store(path)
-        entries, older = db.page(session_id, before, limits.last, budget)
+        entries, older = db.page(session_id, before, limits.last, budget, bodies)
         meta = db.session(session_id)
     except CursorInvalid as exc:
         raise stores.CursorInvalid(str(exc)) from None

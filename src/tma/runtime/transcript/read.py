@@ -65,9 +65,13 @@ def _read(t: L.Target, env: Mapping[str, str], fn: Callable[[L.Located], T]) -> 
         return fn(again)
 
 
-def _page(loc: L.Located, before: str | None, limits: Limits) -> Page:
+def _page(loc: L.Located, before: str | None, limits: Limits, bodies: bool = False) -> Page:
     assert loc.path is not None
     if stores.is_paged(loc.store):
+        if bodies and getattr(loc.store, "PAGES_BODIES", False):
+            # one read of the page with its bodies: fetching each body alone re-lists
+            # the whole session per event (22 s for a window of a 20,000-message one)
+            return loc.store.page(loc.path, before, limits, bodies=True)
         return loc.store.page(loc.path, before, limits)
     return page.read_page(loc.path, loc.store, before=before, limits=limits)
 
@@ -87,7 +91,7 @@ def window(t: L.Target, env: Mapping[str, str], *, last: int | None = None,
     limits = clamp(last, budget)
 
     def one(loc: L.Located) -> Page:
-        pg = _page(loc, before, limits)
+        pg = _page(loc, before, limits, bodies)
         return _with_bodies(loc, pg, limits) if bodies else pg
 
     pg = _read(t, env, one)

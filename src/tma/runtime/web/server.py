@@ -835,6 +835,13 @@ class Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
+    def handle_error(self, request, client_address) -> None:
+        """One line for a request that failed outside the handler's own catch (a client
+        that reset the connection while its request line was read): the library's
+        default prints a whole traceback."""
+        exc = sys.exc_info()[1]
+        log(f"tma web: a connection failed: {type(exc).__name__}")
+
 
 class Server6(Server):
     address_family = socket.AF_INET6

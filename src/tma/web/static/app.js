@@ -280,7 +280,8 @@ async function refreshSnapshot() {
 }
 
 function applySnapshot(frame) {
-  const wasStale = isStale(selectedRow());
+  const before = selectedRow();
+  const wasStale = isStale(before);
   app.rows = new Map();
   for (const row of frame.agents || []) app.rows.set(rowKey(row.host, row.pane), row);
   if (Array.isArray(frame.hosts)) {
@@ -290,9 +291,13 @@ function applySnapshot(frame) {
   if (app.selected) {
     renderCardHead();
     // the open agent's host went offline (its buttons go) or came back (its card again)
-    const nowStale = isStale(selectedRow());
+    const now = selectedRow();
+    const nowStale = isStale(now);
     if (nowStale && !wasStale) renderAsk();
     else if (wasStale && !nowStale) loadCard();
+    // another prompt in the same blocked state (a new episode, no edge): its card again
+    else if (before && now && !nowStale && (before.episode_ms !== now.episode_ms
+             || before.pending_summary !== now.pending_summary)) loadCard();
   }
 }
 
