@@ -53,7 +53,7 @@ import urllib.parse
 
 from tma.core import proto
 from tma.core.transcript import fields, opencode
-from tma.core.transcript.event import Event
+from tma.core.transcript.event import Event, unknown
 from tma.runtime.transcript import stores
 
 TYPE_CHECKING = False
@@ -361,9 +361,7 @@ def _events(record: dict[str, object]) -> list[Event]:
     try:
         return opencode.events({k: v for k, v in record.items() if k != "_bytes"})
     except Exception:  # noqa: BLE001 - a store's bug is one unknown event
-        from tma.core.transcript import event as E
-
-        return [E.unknown("part")]
+        return [unknown("part")]
 
 
 def _weight(record: dict[str, object]) -> int:
