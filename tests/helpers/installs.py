@@ -38,6 +38,7 @@ PATH_VARS = {
     "TMA_CURSOR_CLI_CONFIG": ".cursor/cli-config.json",
     "TMA_OPENCODE_PLUGIN": ".config/opencode/plugin/tma.js",
     "TMA_PI_EXTENSION": ".pi/agent/extensions/tma.js",
+    "TMA_COPILOT_HOOKS": ".copilot/hooks/tma.json",
 }
 
 def packaged_assets() -> bool:
@@ -70,7 +71,7 @@ class Inst:
             d.mkdir(parents=True, exist_ok=True)
         self.mp = monkeypatch
         self.capsys = capsys
-        for var in ("TMUX", "TMUX_PANE", "TMA_BIN", "CODEX_HOME", "PI_CODING_AGENT_DIR",
+        for var in ("TMUX", "TMUX_PANE", "TMA_BIN", "CODEX_HOME", "PI_CODING_AGENT_DIR", "COPILOT_HOME",
                     "TMA_CONFIG_DIR", "TMA_WRAPPER_PATH", "TMA_SOCKET_PATH", "NO_COLOR",
                     *PATH_VARS):
             monkeypatch.delenv(var, raising=False)
@@ -125,6 +126,10 @@ class Inst:
     @property
     def cursor_cli(self) -> Path:
         return self.paths["TMA_CURSOR_CLI_CONFIG"]
+
+    @property
+    def copilot_hooks(self) -> Path:
+        return self.paths["TMA_COPILOT_HOOKS"]
 
     def cmd(self, agent: str, event: str) -> str:
         return f"{self.wrapper} {agent} {event}"

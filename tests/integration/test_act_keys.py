@@ -35,6 +35,8 @@ SCREENS = {
                CAPTURES / "gemini-0.61.0_idle.txt", None),
     "cursor": ("node", REFERENCE / "cursor_blocked_w100.txt",
                REFERENCE / "cursor_idle_w100.txt", "Cursor Agent"),
+    "copilot": ("node", CAPTURES / "copilot-1.0.102_blocked_permission_bash_w120.txt",
+                CAPTURES / "copilot-1.0.102_idle_after_text_w120.txt", None),
 }
 ACTIONS = ("approve", "deny")
 BUNDLED = actions.load("/nonexistent")  # the bundled action manifests only

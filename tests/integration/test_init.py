@@ -78,6 +78,25 @@ def test_init_wires_detected_agents_and_ends_with_doctor(srv):
     assert tail.rstrip().endswith("panes (0):")
 
 
+def test_init_wires_copilot_when_it_is_on_path(srv):
+    """GitHub Copilot CLI on PATH (`copilot`): init offers it and writes tma's own hooks
+    file, one entry per mapped event, the event on the command line; doctor lists it."""
+    paths = setup_machine(srv, agents=("copilot",))
+    srv.shell_pane()
+    res = srv.tma("init", "--yes", manifests=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    out = res.stdout
+    assert f"tma: init: found copilot ({srv.root / 'agentbin' / 'copilot'})" in out
+    assert "tma: copilot: wired" in out
+    data = json.loads(paths["TMA_COPILOT_HOOKS"].read_text())
+    wrapper = srv.env["TMA_WRAPPER_PATH"]
+    assert data["version"] == 1
+    assert data["hooks"]["agentStop"] == [
+        {"type": "command", "bash": f"{wrapper} copilot agentStop", "timeoutSec": 10}]
+    tail = out[out.index("tma: init: tma doctor\n"):]
+    assert "\nwiring:  copilot wired; " in tail, tail
+
+
 def test_the_status_line_advice_keeps_the_status_right_there_is(srv, tmp_path):
     """init's line adds the segment to the user's status-right instead of replacing it
     (their clock, host and theme stay), and makes room for it where status-right-length

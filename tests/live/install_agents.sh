@@ -21,8 +21,9 @@ declare -A PKG=(
   [gemini-0.61.0]=@google/gemini-cli
   [opencode-1.18.33]=opencode-ai
   [pi-0.73.1]=@mariozechner/pi-coding-agent
+  [copilot-1.0.102]=@github/copilot
 )
-ALL="claude-2.1.197 claude-2.1.332 codex-0.171.0 gemini-0.61.0 opencode-1.18.33 pi-0.73.1"
+ALL="claude-2.1.197 claude-2.1.332 codex-0.171.0 gemini-0.61.0 opencode-1.18.33 pi-0.73.1 copilot-1.0.102"
 
 command -v npm >/dev/null 2>&1 || { echo "install_agents: npm not found" >&2; exit 1; }
 

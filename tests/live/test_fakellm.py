@@ -98,3 +98,19 @@ def test_a_held_reply_streams_until_released(llm):
     worker.join(5)
     assert box and "Slow reply complete." in box[0]
     assert chat(llm, [{"role": "user", "content": "hi"}])["content"] == QUICK  # hold is over
+
+
+def test_httpfail_answers_the_scripted_error_and_nothing_else(llm):
+    import urllib.error
+
+    body = {"model": "m", "tools": TOOLS,
+            "messages": [{"role": "user", "content": "HTTPFAIL:400 now"}]}
+    with pytest.raises(urllib.error.HTTPError) as err:
+        post(llm, "/v1/chat/completions", body)
+    assert err.value.code == 400
+    assert json.loads(err.value.read())["error"]["message"] == "fakellm: scripted HTTP 400"
+    assert llm.requests[-1]["decision"] == "http_400"
+    # a prompt without it is answered as usual
+    ok = post(llm, "/v1/chat/completions", dict(body, messages=[
+        {"role": "user", "content": "say hello"}]))
+    assert ok["choices"][0]["message"]["content"] == QUICK

@@ -23,7 +23,9 @@ Claude runs hooked (`tma install-hooks claude --yes`): with the PermissionReques
 holding, approve and deny answer over the hook reply lane (outcome `replied`, no
 send-keys at all); then the lane is turned off in the hook's config.toml
 (`[hooks] claude_reply_lane = false`) and the same session answers by keys. Codex and
-Gemini run hookless. Gemini has no steer/steer_now on purpose (see steer.toml).
+Gemini run hookless. Gemini has no steer/steer_now on purpose (see steer.toml). Copilot
+runs hooked: after an Esc deny no hook fires, and its screen must bring the pane back to
+idle.
 """
 
 from __future__ import annotations
@@ -325,6 +327,26 @@ def test_gemini_approve_deny_interrupt(scenario_factory, fake_llm):
     assert (out["outcome"], out["reason"], keys) == ("refused", "wrong-agent", []), out
     quit_agent(sc)
 
+
+def test_copilot_approve_deny_interrupt(scenario_factory, fake_llm):
+    """Copilot runs hooked: its hooks say blocked at the prompt, and no hook follows an
+    Esc deny, so the idle after deny is the screen's (idle is in copilot's `visible`).
+    approve is `1`, and the tool runs exactly once; interrupt is Escape twice."""
+    sc: Scenario = scenario_factory(agents_mod.BY_KEY["copilot-1.0.102"], "hooked")
+    start(sc)
+    mark = llm_mark(fake_llm)
+    keys_lane(check_approve(sc, fake_llm), sc.agent, "approve")
+    verdict(sc, "idle")
+    ran = [r for r in llm_since(fake_llm, mark) if r.get("decision") == "after_tool"]
+    assert len(ran) == 1, f"approve answered {len(ran)} tool results: {ran}"
+    keys_lane(check_deny(sc, fake_llm), sc.agent, "deny")
+    verdict(sc, "idle", timeout=20)  # no hook after an Esc deny: the screen brings it back
+    check_interrupt(sc, fake_llm)
+    verdict(sc, "idle", timeout=20)
+    # steer is not Copilot's yet: refused before anything is typed
+    out, keys = act(sc, "steer", "--text", "hello")
+    assert (out["outcome"], out["reason"], keys) == ("refused", "wrong-agent", []), out
+    quit_agent(sc)
 
 
 def test_pi_interrupt(scenario_factory, fake_llm):

@@ -67,6 +67,7 @@ HOOK_STEPS: dict[str, frozenset[str]] = {
     "gemini": frozenset(_TURN | {"exited"}),
     "opencode": frozenset(_TURN),
     "pi": frozenset(_TURN | {"exited"}),
+    "copilot": frozenset(_TURN | {"exited"}),
 }
 TURN_ENDS = frozenset({"idle_after_reply", "idle_after_tool"})
 
@@ -151,3 +152,34 @@ def test_agent_states(scenario_factory, fake_llm, mode, key, build):
                          "failures": sc.failures,
                          # the daemon's counters over the walk (reads, captures, edges)
                          "daemon": sc.daemon.status() if sc.daemon is not None else None})
+
+
+def test_copilot_failed_model_call_ends_idle_in_hooked_mode(scenario_factory, fake_llm):
+    """A model call that fails (the fake model answers HTTP 400; Copilot does not retry a
+    400) ends Copilot's turn with errorOccurred and no agentStop: the hooks leave their
+    working claim open. The screen's idle footer, decisive in copilot.toml, ends it once
+    it has stood for the dwell, well inside a hookless turn end's deadline (not the 60 s
+    decay window)."""
+    sc: Scenario = scenario_factory(agents_mod.BY_KEY["copilot-1.0.102"], "hooked")
+    t0 = time.time()
+    try:
+        sc.start()
+        sc.step("idle", "idle", "idle", HOOKLESS_DEADLINE, since=t0, screen_timeout=90)
+        t = sc.type_line("HTTPFAIL:400 now")
+        # timed from the error on screen: the composer's idle footer can still be up for a
+        # moment after Enter, before the turn's working footer replaces it
+        failed = sc.wait_regex(r"scripted HTTP 400", 30, since=t)
+        assert any(r.get("decision") == "http_400" for r in fake_llm.requests)
+        assert sc.monitor is not None
+        # the hooks did claim the turn (userPromptSubmitted), and no hook closes it
+        assert sc.monitor.wait(lambda s: s.state == "working" and s.source == "hook", 10, t), \
+            "no hook claimed the turn"
+        sc.step("idle_after_error", "idle", "idle", HOOKLESS_TURN_DEADLINE, since=failed.t)
+        assert sc.pane_option("@agent_source") == "capture"  # the screen ended it
+        t = quit_agent(sc)
+        sc.step("exited", "exited", "", HOOKED_DEADLINE, since=t, hook_step=True,
+                screen_timeout=30)
+        assert not sc.never_seen(), sc.never_seen()
+    finally:
+        if sc.monitor is not None and sc.failures and not sc.dumped:
+            sc.dump()

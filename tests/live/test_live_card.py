@@ -7,7 +7,7 @@ the PermissionRequest hook holds, the card is read with `tma card --pane P --jso
 `tma ls --json`; the prompt is then denied over the same hook lane (so nothing runs).
 
 OpenCode runs hooked with `--port`: its question tool's request is a question card, read
-from its own server with GET /question.
+from its own server with GET /question. Copilot's permission card is read off its screen.
 """
 
 from __future__ import annotations
@@ -87,6 +87,52 @@ def test_a_real_permission_request_is_a_hook_card_with_tool_and_command(scenario
             break
         assert time.time() < deadline, f"the card stayed after deny: {res.stdout}"
         time.sleep(0.5)
+    for key_, wait_for in sc.agent.exit_steps:
+        if wait_for:
+            sc.wait_regex(wait_for, 15)
+        sc.keys(key_)
+    sc.wait_screen(lambda s: s.cls == "exited", 30, "the shell back")
+
+
+def test_a_real_copilot_permission_is_a_screen_card_with_tool_and_command(scenario_factory):
+    """Copilot parks no call through its hooks (tma does not answer them): its card comes
+    from the screen lane, the manifest's [dialog] read of the live dialog. Denied with the
+    keys lane's Escape, nothing runs and the card lets go."""
+    sc: Scenario = scenario_factory(agents_mod.BY_KEY["copilot-1.0.102"], "hookless")
+    sc.start()
+    _screen(sc, "idle", 0, 90)
+    sc.quiet("")
+
+    t = sc.type_line(f"{KEY_TOOL} now")
+    _screen(sc, "prompt", t)
+    sc.wait_regex(sc.agent.approve_ready, 30, since=t)
+    settle(sc, sc.agent.approve_ready)
+    _stamped(sc, "blocked", "permission")
+
+    res = sc.server.tma("card", "--pane", sc.pane, "--json", timeout=60)
+    assert res.returncode == 0, res.stderr
+    card = json.loads(res.stdout)
+    assert (card["card"], card["lane"], card["extraction"]) == (
+        "permission", "screen", "exact"), card
+    assert card["pending_call"]["tool"] == "Bash"
+    assert card["pending_call"]["input"]["command"] == TOOL_CMD
+    kinds = [o["kind"] for o in card["options"]]
+    assert kinds[0] == "allow-once" and "reject-once" not in kinds, card  # Esc rejects
+    rows, _raw = sc.ls_rows()
+    row = next(r for r in rows if r["pane"] == sc.pane)
+    assert (row["pending_tool"], row["pending_summary"]) == ("Bash", f"Bash: {TOOL_CMD}")
+
+    res = sc.server.tma("act", "deny", "--pane", sc.pane, "--json", timeout=60)
+    assert json.loads(res.stdout)["outcome"] == "sent", res.stdout + res.stderr
+    _screen(sc, "idle", time.time() - 0.1, 60)
+    deadline = time.time() + 15
+    while True:
+        res = sc.server.tma("card", "--pane", sc.pane, "--json", timeout=60)
+        if json.loads(res.stdout)["card"] == "none":
+            break
+        assert time.time() < deadline, f"the card stayed after deny: {res.stdout}"
+        time.sleep(0.5)
+    assert not (sc.work / "fakellm-hi.txt").exists(), "denied, the tool ran"
     for key_, wait_for in sc.agent.exit_steps:
         if wait_for:
             sc.wait_regex(wait_for, 15)

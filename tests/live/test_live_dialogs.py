@@ -17,6 +17,8 @@ holds the summary request open (`FakeLLM.hold`) until the harness has measured:
   opencode  question                         plan_exit in the plan agent (tab),
                                              behind OPENCODE_EXPERIMENTAL_PLAN_MODE=1
   pi                                                                         /compact
+  copilot   ask_user                         exit_plan_mode in Plan mode
+                                             (shift+tab)
 
 A compaction must read working/compacting. Each dialog is dismissed with Esc, and the
 agent must be idle again. Codex has no compaction in the walk (the issue asks for claude
@@ -138,6 +140,20 @@ WALKS: dict[str, tuple[Walk, ...]] = {
              mode_keys=(("Tab", r"Plan · mock-model"),)),
     ),
     "pi": (COMPACT,),
+    "copilot": (
+        # ask_user takes an elicitation form: a message and a JSON schema of the answer
+        Walk("question", "question",
+             "ask1 " + call("ask_user", {
+                 "message": QUESTION["question"] + "?",
+                 "requestedSchema": {"properties": {"colour": {
+                     "type": "string", "title": "Colour", "enum": ["blue", "green"]}},
+                     "required": ["colour"]}}),
+             "ask1"),
+        # Interactive -> Plan (shift+tab); Esc closes the review and stays in Plan mode
+        Walk("plan", "plan",
+             "plan1 " + call("exit_plan_mode", {"summary": "- Create hello.txt\n- Check it"}),
+             "plan1", mode_keys=(("BTab", r"(?m)^ (?:← open sidebar · )?Plan · "),)),
+    ),
 }
 # opencode 1.18.33 offers plan_exit only under its experimental plan mode
 EXTRA_ENV = {"opencode": {"OPENCODE_EXPERIMENTAL_PLAN_MODE": "1"}}

@@ -85,6 +85,31 @@ def test_blocked_hook_claim_has_the_longer_window():
     assert fold(prev, [ev("idle", 900_000)], 900_000, visible=("working",)).action == P.HOLD
 
 
+def test_decisive_chrome_ends_a_visible_hook_claim_once_it_has_stood_for_the_dwell():
+    """[capture].decisive (Copilot's idle): a dialog dismissed with no hook, a turn that
+    failed with no end event, end at the dwell, not the decay window."""
+    for state in ("blocked", "working"):
+        prev = stamp(state, source="hook", evidence_at=10_000, detail="")
+        # within the dwell past the claim's evidence: the claim holds
+        assert fold(prev, [ev("idle", 13_000)], 13_000).action == P.HOLD
+        assert verdict(prev, Facts(agent_pid=7), [ev("idle", 13_000)], ALL_VISIBLE, CFG,
+                       13_000, decisive=("idle",)).action == P.HOLD
+        plan = verdict(prev, Facts(agent_pid=7), [ev("idle", 13_001)], ALL_VISIBLE, CFG,
+                       13_001, decisive=("idle",))
+        assert (plan.action, plan.state, plan.source) == (P.PUBLISH, "idle", "capture")
+        # a hook claim written since the capture still wins, server-side
+        assert plan.guard == P.Guard(P.CARVE_OUT, at=13_001)
+        # without the declaration the claim waits for its decay window
+        assert fold(prev, [ev("idle", 13_001)], 13_001).action == P.HOLD
+        # a claim the screen cannot see is never ended by it
+        assert verdict(prev, Facts(agent_pid=7), [ev("idle", 99_000)], ("idle",), CFG,
+                       99_000, decisive=("idle",)).action == P.HOLD
+    # working chrome is not decisive here: the hook's idle holds
+    prev = stamp("idle", source="hook", evidence_at=10_000)
+    assert verdict(prev, Facts(agent_pid=7), [ev("working", 20_000)], ALL_VISIBLE, CFG,
+                   20_000, decisive=("idle",)).action == P.HOLD
+
+
 def test_silence_never_decays_a_claim():
     for state in ("working", "idle", "blocked"):
         prev = stamp(state, source="hook", evidence_at=0)

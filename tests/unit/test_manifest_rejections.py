@@ -193,6 +193,12 @@ CASES = [
     ("capture-not-a-table", _set("capture", ["working"]), r"^\[capture\]: must be a table"),
     ("visible-not-a-list", _set("capture.visible", "working"),
      r"^\[capture\]\.visible: must be a list of strings"),
+    ("decisive-not-a-list", _set("capture.decisive", "working"),
+     r"^\[capture\]\.decisive: must be a list of strings"),
+    ("decisive-state-outside-vocabulary", _set("capture.decisive", ["done"]),
+     r"^\[capture\]\.decisive: 'done' is not one of"),
+    ("decisive-not-visible", _set("capture.decisive", ["idle"]),
+     r"^\[capture\]\.decisive: 'idle' must be in \[capture\]\.visible too"),
     # -- [[rules]]
     ("rules-not-an-array", _set("rules", {"state": "idle"}),
      r"^\[\[rules\]\]: must be an array of tables"),

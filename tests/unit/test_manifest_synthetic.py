@@ -36,7 +36,8 @@ def claims(det: Detection) -> dict[str, str]:
 
 def test_bundled_manifests_all_load() -> None:
     manifests = bundled.load_all()
-    assert sorted(manifests) == ["claude", "codex", "cursor", "gemini", "opencode", "pi"]
+    assert sorted(manifests) == ["claude", "codex", "copilot", "cursor", "gemini", "opencode",
+                                "pi"]
     assert bundled.names() == sorted(manifests)
     for name, m in manifests.items():
         assert m.name == name
@@ -110,6 +111,12 @@ def test_identities() -> None:
     assert ms["cursor"].identity.title_matches("Cursor Agent")
     assert not ms["cursor"].identity.title_matches("Just OK")
     assert ms["pi"].identity.title_matches("π - work-pi")
+    copilot = ms["copilot"].identity
+    assert copilot.process_names == ("node", "copilot")
+    for title in ("GitHub Copilot", "say hello - GitHub Copilot"):
+        assert copilot.title_matches(title)
+    for title in ("node", "GitHub Copilot CLI docs - Firefox", "vm"):
+        assert not copilot.title_matches(title)
     assert not ms["pi"].identity.title_matches("pi - work")
 
 
@@ -119,6 +126,7 @@ def test_visible_states_and_telemetry() -> None:
     assert ms["codex"].visible == ("working", "blocked")
     assert ms["gemini"].visible == ("working", "blocked")
     assert ms["cursor"].visible == ("working", "blocked")
+    assert ms["copilot"].visible == ("blocked", "working", "idle")
     assert ms["opencode"].visible == ("blocked", "working")
     assert ms["pi"].visible == ("working",)
     channels = {n: (m.context.channel, m.context.format) if m.context else None
@@ -126,6 +134,7 @@ def test_visible_states_and_telemetry() -> None:
     assert channels == {
         "claude": ("event", "claude-statusline-json"),
         "codex": ("file-tail", "codex-rollout-jsonl"),
+        "copilot": None,
         "cursor": ("event", "cursor-statusline-json"),
         "gemini": None,
         "opencode": None,
@@ -252,6 +261,28 @@ HOOK_CASES = [
     ("cursor", "postToolUseFailure", {"failure_type": "error", "is_interrupt": True}, None),
     ("cursor", "stop", {}, IDLE_TURN),
     ("cursor", "beforeShellExecution", {}, None),
+    # copilot (the event name is the hook's command line; payloads are camelCase)
+    ("copilot", "sessionStart", {"source": "new", "initialPrompt": "hi"}, WORKING),
+    ("copilot", "sessionStart", {"source": "resume"}, START),
+    ("copilot", "sessionEnd", {"reason": "user_exit"}, END),
+    ("copilot", "userPromptSubmitted", {"prompt": "hi"}, WORKING),
+    ("copilot", "preToolUse", {"toolName": "bash", "toolArgs": {"command": "ls"}}, WORKING),
+    ("copilot", "preToolUse", {"toolName": "ask_user", "toolArgs": {}},
+     ("blocked", "question", False)),
+    ("copilot", "preToolUse", {"toolName": "exit_plan_mode", "toolArgs": {}},
+     ("blocked", "plan", False)),
+    # a command that names the tool in its text is not a question
+    ("copilot", "preToolUse", {"toolName": "bash", "toolArgs": {"command": '"toolName": "ask_user"'}},
+     WORKING),
+    ("copilot", "permissionRequest", {"hookName": "permissionRequest", "toolName": "bash"},
+     PERMISSION),
+    ("copilot", "notification", {"notification_type": "permission_prompt"}, PERMISSION),
+    ("copilot", "notification", {"notification_type": "elicitation_dialog"},
+     ("blocked", "question", False)),
+    ("copilot", "notification", {"notification_type": "something_else"}, None),
+    ("copilot", "postToolUse", {"toolName": "bash"}, WORKING),
+    ("copilot", "agentStop", {"stopReason": "end_turn"}, IDLE_TURN),
+    ("copilot", "errorOccurred", {"recoverable": True}, None),
     # opencode
     ("opencode", "session-start", {}, START),
     ("opencode", "user-prompt-submit", {}, WORKING),

@@ -389,6 +389,19 @@ LIVE_HOOK_EXPECTATIONS = {
         "BeforeTool": "working/", "AfterTool": "working/", "AfterAgent": "idle/*",
         "Notification": _gemini_notification,
     },
+    "copilot": {
+        "sessionStart": lambda p: "working/" if "initialPrompt" in p else "start",
+        "sessionEnd": "end", "userPromptSubmitted": "working/",
+        "preToolUse": lambda p: {"ask_user": "blocked/question",
+                                 "exit_plan_mode": "blocked/plan"}.get(p.get("toolName"),
+                                                                       "working/"),
+        "permissionRequest": "blocked/permission", "postToolUse": "working/",
+        "notification": lambda p: {"permission_prompt": "blocked/permission",
+                                   "elicitation_dialog": "blocked/question"}.get(
+                                       p.get("notification_type")),
+        "agentStop": "idle/*",
+        "errorOccurred": None,  # every try says recoverable, the last one too: the screen's
+    },
     "pi": {
         "session_start": "start", "session_shutdown": "end", "before_agent_start": "working/",
         "tool_execution_start": "working/", "agent_settled": "idle/*", "agent_end": "idle/*",

@@ -59,7 +59,8 @@ def detect(
     if result.history_view and not facts.history_view:
         facts = Facts(facts.agent_pid, facts.foreground_is_agent, facts.scrolled, True)
     cfg = cfg or FoldConfig()
-    plan = verdict(prev, facts, evidence_from(result, captured_at), manifest.visible, cfg, now)
+    plan = verdict(prev, facts, evidence_from(result, captured_at), manifest.visible, cfg, now,
+                   decisive=manifest.decisive)
     return Detection(result, plan, prev, now, cfg)
 
 

@@ -155,9 +155,11 @@ def verdict(
     cfg: FoldConfig,
     now: int,
     prompt: str = "",
+    decisive: Iterable[str] = (),
 ) -> P.Plan:
     """`prompt`: the identity of the prompt the screen shows (tma.core.prompt.of_screen,
-    read where the screen carries blocker chrome; "" when none was read)."""
+    read where the screen carries blocker chrome; "" when none was read). `decisive`:
+    the manifest's [capture].decisive states."""
     visible = tuple(visible)
     episode_reset = False
     # 0. Episode boundary: a different agent process is a new episode.
@@ -196,7 +198,8 @@ def verdict(
     # 5. Against a protected hook claim.
     if protected:
         assert prev is not None
-        return _against_hook(prev, blocker, working or idle, visible, cfg, now, prompt)
+        return _against_hook(prev, blocker, working or idle, visible, cfg, now, prompt,
+                             tuple(decisive))
 
     # 6. The ladder.
     if blocker is not None:
@@ -234,6 +237,7 @@ def _against_hook(
     cfg: FoldConfig,
     now: int,
     prompt: str = "",
+    decisive: tuple[str, ...] = (),
 ) -> P.Plan:
     if blocker is not None:
         if prev.state == states.BLOCKED and _new_prompt(prev, prompt):
@@ -257,6 +261,18 @@ def _against_hook(
         return P.Plan(P.HOLD, reason="hook claim holds (silence never decays a claim)")
     if candidate.state == prev.state:
         return _corroborate(prev, candidate)
+    # Decisive chrome (an agent whose idle footer is drawn only when no turn runs and no
+    # dialog is up) ends a visible claim the agent's hooks never close (a dialog dismissed
+    # with no event, a turn that failed with no end event), once it has stood for the
+    # dwell past the claim's evidence, which screen agreement keeps moving forward. A
+    # hook claim written since the capture still wins (the carve-out guard).
+    if (candidate.state in decisive and prev.state in visible
+            and not ahead(prev.evidence_at, now)
+            and candidate.at - prev.evidence_at > cfg.dwell_ms):
+        return _publish(prev, candidate, states.SOURCE_CAPTURE,
+                        P.Guard(P.CARVE_OUT, at=candidate.at),
+                        f"decisive {candidate.state} chrome past the hook claim {prev.state}",
+                        False)
     age = _age(prev, now)
     if age <= cfg.decay_window(prev.state):
         return P.Plan(P.HOLD, reason=f"hook claim {prev.state} inside its decay window")

@@ -206,6 +206,9 @@ class Manifest(Record):
     context: ContextTelemetry | None = None
     reply_lane: str = ""  # the hook event whose process holds for a verdict ("" = none)
     dialog: DialogRules | None = None  # how to read a permission dialog's ask off the screen
+    # [capture].decisive: states whose chrome ends a visible hook claim once it has stood
+    # for the dwell past the claim's evidence, without the decay wait
+    decisive: tuple[str, ...] = ()
 
     def map_event(self, event: str, payload: str) -> HookMapping | None:
         """First entry for the event whose matcher matches; else first matcher-less one."""
@@ -545,15 +548,21 @@ def _reply_lane(doc: dict[str, Any], hooks: tuple[HookMapping, ...]) -> str:
     return lane
 
 
-def _capture(doc: dict[str, Any]) -> tuple[str, ...]:
+def _capture(doc: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """([capture].visible, [capture].decisive)."""
     if "capture" not in doc:
         raise ManifestError("[capture]: required (it may be empty)")
     table = _table(doc["capture"], "[capture]")
-    _keys(table, "[capture]", ("visible",))
+    _keys(table, "[capture]", ("visible", "decisive"))
     visible = _str_list(table.get("visible", []), "[capture].visible")
     for v in visible:
         _state(v, "[capture].visible")
-    return visible
+    decisive = _str_list(table.get("decisive", []), "[capture].decisive")
+    for v in decisive:
+        _state(v, "[capture].decisive")
+        if v not in visible:
+            raise ManifestError(f"[capture].decisive: {v!r} must be in [capture].visible too")
+    return visible, decisive
 
 
 def _rules(doc: dict[str, Any]) -> tuple[Rule, ...]:
@@ -738,6 +747,7 @@ def _from_dict(name: str, doc: dict[str, Any], engine: str) -> Manifest:
     _keys(doc, "manifest", TOP_LEVEL)
     identity = _identity(doc)
     hook_capable, covers, hooks = _hooks(doc)
+    visible, decisive = _capture(doc)
     return Manifest(
         name=name,
         min_engine_version=doc["min_engine_version"],
@@ -745,12 +755,13 @@ def _from_dict(name: str, doc: dict[str, Any], engine: str) -> Manifest:
         hook_capable=hook_capable,
         covers=covers,
         hooks=hooks,
-        visible=_capture(doc),
+        visible=visible,
         rules=_rules(doc),
         details=_details(doc),
         context=_telemetry(doc),
         reply_lane=_reply_lane(doc, hooks),
         dialog=_dialog(doc),
+        decisive=decisive,
     )
 
 

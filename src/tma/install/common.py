@@ -297,22 +297,32 @@ class Shape:
 
     nested: `{"<Event>": [{"matcher"?, "hooks": [{"type": "command", "command": …}]}]}`
     (Claude, Gemini, Codex hooks.json); flat: `{"<event>": [{"command": …}]}` (Cursor).
+    A flat shape may name its command key otherwise and carry fixed keys beside it
+    (Copilot: `{"type": "command", "bash": …, "timeoutSec": 10}`); an entry is current
+    only with exactly those.
     """
 
     agent: str
     nested: bool = True
     sync_events: tuple[str, ...] = ()  # must not carry "async": true
+    key: str = "command"  # the flat entry's command key
+    fixed: tuple[tuple[str, object], ...] = ()  # the flat entry's other keys, in order
+
+    def command_of(self, handler) -> object:
+        return handler.get(self.key) if isinstance(handler, dict) else None
 
     def entry(self, command: str):
         if self.nested:
             return {"hooks": [{"type": "command", "command": command}]}
-        return {"command": command}
+        if self.fixed:
+            return {**dict(self.fixed[:1]), self.key: command, **dict(self.fixed[1:])}
+        return {self.key: command}
 
     def is_current(self, handler: dict, group: dict | None, event: str, want: str) -> bool:
-        if handler.get("command") != want:
+        if handler.get(self.key) != want:
             return False
         if not self.nested:
-            return True
+            return same(handler, self.entry(want)) if self.fixed else True
         if handler.get("type") != "command":
             return False
         if group is not None and group.get("matcher") not in (None, "", "*"):
@@ -328,7 +338,7 @@ def _edit_event(shape: Shape, arr: list, event: str, want: str | None) -> tuple[
 
     def keep(handler, group) -> bool:
         nonlocal found, changed
-        cmd = handler.get("command") if isinstance(handler, dict) else None
+        cmd = shape.command_of(handler)
         if not is_ours(cmd, shape.agent, event):
             return True
         if want is not None and not found and shape.is_current(handler, group, event, want):

@@ -755,7 +755,8 @@ class Cycle:
         demoted = demoted and stamp is not None and stamp.source == states.SOURCE_HOOK \
             and now - stamp.evidence_at > claim_window_ms(self.cfg, stamp)
         prev = stamp.replace(source=states.SOURCE_CAPTURE) if demoted else stamp
-        plan = verdict(prev, facts, evidence, manifest.visible, self.cfg.fold(), now, prompt)
+        plan = verdict(prev, facts, evidence, manifest.visible, self.cfg.fold(), now, prompt,
+                       manifest.decisive)
         guarded = self.guarded() and not demoted
         if (guarded and stamp is not None and plan.action == P.PUBLISH
                 and write.would_hold(plan.guard, pane.options, now)):

@@ -16,7 +16,7 @@ from tma.core import codec, intake as I, plan as P, states
 from tma.core.jsonlite import top_level
 from tma.tmux import read, write
 
-FIELDS = ("session_id", "sessionID", "model", "tool_use_id", "prompt_id", "tool_name",
+FIELDS = ("session_id", "sessionID", "sessionId", "model", "tool_use_id", "prompt_id", "tool_name",
           "thread-id", "request_id", "requestID", "question_id", "api_endpoint",
           "transcript_path", "hook_event_name")
 REPLY_POLL_S = 0.1
@@ -120,7 +120,8 @@ class _Event:
         self.panes, self.pane, self.prev = panes, pane, prev
         self.fields = top_level(payload, FIELDS)
         self.session = write.safe_id(self.fields.get("session_id")
-                                     or self.fields.get("sessionID") or "")
+                                     or self.fields.get("sessionID")
+                                     or self.fields.get("sessionId") or "")
 
     @property
     def pane_id(self) -> str:

@@ -185,8 +185,29 @@ def _pi(agent: Agent, screen: str, title: str) -> str | None:
     return None
 
 
+# Copilot's footer row (the last non-blank one) says working or idle; dialogs replace it
+def _copilot(agent: Agent, screen: str, title: str) -> str | None:
+    flat = " ".join(screen.split())  # the dialogs wrap at narrow widths
+    if "Confirm folder trust" in screen:
+        return "dialog"
+    if re.search(r"Do you want to (?:run this command\?|create |edit )", flat):
+        return "prompt"
+    if "Copilot needs information." in screen:  # ask_user
+        return "question"
+    if "Plan Ready for Review" in screen:  # exit_plan_mode
+        return "plan"
+    rows = [ln for ln in screen.splitlines() if ln.strip()]
+    footer = rows[-1] if rows else ""
+    if "esc esc interrupt" in footer or re.match(r"^ \S Working\b", footer):
+        return "working"
+    if re.match(r"^ (?:← open sidebar · )?(?:Interactive|Plan|Autopilot) · ", footer) \
+            or "ctrl+c again to exit" in footer:
+        return "idle"
+    return None
+
+
 CLASSIFIERS = {"claude": _claude, "codex": _codex, "gemini": _gemini, "opencode": _opencode,
-               "pi": _pi}
+               "pi": _pi, "copilot": _copilot}
 
 _CLAUDE_ENV = {
     "ANTHROPIC_API_KEY": CLAUDE_KEY,
@@ -222,6 +243,13 @@ AGENTS: tuple[Agent, ...] = (
           approve_ready=r"→ Allow", prompt_verdict="working", prompt_detail="",
           exit_steps=(("C-d", ""),),
           env={"FAKE_API_KEY": FAKE_KEY, "PI_SKIP_VERSION_CHECK": "1", "PI_OFFLINE": "1"}),
+    # its own-provider settings: no GitHub account, nothing but the fake model on the wire
+    Agent("copilot-1.0.102", "copilot", "@github/copilot", "copilot",
+          approve_ready=r"❯ 1\. Yes", approve_keys=("1",),
+          exit_steps=(("C-c", ""), ("C-c", r"ctrl\+c again to exit")),
+          env={"COPILOT_PROVIDER_TYPE": "openai", "COPILOT_PROVIDER_API_KEY": FAKE_KEY,
+               "COPILOT_MODEL": "mock-model", "COPILOT_OFFLINE": "true",
+               "COPILOT_AUTO_UPDATE": "false"}),
 )
 BY_KEY = {a.key: a for a in AGENTS}
 
@@ -238,6 +266,8 @@ def agent_env(agent: Agent, home: Path, base_url: str) -> dict[str, str]:
         env["GOOGLE_GEMINI_BASE_URL"] = base_url
     elif agent.agent == "pi":
         env["PI_CODING_AGENT_DIR"] = str(home / ".pi" / "agent")
+    elif agent.agent == "copilot":
+        env["COPILOT_PROVIDER_BASE_URL"] = f"{base_url}/v1"
     return env
 
 
@@ -353,5 +383,11 @@ def _setup_pi(agent, home, work, base_url, cache, hooked) -> None:
                                            "defaultModel": "mock-model"})
 
 
+def _setup_copilot(agent, home, work, base_url, cache, hooked) -> None:
+    # the work dir pre-trusted, as "Yes, and remember this folder" leaves it (Copilot
+    # manages this file itself); hooks, in hooked mode, are tma install-hooks' to write
+    _write_json(home / ".copilot" / "config.json", {"trustedFolders": [str(work)]})
+
+
 SETUP = {"claude": _setup_claude, "codex": _setup_codex, "gemini": _setup_gemini,
-         "opencode": _setup_opencode, "pi": _setup_pi}
+         "opencode": _setup_opencode, "pi": _setup_pi, "copilot": _setup_copilot}

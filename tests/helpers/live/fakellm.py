@@ -35,6 +35,9 @@ Claude Code 2.1.332 appends one after the prompt.
                                         with FORCETOOL in the prompt, even a tool the
                                         request does not list (claude's deferred tools)
   * the prompt contains SAY{text}SAY -> that text as the quick reply (`\\n`: a new line)
+  * the prompt contains HTTPFAIL:<code> (Chat Completions only)
+                                     -> an HTTP error <code> (4xx/5xx) with an OpenAI-shaped
+                                        error body, no reply: a model call that fails
   * anything else                    -> QUICK text
 
 `hold(ID)`: every text reply (not a tool call) streams slowly under ID until `release(ID)`,
@@ -76,6 +79,7 @@ KEY_FORCE = "FORCETOOL"  # call a CALLTOOL tool the request does not list (a def
 _CALL_NAME = re.compile(re.escape(KEY_CALL) + r"([A-Za-z0-9_.-]+)(?=\{)")
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
 _SAY = re.compile(r"SAY\{(.*?)\}SAY", re.S)
+_HTTPFAIL = re.compile(r"HTTPFAIL:([45]\d\d)\b")
 _PLANS_DIR = re.compile(r"(/[^\s\"'\\`]*/plans)/")
 _PLAN_FILE = re.compile(r"(/[^\s\"'\\`]*/plans/[^\s\"'\\`]+\.md)")
 
@@ -634,6 +638,14 @@ class _Handler(BaseHTTPRequestHandler):
             if fn.get("name"):
                 tools.append((fn["name"], fn.get("parameters")))
         text = text_of(last.get("content")) if last.get("role") == "user" else ""
+        fail = _HTTPFAIL.search(text)
+        if fail:
+            code = int(fail.group(1))
+            self.llm.record({"path": "/v1/chat/completions", "decision": f"http_{code}",
+                             "prompt": snip(text)})
+            return self._json({"error": {"message": f"fakellm: scripted HTTP {code}",
+                                         "type": "invalid_request_error", "code": None}},
+                              code)
         prompt, done = "", 0
         for msg in reversed(msgs):
             if msg.get("role") == "tool":

@@ -44,6 +44,8 @@ REGISTRY: dict[str, str] = {
 REFUSED: dict[str, str] = {
     "cursor": "Cursor CLI's transcripts carry no tool results and no timestamps: tma does "
               "not read them",
+    "copilot": "GitHub Copilot CLI's transcripts (~/.copilot/session-state/<id>/events.jsonl) "
+               "have no reader in tma yet",
 }
 ENV = "TMA_TRANSCRIPT_STORES"
 
