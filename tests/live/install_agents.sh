@@ -21,8 +21,9 @@ declare -A PKG=(
   [gemini-0.61.0]=@google/gemini-cli
   [opencode-1.18.33]=opencode-ai
   [pi-0.73.1]=@mariozechner/pi-coding-agent
+  [qwen-0.24.4]=@qwen-code/qwen-code
 )
-ALL="claude-2.1.197 claude-2.1.332 codex-0.171.0 gemini-0.61.0 opencode-1.18.33 pi-0.73.1"
+ALL="claude-2.1.197 claude-2.1.332 codex-0.171.0 gemini-0.61.0 opencode-1.18.33 pi-0.73.1 qwen-0.24.4"
 
 command -v npm >/dev/null 2>&1 || { echo "install_agents: npm not found" >&2; exit 1; }
 
@@ -48,6 +49,11 @@ install_one() {  # key
     mv "$dir.tmp" "$dir"
     echo "$want" > "$marker"
     echo "install_agents: $key installed in $((SECONDS - t0))s"
+  fi
+  if [ "$agent" = qwen ]; then
+    # the package ships its ripgrep without the exec bit (0.24.4): qwen then boxes a
+    # "Ripgrep not available ... EACCES" warning on its first screen and greps in JS
+    chmod +x "$dir"/node_modules/@qwen-code/qwen-code/vendor/ripgrep/*/rg 2>/dev/null || true
   fi
   if [ "$agent" = opencode ]; then
     install_plugin_template "$dir" "$version" || return 1

@@ -176,7 +176,9 @@ def test_live_unnumbered_permission_screen(name: str) -> None:
 
 def live_rows() -> list[dict[str, str]]:
     with (LIVE / "expectations.tsv").open(encoding="utf-8", newline="") as fh:
-        return list(csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE))
+        # captures of an agent with no bundled manifest yet (copilot, qwen) wait for it
+        return [r for r in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
+                if r["agent"] in bundled.names()]
 
 
 def test_every_live_permission_screen_has_an_expectation() -> None:
