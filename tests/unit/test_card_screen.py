@@ -144,6 +144,13 @@ LIVE_ASKS: dict[str, tuple[str, str, str]] = {
        for w in (40, 60, 100, 200)},
     **{f"opencode-1.18.33_blocked_write_w{w}.txt": ("Edit", "Edit: notes.md", "exact")
        for w in (40, 60, 100, 200)},
+    # the command sits on its own row between the header and "Allow execution of: '…'?"
+    **{f"qwen-0.24.4_blocked_permission_shell_w{w}.txt": ("Bash", ECHO, "exact")
+       for w in (40, 80, 120, 200)},
+    **{f"qwen-0.24.4_blocked_permission_edit_w{w}.txt": ("Edit", "Edit: README.md", "exact")
+       for w in (40, 80, 120, 200)},
+    **{f"qwen-0.24.4_blocked_permission_write_w{w}.txt": ("Write", "Write: notes.txt", "exact")
+       for w in (40, 80, 120, 200)},
 }
 
 
@@ -176,7 +183,7 @@ def test_live_unnumbered_permission_screen(name: str) -> None:
 
 def live_rows() -> list[dict[str, str]]:
     with (LIVE / "expectations.tsv").open(encoding="utf-8", newline="") as fh:
-        # captures of an agent with no bundled manifest yet (copilot, qwen) wait for it
+        # captures of an agent with no bundled manifest yet (copilot) wait for it
         return [r for r in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
                 if r["agent"] in bundled.names()]
 
@@ -200,7 +207,7 @@ def test_live_permission_screen(name: str) -> None:
 NOT_PERMISSION = sorted(r["file"] for r in live_rows()
                         if not (r["expected_state"] == "blocked"
                                 and r["expected_detail"] == "permission")
-                        and r["agent"] in ("claude", "codex", "gemini", "opencode", "cursor"))
+                        and r["agent"] in ("claude", "codex", "gemini", "opencode", "cursor", "qwen"))
 
 
 @pytest.mark.parametrize("name", NOT_PERMISSION)

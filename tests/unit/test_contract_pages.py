@@ -166,7 +166,8 @@ def coverage() -> str:
 
 
 SECTIONS = {"claude": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI",
-            "cursor": "Cursor CLI", "opencode": "OpenCode", "pi": "pi"}
+            "cursor": "Cursor CLI", "opencode": "OpenCode", "pi": "pi",
+            "qwen": "Qwen Code"}
 
 
 def test_every_bundled_agent_has_a_section() -> None:

@@ -36,7 +36,8 @@ def claims(det: Detection) -> dict[str, str]:
 
 def test_bundled_manifests_all_load() -> None:
     manifests = bundled.load_all()
-    assert sorted(manifests) == ["claude", "codex", "cursor", "gemini", "opencode", "pi"]
+    assert sorted(manifests) == ["claude", "codex", "cursor", "gemini", "opencode", "pi",
+                                "qwen"]
     assert bundled.names() == sorted(manifests)
     for name, m in manifests.items():
         assert m.name == name
@@ -121,6 +122,7 @@ def test_visible_states_and_telemetry() -> None:
     assert ms["cursor"].visible == ("working", "blocked")
     assert ms["opencode"].visible == ("blocked", "working")
     assert ms["pi"].visible == ("working",)
+    assert ms["qwen"].visible == ("working", "blocked")
     channels = {n: (m.context.channel, m.context.format) if m.context else None
                 for n, m in ms.items()}
     assert channels == {
@@ -130,6 +132,7 @@ def test_visible_states_and_telemetry() -> None:
         "gemini": None,
         "opencode": None,
         "pi": ("event", "pi-context-json"),
+        "qwen": None,
     }
     assert ms["claude"].normalize_detail("ratelimited") == "rate_limit"
     assert ms["claude"].normalize_detail("rate-limited") == "rate_limit"

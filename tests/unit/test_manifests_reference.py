@@ -218,5 +218,6 @@ def test_reference_covers_every_bundled_agent_but_none_unknown() -> None:
         pytest.skip(ABSENT)
     agents = {r.agent for r in SCREEN_ROWS}
     assert agents <= set(bundled.names())
-    # Every bundled agent has reference screens (the reference predates no agent).
-    assert agents == set(bundled.names())
+    # Every bundled agent has reference screens, but Qwen Code: the reference predates it,
+    # and its rules rest on the lab's captures (tests/fixtures/captures/qwen-*).
+    assert agents == set(bundled.names()) - {"qwen"}

@@ -38,7 +38,7 @@ DOCS = "docs/reference/cli.md; the man page: man -l docs/man/tma.1 (in the sourc
 STATES = ("idle", "working", "blocked", "unknown", "done")
 FORMATS = ("tmux", "plain", "json", "prom")
 SHELLS = ("bash", "zsh", "fish")
-HOOK_AGENTS = ("claude", "codex", "gemini", "cursor", "opencode", "pi")
+HOOK_AGENTS = ("claude", "codex", "gemini", "cursor", "opencode", "pi", "qwen")
 
 # ---------------------------------------------------------------- shared declarations
 
@@ -101,6 +101,9 @@ AGENT_FILES = (
     Flag("--pi-extension", metavar="PATH",
          help="The pi extension file (else TMA_PI_EXTENSION, else "
               "~/.pi/agent/extensions/tma.js)."),
+    Flag("--qwen-settings", metavar="PATH",
+         help="Qwen Code's settings file (else TMA_QWEN_SETTINGS, else "
+              "~/.qwen/settings.json)."),
 )
 CONFIG_DIR = Flag("--config-dir", metavar="DIR",
                   help="tma's config directory (else TMA_CONFIG_DIR, else "
