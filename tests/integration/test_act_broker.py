@@ -40,6 +40,9 @@ SCREENS = {
     "opencode": ("opencode", {"blocked": CAPTURES / "opencode-1.18.33_blocked.txt",
                               "idle": CAPTURES / "opencode-1.18.33_idle.txt",
                               "working": CAPTURES / "opencode-1.18.33_working.txt"}, None),
+    "qwen": ("node", {"blocked": CAPTURES / "qwen-0.24.4_blocked_permission_shell_w120.txt",
+                      "idle": CAPTURES / "qwen-0.24.4_idle_w120.txt",
+                      "working": CAPTURES / "qwen-0.24.4_working_w120.txt"}, None),
 }
 #: the state each action's screen must show (compact needs a gauge: its own test)
 ACTION_STATE = {"approve": "blocked", "deny": "blocked", "interrupt": "working",
@@ -350,7 +353,7 @@ def test_list_and_list_for_a_pane(srv):
     names = [a["name"] for a in doc["actions"]]
     assert names == sorted(BUNDLED.names()) and "fireable" not in doc["actions"][0]
     approve = next(a for a in doc["actions"] if a["name"] == "approve")
-    assert approve["agents"] == ["claude", "codex", "cursor", "gemini", "opencode"]
+    assert approve["agents"] == ["claude", "codex", "cursor", "gemini", "opencode", "qwen"]
     assert approve["when"] == {"state": ["blocked"], "detail": ["permission"],
                                "context_pct_min": None, "context_pct_max": None}
     rec = _agent(srv, "codex", "blocked")

@@ -35,6 +35,8 @@ SCREENS = {
                CAPTURES / "gemini-0.61.0_idle.txt", None),
     "cursor": ("node", REFERENCE / "cursor_blocked_w100.txt",
                REFERENCE / "cursor_idle_w100.txt", "Cursor Agent"),
+    "qwen": ("node", CAPTURES / "qwen-0.24.4_blocked_permission_shell_w120.txt",
+             CAPTURES / "qwen-0.24.4_idle_w120.txt", None),
 }
 ACTIONS = ("approve", "deny")
 BUNDLED = actions.load("/nonexistent")  # the bundled action manifests only

@@ -184,7 +184,7 @@ def test_every_adapter_flag_is_a_command_line_flag(capsys):
     from tma.install import registry
 
     owned = {f.flag for f in registry.file_options()}
-    assert len(owned) == 8
+    assert len(owned) == 9
     for command in ("install-hooks", "uninstall"):
         try:
             main([command, "--help"])
