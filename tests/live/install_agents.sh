@@ -38,6 +38,10 @@ install_one() {  # key
     rm -rf "$dir.tmp"
     mkdir -p "$dir.tmp"
     local t0=$SECONDS
+    # Qwen Code's engines say Node >= 22: its npm runs with the Node 22 that .ci/run puts
+    # in TMA_LIVE_NODE22 when the node on PATH is older
+    local PATH=$PATH
+    if [ "$agent" = qwen ] && [ -n "${TMA_LIVE_NODE22:-}" ]; then PATH=$TMA_LIVE_NODE22:$PATH; fi
     if ! npm install --prefix "$dir.tmp" --no-audit --no-fund --loglevel=error "$want" \
          > "$CACHE/install-$key.log" 2>&1; then
       echo "install_agents: $key FAILED (log follows)" >&2

@@ -67,6 +67,7 @@ HOOK_STEPS: dict[str, frozenset[str]] = {
     "gemini": frozenset(_TURN | {"exited"}),
     "opencode": frozenset(_TURN),
     "pi": frozenset(_TURN | {"exited"}),
+    "qwen": frozenset(_TURN | {"exited"}),
 }
 TURN_ENDS = frozenset({"idle_after_reply", "idle_after_tool"})
 

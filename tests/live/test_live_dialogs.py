@@ -17,6 +17,8 @@ holds the summary request open (`FakeLLM.hold`) until the harness has measured:
   opencode  question                         plan_exit in the plan agent (tab),
                                              behind OPENCODE_EXPERIMENTAL_PLAN_MODE=1
   pi                                                                         /compact
+  qwen      ask_user_question                exit_plan_mode in plan mode
+                                             (shift+tab four times)
 
 A compaction must read working/compacting. Each dialog is dismissed with Esc, and the
 agent must be idle again. Codex has no compaction in the walk (the issue asks for claude
@@ -138,6 +140,17 @@ WALKS: dict[str, tuple[Walk, ...]] = {
              mode_keys=(("Tab", r"Plan · mock-model"),)),
     ),
     "pi": (COMPACT,),
+    "qwen": (
+        Walk("question", "question",
+             "ask1 " + call("ask_user_question", {"questions": [dict(QUESTION,
+                                                                     multiSelect=False)]}),
+             "ask1"),
+        # Ask permissions -> auto-accept edits -> Auto -> YOLO -> plan; Esc is "No, keep
+        # planning"
+        Walk("plan", "plan", "plan1 " + call("exit_plan_mode", {"plan": PLAN_TEXT}), "plan1",
+             mode_keys=(("BTab", r"auto-accept edits \("), ("BTab", r"Auto mode \("),
+                        ("BTab", r"YOLO mode \("), ("BTab", r"plan mode \("))),
+    ),
 }
 # opencode 1.18.33 offers plan_exit only under its experimental plan mode
 EXTRA_ENV = {"opencode": {"OPENCODE_EXPERIMENTAL_PLAN_MODE": "1"}}

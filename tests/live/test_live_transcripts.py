@@ -38,6 +38,7 @@ from tests.helpers.live.harness import Scenario
 from tests.helpers.live.steps import answer_dialog, settle
 from tests.helpers.schemas import _schema
 from tma.core import proto
+from tma.runtime.transcript import stores
 
 pytestmark = pytest.mark.live
 jsonschema = pytest.importorskip("jsonschema")
@@ -181,7 +182,9 @@ def vector_order(window: dict, event: dict) -> None:
     assert list(event) == vec_e[event["kind"]]
 
 
-@pytest.mark.parametrize("key", [a.key for a in agents_mod.AGENTS])
+# the agents tma has a transcript reader for (Qwen Code's store is not read yet: `tma
+# transcript` says "no transcript reader for qwen")
+@pytest.mark.parametrize("key", [a.key for a in agents_mod.AGENTS if a.agent in stores.REGISTRY])
 def test_what_the_agent_said_reads_back_on_every_surface(scenario_factory, key):
     sc: Scenario = scenario_factory(agents_mod.BY_KEY[key], "hooked")
     one_turn(sc)

@@ -60,6 +60,7 @@ class Agent:
     prompt_detail: str = "permission"
     exit_steps: tuple[tuple[str, str], ...] = ()  # (key, regex to wait for before it or "")
     env: dict = field(default_factory=dict)
+    node_min: int = 20  # the oldest Node the CLI runs on (its package's engines.node)
 
     @property
     def version(self) -> str:
@@ -185,8 +186,27 @@ def _pi(agent: Agent, screen: str, title: str) -> str | None:
     return None
 
 
+def _qwen(agent: Agent, screen: str, title: str) -> str | None:
+    if "Do you trust this folder?" in screen:
+        return "dialog"
+    if "Allow execution of" in screen or "Apply this change?" in screen:
+        return "prompt"
+    if "↑/↓: Navigate | Enter: Select" in screen:  # ask_user_question
+        return "question"
+    if "No, keep planning" in screen:  # exit_plan_mode
+        return "plan"
+    # the title's "◐︎ " prefix while it responds; the loading row's "esc to cancel"
+    if title.startswith("◐") or "esc to cancel" in screen:
+        return "working"
+    # the mode row under the composer ("⏸ Ask permissions (shift + tab to cycle)", cut
+    # with "…" at 40 columns)
+    if "(shift + tab to" in screen:
+        return "idle"
+    return None
+
+
 CLASSIFIERS = {"claude": _claude, "codex": _codex, "gemini": _gemini, "opencode": _opencode,
-               "pi": _pi}
+               "pi": _pi, "qwen": _qwen}
 
 _CLAUDE_ENV = {
     "ANTHROPIC_API_KEY": CLAUDE_KEY,
@@ -222,6 +242,12 @@ AGENTS: tuple[Agent, ...] = (
           approve_ready=r"→ Allow", prompt_verdict="working", prompt_detail="",
           exit_steps=(("C-d", ""),),
           env={"FAKE_API_KEY": FAKE_KEY, "PI_SKIP_VERSION_CHECK": "1", "PI_OFFLINE": "1"}),
+    # Node >= 22 (engines); the model comes from OPENAI_* (agent_env), the rest from
+    # ~/.qwen/settings.json (_setup_qwen)
+    Agent("qwen-0.24.4", "qwen", "@qwen-code/qwen-code", "qwen",
+          approve_ready=r"› 1\. Yes, allow once",
+          exit_steps=(("C-c", ""), ("C-c", r"Press Ctrl\+C again")),
+          env={"OPENAI_API_KEY": FAKE_KEY, "OPENAI_MODEL": "mock-model"}, node_min=22),
 )
 BY_KEY = {a.key: a for a in AGENTS}
 
@@ -238,6 +264,8 @@ def agent_env(agent: Agent, home: Path, base_url: str) -> dict[str, str]:
         env["GOOGLE_GEMINI_BASE_URL"] = base_url
     elif agent.agent == "pi":
         env["PI_CODING_AGENT_DIR"] = str(home / ".pi" / "agent")
+    elif agent.agent == "qwen":
+        env["OPENAI_BASE_URL"] = f"{base_url}/v1"
     return env
 
 
@@ -353,5 +381,17 @@ def _setup_pi(agent, home, work, base_url, cache, hooked) -> None:
                                            "defaultModel": "mock-model"})
 
 
+def _setup_qwen(agent, home, work, base_url, cache, hooked) -> None:
+    # approvalMode "default" asks before tools (the schema's default, "auto", lets a model
+    # classifier approve them, so no prompt would appear); enableAutoUpdate false keeps the
+    # first start off the npm registry; folder trust off: no trust dialog
+    _write_json(home / ".qwen" / "settings.json", {
+        "general": {"enableAutoUpdate": False},
+        "tools": {"approvalMode": "default"},
+        "security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": False}},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False}})
+
+
 SETUP = {"claude": _setup_claude, "codex": _setup_codex, "gemini": _setup_gemini,
-         "opencode": _setup_opencode, "pi": _setup_pi}
+         "opencode": _setup_opencode, "pi": _setup_pi, "qwen": _setup_qwen}
