@@ -110,6 +110,12 @@ def test_identities() -> None:
         assert not gemini.title_matches(title)
     assert ms["cursor"].identity.title_matches("Cursor Agent")
     assert not ms["cursor"].identity.title_matches("Just OK")
+    qwen = ms["qwen"].identity
+    assert qwen.process_names == ("node",)
+    for title in ("Qwen - proj", "◐\ufe0e Qwen - proj", "✳\ufe0e Qwen - proj"):
+        assert qwen.title_matches(title)
+    for title in ("node", "qwen", "Qwen Code", "◇  Ready (proj)"):
+        assert not qwen.title_matches(title)
     assert ms["pi"].identity.title_matches("π - work-pi")
     assert not ms["pi"].identity.title_matches("pi - work")
 
