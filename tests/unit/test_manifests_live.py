@@ -392,7 +392,7 @@ LIVE_HOOK_EXPECTATIONS = {
     "qwen": {
         "SessionStart": "start", "SessionEnd": "end", "UserPromptSubmit": "working/",
         "PreToolUse": "working/", "PostToolUse": "working/", "Stop": "idle/*",
-        "StopFailure": "idle/*",
+        "StopFailure": "idle/*", "PreCompact": "working/compacting",
         "PermissionRequest": lambda p: {
             "ask_user_question": "blocked/question", "exit_plan_mode": "blocked/plan"}.get(
             p.get("tool_name"), "blocked/permission"),
