@@ -195,8 +195,6 @@ def _qwen(agent: Agent, screen: str, title: str) -> str | None:
         return "question"
     if "No, keep planning" in screen:  # exit_plan_mode
         return "plan"
-    if "Compressing chat history" in screen:  # /compress
-        return "compacting"
     # the title's "◐︎ " prefix while it responds; the loading row's "esc to cancel"
     if title.startswith("◐") or "esc to cancel" in screen:
         return "working"
