@@ -70,6 +70,7 @@ INSTALL_ENV = {
     "TMA_OPENCODE_PLUGIN": "opencode/plugin/tma.js",
     "TMA_PI_EXTENSION": "pi/extensions/tma.js",
     "TMA_COPILOT_HOOKS": "copilot/hooks/tma.json",
+    "TMA_QWEN_SETTINGS": "qwen/settings.json",
     "TMA_WRAPPER_PATH": "wbin/tma-hook",
     "TMA_CONFIG_DIR": "tma-config",
 }

@@ -39,6 +39,7 @@ PATH_VARS = {
     "TMA_OPENCODE_PLUGIN": ".config/opencode/plugin/tma.js",
     "TMA_PI_EXTENSION": ".pi/agent/extensions/tma.js",
     "TMA_COPILOT_HOOKS": ".copilot/hooks/tma.json",
+    "TMA_QWEN_SETTINGS": ".qwen/settings.json",
 }
 
 def packaged_assets() -> bool:
@@ -110,6 +111,10 @@ class Inst:
     @property
     def gemini(self) -> Path:
         return self.paths["TMA_GEMINI_SETTINGS"]
+
+    @property
+    def qwen(self) -> Path:
+        return self.paths["TMA_QWEN_SETTINGS"]
 
     @property
     def codex_config(self) -> Path:

@@ -37,6 +37,8 @@ SCREENS = {
                REFERENCE / "cursor_idle_w100.txt", "Cursor Agent"),
     "copilot": ("node", CAPTURES / "copilot-1.0.102_blocked_permission_bash_w120.txt",
                 CAPTURES / "copilot-1.0.102_idle_after_text_w120.txt", None),
+    "qwen": ("node", CAPTURES / "qwen-0.24.4_blocked_permission_shell_w120.txt",
+             CAPTURES / "qwen-0.24.4_idle_w120.txt", None),
 }
 ACTIONS = ("approve", "deny")
 BUNDLED = actions.load("/nonexistent")  # the bundled action manifests only

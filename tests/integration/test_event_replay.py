@@ -11,7 +11,7 @@ import pytest
 from tma.core import bundled
 
 HOOKS = Path(__file__).resolve().parents[1] / "fixtures" / "hooks" / "lab"
-LOGS = ["claude-2.1.197", "claude-2.1.332", "codex-0.171.0", "gemini-0.61.0"]
+LOGS = ["claude-2.1.197", "claude-2.1.332", "codex-0.171.0", "gemini-0.61.0", "qwen-0.24.4"]
 
 
 def _events(name: str) -> list[tuple[str, str]]:
@@ -34,7 +34,7 @@ def test_replay(srv, name):
         node, codex = srv.fake("node"), srv.fake("codex")
         pane = srv.new_pane(f"sh -c '{codex} 100000 & exec {node} 100000'")
     else:
-        pane = srv.agent_pane("node" if agent == "gemini" else agent)
+        pane = srv.agent_pane("node" if agent in ("gemini", "qwen") else agent)
     # the bundled manifest, read in this process without the runtime loader's cache (which
     # would write under this process's HOME) and without the user's own manifests
     manifest = bundled.load(agent)

@@ -250,3 +250,22 @@ def test_ctrl_c_at_the_first_prompt_stops_init_at_once(srv):
     assert not paths["TMA_CODEX_HOOKS"].exists() and not paths["TMA_CODEX_CONFIG"].exists()
     assert not (srv.home / ".tmux.conf").exists()
     assert not (paths["TMA_CONFIG_DIR"] / "tmux.conf").exists()
+
+
+def test_init_offers_qwen_when_it_is_on_path(srv):
+    """Qwen Code's `qwen` on PATH: init wires ~/.qwen/settings.json (observe-only hooks)
+    after asking, and doctor lists it as wired."""
+    paths = setup_machine(srv, agents=("qwen",))
+    srv.shell_pane()
+    res = srv.tma("init", "--yes", "--no-daemon", manifests=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    out = res.stdout
+    assert f"tma: init: found qwen ({srv.root / 'agentbin' / 'qwen'})" in out
+    assert "tma: qwen: wired" in out
+    wrapper = srv.env["TMA_WRAPPER_PATH"]
+    commands = wired_commands(paths["TMA_QWEN_SETTINGS"])
+    assert f"{wrapper} qwen PermissionRequest" in commands
+    assert f"{wrapper} qwen Notification" in commands
+    assert not paths["TMA_CLAUDE_SETTINGS"].exists()  # not on PATH: not touched
+    tail = out[out.index("tma: init: tma doctor\n"):]
+    assert "\nwiring:  qwen wired; " in tail

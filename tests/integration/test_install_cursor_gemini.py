@@ -1,5 +1,6 @@
-"""`tma install-hooks cursor` (flat hooks.json + cli-config statusLine) and `gemini`
-(Claude's nested shape in ~/.gemini/settings.json)."""
+"""`tma install-hooks cursor` (flat hooks.json + cli-config statusLine), `gemini`
+(Claude's nested shape in ~/.gemini/settings.json) and `qwen` (the same shape in
+~/.qwen/settings.json)."""
 
 from __future__ import annotations
 
@@ -133,3 +134,50 @@ def test_gemini_roundtrip(inst):
     del data["hooks"]["AfterAgent"]
     inst.gemini.write_text(dump(data))
     assert inst.gemini.read_bytes() == orig
+
+
+QWEN_EVENTS = ["SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse",
+               "Stop", "StopFailure", "PreCompact", "PermissionRequest", "Notification",
+               "SubagentStart", "SubagentStop"]
+
+
+def test_qwen_roundtrip(inst):
+    """Byte for byte: install, check, reinstall (no change), uninstall back to the original,
+    a person's own hooks and settings untouched; every entry observe-only (no matcher, no
+    async, the plain tma-hook command)."""
+    orig_doc = {
+        "general": {"enableAutoUpdate": False},
+        "tools": {"approvalMode": "default"},
+        "security": {"auth": {"selectedType": "openai"}},
+        "hooks": {"PreToolUse": [{"matcher": "run_shell_command", "hooks": [
+            {"type": "command", "command": "python3 audit.py"}]}]},
+    }
+    orig = write(inst.qwen, dump(orig_doc))
+    res = inst.ok("qwen", "--yes")
+    assert "next starts" in res.out
+    data = json.loads(inst.qwen.read_text())
+    found = ours(inst, data, "qwen")
+    assert sorted(found) == sorted(QWEN_EVENTS)
+    for event in QWEN_EVENTS:
+        group = data["hooks"][event][-1]
+        assert "matcher" not in group and group["hooks"][0].get("async") is None, event
+    assert data["hooks"]["PreToolUse"][0] == orig_doc["hooks"]["PreToolUse"][0]
+    assert {k: data[k] for k in ("general", "tools", "security")} == {
+        k: orig_doc[k] for k in ("general", "tools", "security")}
+    assert inst.ok("--check", "qwen").out == "tma: hooks OK\n"
+    installed = inst.qwen.read_bytes()
+    inst.ok("qwen", "--yes")
+    assert inst.qwen.read_bytes() == installed
+    inst.ok("qwen", "--uninstall", "--yes")
+    assert inst.qwen.read_bytes() == orig
+
+
+def test_qwen_fresh_file_is_created_and_removed(inst):
+    assert not inst.qwen.exists()
+    inst.ok("qwen", "--yes")
+    data = json.loads(inst.qwen.read_text())
+    assert sorted(ours(inst, data, "qwen")) == sorted(QWEN_EVENTS)
+    res = inst.ok("qwen", "--uninstall", "--yes")
+    # tma created settings.json (and ~/.qwen): the uninstall takes both back
+    assert not inst.qwen.exists() and not inst.qwen.parent.exists()
+    assert "tma created it" in res.out

@@ -136,7 +136,7 @@ def test_uninstall_restores_configs_and_sweeps_every_option(srv):
     # a second run has nothing left to remove and still succeeds
     again = srv.tma("uninstall", "--yes", manifests=False)
     assert again.returncode == 0, again.stderr
-    assert again.stdout.count("nothing to remove") == 7  # one line per agent
+    assert again.stdout.count("nothing to remove") == 8  # one line per agent
     for path, data in files.items():
         assert path.read_bytes() == data
 
@@ -203,16 +203,17 @@ def test_uninstall_removes_what_tma_created_and_nothing_else(srv):
     mine = srv.root / "cfgs" / "gemini"
     mine.mkdir(parents=True)  # the user's own (empty) folder
     srv.shell_pane()
-    for agent in ("claude", "cursor", "opencode", "pi", "gemini", "copilot"):
+    for agent in ("claude", "cursor", "opencode", "pi", "gemini", "copilot", "qwen"):
         wire(srv, agent)
     assert paths["TMA_CLAUDE_SETTINGS"].is_file()
     assert (paths["TMA_CONFIG_DIR"] / "created.json").is_file()
     res = srv.tma("uninstall", "--yes", manifests=False)
     assert res.returncode == 0, res.stdout + res.stderr
     for key in ("TMA_CLAUDE_SETTINGS", "TMA_CURSOR_HOOKS", "TMA_OPENCODE_PLUGIN",
-                "TMA_PI_EXTENSION", "TMA_GEMINI_SETTINGS", "TMA_COPILOT_HOOKS"):
+                "TMA_PI_EXTENSION", "TMA_GEMINI_SETTINGS", "TMA_COPILOT_HOOKS",
+                "TMA_QWEN_SETTINGS"):
         assert not paths[key].exists(), key
-    for folder in ("claude", "cursor", "opencode", "pi", "copilot"):
+    for folder in ("claude", "cursor", "opencode", "pi", "copilot", "qwen"):
         assert not (srv.root / "cfgs" / folder).exists(), folder
     assert not paths["TMA_CONFIG_DIR"].exists()  # tma's own config folder, made by tma
     assert mine.is_dir()  # the user's folder stays, empty as it was

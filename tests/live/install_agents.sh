@@ -22,8 +22,9 @@ declare -A PKG=(
   [opencode-1.18.33]=opencode-ai
   [pi-0.73.1]=@mariozechner/pi-coding-agent
   [copilot-1.0.102]=@github/copilot
+  [qwen-0.24.4]=@qwen-code/qwen-code
 )
-ALL="claude-2.1.197 claude-2.1.332 codex-0.171.0 gemini-0.61.0 opencode-1.18.33 pi-0.73.1 copilot-1.0.102"
+ALL="claude-2.1.197 claude-2.1.332 codex-0.171.0 gemini-0.61.0 opencode-1.18.33 pi-0.73.1 copilot-1.0.102 qwen-0.24.4"
 
 command -v npm >/dev/null 2>&1 || { echo "install_agents: npm not found" >&2; exit 1; }
 
@@ -38,6 +39,10 @@ install_one() {  # key
     rm -rf "$dir.tmp"
     mkdir -p "$dir.tmp"
     local t0=$SECONDS
+    # Qwen Code's engines say Node >= 22: its npm runs with the Node 22 that .ci/run puts
+    # in TMA_LIVE_NODE22 when the node on PATH is older
+    local PATH=$PATH
+    if [ "$agent" = qwen ] && [ -n "${TMA_LIVE_NODE22:-}" ]; then PATH=$TMA_LIVE_NODE22:$PATH; fi
     if ! npm install --prefix "$dir.tmp" --no-audit --no-fund --loglevel=error "$want" \
          > "$CACHE/install-$key.log" 2>&1; then
       echo "install_agents: $key FAILED (log follows)" >&2
@@ -49,6 +54,11 @@ install_one() {  # key
     mv "$dir.tmp" "$dir"
     echo "$want" > "$marker"
     echo "install_agents: $key installed in $((SECONDS - t0))s"
+  fi
+  if [ "$agent" = qwen ]; then
+    # the package ships its ripgrep without the exec bit (0.24.4): qwen then boxes a
+    # "Ripgrep not available ... EACCES" warning on its first screen and greps in JS
+    chmod +x "$dir"/node_modules/@qwen-code/qwen-code/vendor/ripgrep/*/rg 2>/dev/null || true
   fi
   if [ "$agent" = opencode ]; then
     install_plugin_template "$dir" "$version" || return 1

@@ -227,8 +227,8 @@ def check_steer(sc: Scenario, fake_llm) -> None:
 
 
 def check_steer_now(sc: Scenario, fake_llm) -> None:
-    """Claude holds the message until the turn ends; Codex 0.171.0 steers the running turn
-    with it at once (it goes out to the model while the old stream is still open)."""
+    """Claude and Qwen Code hold the message until the turn ends; Codex 0.171.0 steers the
+    running turn with it at once (it goes out to the model while the old stream is still open)."""
     slow = working(sc, fake_llm)
     marker = f"QUEUED{os.urandom(3).hex()}"
     mark = llm_mark(fake_llm)
@@ -349,7 +349,23 @@ def test_copilot_approve_deny_interrupt(scenario_factory, fake_llm):
     quit_agent(sc)
 
 
-def test_pi_interrupt(scenario_factory, fake_llm):
+def test_qwen_approve_deny_interrupt_steer(scenario_factory, fake_llm):
+    """Qwen Code by keys: approve `1` ("› 1. Yes, allow once") runs the call once, deny
+    Escape leaves it unrun, steer types and submits, steer_now queues the text until the
+    turn ends (qwen's "Enter to steer"), interrupt Escape ends a held turn."""
+    sc: Scenario = scenario_factory(agents_mod.BY_KEY["qwen-0.24.4"], "hookless")
+    start(sc)
+    keys_lane(check_approve(sc, fake_llm), sc.agent, "approve")
+    keys_lane(check_deny(sc, fake_llm), sc.agent, "deny")
+    check_steer(sc, fake_llm)
+    check_steer_now(sc, fake_llm)
+    check_interrupt(sc, fake_llm)
+    # an interrupted turn's text comes back into the composer: clear it before quitting
+    sc.wait_regex(r"(?m)^> SLOWREPLY", 10)
+    sc.keys("C-u")
+    quit_agent(sc)
+
+
     """pi's interrupt is a keystroke (Escape, interrupt.toml's `pi` arm), sent while pi
     streams a held slow reply: pi drops the stream itself and its `Working...` row goes.
     pi has no permission prompt (approve and deny do not cover it) and no steer arm."""

@@ -68,6 +68,7 @@ HOOK_STEPS: dict[str, frozenset[str]] = {
     "opencode": frozenset(_TURN),
     "pi": frozenset(_TURN | {"exited"}),
     "copilot": frozenset(_TURN | {"exited"}),
+    "qwen": frozenset(_TURN | {"exited"}),
 }
 TURN_ENDS = frozenset({"idle_after_reply", "idle_after_tool"})
 

@@ -19,6 +19,8 @@ holds the summary request open (`FakeLLM.hold`) until the harness has measured:
   pi                                                                         /compact
   copilot   ask_user                         exit_plan_mode in Plan mode
                                              (shift+tab)
+  qwen      ask_user_question                exit_plan_mode in plan mode
+                                             (shift+tab four times)
 
 A compaction must read working/compacting. Each dialog is dismissed with Esc, and the
 agent must be idle again. Codex has no compaction in the walk (the issue asks for claude
@@ -153,6 +155,17 @@ WALKS: dict[str, tuple[Walk, ...]] = {
         Walk("plan", "plan",
              "plan1 " + call("exit_plan_mode", {"summary": "- Create hello.txt\n- Check it"}),
              "plan1", mode_keys=(("BTab", r"(?m)^ (?:← open sidebar · )?Plan · "),)),
+    ),
+    "qwen": (
+        Walk("question", "question",
+             "ask1 " + call("ask_user_question", {"questions": [dict(QUESTION,
+                                                                     multiSelect=False)]}),
+             "ask1"),
+        # Ask permissions -> auto-accept edits -> Auto -> YOLO -> plan; Esc is "No, keep
+        # planning"
+        Walk("plan", "plan", "plan1 " + call("exit_plan_mode", {"plan": PLAN_TEXT}), "plan1",
+             mode_keys=(("BTab", r"auto-accept edits \("), ("BTab", r"Auto mode \("),
+                        ("BTab", r"YOLO mode \("), ("BTab", r"plan mode \("))),
     ),
 }
 # opencode 1.18.33 offers plan_exit only under its experimental plan mode

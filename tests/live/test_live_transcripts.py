@@ -182,7 +182,8 @@ def vector_order(window: dict, event: dict) -> None:
     assert list(event) == vec_e[event["kind"]]
 
 
-# Copilot's store (~/.copilot/session-state/<id>/events.jsonl) has no reader yet
+# the agents tma has a transcript reader for (Copilot's store, ~/.copilot/session-state/<id>/
+# events.jsonl, and Qwen Code's are not read yet: `tma transcript` says it has no reader)
 @pytest.mark.parametrize("key", [a.key for a in agents_mod.AGENTS
                                  if a.agent in stores.REGISTRY])
 def test_what_the_agent_said_reads_back_on_every_surface(scenario_factory, key):

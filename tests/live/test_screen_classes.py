@@ -23,7 +23,8 @@ DIALOGS = {"claude-2.1.332_blocked_automode.txt", "codex-0.171.0_blocked_hooks_t
 # checked at the width the suite's panes have
 DRIVEN = {("claude", "question"), ("claude", "plan"), ("claude", "compacting"),
           ("codex", "question"), ("codex", "plan"), ("gemini", "question"), ("gemini", "plan"),
-          ("opencode", "question"), ("opencode", "plan"), ("pi", "compacting")}
+          ("opencode", "question"), ("opencode", "plan"), ("pi", "compacting"),
+          ("qwen", "question"), ("qwen", "plan")}
 SUITE_WIDTH = "100"
 
 

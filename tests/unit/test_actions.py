@@ -115,7 +115,7 @@ def test_the_bundled_actions():
                                     "question_reject", "question_reply", "steer",
                                     "steer_now"]
     assert aset.get("approve").covered_agents() == ("claude", "codex", "copilot", "cursor",
-                                                    "gemini", "opencode")
+                                                    "gemini", "opencode", "qwen")
     assert "pi" not in aset.get("approve").covered_agents()  # pi has no permission prompt
     assert "gemini" not in aset.get("steer").keys and "gemini" not in aset.get("steer_now").keys
     assert aset.get("compact").covered_agents() == ("claude",)

@@ -106,7 +106,7 @@ def _permission_requests() -> list[tuple[str, dict]]:
 @pytest.mark.parametrize("name,payload", _permission_requests(),
                          ids=[n for n, _ in _permission_requests()])
 def test_every_real_permission_request_parks_its_input_exactly(name, payload):
-    assert {name.split("-")[0] for name, _ in _permission_requests()} == {"claude", "codex"}
+    assert {name.split("-")[0] for name, _ in _permission_requests()} == {"claude", "codex", "qwen"}
     parked = _parked(payload)
     assert card.hook_input(parked) == payload["tool_input"]
     assert parked["@agent_pending_summary"].startswith(payload["tool_name"])

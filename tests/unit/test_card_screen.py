@@ -158,6 +158,13 @@ LIVE_ASKS: dict[str, tuple[str, str, str]] = {
     # at 40 columns the question row breaks the path at a `/`: the tool only
     "copilot-1.0.102_blocked_permission_create_w40.txt": ("Write", "Write", "failed"),
     "copilot-1.0.102_blocked_permission_edit_w40.txt": ("Edit", "Edit", "failed"),
+    # the command sits on its own row between the header and "Allow execution of: '…'?"
+    **{f"qwen-0.24.4_blocked_permission_shell_w{w}.txt": ("Bash", ECHO, "exact")
+       for w in (40, 80, 120, 200)},
+    **{f"qwen-0.24.4_blocked_permission_edit_w{w}.txt": ("Edit", "Edit: README.md", "exact")
+       for w in (40, 80, 120, 200)},
+    **{f"qwen-0.24.4_blocked_permission_write_w{w}.txt": ("Write", "Write: notes.txt", "exact")
+       for w in (40, 80, 120, 200)},
 }
 
 
@@ -214,7 +221,8 @@ def test_live_permission_screen(name: str) -> None:
 NOT_PERMISSION = sorted(r["file"] for r in live_rows()
                         if not (r["expected_state"] == "blocked"
                                 and r["expected_detail"] == "permission")
-                        and r["agent"] in ("claude", "codex", "gemini", "opencode", "cursor", "copilot"))
+                        and r["agent"] in ("claude", "codex", "gemini", "opencode", "cursor",
+                                           "copilot", "qwen"))
 
 
 @pytest.mark.parametrize("name", NOT_PERMISSION)

@@ -37,7 +37,7 @@ def claims(det: Detection) -> dict[str, str]:
 def test_bundled_manifests_all_load() -> None:
     manifests = bundled.load_all()
     assert sorted(manifests) == ["claude", "codex", "copilot", "cursor", "gemini", "opencode",
-                                "pi"]
+                                "pi", "qwen"]
     assert bundled.names() == sorted(manifests)
     for name, m in manifests.items():
         assert m.name == name
@@ -110,6 +110,12 @@ def test_identities() -> None:
         assert not gemini.title_matches(title)
     assert ms["cursor"].identity.title_matches("Cursor Agent")
     assert not ms["cursor"].identity.title_matches("Just OK")
+    qwen = ms["qwen"].identity
+    assert qwen.process_names == ("node",)
+    for title in ("Qwen - proj", "◐\ufe0e Qwen - proj", "✳\ufe0e Qwen - proj"):
+        assert qwen.title_matches(title)
+    for title in ("node", "qwen", "Qwen Code", "◇  Ready (proj)"):
+        assert not qwen.title_matches(title)
     assert ms["pi"].identity.title_matches("π - work-pi")
     copilot = ms["copilot"].identity
     assert copilot.process_names == ("node", "copilot")
@@ -129,6 +135,7 @@ def test_visible_states_and_telemetry() -> None:
     assert ms["copilot"].visible == ("blocked", "working", "idle")
     assert ms["opencode"].visible == ("blocked", "working")
     assert ms["pi"].visible == ("working",)
+    assert ms["qwen"].visible == ("working", "blocked")
     channels = {n: (m.context.channel, m.context.format) if m.context else None
                 for n, m in ms.items()}
     assert channels == {
@@ -139,6 +146,7 @@ def test_visible_states_and_telemetry() -> None:
         "gemini": None,
         "opencode": None,
         "pi": ("event", "pi-context-json"),
+        "qwen": None,
     }
     assert ms["claude"].normalize_detail("ratelimited") == "rate_limit"
     assert ms["claude"].normalize_detail("rate-limited") == "rate_limit"

@@ -402,6 +402,16 @@ LIVE_HOOK_EXPECTATIONS = {
         "agentStop": "idle/*",
         "errorOccurred": None,  # every try says recoverable, the last one too: the screen's
     },
+    "qwen": {
+        "SessionStart": "start", "SessionEnd": "end", "UserPromptSubmit": "working/",
+        "PreToolUse": "working/", "PostToolUse": "working/", "Stop": "idle/*",
+        "StopFailure": "idle/*", "PreCompact": "working/compacting",
+        "PermissionRequest": lambda p: {
+            "ask_user_question": "blocked/question", "exit_plan_mode": "blocked/plan"}.get(
+            p.get("tool_name"), "blocked/permission"),
+        "Notification": lambda p: "idle/*" if p.get("notification_type") == "idle_prompt"
+        else None,
+    },
     "pi": {
         "session_start": "start", "session_shutdown": "end", "before_agent_start": "working/",
         "tool_execution_start": "working/", "agent_settled": "idle/*", "agent_end": "idle/*",

@@ -38,7 +38,7 @@ DOCS = "docs/reference/cli.md; the man page: man -l docs/man/tma.1 (in the sourc
 STATES = ("idle", "working", "blocked", "unknown", "done")
 FORMATS = ("tmux", "plain", "json", "prom")
 SHELLS = ("bash", "zsh", "fish")
-HOOK_AGENTS = ("claude", "codex", "gemini", "cursor", "opencode", "pi", "copilot")
+HOOK_AGENTS = ("claude", "codex", "gemini", "cursor", "opencode", "pi", "copilot", "qwen")
 
 # ---------------------------------------------------------------- shared declarations
 
@@ -101,9 +101,10 @@ AGENT_FILES = (
     Flag("--pi-extension", metavar="PATH",
          help="The pi extension file (else TMA_PI_EXTENSION, else "
               "~/.pi/agent/extensions/tma.js)."),
-    Flag("--copilot-hooks", metavar="PATH",
-         help="tma's Copilot hooks file (else TMA_COPILOT_HOOKS, else "
-              "$COPILOT_HOME/hooks/tma.json, else ~/.copilot/hooks/tma.json)."),
+    Flag("--copilot-hooks", metavar="PATH", help="tma's Copilot hooks file (else "
+         "TMA_COPILOT_HOOKS, else $COPILOT_HOME/hooks/tma.json, else ~/.copilot/hooks/tma.json)."),
+    Flag("--qwen-settings", metavar="PATH", help="Qwen Code's settings file (else "
+         "TMA_QWEN_SETTINGS, else ~/.qwen/settings.json)."),
 )
 CONFIG_DIR = Flag("--config-dir", metavar="DIR",
                   help="tma's config directory (else TMA_CONFIG_DIR, else "
@@ -769,9 +770,8 @@ def parse(name: str, argv: list[str], session=None):
     rest = argv
     if cmd.selectors:
         sel, rest = common.take_selectors(rest)
-    args = cmdparse.switches(cmd, rest)  # switches alone (`ls --json`): no argparse
-    if args is None:
-        args = parser(name).parse_args(rest)
+    # switches alone (`ls --json`) need no argparse
+    args = cmdparse.switches(cmd, rest) or parser(name).parse_args(rest)
     if sel is not None and sel.agent is not None and session is not None:
         common.check_agent(session, sel.agent)
     return sel, args

@@ -60,6 +60,7 @@ class Agent:
     prompt_detail: str = "permission"
     exit_steps: tuple[tuple[str, str], ...] = ()  # (key, regex to wait for before it or "")
     env: dict = field(default_factory=dict)
+    node_min: int = 20  # the oldest Node the CLI runs on (its package's engines.node)
 
     @property
     def version(self) -> str:
@@ -206,8 +207,27 @@ def _copilot(agent: Agent, screen: str, title: str) -> str | None:
     return None
 
 
+def _qwen(agent: Agent, screen: str, title: str) -> str | None:
+    if "Do you trust this folder?" in screen:
+        return "dialog"
+    if "Allow execution of" in screen or "Apply this change?" in screen:
+        return "prompt"
+    if "↑/↓: Navigate | Enter: Select" in screen:  # ask_user_question
+        return "question"
+    if "No, keep planning" in screen:  # exit_plan_mode
+        return "plan"
+    # the title's "◐︎ " prefix while it responds; the loading row's "esc to cancel"
+    if title.startswith("◐") or "esc to cancel" in screen:
+        return "working"
+    # the mode row under the composer ("⏸ Ask permissions (shift + tab to cycle)", cut
+    # with "…" at 40 columns)
+    if "(shift + tab to" in screen:
+        return "idle"
+    return None
+
+
 CLASSIFIERS = {"claude": _claude, "codex": _codex, "gemini": _gemini, "opencode": _opencode,
-               "pi": _pi, "copilot": _copilot}
+               "pi": _pi, "copilot": _copilot, "qwen": _qwen}
 
 _CLAUDE_ENV = {
     "ANTHROPIC_API_KEY": CLAUDE_KEY,
@@ -250,6 +270,12 @@ AGENTS: tuple[Agent, ...] = (
           env={"COPILOT_PROVIDER_TYPE": "openai", "COPILOT_PROVIDER_API_KEY": FAKE_KEY,
                "COPILOT_MODEL": "mock-model", "COPILOT_OFFLINE": "true",
                "COPILOT_AUTO_UPDATE": "false"}),
+    # Node >= 22 (engines); the model comes from OPENAI_* (agent_env), the rest from
+    # ~/.qwen/settings.json (_setup_qwen)
+    Agent("qwen-0.24.4", "qwen", "@qwen-code/qwen-code", "qwen",
+          approve_ready=r"› 1\. Yes, allow once",
+          exit_steps=(("C-c", ""), ("C-c", r"Press Ctrl\+C again")),
+          env={"OPENAI_API_KEY": FAKE_KEY, "OPENAI_MODEL": "mock-model"}, node_min=22),
 )
 BY_KEY = {a.key: a for a in AGENTS}
 
@@ -268,6 +294,8 @@ def agent_env(agent: Agent, home: Path, base_url: str) -> dict[str, str]:
         env["PI_CODING_AGENT_DIR"] = str(home / ".pi" / "agent")
     elif agent.agent == "copilot":
         env["COPILOT_PROVIDER_BASE_URL"] = f"{base_url}/v1"
+    elif agent.agent == "qwen":
+        env["OPENAI_BASE_URL"] = f"{base_url}/v1"
     return env
 
 
@@ -389,5 +417,18 @@ def _setup_copilot(agent, home, work, base_url, cache, hooked) -> None:
     _write_json(home / ".copilot" / "config.json", {"trustedFolders": [str(work)]})
 
 
+def _setup_qwen(agent, home, work, base_url, cache, hooked) -> None:
+    # approvalMode "default" asks before tools (the schema's default, "auto", lets a model
+    # classifier approve them, so no prompt would appear); enableAutoUpdate false keeps the
+    # first start off the npm registry; folder trust off: no trust dialog
+    _write_json(home / ".qwen" / "settings.json", {
+        "general": {"enableAutoUpdate": False},
+        "tools": {"approvalMode": "default"},
+        "security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": False}},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False}})
+
+
 SETUP = {"claude": _setup_claude, "codex": _setup_codex, "gemini": _setup_gemini,
-         "opencode": _setup_opencode, "pi": _setup_pi, "copilot": _setup_copilot}
+         "opencode": _setup_opencode, "pi": _setup_pi, "copilot": _setup_copilot,
+         "qwen": _setup_qwen}

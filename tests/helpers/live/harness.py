@@ -63,6 +63,20 @@ def node_major() -> int | None:
     return int(m.group(1)) if m else None
 
 
+def node_dir(minimum: int = 20) -> str | None:
+    """The folder of a node >= minimum: the one on PATH, else $TMA_LIVE_NODE22 (a folder
+    holding a newer node for the agents that need one, which .ci/run sets when the node on
+    PATH is older; Qwen Code needs 22)."""
+    major = node_major()
+    exe = shutil.which("node")
+    if exe is not None and major is not None and major >= minimum:
+        return str(Path(exe).parent)
+    extra = os.environ.get("TMA_LIVE_NODE22", "")
+    if minimum <= 22 and extra and (Path(extra) / "node").exists():
+        return extra
+    return None
+
+
 def tma_argv() -> list[str]:
     """The venv's console script when there is one (what a status line runs)."""
     script = Path(sys.executable).with_name("tma")
@@ -499,9 +513,9 @@ class Scenario:
         path = [str(self.agent.bin_dir(self.cache))]
         if self.hooked:
             path += [str(self.home / "bin"), str(Path(tma_argv()[0]).parent)]
-        node = shutil.which("node")
+        node = node_dir(self.agent.node_min)
         if node:  # the node that passed the version check, wherever it lives
-            path.append(str(Path(node).parent))
+            path.append(node)
         path += [d for d in ("/usr/local/bin", "/usr/bin", "/bin") if d not in path]
         env = {
             "HOME": str(self.home), "PATH": ":".join(path), "TERM": "xterm-256color",
