@@ -755,7 +755,17 @@ class Scenario:
             if detail is not None and hit.detail != detail:
                 problems.append(f"detail {hit.detail!r}, want {detail!r}")
             if hook_step and expected and hit.source != "hook":
-                problems.append(f"source {hit.source or 'capture'!r}, want 'hook'")
+                # the hook lane must carry the state, within the deadline of the screen; a
+                # screen read may say it first where the agent runs its hook after drawing
+                # (Copilot fires userPromptSubmitted ~0.3 s after its working footer)
+                left = t_screen + deadline - time.time()
+                late = self.monitor.wait(lambda s: s.state == expected and s.source == "hook",
+                                         max(0.0, left), hit.t)
+                if late is None or late.t - t_screen > deadline:
+                    problems.append(f"source {hit.source or 'capture'!r}, want 'hook' within "
+                                    f"{deadline:g}s of the screen")
+                else:
+                    res.source = "hook"
             problems += self.confirm(expected)
             if problems:
                 res.note = "; ".join(problems)
