@@ -867,6 +867,30 @@ def json_hooks_planned(path: str, shape: Shape, events: list[str], ctx: Ctx,
     return doc, new
 
 
+def flat_versioned(new: dict, before, uninstall: bool) -> dict:
+    """Cursor's and Copilot's flat hook files: `"version": 1` comes in with tma's hooks,
+    and leaves with them when an uninstall empties `hooks` (a file tma created goes back
+    to holding nothing of tma's)."""
+    if not uninstall and "version" not in new:
+        return {"version": 1, **new}
+    if uninstall and not same(new, before) and new.get("version") == 1 and not new.get("hooks"):
+        new = {k: v for k, v in new.items() if k not in ("version", "hooks")}
+    return new
+
+
+def json_hooks_plan(agent: str, path: str, shape: Shape, events: list[str], ctx: Ctx,
+                    uninstall: bool, label: str, caveat: str, *,
+                    versioned: bool = False) -> Plan:
+    """The whole plan of an adapter whose one file is a JSON hooks file (Gemini's and
+    Qwen's settings.json, Copilot's hook file)."""
+    doc, new = json_hooks_planned(path, shape, events, ctx, uninstall)
+    if versioned:
+        new = flat_versioned(new, doc.data, uninstall)
+    out = Plan(agent)
+    out.add(doc.change(new, label, uninstall=uninstall))
+    return out.caveat(caveat, uninstall)
+
+
 def load_status(agent: str, loader: Callable[[], T]) -> tuple[Status, T | None]:
     """A Status plus what loader() returned; a refusal becomes the Status's error."""
     st = Status(agent)
