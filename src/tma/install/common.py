@@ -41,7 +41,7 @@ import tempfile
 from dataclasses import dataclass, field
 from importlib import resources
 
-from tma.core.paths import here
+from tma.core.paths import here, shown
 from tma.install.jsonsplice import splice
 
 TYPE_CHECKING = False
@@ -520,8 +520,8 @@ def diff(change: Change, colour: bool = False, applying: bool = True) -> str:
         return ("" if applying else "would ") + change.summary + "\n"
     old = change.old if isinstance(change.old, str) else ""
     new = change.new if isinstance(change.new, str) else ""
-    a = change.path if change.old is not None else "/dev/null"
-    b = change.path if change.new is not None else "/dev/null"
+    a = shown(change.path) if change.old is not None else "/dev/null"
+    b = shown(change.path) if change.new is not None else "/dev/null"
     out = []
     for line in difflib.unified_diff(old.splitlines(True), new.splitlines(True), a, b, n=3):
         if line.startswith(("---", "+++")):
