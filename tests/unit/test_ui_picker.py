@@ -191,3 +191,16 @@ def test_every_term_must_match_and_ties_keep_the_usual_order():
     assert [r["pane"] for r in picker.visible([a, b, c], view, PAL, NOW)] == ["%2", "%1"]
     view = picker.View(query="codex blk")
     assert [r["pane"] for r in picker.visible([a, b, c], view, PAL, NOW)] == ["%2"]
+
+
+def test_a_narrow_footer_drops_hints_not_the_way_out():
+    """At 40 columns the footer's hints go from the right, keeping `esc quit`; nothing is
+    cut mid-word. A filter that finds nothing in this session says ctrl-s widens it."""
+    out = picker.text(render([row("%1")], width=40, height=12)).splitlines()
+    assert out[-1].rstrip() == " enter jump · tab actions · esc quit", out[-1]
+    assert "…" not in out[-1]
+    assert picker.hints(picker.PICKER_KEYS, 200) == picker.PICKER_KEYS
+    assert picker.hints("a b · c d · e f", 1) == "a b · e f"  # two always stay
+    out = picker.text(render([row("%1", locator="x:1.0")],
+                             picker.View(query="zzz", scope="session", session="s")))
+    assert "no agent in this session matches the filter" in out and "ctrl-s" in out

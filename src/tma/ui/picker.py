@@ -346,8 +346,21 @@ def header(view: View, width: int, plain: bool, shown: int, total: int) -> Line:
 
 
 def footer(view: View, width: int, plain: bool, keys: str) -> Line:
-    text = view.message or keys
+    text = view.message or hints(keys, width - 1)
     return [(fit(" " + text, width), "" if plain else "dim")]
+
+
+def hints(keys: str, width: int) -> str:
+    """A "key what · key what" line that fits `width`: hints drop from the right, rather
+    than the line being cut mid-word; the first, the last (how to leave) and `? help`
+    (which lists them all) stay."""
+    parts = keys.split(" · ")
+    for i in range(len(parts) - 2, 0, -1):
+        if len(" · ".join(parts)) <= width:
+            break
+        if not parts[i].startswith("? "):
+            del parts[i]
+    return " · ".join(parts)
 
 
 PICKER_KEYS = "enter jump · tab actions · ctrl-t conversation · ctrl-s scope · esc quit"
@@ -360,6 +373,9 @@ PICKER_NARROW_KEYS = "enter jump · tab actions · ctrl-s scope · esc quit"
 def empty_hint(view: View) -> list[str]:
     """What an empty list says, and what to do about it."""
     if view.query:
+        if getattr(view, "scope", "all") == "session":
+            return ["no agent in this session matches the filter",
+                    "Backspace edits it, ctrl-s shows every session"]
         if getattr(view, "searching", True):  # the picker, or watch while searching
             return ["no agent matches the filter", "Backspace edits it"]
         return ["no agent matches the filter", "/ edits it, esc clears it"]
