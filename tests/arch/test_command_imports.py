@@ -130,6 +130,7 @@ WHY = {
     "tma.ui.app": "the screens' key loop",
     "tma.ui.picker": "the picker's renderer",
     "tma.ui.term": "the terminal",
+    "tma.ui.width": "text measured in terminal cells (a wide character takes two)",
 }
 
 BASE = {"tma", "tma.cli", "tma.cli.main", "tma.core", "tma.core.errors", "tma.core.paths",
@@ -177,7 +178,8 @@ PINS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     # the first frame is drawn from the stamps as they are: no producing cycle, no git
     "picker": BASE | SESSION | {"tma.runtime.selectors", "tma.core.untrusted"} | CYCLE | NAV
     | ROWS | {"tma.cli.picker", "tma.runtime.screen", "tma.runtime.feed", "tma.runtime.rundir",
-              "tma.runtime.handoff", "tma.ui.app", "tma.ui.picker", "tma.ui.term"},
+              "tma.runtime.handoff", "tma.ui.app", "tma.ui.picker", "tma.ui.term",
+              "tma.ui.width"},
 }.items()}
 
 #: The command lines, by the pin's name (PANE_* are filled in from the panes).

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from tma.ui import table
+from tma.ui import table, width as cw
 
 #: Row order by display class: whose move it is first.
 CLASS_RANK = {"blocked": 0, "done": 1, "working": 2, "idle": 3, "unknown": 4}
@@ -231,15 +231,16 @@ DROP = ("title", "model", "repo", "context", "detail", "where")
 
 
 def fit(text: str, width: int) -> str:
+    """`text` in at most `width` cells, its cut marked with `…`."""
     if width <= 0:
         return ""
-    return text if len(text) <= width else text[:max(width - 1, 0)] + "…"
+    return text if cw.cells(text) <= width else cw.clip(text, width - 1) + "…"
 
 
 def layout(grid: list[dict[str, str]], columns, drop, width: int) -> dict[str, int]:
     """Column widths that fit `width`: empty columns vanish, then the low-priority ones."""
     cols = [c for c in columns if any(g[c] for g in grid)]
-    widths = {c: max(len(g[c]) for g in grid) for c in cols}
+    widths = {c: max(cw.cells(g[c]) for g in grid) for c in cols}
     if "title" in widths:
         widths["title"] = min(widths["title"], 40)
 
@@ -280,7 +281,8 @@ def row_line(c: dict[str, str], cls: str, widths: dict[str, int], *, selected: b
             style = "bold"
         elif name in ("repo", "model", "where"):
             style = "dim"
-        line.append((fit(c[name], w).ljust(w), "" if plain else (style + sel).strip()))
+        text = fit(c[name], w)
+        line.append((text + " " * (w - cw.cells(text)), "" if plain else (style + sel).strip()))
     return line
 
 
@@ -315,7 +317,7 @@ def preview_lines(view: View, width: int, height: int, plain: bool,
     if asks:
         name = f"{name} · {asks}" if name else asks
     rule = f"── {name} " if name else "── "
-    out: list[Line] = [[(fit(rule + "─" * max(width - len(rule), 0), width),
+    out: list[Line] = [[(fit(rule + "─" * max(width - cw.cells(rule), 0), width),
                          "" if plain else "dim")]]
     if height <= 1:
         return out
