@@ -146,7 +146,7 @@ PRODUCING = {"tma.runtime.manifests", "tma.core.identity", "tma.runtime.procs",
              "tma.core.rollup"}
 NAV = {"tma.runtime.navigate", "tma.core.nav", "tma.tmux.nav", "tma.tmux.attention",
        "tma.tmux.write", "tma.core.plan"}
-ROWS = {"tma.ui", "tma.ui.rows", "tma.ui.table"}
+ROWS = {"tma.ui", "tma.ui.rows", "tma.ui.table", "tma.ui.width"}
 SCREEN_CARD = {"tma.runtime.act", "tma.runtime.act.card_screen", "tma.core.card", "tma.core.rules",
                "tma.core.manifest", "tma.core.hookmap"}
 SURFACE = BASE | SESSION | TABLE | CYCLE | PRODUCING  # a table command that reads rows
@@ -178,8 +178,7 @@ PINS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     # the first frame is drawn from the stamps as they are: no producing cycle, no git
     "picker": BASE | SESSION | {"tma.runtime.selectors", "tma.core.untrusted"} | CYCLE | NAV
     | ROWS | {"tma.cli.picker", "tma.runtime.screen", "tma.runtime.feed", "tma.runtime.rundir",
-              "tma.runtime.handoff", "tma.ui.app", "tma.ui.picker", "tma.ui.term",
-              "tma.ui.width"},
+              "tma.runtime.handoff", "tma.ui.app", "tma.ui.picker", "tma.ui.term"},
 }.items()}
 
 #: The command lines, by the pin's name (PANE_* are filled in from the panes).
