@@ -113,3 +113,32 @@ def test_a_page_with_bodies_is_the_page_with_each_body_fetched_alone(tmp_path, m
             [(e.cursor, e.body) for e in alone.events]
     finally:
         opencode_db.close_all()
+
+
+def test_big_rows_are_not_pulled_a_whole_batch_at_a_time(tmp_path, monkeypatch):
+    """Parts of 3 MB each (a tool's output) and a read budget of 1 MiB: the page reads
+    the few rows the budget pays for, not 32 rows (~96 MB) before it looks at their size."""
+    env = _approved_store(tmp_path)
+    sid = _session(env)
+    db = sqlite3.connect(Path(env["XDG_DATA_HOME"]) / "opencode" / "opencode.db")
+    cols = [r[1] for r in db.execute("PRAGMA table_info(part)")]
+    row = db.execute("SELECT * FROM part WHERE session_id = ? ORDER BY id DESC LIMIT 1",
+                     (sid,)).fetchone()
+    big = '{"type":"text","text":"' + "x" * (3 << 20) + '"}'
+    for k in range(40):
+        doc = dict(zip(cols, row, strict=True), id=f"prt_zzbig{k:03d}", data=big)
+        db.execute(f"INSERT INTO part ({','.join(cols)}) VALUES ({','.join('?' * len(cols))})",
+                   [doc[c] for c in cols])
+    db.commit()
+    db.close()
+    fetched: list[int] = []
+    real = opencode_db.OpenCodeDB._records
+    monkeypatch.setattr(opencode_db.OpenCodeDB, "_records",
+                        lambda self, s, batch, roles: fetched.append(len(batch))
+                        or real(self, s, batch, roles))
+    try:
+        page = opencode_db.page(opencode_db.locate(sid, "/anywhere", env), None, window.clamp())
+        assert page.entries and page.older is not None
+        assert sum(fetched) <= 4, fetched
+    finally:
+        opencode_db.close_all()
