@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Record the transcript fixtures of tests/fixtures/transcripts/{copilot-1.0.102,qwen-0.24.4}:
+# the real CLIs in a private tmux server (-L tma-txcq) against the lab's scripted fake model
+# (/work/shared/lab/mockllm.py, unpatched) on 127.0.0.1, each scenario in a fresh HOME.
+#
+#   tools/lab_transcripts_cq.sh OUT [AGENT[:SCENARIO,...] ...]   (default: every scenario)
+#
+# OUT/<agent>-<version>/<scenario>/ receives the files the session left in its store, with
+# their paths relative to the HOME (see the fixtures' README.md). Environment:
+#   LAB            the agentlab (default /work/shared/lab)
+#   ROOT           scratch dir (default /tmp/tma-txcq): HOMEs, work dirs, logs
+#   TMA_LIVE_CACHE the pinned agents (tests/live/install_agents.sh; default ~/.cache/tma-live)
+#   NODE22         a directory with node >= 22 for Qwen (default $TMA_LIVE_NODE22)
+#   PORT           the fake model's port (default 18961)
+set -u
+OUT=${1:?usage: lab_transcripts_cq.sh OUT [AGENT[:SCENARIO,...] ...]}; shift
+mkdir -p "$OUT"; OUT=$(cd "$OUT" && pwd)
+LAB=${LAB:-/work/shared/lab}
+ROOT=${ROOT:-/tmp/tma-txcq}
+CACHE=${TMA_LIVE_CACHE:-$HOME/.cache/tma-live}
+NODE22=${NODE22:-${TMA_LIVE_NODE22:-}}
+PORT=${PORT:-18961}
+T="tmux -L tma-txcq -f /dev/null"
+declare -A VERSION=([copilot]=1.0.102 [qwen]=0.24.4)
+declare -A SCENARIOS=(
+  [copilot]="plain tool-approved tool-denied error long compaction"
+  [qwen]="plain tool-approved tool-denied error long compaction"
+)
+LONG='SAY{'"$(for i in $(seq 1 40); do printf 'Line %d of a long scripted reply, written so the answer spans many rows.\\n' "$i"; done)"'}SAY'
+
+mkdir -p "$ROOT"
+mock() {
+  [ -f "$ROOT/mock.pid" ] && kill "$(cat "$ROOT/mock.pid")" 2>/dev/null
+  python3 "$LAB/mockllm.py" --port "$PORT" --log "$ROOT/mock-requests.jsonl" --max-seconds 3600 \
+    --slow-seconds 6 > "$ROOT/mock.out" 2>&1 &
+  echo $! > "$ROOT/mock.pid"; sleep 0.7
+}
+show() { $T capture-pane -p -t "$A" 2>/dev/null; }
+wait_for() {  # wait_for REGEX SECONDS
+  for _ in $(seq 1 $(( ${2:-30} * 2 ))); do show | grep -Eq "$1" && return 0; sleep 0.5; done
+  echo "timeout waiting for '$1' ($A $S)" >&2; show | tail -15 >&2; return 1
+}
+send() { $T send-keys -t "$A" -l "$1"; sleep 0.4; $T send-keys -t "$A" Enter; }
+keys() { $T send-keys -t "$A" "$@"; }
+H() { echo "$ROOT/home-$A"; }
+W() { echo "$ROOT/work-$A"; }
+IDLE_copilot='/ commands'
+IDLE_qwen='Type your message'
+idle() { sleep 2; wait_for "${1:-}$(eval echo "\$IDLE_$A")" "${2:-60}"; sleep 2; }
+
+fresh() {
+  $T kill-session -t "$A" 2>/dev/null
+  rm -rf "$(H)" "$(W)"; mkdir -p "$(H)" "$(W)"
+  (cd "$(W)" && git init -q . && echo "# scratch project" > README.md)
+  local bin=$CACHE/$A-${VERSION[$A]}/node_modules/.bin envs path
+  path=$bin:/usr/local/bin:/usr/bin:/bin
+  case $A in
+    copilot)
+      mkdir -p "$(H)/.copilot"; echo "{\"trustedFolders\": [\"$(W)\"]}" > "$(H)/.copilot/config.json"
+      envs="COPILOT_PROVIDER_BASE_URL=http://127.0.0.1:$PORT/v1 COPILOT_PROVIDER_TYPE=openai COPILOT_PROVIDER_API_KEY=mock-key COPILOT_MODEL=mock-model COPILOT_OFFLINE=true COPILOT_AUTO_UPDATE=false" ;;
+    qwen)
+      path=$bin:$NODE22:/usr/local/bin:/usr/bin:/bin
+      mkdir -p "$(H)/.qwen"
+      echo '{"general": {"enableAutoUpdate": false}, "tools": {"approvalMode": "default"}, "security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": false}}, "privacy": {"usageStatisticsEnabled": false}, "telemetry": {"enabled": false}}' > "$(H)/.qwen/settings.json"
+      envs="OPENAI_BASE_URL=http://127.0.0.1:$PORT/v1 OPENAI_API_KEY=sk-mock-0000 OPENAI_MODEL=mock-model" ;;
+  esac
+  $T new-session -d -s "$A" -x 120 -y 40 -c "$(W)" \
+    "env -i HOME=$(H) PATH=$path TERM=xterm-256color LANG=C.UTF-8 SHELL=/bin/bash $envs PS1='lab\$ ' bash --norc --noprofile"
+  sleep 0.5; send "$A"
+  idle "" 60
+}
+
+tool() {  # RUNTOOL: the fake model asks for its shell command; $1 allow|deny
+  send "Please RUNTOOL now"
+  case $A in
+    copilot) wait_for "Do you want to run this command" 30 || return 1; sleep 1
+             if [ "$1" = allow ]; then keys 1; else keys Escape; fi ;;
+    qwen) wait_for "1\. Yes, allow once" 30 || return 1; sleep 1
+          if [ "$1" = allow ]; then keys Enter; else keys Escape; fi ;;
+  esac
+  [ "$1" = allow ] && wait_for "TOOL RESULT SEEN" 30
+  idle
+}
+
+scenario() {
+  S=$1
+  fresh || { echo "$A did not start" >&2; return 1; }
+  case $S in
+    plain) send "Say hello please"; wait_for "Hello from mockllm" 30; idle ;;
+    tool-approved) tool allow ;;
+    tool-denied) tool deny ;;
+    error) send "Please FAILHTTP400 now"; sleep 5; idle "" 120 ;;
+    long) send "Please reply at length $LONG"; wait_for "Line 40 of a long" 30; idle ;;
+    compaction)
+      send "Say hello please"; wait_for "Hello from mockllm" 30; idle
+      tool allow
+      send "$( [ $A = copilot ] && echo /compact || echo /compress )"; sleep 5; idle "" 90 ;;
+    *) echo "no scenario $A:$S" >&2; return 1 ;;
+  esac
+  show > "$ROOT/screen-$A-$S.txt"
+  # quit the agent (ctrl+c twice), so what it writes at exit is in the file too
+  keys C-c; sleep 0.4; keys C-c; sleep 3
+  local dir=$OUT/$A-${VERSION[$A]}/$S store
+  case $A in copilot) store=.copilot ;; qwen) store=.qwen ;; esac
+  rm -rf "$dir"; mkdir -p "$dir"
+  (cd "$(H)" && find "$store" -type f \( -name '*.jsonl' -o -name 'workspace.yaml' \) -print0 \
+     | xargs -0 -r cp --parents -t "$dir")
+  echo "{\"home\": \"$(H)\", \"cwd\": \"$(W)\"}" > "$dir/where.json"
+  $T kill-session -t "$A" 2>/dev/null
+  echo "recorded $A $S"
+}
+
+mock
+for spec in ${*:-copilot qwen}; do
+  A=${spec%%:*}
+  list=${SCENARIOS[$A]:-}; [ "$spec" != "$A" ] && list=${spec#*:}; list=${list//,/ }
+  for s in $list; do scenario "$s"; done
+done
+$T kill-server 2>/dev/null
+kill "$(cat "$ROOT/mock.pid")" 2>/dev/null; rm -f "$ROOT/mock.pid"
