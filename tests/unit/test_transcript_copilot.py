@@ -91,6 +91,14 @@ def test_a_failed_model_call_ends_the_turn_with_its_error():
     assert not [e for e in evs if e.kind == "usage"]  # nothing was used
 
 
+def test_an_interrupted_reply_ends_its_turn_interrupted():
+    """Esc Esc while the slow reply streams: no assistant.message, an abort."""
+    evs = read("interrupted.jsonl")
+    assert flow(evs)[2:] == ["user_message", "turn_boundary"]
+    end = next(e for e in evs if e.kind == "turn_boundary")
+    assert (end.data, end.preview) == ({"boundary": "end", "reason": "interrupted"}, "user_abort")
+
+
 def test_a_long_reply_is_one_text_whole_in_its_body():
     evs = read("long.jsonl")
     text = next(e for e in evs if e.kind == "assistant_text")
