@@ -7,7 +7,10 @@
 #
 # OUT/<agent>-<version>/<scenario>/ receives the files the session left in its store, with
 # their paths relative to the HOME (see the fixtures' README.md). Environment:
-#   LAB            the agentlab (default /work/shared/lab)
+#   LAB            the agentlab (default /work/shared/lab); its mockllm.py is copied and
+#                  given a settable chat-completions prompt token count
+#                  (MOCKLLM_PROMPT_TOKENS: Qwen's /compress keeps a summary only when it
+#                  is smaller than the last prompt was, and the fake's 100 tokens never are)
 #   ROOT           scratch dir (default /tmp/tma-txcq): HOMEs, work dirs, logs
 #   TMA_LIVE_CACHE the pinned agents (tests/live/install_agents.sh; default ~/.cache/tma-live)
 #   NODE22         a directory with node >= 22 for Qwen (default $TMA_LIVE_NODE22)
@@ -23,15 +26,18 @@ PORT=${PORT:-18961}
 T="tmux -L tma-txcq -f /dev/null"
 declare -A VERSION=([copilot]=1.0.102 [qwen]=0.24.4)
 declare -A SCENARIOS=(
-  [copilot]="plain tool-approved tool-denied error long compaction"
-  [qwen]="plain tool-approved tool-denied error long compaction"
+  [copilot]="plain tool-approved tool-denied error long interrupted compaction"
+  [qwen]="plain tool-approved tool-denied error long interrupted compaction"
 )
 LONG='SAY{'"$(for i in $(seq 1 40); do printf 'Line %d of a long scripted reply, written so the answer spans many rows.\\n' "$i"; done)"'}SAY'
 
 mkdir -p "$ROOT"
-mock() {
-  [ -f "$ROOT/mock.pid" ] && kill "$(cat "$ROOT/mock.pid")" 2>/dev/null
-  python3 "$LAB/mockllm.py" --port "$PORT" --log "$ROOT/mock-requests.jsonl" --max-seconds 3600 \
+sed 's/usage = {"prompt_tokens": 100, /usage = {"prompt_tokens": int(os.environ.get("MOCKLLM_PROMPT_TOKENS", "100")), /' \
+  "$LAB/mockllm.py" > "$ROOT/mockllm.py"
+grep -q MOCKLLM_PROMPT_TOKENS "$ROOT/mockllm.py" || { echo "mockllm.py: usage line not found" >&2; exit 1; }
+mock() {  # (re)start the fake model, with the environment given as arguments
+  [ -f "$ROOT/mock.pid" ] && kill "$(cat "$ROOT/mock.pid")" 2>/dev/null; sleep 0.5
+  env "$@" python3 "$ROOT/mockllm.py" --port "$PORT" --log "$ROOT/mock-requests.jsonl" --max-seconds 3600 \
     --slow-seconds 6 > "$ROOT/mock.out" 2>&1 &
   echo $! > "$ROOT/mock.pid"; sleep 0.7
 }
@@ -46,7 +52,13 @@ H() { echo "$ROOT/home-$A"; }
 W() { echo "$ROOT/work-$A"; }
 IDLE_copilot='/ commands'
 IDLE_qwen='Type your message'
-idle() { sleep 2; wait_for "${1:-}$(eval echo "\$IDLE_$A")" "${2:-60}"; sleep 2; }
+BUSY_copilot='esc esc (interrupt|edit prompt)'
+BUSY_qwen='esc to cancel'
+idle() {  # the composer is back and nothing is running (Qwen keeps its composer on screen)
+  sleep 2; wait_for "${1:-}$(eval echo "\$IDLE_$A")" "${2:-60}" || return 1
+  for _ in $(seq 1 $(( ${2:-60} * 2 ))); do show | grep -Eq "$(eval echo "\$BUSY_$A")" || break; sleep 0.5; done
+  sleep 2
+}
 
 fresh() {
   $T kill-session -t "$A" 2>/dev/null
@@ -91,10 +103,16 @@ scenario() {
     tool-denied) tool deny ;;
     error) send "Please FAILHTTP400 now"; sleep 5; idle "" 120 ;;
     long) send "Please reply at length $LONG"; wait_for "Line 40 of a long" 30; idle ;;
+    interrupted)
+      send "Please SLOWREPLY now"; wait_for "Working slowly" 20; sleep 1
+      if [ $A = copilot ]; then keys Escape; sleep 0.2; keys Escape; else keys Escape; fi
+      idle ;;
     compaction)
+      [ $A = qwen ] && mock MOCKLLM_PROMPT_TOKENS=5000
       send "Say hello please"; wait_for "Hello from mockllm" 30; idle
       tool allow
-      send "$( [ $A = copilot ] && echo /compact || echo /compress )"; sleep 5; idle "" 90 ;;
+      send "$( [ $A = copilot ] && echo /compact || echo /compress )"; sleep 5; idle "" 90
+      [ $A = qwen ] && mock ;;
     *) echo "no scenario $A:$S" >&2; return 1 ;;
   esac
   show > "$ROOT/screen-$A-$S.txt"

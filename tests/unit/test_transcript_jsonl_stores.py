@@ -1,8 +1,8 @@
-"""What every JSONL store module owes the reader, checked on Gemini CLI's, pi's and
-Copilot CLI's recorded sessions: every record of a recorded session is known (no `unknown`
-event), a record drifted by hand is not, `events` is a function of the one record it is
-given, and a recorded file read backwards in chunks of any size gives the events read
-forwards.
+"""What every JSONL store module owes the reader, checked on Gemini CLI's, pi's, Copilot
+CLI's and Qwen Code's recorded sessions: every record of a recorded session is known (no
+`unknown` event), a record drifted by hand is not, `events` is a function of the one
+record it is given, and a recorded file read backwards in chunks of any size gives the
+events read forwards.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tests.helpers import recorded_transcripts as tx
-from tma.core.transcript import copilot, event, fields, gemini, pi
+from tma.core.transcript import copilot, event, fields, gemini, pi, qwen
 from tma.core.transcript.window import Limits
 from tma.runtime.transcript import page
 
-STORES = [(gemini, tx.GEMINI), (pi, tx.PI), (copilot, tx.COPILOT)]
+STORES = [(gemini, tx.GEMINI), (pi, tx.PI), (copilot, tx.COPILOT), (qwen, tx.QWEN)]
 IDS = [mod.NAME for mod, _ in STORES]
 ALL = [(mod, rec) for mod, where in STORES for path in tx.recorded(where)
        for rec in tx.records(path)]

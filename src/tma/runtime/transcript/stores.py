@@ -39,6 +39,7 @@ REGISTRY: dict[str, str] = {
     "gemini": "tma.core.transcript.gemini",
     "pi": "tma.core.transcript.pi",
     "copilot": "tma.core.transcript.copilot",
+    "qwen": "tma.core.transcript.qwen",
     "opencode": "tma.runtime.transcript.opencode_db",
 }
 #: agents whose transcripts tma does not read, and why
