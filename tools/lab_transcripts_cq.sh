@@ -26,7 +26,7 @@ PORT=${PORT:-18961}
 T="tmux -L tma-txcq -f /dev/null"
 declare -A VERSION=([copilot]=1.0.102 [qwen]=0.24.4)
 declare -A SCENARIOS=(
-  [copilot]="plain tool-approved tool-denied error long interrupted compaction"
+  [copilot]="plain tool-approved tool-denied denied-feedback error long interrupted compaction"
   [qwen]="plain tool-approved tool-denied error long interrupted compaction"
 )
 LONG='SAY{'"$(for i in $(seq 1 40); do printf 'Line %d of a long scripted reply, written so the answer spans many rows.\\n' "$i"; done)"'}SAY'
@@ -101,6 +101,9 @@ scenario() {
     plain) send "Say hello please"; wait_for "Hello from mockllm" 30; idle ;;
     tool-approved) tool allow ;;
     tool-denied) tool deny ;;
+    denied-feedback)  # Copilot: the dialog's last option, "No, and tell Copilot what to do differently"
+      send "Please RUNTOOL now"; wait_for "Do you want to run this command" 30 || return 1; sleep 1
+      keys 2; sleep 1; $T send-keys -t "$A" -l "not now"; sleep 0.5; keys Enter; sleep 3; idle ;;
     error) send "Please FAILHTTP400 now"; sleep 5; idle "" 120 ;;
     long) send "Please reply at length $LONG"; wait_for "Line 40 of a long" 30; idle ;;
     interrupted)

@@ -126,15 +126,21 @@ def test_a_drifted_file_is_counted_unknown():
     assert unknown == ["session.usage", "assistant.reply"]
 
 
-def test_a_permission_answer_other_than_a_denial_or_approval_is_still_an_error_result():
-    approved = copilot.events({"type": "permission.completed", "data": {
-        "toolCallId": "c1", "result": {"kind": "approved-for-session"}}})
-    denied = copilot.events({"type": "permission.completed", "data": {
-        "toolCallId": "c1", "result": {"kind": "denied-interactively-by-user",
-                                       "feedback": "not that file"}}})
-    assert [e.kind for e in approved] == ["bookkeeping"]
-    assert [(e.kind, e.data["status"], e.preview) for e in denied] == [
-        ("tool_result", "error", "denied-interactively-by-user: not that file")]
+def test_a_denial_with_feedback_is_answered_once_by_the_calls_own_result():
+    """"No, and tell Copilot…" with a text: the permission's answer is bookkeeping, the
+    failed tool.execution_complete the CLI hands the model is the call's one result, and
+    the turn goes on to the model's answer."""
+    evs = read("denied-feedback.jsonl")
+    assert flow(evs)[2:] == ["user_message", "tool_call", "permission_request", "tool_result",
+                             "assistant_text"]
+    call = next(e for e in evs if e.kind == "tool_call")
+    result = next(e for e in evs if e.kind == "tool_result")
+    assert result.data["call_id"] == call.data["call_id"]
+    assert (result.data["status"], result.preview) == (
+        "error", "The user rejected this tool call. User feedback: not now")
+    answered = [e for e in evs if e.kind == "bookkeeping"
+                and e.data["type_name"] == "permission.completed"]
+    assert [e.preview for e in answered] == ["denied-interactively-by-user"]
 
 
 @pytest.mark.parametrize("name", sorted(tx.paths(tx.COPILOT)))

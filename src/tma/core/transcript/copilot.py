@@ -22,10 +22,13 @@ Every record is `{type, data, id, timestamp, parentId}`, appended as it happens:
   `error.message` for a failed call): `tool_result`;
 - `permission.requested`: the approval the CLI asks for (`permissionRequest.kind`, e.g.
   `shell`, `write`, and its `toolCallId`): `permission_request`;
-- `permission.completed`: the answer. Approved is bookkeeping (the call then runs and its
-  `tool.execution_complete` follows); anything else (denied, cancelled by Esc) is the
-  call's only outcome in the file, so it is that call's `tool_result`, `error`, with the
-  answer's kind and reason as text;
+- `permission.completed`: the answer. `cancelled` (Esc at the dialog: the turn is
+  aborted, no `tool.execution_complete` is ever written for the call) is the call's only
+  outcome in the file, so it is that call's `tool_result`, `error`, with the answer's kind
+  and reason as text. Any other answer is bookkeeping: approved, the call runs; denied
+  (`denied-interactively-by-user`, "No, and tell Copilot…" with its feedback), the CLI
+  answers the model with a failed `tool.execution_complete` (`error.code: denied`), which
+  is the result;
 - `abort`: the user stopped the turn (Esc): a `turn_boundary` end, `interrupted`;
 - `session.error`: a model call that failed for good (`message`, `statusCode`): a
   `turn_boundary` end whose reason is `error`, the message as preview;
@@ -217,8 +220,8 @@ def _answered(data: dict[str, object], ts: str | None, kind: str) -> Event:
     result = data.get("result")
     result = result if isinstance(result, dict) else {}
     how = fields.string(result.get("kind")) or "?"
-    if how == "approved" or how.startswith("approved"):
-        return make("bookkeeping", ts=ts, preview=how, type_name=kind)
+    if how != "cancelled":  # the call's tool.execution_complete says how it ended
+        return make("bookkeeping", ts=ts, preview=fields.preview(how), type_name=kind)
     reason = fields.string(result.get("reason")) or fields.string(result.get("feedback"))
     text = f"{how}: {reason}" if reason else how
     return make("tool_result", ts=ts, preview=fields.preview(text), body=fields.text_body(text),
