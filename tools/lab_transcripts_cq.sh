@@ -105,6 +105,7 @@ scenario() {
       send "Please RUNTOOL now"; wait_for "Do you want to run this command" 30 || return 1; sleep 1
       keys 2; sleep 1; $T send-keys -t "$A" -l "not now"; sleep 0.5; keys Enter; sleep 3; idle ;;
     error) send "Please FAILHTTP400 now"; sleep 5; idle "" 120 ;;
+    retried) send "Please FAILHTTP429x2 now"; wait_for "Hello from mockllm" 90; idle ;;
     long) send "Please reply at length $LONG"; wait_for "Line 40 of a long" 30; idle ;;
     interrupted)
       send "Please SLOWREPLY now"; wait_for "Working slowly" 20; sleep 1

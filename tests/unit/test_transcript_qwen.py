@@ -80,6 +80,14 @@ def test_a_failed_model_call_ends_the_turn_with_its_error():
     assert end.preview == "400 mockllm: scripted HTTP 400"
 
 
+def test_a_call_retried_then_answered_leaves_no_trace_of_its_failed_tries():
+    """Two 429s, retried by the CLI, then the reply: nothing in the file says a try failed
+    (so a failure record is the turn's own end, not a try's)."""
+    evs = read("retried.jsonl")
+    assert flow(evs) == ["user_message", "assistant_text"]
+    assert next(e for e in evs if e.kind == "assistant_text").body == ("text", PROMPT_TEXT)
+
+
 def test_a_long_reply_is_one_text_whole_in_its_body():
     evs = read("long.jsonl")
     text = next(e for e in evs if e.kind == "assistant_text")

@@ -27,9 +27,9 @@ Records, by `type` (and `subtype`):
 - `system`, by `subtype`: `chat_compression` the history replaced by a summary (the
   `compaction`, the summary the first text of `compressedHistory`); `turn_result` a turn's
   end (`state` completed, cancelled or error: a `turn_boundary` end); `ui_telemetry` the
-  CLI's metrics: `qwen-code.api_error` (a model call that failed: a `turn_boundary` end,
-  reason `error`, the message as preview; a retried call leaves one per failed try),
-  any other bookkeeping; `session_model` the model from here on (a `session_meta` naming
+  CLI's metrics: `qwen-code.api_error` (a model call that failed for good: a
+  `turn_boundary` end, reason `error`, the message as preview; a try the CLI retries
+  leaves no record), any other bookkeeping; `session_model` the model from here on (a `session_meta` naming
   it); `custom_title` the session's name, `slash_command` a command typed (`/compress`),
   and `attribution_snapshot`, `file_history_snapshot`, `rewind`, `branch_checkpoint`,
   `at_command`, `user_text_elements`, `omni_recall`, `parent_session`, `session_source`,
