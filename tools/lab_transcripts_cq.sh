@@ -5,8 +5,8 @@
 #
 #   tools/lab_transcripts_cq.sh OUT [AGENT[:SCENARIO,...] ...]   (default: every scenario)
 #
-# OUT/<agent>-<version>/<scenario>/ receives the files the session left in its store, with
-# their paths relative to the HOME (see the fixtures' README.md). Environment:
+# OUT/<agent>-<version>/<scenario>.jsonl receives the session's file as the CLI left it, and
+# OUT/<agent>-<version>/paths.json where it was (see the fixtures' README.md). Environment:
 #   LAB            the agentlab (default /work/shared/lab); its mockllm.py is copied and
 #                  given a settable chat-completions prompt token count
 #                  (MOCKLLM_PROMPT_TOKENS: Qwen's /compress keeps a summary only when it
@@ -122,12 +122,27 @@ scenario() {
   show > "$ROOT/screen-$A-$S.txt"
   # quit the agent (ctrl+c twice), so what it writes at exit is in the file too
   keys C-c; sleep 0.4; keys C-c; sleep 3
-  local dir=$OUT/$A-${VERSION[$A]}/$S store
-  case $A in copilot) store=.copilot ;; qwen) store=.qwen ;; esac
-  rm -rf "$dir"; mkdir -p "$dir"
-  (cd "$(H)" && find "$store" -type f \( -name '*.jsonl' -o -name 'workspace.yaml' \) -print0 \
-     | xargs -0 -r cp --parents -t "$dir")
-  echo "{\"home\": \"$(H)\", \"cwd\": \"$(W)\"}" > "$dir/where.json"
+  # the session's file as OUT/<agent>-<version>/<scenario>.jsonl, and where it was in paths.json
+  local pattern
+  case $A in
+    copilot) pattern='.copilot/session-state/*/events.jsonl' ;;
+    qwen) pattern='.qwen/projects/*/chats/*.jsonl' ;;
+  esac
+  python3 - "$(H)" "$(W)" "$pattern" "$OUT/$A-${VERSION[$A]}" "$S" <<'PY' || return 1
+import glob, json, os, shutil, sys
+home, cwd, pattern, out, scenario = sys.argv[1:]
+found = glob.glob(os.path.join(home, pattern))
+if len(found) != 1:
+    sys.exit(f"{scenario}: {len(found)} session files under {home} ({pattern})")
+os.makedirs(out, exist_ok=True)
+shutil.copyfile(found[0], os.path.join(out, scenario + ".jsonl"))
+index = os.path.join(out, "paths.json")
+paths = json.load(open(index)) if os.path.exists(index) else {}
+paths[scenario + ".jsonl"] = {"path": os.path.relpath(found[0], home), "home": home, "cwd": cwd}
+with open(index, "w") as fh:
+    json.dump(dict(sorted(paths.items())), fh, indent=2)
+    fh.write("\n")
+PY
   $T kill-session -t "$A" 2>/dev/null
   echo "recorded $A $S"
 }
