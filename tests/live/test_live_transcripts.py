@@ -3,8 +3,8 @@
 against the fake model.
 
 Each agent runs hooked (`tma install-hooks <agent> --yes`: its hooks name the session,
-and all but pi and Copilot the transcript's path; OpenCode's plugin names its `ses_*`
-session in its database), one turn: `RUNTOOL now` makes the fake model call the agent's shell tool, the
+and all but pi the transcript's path, Copilot's as its turn ends; OpenCode's plugin names
+its `ses_*` session in its database), one turn: `RUNTOOL now` makes the fake model call the agent's shell tool, the
 harness approves it, the command runs, and the fake model answers its result with
 `TOOL RESULT SEEN: the command ran. All done.` Then, with the agent's own HOME and
 directories in the environment (the user's tma sees what the agent wrote):

@@ -3,7 +3,7 @@
 Where: `$COPILOT_HOME or ~/.copilot` / `session-state/<session id>/events.jsonl` (beside it
 `workspace.yaml`: the session's cwd, name and times). The directory is the session's id,
 which every hook payload carries (`sessionId`); `agentStop` names the file itself
-(`transcriptPath`). The header's `version` is the log's format (1) and `copilotVersion` the
+(`transcriptPath`, which the hook intake stamps as the pane's transcript). The header's `version` is the log's format (1) and `copilotVersion` the
 CLI's.
 
 Every record is `{type, data, id, timestamp, parentId}`, appended as it happens:
