@@ -3,8 +3,8 @@
 Where: `$COPILOT_HOME or ~/.copilot` / `session-state/<session id>/events.jsonl` (beside it
 `workspace.yaml`: the session's cwd, name and times). The directory is the session's id,
 which every hook payload carries (`sessionId`); `agentStop` names the file itself
-(`transcriptPath`, which the hook intake stamps as the pane's transcript). The header's `version` is the log's format (1) and `copilotVersion` the
-CLI's.
+(`transcriptPath`, which the hook intake stamps as the pane's transcript). The header's
+`version` is the log's format (1) and `copilotVersion` the CLI's.
 
 Every record is `{type, data, id, timestamp, parentId}`, appended as it happens:
 
@@ -29,7 +29,8 @@ Every record is `{type, data, id, timestamp, parentId}`, appended as it happens:
   (`denied-interactively-by-user`, "No, and tell Copilot…" with its feedback), the CLI
   answers the model with a failed `tool.execution_complete` (`error.code: denied`), which
   is the result;
-- `abort`: the user stopped the turn (Esc): a `turn_boundary` end, `interrupted`;
+- `abort`: the user stopped the turn (Esc at a dialog, Esc Esc while it streams): a
+  `turn_boundary` end, `interrupted`, its `reason` as preview;
 - `session.error`: a model call that failed for good (`message`, `statusCode`): a
   `turn_boundary` end whose reason is `error`, the message as preview;
 - `session.usage_record`: one model call's tokens (`usage.inputTokens`, `outputTokens`):
