@@ -64,15 +64,20 @@ def test_a_session_is_located_paged_and_its_events_fetched(env):
         opencode_db.event(source, "o1.ses_other.x.0", limits)
 
 
+def _approved_store(tmp_path) -> dict[str, str]:
+    """An XDG data dir holding the recorded tool-approved session; the env that finds it."""
+    data = tmp_path / "data"
+    (data / "opencode").mkdir(parents=True)
+    load_sql(FIXTURES / "tool-approved.sql", data / "opencode" / "opencode.db")
+    return {"XDG_DATA_HOME": str(data), "HOME": str(tmp_path)}
+
+
 def test_a_local_window_with_bodies_carries_each_message_and_calls_body(tmp_path):
     """`tma transcript --json` (read.window, bodies): OpenCode's pages leave bodies out,
     the local document still carries every message's, call's and result's body."""
     from tma.runtime.transcript import locate, read
 
-    data = tmp_path / "data"
-    (data / "opencode").mkdir(parents=True)
-    load_sql(FIXTURES / "tool-approved.sql", data / "opencode" / "opencode.db")
-    env = {"XDG_DATA_HOME": str(data), "HOME": str(tmp_path)}
+    env = _approved_store(tmp_path)
     try:
         t = locate.Target("%1", "opencode", _session(env), "/anywhere")
         w = read.window(t, env, bodies=True)
@@ -93,10 +98,7 @@ def test_a_page_with_bodies_is_the_page_with_each_body_fetched_alone(tmp_path, m
     20,000-message session); what it carries is what the per-event fetch gives."""
     from tma.runtime.transcript import locate, read
 
-    data = tmp_path / "data"
-    (data / "opencode").mkdir(parents=True)
-    load_sql(FIXTURES / "tool-approved.sql", data / "opencode" / "opencode.db")
-    env = {"XDG_DATA_HOME": str(data), "HOME": str(tmp_path)}
+    env = _approved_store(tmp_path)
     try:
         t = locate.Target("%1", "opencode", _session(env), "/anywhere")
         fetched = []
