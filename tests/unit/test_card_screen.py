@@ -146,13 +146,16 @@ LIVE_ASKS: dict[str, tuple[str, str, str]] = {
        for w in (40, 60, 100, 200)},
     # Copilot: the command from the inner box, the file from the question row
     **{f"copilot-1.0.102_blocked_permission_bash_w{w}.txt":
-       ("Bash", "Bash: echo approved > approved.txt", "exact") for w in (40, 80, 120, 200)},
+       ("Bash", "Bash: echo approved > approved.txt", "exact")
+       for w in (40, 60, 80, 100, 120, 200)},
     **{f"copilot-1.0.102_blocked_permission_touch_w{w}.txt":
        ("Bash", "Bash: touch denied_esc.txt", "exact") for w in (40, 120)},
     **{f"copilot-1.0.102_blocked_permission_feedback_w{w}.txt":
        ("Bash", "Bash: touch denied_three.txt", "exact") for w in (40, 120)},
     **{f"copilot-1.0.102_blocked_permission_create_w{w}.txt":
        ("Write", "Write: /tmp/copilotlab/proj/new.txt", "exact") for w in (80, 120, 200)},
+    **{f"copilot-1.0.102_blocked_permission_create_cpclab_w{w}.txt":
+       ("Write", "Write: /tmp/cpclab/proj/new.txt", "exact") for w in (60, 100)},
     **{f"copilot-1.0.102_blocked_permission_edit_w{w}.txt":
        ("Edit", "Edit: /tmp/copilotlab/proj/enter.txt", "exact") for w in (120,)},
     # at 40 columns the question row breaks the path at a `/`: the tool only

@@ -399,7 +399,7 @@ LIVE_HOOK_EXPECTATIONS = {
         "notification": lambda p: {"permission_prompt": "blocked/permission",
                                    "elicitation_dialog": "blocked/question"}.get(
                                        p.get("notification_type")),
-        "agentStop": "idle/*",
+        "agentStop": "idle/*", "preCompact": "working/compacting",
         "errorOccurred": None,  # every try says recoverable, the last one too: the screen's
     },
     "qwen": {
