@@ -13,7 +13,7 @@ LAB=${LAB_DIR:-/work/shared/lab}
 PORT=${MOCKLLM_PORT:-18093}
 QWEN_BIN=${QWEN_BIN:-$HOME/.cache/tma-live/qwen-0.24.4/node_modules/.bin}
 NODE_BIN=${NODE_BIN:-$(dirname "$(readlink -f "$0")")/../.venv/node22}
-T="tmux -L qwenlab -f /dev/null"
+T="tmux -L ${QWENLAB_SOCK:-qwenlab} -f /dev/null"
 H=$ROOT/home W=$ROOT/proj
 mkdir -p "$ROOT/logs" "$ROOT/hooks"
 

@@ -163,11 +163,11 @@ LIVE_ASKS: dict[str, tuple[str, str, str]] = {
     "copilot-1.0.102_blocked_permission_edit_w40.txt": ("Edit", "Edit", "failed"),
     # the command sits on its own row between the header and "Allow execution of: '…'?"
     **{f"qwen-0.24.4_blocked_permission_shell_w{w}.txt": ("Bash", ECHO, "exact")
-       for w in (40, 80, 120, 200)},
+       for w in (40, 60, 80, 100, 120, 200)},
     **{f"qwen-0.24.4_blocked_permission_edit_w{w}.txt": ("Edit", "Edit: README.md", "exact")
        for w in (40, 80, 120, 200)},
     **{f"qwen-0.24.4_blocked_permission_write_w{w}.txt": ("Write", "Write: notes.txt", "exact")
-       for w in (40, 80, 120, 200)},
+       for w in (40, 60, 80, 100, 120, 200)},
 }
 
 
