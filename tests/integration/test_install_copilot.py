@@ -18,7 +18,7 @@ def inst(tmp_path, monkeypatch, capsys) -> Inst:
 
 
 EVENTS = ["sessionStart", "sessionEnd", "userPromptSubmitted", "preToolUse",
-          "permissionRequest", "notification", "postToolUse", "agentStop"]
+          "permissionRequest", "notification", "postToolUse", "agentStop", "preCompact"]
 FOREIGN = {"version": 1, "hooks": {
     "preToolUse": [{"type": "command", "bash": "./audit.sh", "timeoutSec": 5}],
     "errorOccurred": [{"type": "command", "bash": "notify-send oops"}]}}

@@ -30,6 +30,7 @@ import pytest
 
 from tests.helpers import tmux_matrix
 from tests.helpers.live import agents as agents_mod
+from tests.helpers.live.fakellm import QUICK
 from tests.helpers.live.harness import (
     DAEMON_DEADLINE,
     DAEMON_IDLE_DEADLINE,
@@ -176,6 +177,45 @@ def test_copilot_failed_model_call_ends_idle_in_hooked_mode(scenario_factory, fa
         assert sc.monitor.wait(lambda s: s.state == "working" and s.source == "hook", 10, t), \
             "no hook claimed the turn"
         sc.step("idle_after_error", "idle", "idle", HOOKLESS_TURN_DEADLINE, since=failed.t)
+        assert sc.pane_option("@agent_source") == "capture"  # the screen ended it
+        t = quit_agent(sc)
+        sc.step("exited", "exited", "", HOOKED_DEADLINE, since=t, hook_step=True,
+                screen_timeout=30)
+        assert not sc.never_seen(), sc.never_seen()
+    finally:
+        if sc.monitor is not None and sc.failures and not sc.dumped:
+            sc.dump()
+
+
+def test_copilot_compaction_ends_idle_in_hooked_mode(scenario_factory, fake_llm):
+    """`/compact` fires preCompact (mapped to working/compacting) as the summary's model call
+    starts, and no hook at all when it is back: no agentStop, no postCompact (lab, 1.0.102).
+    While the fake model holds the summary, the hook and the screen's Compacting row say
+    working/compacting; once it is back the idle footer, decisive, ends the hook's claim
+    within a hookless turn end's deadline."""
+    sc: Scenario = scenario_factory(agents_mod.BY_KEY["copilot-1.0.102"], "hooked")
+    t0 = time.time()
+    try:
+        sc.start()
+        sc.step("idle", "idle", "idle", HOOKLESS_DEADLINE, since=t0, screen_timeout=90)
+        t = sc.type_line("compact1 hello")
+        reply = sc.wait_screen(lambda s: s.cls == "idle" and QUICK[:30] in s.screen, 30,
+                               "the quick reply", t)
+        assert sc.monitor is not None
+        assert sc.monitor.wait(lambda s: s.state == "idle", 15, reply.t) is not None
+        held = sc.slow_id()
+        fake_llm.hold(held)
+        try:
+            t = sc.type_line("/compact", echo="/compact")
+            sc.step("compacting", "compacting", "working", HOOKLESS_DEADLINE, since=t,
+                    detail="compacting")
+            assert sc.monitor.wait(lambda s: s.state == "working" and s.detail == "compacting"
+                                   and s.source == "hook", 10, t) is not None, \
+                "preCompact did not claim working/compacting"
+        finally:
+            fake_llm.release(held)
+        done = sc.wait_regex(r"Compaction completed", 60, since=t)
+        sc.step("idle_after_compaction", "idle", "idle", HOOKLESS_TURN_DEADLINE, since=done.t)
         assert sc.pane_option("@agent_source") == "capture"  # the screen ended it
         t = quit_agent(sc)
         sc.step("exited", "exited", "", HOOKED_DEADLINE, since=t, hook_step=True,

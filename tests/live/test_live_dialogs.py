@@ -17,15 +17,15 @@ holds the summary request open (`FakeLLM.hold`) until the harness has measured:
   opencode  question                         plan_exit in the plan agent (tab),
                                              behind OPENCODE_EXPERIMENTAL_PLAN_MODE=1
   pi                                                                         /compact
-  copilot   ask_user                         exit_plan_mode in Plan mode
+  copilot   ask_user                         exit_plan_mode in Plan mode     /compact
                                              (shift+tab)
   qwen      ask_user_question                exit_plan_mode in plan mode
                                              (shift+tab four times)
 
 A compaction must read working/compacting. Each dialog is dismissed with Esc, and the
 agent must be idle again. Codex has no compaction in the walk (the issue asks for claude
-and pi); gemini's and opencode's compactions are not walked either, and pi has no question
-or plan tool.
+and pi; copilot's is walked too); gemini's and opencode's compactions are not walked
+either, and pi has no question or plan tool.
 
 Every step keeps the usual deadlines (hookless: freshness + poll + 1 s, a turn end
 dwell + freshness + poll + 1 s; daemon: 1.5 s, an idle screen dwell + 1.5 s) and the
@@ -151,6 +151,9 @@ WALKS: dict[str, tuple[Walk, ...]] = {
                      "type": "string", "title": "Colour", "enum": ["blue", "green"]}},
                      "required": ["colour"]}}),
              "ask1"),
+        # /compact keeps the idle footer; the row "<glyph> Compacting conversation history"
+        # above the cwd row is what says working/compacting
+        COMPACT,
         # Interactive -> Plan (shift+tab); Esc closes the review and stays in Plan mode
         Walk("plan", "plan",
              "plan1 " + call("exit_plan_mode", {"summary": "- Create hello.txt\n- Check it"}),

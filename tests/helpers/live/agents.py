@@ -197,6 +197,9 @@ def _copilot(agent: Agent, screen: str, title: str) -> str | None:
         return "question"
     if "Plan Ready for Review" in screen:  # exit_plan_mode
         return "plan"
+    # /compact: the idle footer stays; a row in column 0 above the cwd row says it
+    if re.search(r"(?m)^\S Compacting conversation history\b", screen):
+        return "compacting"
     rows = [ln for ln in screen.splitlines() if ln.strip()]
     footer = rows[-1] if rows else ""
     if "esc esc interrupt" in footer or re.match(r"^ \S Working\b", footer):
