@@ -8,6 +8,7 @@
 #   copilot_lab.sh slow on|off                 every reply slow while on (MOCKLLM_SLOW_ALL_FLAG)
 #   copilot_lab.sh setup                       fresh HOME (folder pre-trusted, hooks) + project
 #   copilot_lab.sh start [COLS]                session `copilot`: bash, then `copilot`
+#                                              (COPILOTLAB_ENV="K=V …" adds to its environment)
 #   copilot_lab.sh send TEXT | keys KEY.. | show | info | down
 set -u
 ROOT=${COPILOTLAB_ROOT:-/tmp/copilotlab}
@@ -39,7 +40,7 @@ PY
 start() {
   $T kill-session -t copilot 2>/dev/null
   $T new-session -d -s copilot -x "${1:-100}" -y 30 -c "$W" \
-    "env -i HOME=$H PATH=$BIN:/usr/local/bin:/usr/bin:/bin TERM=xterm-256color LANG=C.UTF-8 SHELL=/bin/bash HOOKLOG_DIR=$ROOT/hooks COPILOT_PROVIDER_BASE_URL=http://127.0.0.1:$PORT/v1 COPILOT_PROVIDER_TYPE=openai COPILOT_PROVIDER_API_KEY=mock-key COPILOT_MODEL=mock-model COPILOT_OFFLINE=true COPILOT_AUTO_UPDATE=false PS1='lab\$ ' bash --norc --noprofile"
+    "env -i HOME=$H PATH=$BIN:/usr/local/bin:/usr/bin:/bin TERM=xterm-256color LANG=C.UTF-8 SHELL=/bin/bash HOOKLOG_DIR=$ROOT/hooks COPILOT_PROVIDER_BASE_URL=http://127.0.0.1:$PORT/v1 COPILOT_PROVIDER_TYPE=openai COPILOT_PROVIDER_API_KEY=mock-key COPILOT_MODEL=mock-model COPILOT_OFFLINE=true COPILOT_AUTO_UPDATE=false ${COPILOTLAB_ENV:-} PS1='lab\$ ' bash --norc --noprofile"
   sleep 0.5
   $T send-keys -t copilot -l "copilot 2>>$ROOT/logs/copilot.stderr"; $T send-keys -t copilot Enter
 }
