@@ -202,10 +202,22 @@ def live_rows() -> list[dict[str, str]]:
                 if r["agent"] in bundled.names()]
 
 
+# aider's questions are one line (`Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]:`)
+# with no option rows; its manifest has no [dialog] yet, so its card carries no screen ask
+NO_CARD_ASKS = sorted(r["file"] for r in live_rows()
+                      if r["agent"] == "aider" and r["expected_state"] == "blocked"
+                      and r["expected_detail"] == "permission")
+
+
 def test_every_live_permission_screen_has_an_expectation() -> None:
     permission = {r["file"] for r in live_rows()
                   if r["expected_state"] == "blocked" and r["expected_detail"] == "permission"}
-    assert permission == set(LIVE_ASKS) | set(AUTOCHECK_ASKS)
+    assert permission == set(LIVE_ASKS) | set(AUTOCHECK_ASKS) | set(NO_CARD_ASKS)
+
+
+@pytest.mark.parametrize("name", NO_CARD_ASKS)
+def test_live_permission_screen_without_a_dialog_section_gives_none(name: str) -> None:
+    assert ask(LIVE / name) is None
 
 
 @pytest.mark.parametrize("name", sorted(LIVE_ASKS))
