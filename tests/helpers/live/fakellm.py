@@ -146,8 +146,9 @@ def typed_text(content) -> str:
 
 
 def snip(text: str) -> str:
-    """The tail of a user turn, for the decision log (the typed words come last)."""
-    return text[-400:]
+    """A user turn for the decision log: its tail, where the typed words come last, and,
+    for a long one, its head too (aider puts its edit-format reminder after them)."""
+    return text if len(text) <= 600 else text[:200] + "\n…\n" + text[-400:]
 
 
 def schema_args(schema: dict | None) -> dict:
