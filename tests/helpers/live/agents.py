@@ -235,7 +235,8 @@ def _qwen(agent: Agent, screen: str, title: str) -> str | None:
 
 
 # aider is line-mode: the last non-blank row says it all. A yes/no question ending in its
-# default ("[Yes]:"), the input prompt ("> ", "diff> "), or, while aider runs, anything else
+# default ("[Yes]:": a command or a file to run or write is a prompt, any other a question),
+# the input prompt ("> ", "diff> "), or, while aider runs, anything else
 # (its spinner "Waiting for <model>", the reply streaming with no chrome at all)
 _AIDER_PROMPT = re.compile(r"^(?:[a-z-]+ )?(?:[a-z-]+)?>(?: |$)")
 
@@ -247,7 +248,10 @@ def _aider(agent: Agent, screen: str, title: str) -> str | None:
     last = rows[-1]
     if last.endswith(("[Yes]:", "[No]:")):
         tail = " ".join(rows[-3:])
-        return "prompt" if "Run shell command" in tail else "dialog"
+        if any(q in tail for q in ("Run shell command", "Create new file", "Allow edits to",
+                                   "Edit the files?")):
+            return "prompt"
+        return "question"  # Add URL / command output / file to the chat?, git's questions
     if _AIDER_PROMPT.match(last):
         return "idle"
     return "working"
