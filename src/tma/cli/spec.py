@@ -38,8 +38,7 @@ DOCS = "docs/reference/cli.md; the man page: man -l docs/man/tma.1 (in the sourc
 STATES = ("idle", "working", "blocked", "unknown", "done")
 FORMATS = ("tmux", "plain", "json", "prom")
 SHELLS = ("bash", "zsh", "fish")
-HOOK_AGENTS = ("claude", "codex", "gemini", "cursor", "opencode", "pi", "copilot", "qwen",
-               "aider")
+HOOK_AGENTS = ("claude", "codex", "gemini", "cursor", "opencode", "pi", "copilot", "qwen", "aider")
 
 # ---------------------------------------------------------------- shared declarations
 
