@@ -123,12 +123,14 @@ WHY = {
     "tma.cli.card": "card",
     "tma.runtime.act.card": "the card of a pane",
     "tma.core.proto": "the card's records are the protocol's (cheap: slotted records)",
+    "tma.core.event_kinds": "the protocol's table of transcript event kinds (one dict)",
     "tma.ui.cards": "the card for a person",
     "tma.cli.picker": "the picker",
     "tma.runtime.screen": "the picker's feed",
     "tma.ui.app": "the screens' key loop",
     "tma.ui.picker": "the picker's renderer",
     "tma.ui.term": "the terminal",
+    "tma.ui.width": "text measured in terminal cells (a wide character takes two)",
 }
 
 BASE = {"tma", "tma.cli", "tma.cli.main", "tma.core", "tma.core.errors", "tma.core.paths",
@@ -144,7 +146,7 @@ PRODUCING = {"tma.runtime.manifests", "tma.core.identity", "tma.runtime.procs",
              "tma.core.rollup"}
 NAV = {"tma.runtime.navigate", "tma.core.nav", "tma.tmux.nav", "tma.tmux.attention",
        "tma.tmux.write", "tma.core.plan"}
-ROWS = {"tma.ui", "tma.ui.rows", "tma.ui.table"}
+ROWS = {"tma.ui", "tma.ui.rows", "tma.ui.table", "tma.ui.width"}
 SCREEN_CARD = {"tma.runtime.act", "tma.runtime.act.card_screen", "tma.core.card", "tma.core.rules",
                "tma.core.manifest", "tma.core.hookmap"}
 SURFACE = BASE | SESSION | TABLE | CYCLE | PRODUCING  # a table command that reads rows
@@ -170,7 +172,8 @@ PINS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
         "tma.cli.wait", "tma.runtime.waiting", "tma.runtime.feed", "tma.runtime.rundir",
         "tma.runtime.handoff", "tma.runtime.git", "tma.ui.text"},
     "card": SURFACE | SCREEN_CARD | {
-        "tma.cli.card", "tma.runtime.act.card", "tma.core.proto", "tma.ui", "tma.ui.cards",
+        "tma.cli.card", "tma.runtime.act.card", "tma.core.proto", "tma.core.event_kinds",
+        "tma.ui", "tma.ui.cards",
         "tma.ui.text"},
     # the first frame is drawn from the stamps as they are: no producing cycle, no git
     "picker": BASE | SESSION | {"tma.runtime.selectors", "tma.core.untrusted"} | CYCLE | NAV

@@ -10,6 +10,8 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 GEMINI = FIXTURES / "gemini-0.61.0"
 PI = FIXTURES / "pi-0.73.1"
 OPENCODE = FIXTURES / "opencode-1.18.33"
+COPILOT = FIXTURES / "copilot-1.0.102"
+QWEN = FIXTURES / "qwen-0.24.4"
 
 
 def records(path: Path) -> list[dict]:

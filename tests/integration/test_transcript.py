@@ -40,6 +40,14 @@ def test_every_hooked_agent_names_its_transcript_on_the_pane(srv):
         _event(srv, pane, agent, "SessionStart", payload)
         assert srv.option(pane, "@agent_transcript") == str(path)
         assert srv.option(pane, "@agent_session") == payload["session_id"]
+    # Copilot names it camelCase, and only as its turn ends (agentStop)
+    pane = srv.agent_pane("copilot")
+    path = srv.root / "events.jsonl"
+    path.write_text("")
+    payload = dict(_lab("copilot-1.0.102", "agentStop"), transcriptPath=str(path))
+    _event(srv, pane, "copilot", "agentStop", payload)
+    assert srv.option(pane, "@agent_transcript") == str(path)
+    assert srv.option(pane, "@agent_session") == payload["sessionId"]
 
 
 REPO = Path(__file__).resolve().parents[2]

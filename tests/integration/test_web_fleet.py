@@ -61,6 +61,10 @@ def test_a_fleet_hosts_pane_is_read_and_answered_once_from_the_web(
         assert first.status == 200 and first.doc["outcome"] == "sent", first.body
         sent = rec.settle(expect=1)
         assert sent
+        # a page whose response was lost finds its receipt by its own slot
+        got = w.get("/api/receipts?slot=web-tap", token)
+        assert [(r["slot"], r["outcome"]) for r in got.doc["receipts"]] == [
+            ("web-tap", "sent")], got.body
         again = w.request("POST", "/api/dispatch", body=dict(frame, host=None,
                                                              pane=f"box:{rec.pane}"),
                           cookie=token)

@@ -304,6 +304,12 @@ def test_claude_every_action(scenario_factory, fake_llm, key):
     quit_agent(sc)
 
 
+def check_steer_refused(sc: Scenario) -> None:
+    """An agent without a steer arm: steer is refused before anything is typed."""
+    out, keys = act(sc, "steer", "--text", "hello")
+    assert (out["outcome"], out["reason"], keys) == ("refused", "wrong-agent", []), out
+
+
 def test_codex_every_action(scenario_factory, fake_llm):
     sc: Scenario = scenario_factory(agents_mod.BY_KEY["codex-0.171.0"], "hookless")
     start(sc)
@@ -321,10 +327,8 @@ def test_gemini_approve_deny_interrupt(scenario_factory, fake_llm):
     keys_lane(check_approve(sc, fake_llm), sc.agent, "approve")
     keys_lane(check_deny(sc, fake_llm), sc.agent, "deny")
     check_interrupt(sc, fake_llm)
-    # steer is not Gemini's: refused before anything is typed
     verdict(sc, "idle")
-    out, keys = act(sc, "steer", "--text", "hello")
-    assert (out["outcome"], out["reason"], keys) == ("refused", "wrong-agent", []), out
+    check_steer_refused(sc)  # steer is not Gemini's
     quit_agent(sc)
 
 
@@ -343,9 +347,7 @@ def test_copilot_approve_deny_interrupt(scenario_factory, fake_llm):
     verdict(sc, "idle", timeout=20)  # no hook after an Esc deny: the screen brings it back
     check_interrupt(sc, fake_llm)
     verdict(sc, "idle", timeout=20)
-    # steer is not Copilot's yet: refused before anything is typed
-    out, keys = act(sc, "steer", "--text", "hello")
-    assert (out["outcome"], out["reason"], keys) == ("refused", "wrong-agent", []), out
+    check_steer_refused(sc)  # steer is not Copilot's yet
     quit_agent(sc)
 
 

@@ -42,6 +42,46 @@ def _screen(sc: Scenario, cls: str, since: float, timeout: float = 60) -> None:
     sc.wait_screen(lambda s: s.cls == cls, timeout, f"the {cls} screen", since)
 
 
+def _card(sc: Scenario) -> dict:
+    res = sc.server.tma("card", "--pane", sc.pane, "--json", timeout=60)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+def _ask_for_the_tool(sc: Scenario) -> None:
+    """A prompt that makes the fake model call the shell tool, up to its permission."""
+    t = sc.type_line(f"{KEY_TOOL} now")
+    _screen(sc, "prompt", t)
+    sc.wait_regex(sc.agent.approve_ready, 30, since=t)
+    settle(sc, sc.agent.approve_ready)
+    _stamped(sc, "blocked", "permission")
+
+
+def _check_bash_card(sc: Scenario, card: dict) -> None:
+    assert card["pending_call"]["tool"] == "Bash"
+    assert card["pending_call"]["input"]["command"] == TOOL_CMD
+    rows, _raw = sc.ls_rows()
+    row = next(r for r in rows if r["pane"] == sc.pane)
+    assert (row["pending_tool"], row["pending_summary"]) == ("Bash", f"Bash: {TOOL_CMD}")
+
+
+def _deny_then_exit(sc: Scenario, outcome: str) -> None:
+    """Deny the prompt (nothing runs), see the card let go, and leave the agent."""
+    res = sc.server.tma("act", "deny", "--pane", sc.pane, "--json", timeout=60)
+    assert json.loads(res.stdout)["outcome"] == outcome, res.stdout + res.stderr
+    _screen(sc, "idle", time.time() - 0.1, 60)
+    deadline = time.time() + 15
+    while (card := _card(sc))["card"] != "none":
+        assert time.time() < deadline, f"the card stayed after deny: {card}"
+        time.sleep(0.5)
+    assert not (sc.work / "fakellm-hi.txt").exists(), "denied, the tool ran"
+    for key_, wait_for in sc.agent.exit_steps:
+        if wait_for:
+            sc.wait_regex(wait_for, 15)
+        sc.keys(key_)
+    sc.wait_screen(lambda s: s.cls == "exited", 30, "the shell back")
+
+
 @pytest.mark.parametrize("key", CLAUDES)
 def test_a_real_permission_request_is_a_hook_card_with_tool_and_command(scenario_factory,
                                                                           fake_llm, key):
@@ -52,46 +92,21 @@ def test_a_real_permission_request_is_a_hook_card_with_tool_and_command(scenario
     _screen(sc, "idle", 0, 90)
     sc.quiet("")
 
-    t = sc.type_line(f"{KEY_TOOL} now")
-    _screen(sc, "prompt", t)
-    sc.wait_regex(sc.agent.approve_ready, 30, since=t)
-    settle(sc, sc.agent.approve_ready)
-    _stamped(sc, "blocked", "permission")
+    _ask_for_the_tool(sc)
     holder = sc.pane_option("@tma_reply_holder")
     assert holder.isdigit(), f"no hook holds the prompt (@tma_reply_holder {holder!r})"
 
-    res = sc.server.tma("card", "--pane", sc.pane, "--json", timeout=60)
-    assert res.returncode == 0, res.stderr
-    card = json.loads(res.stdout)
+    card = _card(sc)
     assert (card["card"], card["lane"], card["extraction"]) == ("permission", "hook", "exact"), \
         card
-    assert card["pending_call"]["tool"] == "Bash"
-    assert card["pending_call"]["input"]["command"] == TOOL_CMD
+    _check_bash_card(sc, card)
     assert card["pending_call"]["call_id"]  # Claude names the prompt it parked
     assert [o["kind"] for o in card["options"]] == ["allow-once", "reject-once"]
     assert card["binder"]["expect_permission_request"] == sc.pane_option(
         "@agent_permission_request")
 
-    rows, _raw = sc.ls_rows()
-    row = next(r for r in rows if r["pane"] == sc.pane)
-    assert (row["pending_tool"], row["pending_summary"]) == ("Bash", f"Bash: {TOOL_CMD}")
-
     # answer it over the same lane: nothing runs, and the card lets go
-    res = sc.server.tma("act", "deny", "--pane", sc.pane, "--json", timeout=60)
-    assert json.loads(res.stdout)["outcome"] == "replied", res.stdout + res.stderr
-    _screen(sc, "idle", time.time() - 0.1, 60)
-    deadline = time.time() + 15
-    while True:
-        res = sc.server.tma("card", "--pane", sc.pane, "--json", timeout=60)
-        if json.loads(res.stdout)["card"] == "none":
-            break
-        assert time.time() < deadline, f"the card stayed after deny: {res.stdout}"
-        time.sleep(0.5)
-    for key_, wait_for in sc.agent.exit_steps:
-        if wait_for:
-            sc.wait_regex(wait_for, 15)
-        sc.keys(key_)
-    sc.wait_screen(lambda s: s.cls == "exited", 30, "the shell back")
+    _deny_then_exit(sc, "replied")
 
 
 def test_a_real_copilot_permission_is_a_screen_card_with_tool_and_command(scenario_factory):
@@ -103,41 +118,15 @@ def test_a_real_copilot_permission_is_a_screen_card_with_tool_and_command(scenar
     _screen(sc, "idle", 0, 90)
     sc.quiet("")
 
-    t = sc.type_line(f"{KEY_TOOL} now")
-    _screen(sc, "prompt", t)
-    sc.wait_regex(sc.agent.approve_ready, 30, since=t)
-    settle(sc, sc.agent.approve_ready)
-    _stamped(sc, "blocked", "permission")
+    _ask_for_the_tool(sc)
 
-    res = sc.server.tma("card", "--pane", sc.pane, "--json", timeout=60)
-    assert res.returncode == 0, res.stderr
-    card = json.loads(res.stdout)
+    card = _card(sc)
     assert (card["card"], card["lane"], card["extraction"]) == (
         "permission", "screen", "exact"), card
-    assert card["pending_call"]["tool"] == "Bash"
-    assert card["pending_call"]["input"]["command"] == TOOL_CMD
+    _check_bash_card(sc, card)
     kinds = [o["kind"] for o in card["options"]]
     assert kinds[0] == "allow-once" and "reject-once" not in kinds, card  # Esc rejects
-    rows, _raw = sc.ls_rows()
-    row = next(r for r in rows if r["pane"] == sc.pane)
-    assert (row["pending_tool"], row["pending_summary"]) == ("Bash", f"Bash: {TOOL_CMD}")
-
-    res = sc.server.tma("act", "deny", "--pane", sc.pane, "--json", timeout=60)
-    assert json.loads(res.stdout)["outcome"] == "sent", res.stdout + res.stderr
-    _screen(sc, "idle", time.time() - 0.1, 60)
-    deadline = time.time() + 15
-    while True:
-        res = sc.server.tma("card", "--pane", sc.pane, "--json", timeout=60)
-        if json.loads(res.stdout)["card"] == "none":
-            break
-        assert time.time() < deadline, f"the card stayed after deny: {res.stdout}"
-        time.sleep(0.5)
-    assert not (sc.work / "fakellm-hi.txt").exists(), "denied, the tool ran"
-    for key_, wait_for in sc.agent.exit_steps:
-        if wait_for:
-            sc.wait_regex(wait_for, 15)
-        sc.keys(key_)
-    sc.wait_screen(lambda s: s.cls == "exited", 30, "the shell back")
+    _deny_then_exit(sc, "sent")
 
 
 QUESTION = {"question": "Which colour should the new button be",

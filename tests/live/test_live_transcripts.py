@@ -3,8 +3,8 @@
 against the fake model.
 
 Each agent runs hooked (`tma install-hooks <agent> --yes`: its hooks name the session,
-and all but pi the transcript's path; OpenCode's plugin names its `ses_*` session in its
-database), one turn: `RUNTOOL now` makes the fake model call the agent's shell tool, the
+and all but pi the transcript's path, Copilot's as its turn ends; OpenCode's plugin names
+its `ses_*` session in its database), one turn: `RUNTOOL now` makes the fake model call the agent's shell tool, the
 harness approves it, the command runs, and the fake model answers its result with
 `TOOL RESULT SEEN: the command ran. All done.` Then, with the agent's own HOME and
 directories in the environment (the user's tma sees what the agent wrote):
@@ -48,7 +48,8 @@ DOCUMENT = _schema("transcript.schema.json")
 VECTORS = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "proto" / "vectors"
 #: where an agent keeps its files: the user's tma reads them with the same environment
 AGENT_DIRS = ("HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME",
-              "CODEX_HOME", "PI_CODING_AGENT_DIR", "CLAUDE_CONFIG_DIR")
+              "CODEX_HOME", "PI_CODING_AGENT_DIR", "CLAUDE_CONFIG_DIR", "COPILOT_HOME",
+              "QWEN_HOME", "QWEN_RUNTIME_DIR")
 
 
 def agent_dirs(sc: Scenario) -> dict[str, str]:
@@ -182,8 +183,7 @@ def vector_order(window: dict, event: dict) -> None:
     assert list(event) == vec_e[event["kind"]]
 
 
-# the agents tma has a transcript reader for (Copilot's store, ~/.copilot/session-state/<id>/
-# events.jsonl, and Qwen Code's are not read yet: `tma transcript` says it has no reader)
+# every pinned agent tma has a transcript reader for
 @pytest.mark.parametrize("key", [a.key for a in agents_mod.AGENTS
                                  if a.agent in stores.REGISTRY])
 def test_what_the_agent_said_reads_back_on_every_surface(scenario_factory, key):

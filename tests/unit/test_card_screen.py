@@ -371,6 +371,37 @@ def test_a_broken_dialog_table_fails_the_manifest_naming_the_field(table: str,
     assert message in str(exc.value)
 
 
+def test_a_target_form_on_names_the_dialog_its_anchor_row_is() -> None:
+    """A one-row question (aider's): the tool is told by the anchor's row, the text
+    stands above it; `on` picks the form, and a bad `on` fails the manifest."""
+    rules = manifest.loads("x", BASE + """
+[dialog]
+anchor = '^(?:Run shell command|Create new file)\\?'
+option = '(?P<name>\\((?P<id>[A-Z])\\)[^/\\[]*)'
+[[dialog.targets]]
+header = '^Tokens: '
+tool = "Bash"
+on = '^Run shell command'
+[[dialog.targets]]
+header = '^Tokens: '
+tool = "Write"
+key = "file_path"
+on = '^Create new file'
+""").dialog
+    shell = card.extract("x", ["Tokens: 2k sent, 9 received.", "echo hi >> ran.txt",
+                               "Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]:"], rules)
+    assert shell is not None and (shell.tool, shell.input, shell.extraction) == (
+        "Bash", (("command", "echo hi >> ran.txt"),), "exact")
+    assert [(o.name, o.option_id) for o in shell.options] == [
+        ("(Y)es", "Y"), ("(N)o", "N"), ("(D)on't ask again", "D")]
+    new = card.extract("x", ["Tokens: 2k sent, 9 received.", "hello.txt",
+                             "Create new file? (Y)es/(N)o [Yes]:"], rules)
+    assert new is not None and (new.tool, new.input) == ("Write", (("file_path", "hello.txt"),))
+    with pytest.raises(manifest.ManifestError, match=r"\[\[dialog.targets\]\]\[0\].on"):
+        manifest.loads("x", BASE + "[dialog]\nanchor = 'a'\noption = '(?P<name>a)'\n"
+                       "[[dialog.targets]]\nheader = 'h'\ntool = 'T'\non = '('\n")
+
+
 def test_a_manifest_without_a_dialog_table_loads_with_none() -> None:
     assert manifest.loads("x", BASE).dialog is None
 

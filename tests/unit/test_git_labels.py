@@ -122,3 +122,30 @@ def test_what_the_reader_does_not_read_goes_to_git(repo, tmp_path, monkeypatch):
     (repo / ".git" / "reftable").mkdir()
     git.resolve(str(repo))
     assert asked == [str(bare), str(repo), str(tmp_path), str(repo)]
+
+
+def test_a_symlinked_head_or_a_nul_in_a_file_goes_to_git(repo, tmp_path, monkeypatch):
+    """core.preferSymlinkRefs' HEAD (a link to the branch's file) read through the link
+    said detached; a NUL in a worktree's commondir raised out of `tma ls`. Both are git's."""
+    asked = []
+    monkeypatch.setattr(git, "_rev_parse", lambda cwd: asked.append(cwd) or REAL(cwd))
+    link = tmp_path / "linked"
+    sh(tmp_path, "clone", "-q", str(repo), str(link))
+    head = link / ".git" / "HEAD"
+    head.unlink()
+    head.symlink_to("refs/heads/main")
+    assert git.resolve(str(link)) == ("linked", "main", False) and asked == [str(link)]
+    wt = tmp_path / "wtnul"
+    sh(repo, "worktree", "add", "-q", str(wt), "-b", "nulb")
+    (repo / ".git" / "worktrees" / "wtnul" / "commondir").write_bytes(b"../..\0x\n")
+    assert git.resolve(str(wt)) == REAL(str(wt))
+    assert asked[-1] == str(wt)
+
+
+def test_a_branch_sharing_a_tags_name_is_named_as_it_was_named(repo, no_git):
+    """`git rev-parse --abbrev-ref` says heads/v1.2 where a tag is also v1.2; the label
+    is the branch's own name (documented in tma.runtime.git)."""
+    sh(repo, "checkout", "-q", "-b", "v1.2")
+    sh(repo, "tag", "v1.2")
+    assert git.resolve(str(repo)) == ("proj", "v1.2", False)
+    assert REAL(str(repo))[1] == "heads/v1.2"

@@ -62,6 +62,14 @@ def test_a_frame_whose_pane_is_not_a_pane_id_is_refused():
         inbound.response(edge)
 
 
+def test_every_text_of_an_edge_is_cleaned_its_host_too():
+    edge = P.Edge("1", 5, "%2", "cla\x1bude", "idle", "working", None, "s:1.0\x07",
+                  "re\x1b]0;po\x07", None, "bo\x1b[2Jx")
+    safe, problems = inbound.response(edge)
+    assert (safe.agent, safe.locator, safe.host) == ("claude", "s:1.0", "bo[2Jx")  # no ESC
+    assert "\x1b" not in (safe.repo or "") and problems == []
+
+
 def test_a_receipts_sentence_is_cleaned_and_bounded():
     # the host's words reach the person's terminal and tmux's message line: no escape
     # byte, no newline, and no more than a long sentence

@@ -106,3 +106,17 @@ def test_no_module_resolves_xdg_dirs_itself():
             if needle in code:
                 offenders.append(f"{path.relative_to(src)}: {needle}")
     assert offenders == []
+
+
+def test_a_path_in_a_message_never_carries_a_control_character():
+    """A folder named with an escape sequence (COPILOT_HOME=$'/x\\e]0;…\\a') is shown with
+    its control characters spelt out, in messages and in an installer's diff header."""
+    from tma.install import common
+
+    p = Paths({"HOME": "/h"}, uid=1)
+    assert p.tilde("/h/c\x1b[31mred\x07/hooks") == "~/c\\x1b[31mred\\x07/hooks"
+    assert p.tilde("/h/café #(x)/a b") == "~/café #(x)/a b"  # printable stays as it is
+    assert p.tilde("/h/\u202ex\x9b") == "~/\\u202ex\\x9b"
+    text = common.diff(common.Change("/c/\x1b]0;pwn\x07/tma.json", None, "{}\n", "hooks"))
+    assert "\x1b" not in text and "\x07" not in text
+    assert "+++ /c/\\x1b]0;pwn\\x07/tma.json" in text

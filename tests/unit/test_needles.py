@@ -177,3 +177,23 @@ def test_a_deferred_pattern_is_not_compiled_for_a_string_without_its_needles():
     assert d.search("1. Deny") is None and list(d.finditer("x")) == []
     assert d.sub("", "no dialog") == "no dialog" and d._compiled is None
     assert d.search("2. Allow once") is not None and d._compiled is not None
+
+
+#: needles.py as the regexes cache's NEEDLES version knows it. An edit to needles.py
+#: fails here: if it changes what needles() returns, bump tma.runtime.manifests.NEEDLES
+#: (else every warm cache keeps the old needles); then put the new hash here.
+NEEDLES_SOURCE = {1: "ea9a8bb504e919ecfaf636edcbcb2488d74380779fd1815b29903e4943bb3fea"}
+
+
+def test_an_edit_to_needles_comes_with_its_cache_version():
+    import hashlib
+
+    from tma.core import needles as mod
+    from tma.runtime import manifests
+
+    source = Path(mod.__file__).read_bytes().replace(b"\r\n", b"\n")
+    assert manifests.NEEDLES in NEEDLES_SOURCE, "a new NEEDLES: record needles.py's hash"
+    assert hashlib.sha256(source).hexdigest() == NEEDLES_SOURCE[manifests.NEEDLES], (
+        "needles.py changed: bump tma.runtime.manifests.NEEDLES if what needles() returns "
+        "changed (a warm regexes cache would keep the old needles), and record the hash")
+    assert manifests._REGEX_KEY.endswith(f":{manifests.NEEDLES}")

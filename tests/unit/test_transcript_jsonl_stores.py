@@ -1,6 +1,8 @@
-"""What every JSONL store module owes the reader, checked on Gemini CLI's and pi's
-recorded sessions: every record of a recorded session is known (no `unknown` event), a
-record drifted by hand is not, and `events` is a function of the one record it is given.
+"""What every JSONL store module owes the reader, checked on Gemini CLI's, pi's, Copilot
+CLI's and Qwen Code's recorded sessions: every record of a recorded session is known (no
+`unknown` event), a record drifted by hand is not, `events` is a function of the one
+record it is given, and a recorded file read backwards in chunks of any size gives the
+events read forwards.
 """
 
 from __future__ import annotations
@@ -13,9 +15,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tests.helpers import recorded_transcripts as tx
-from tma.core.transcript import event, fields, gemini, pi
+from tma.core.transcript import copilot, event, fields, gemini, pi, qwen
+from tma.core.transcript.window import Limits
+from tma.runtime.transcript import page
 
-STORES = [(gemini, tx.GEMINI), (pi, tx.PI)]
+STORES = [(gemini, tx.GEMINI), (pi, tx.PI), (copilot, tx.COPILOT), (qwen, tx.QWEN)]
+IDS = [mod.NAME for mod, _ in STORES]
 ALL = [(mod, rec) for mod, where in STORES for path in tx.recorded(where)
        for rec in tx.records(path)]
 
@@ -28,10 +33,10 @@ def _alone(mod, rec):
 ALONE = [_alone(mod, rec) for mod, rec in ALL]
 
 
-@pytest.mark.parametrize("mod,where", STORES, ids=["gemini", "pi"])
+@pytest.mark.parametrize("mod,where", STORES, ids=IDS)
 def test_every_recorded_record_is_known(mod, where):
     files = tx.recorded(where)
-    assert len(files) >= 7  # the scenarios are there (a glob that finds nothing fails here)
+    assert len(files) >= 6  # the scenarios are there (a glob that finds nothing fails here)
     for path in files:
         evs = [e for rec in tx.records(path) for e in mod.events(rec)]
         assert evs, path.name
@@ -39,7 +44,7 @@ def test_every_recorded_record_is_known(mod, where):
         assert all(e.kind in event.KINDS for e in evs)
 
 
-@pytest.mark.parametrize("mod,where", STORES, ids=["gemini", "pi"])
+@pytest.mark.parametrize("mod,where", STORES, ids=IDS)
 def test_a_drifted_session_is_counted_unknown(mod, where):
     drifted = sorted((where / "drifted").glob("*.jsonl"))
     assert drifted
@@ -48,7 +53,7 @@ def test_a_drifted_session_is_counted_unknown(mod, where):
         assert unknown, f"{path.name}: a renamed record type must come back unknown"
 
 
-@pytest.mark.parametrize("mod,where", STORES, ids=["gemini", "pi"])
+@pytest.mark.parametrize("mod,where", STORES, ids=IDS)
 def test_every_event_has_its_kinds_keys_and_a_short_one_line_preview(mod, where):
     for path in tx.recorded(where):
         for rec in tx.records(path):
@@ -114,6 +119,31 @@ def test_a_record_with_any_field_changed_still_maps_without_error(i, data):
 @settings(max_examples=200, deadline=None)
 @given(st.dictionaries(st.text(max_size=10), JSON, max_size=6))
 def test_any_json_object_is_events_never_an_error(obj):
-    for mod in (gemini, pi):
+    for mod, _ in STORES:
         evs = mod.events(obj)
         assert evs and all(e.kind in event.KINDS for e in evs)
+
+
+FILES = [(mod, path) for mod, where in STORES for path in tx.recorded(where)]
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(FILES), st.integers(1, 70_000), st.integers(1, 9))
+def test_a_recorded_file_read_backwards_in_any_chunks_reads_the_same_events(
+        tmp_path_factory, picked, chunk, last):
+    """The page reader over a real recorded file: any chunk size and page size, paged
+    with `older` to the start, gives every event the records give read forwards."""
+    mod, path = picked
+    copy_ = tmp_path_factory.mktemp("chunks") / path.name
+    copy_.write_bytes(path.read_bytes())
+    forward = [e for rec in tx.records(path) for e in mod.events(rec)][::-1]
+    got, before = [], None
+    for _ in range(10_000):
+        pg = page.read_page(str(copy_), mod, before=before,
+                            limits=Limits(read_bytes=1 << 22, last=last), chunk=chunk)
+        got.extend(e.event for e in pg.entries)
+        if pg.older is None:
+            break
+        before = pg.older
+    assert got == forward

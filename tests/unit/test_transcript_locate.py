@@ -55,9 +55,9 @@ def talk(n: int = 3) -> list[dict]:
 
 def test_the_registry_names_every_store_and_a_missing_one_is_no_reader(tmp_path):
     env = {"HOME": str(tmp_path)}
-    assert set(stores.REGISTRY) == {"claude", "codex", "gemini", "pi", "opencode"}
+    assert set(stores.REGISTRY) == {"claude", "codex", "gemini", "pi", "opencode", "copilot",
+                                    "qwen"}
     assert stores.store_for("cursor", env).why.startswith("Cursor CLI's transcripts")
-    assert "no reader in tma yet" in stores.store_for("copilot", env).why
     assert "no transcript reader for nosuch" in stores.store_for("nosuch", env).why
     env[stores.ENV] = "claude=tests_tx_no_such_module"
     found = stores.store_for("claude", env)

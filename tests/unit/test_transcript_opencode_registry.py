@@ -64,15 +64,20 @@ def test_a_session_is_located_paged_and_its_events_fetched(env):
         opencode_db.event(source, "o1.ses_other.x.0", limits)
 
 
+def _approved_store(tmp_path) -> dict[str, str]:
+    """An XDG data dir holding the recorded tool-approved session; the env that finds it."""
+    data = tmp_path / "data"
+    (data / "opencode").mkdir(parents=True)
+    load_sql(FIXTURES / "tool-approved.sql", data / "opencode" / "opencode.db")
+    return {"XDG_DATA_HOME": str(data), "HOME": str(tmp_path)}
+
+
 def test_a_local_window_with_bodies_carries_each_message_and_calls_body(tmp_path):
     """`tma transcript --json` (read.window, bodies): OpenCode's pages leave bodies out,
     the local document still carries every message's, call's and result's body."""
     from tma.runtime.transcript import locate, read
 
-    data = tmp_path / "data"
-    (data / "opencode").mkdir(parents=True)
-    load_sql(FIXTURES / "tool-approved.sql", data / "opencode" / "opencode.db")
-    env = {"XDG_DATA_HOME": str(data), "HOME": str(tmp_path)}
+    env = _approved_store(tmp_path)
     try:
         t = locate.Target("%1", "opencode", _session(env), "/anywhere")
         w = read.window(t, env, bodies=True)
@@ -93,10 +98,7 @@ def test_a_page_with_bodies_is_the_page_with_each_body_fetched_alone(tmp_path, m
     20,000-message session); what it carries is what the per-event fetch gives."""
     from tma.runtime.transcript import locate, read
 
-    data = tmp_path / "data"
-    (data / "opencode").mkdir(parents=True)
-    load_sql(FIXTURES / "tool-approved.sql", data / "opencode" / "opencode.db")
-    env = {"XDG_DATA_HOME": str(data), "HOME": str(tmp_path)}
+    env = _approved_store(tmp_path)
     try:
         t = locate.Target("%1", "opencode", _session(env), "/anywhere")
         fetched = []
@@ -109,5 +111,34 @@ def test_a_page_with_bodies_is_the_page_with_each_body_fetched_alone(tmp_path, m
         assert fetched  # the old way: one fetch per event with a body
         assert [(e.cursor, e.body) for e in once.events] == \
             [(e.cursor, e.body) for e in alone.events]
+    finally:
+        opencode_db.close_all()
+
+
+def test_big_rows_are_not_pulled_a_whole_batch_at_a_time(tmp_path, monkeypatch):
+    """Parts of 3 MB each (a tool's output) and a read budget of 1 MiB: the page reads
+    the few rows the budget pays for, not 32 rows (~96 MB) before it looks at their size."""
+    env = _approved_store(tmp_path)
+    sid = _session(env)
+    db = sqlite3.connect(Path(env["XDG_DATA_HOME"]) / "opencode" / "opencode.db")
+    cols = [r[1] for r in db.execute("PRAGMA table_info(part)")]
+    row = db.execute("SELECT * FROM part WHERE session_id = ? ORDER BY id DESC LIMIT 1",
+                     (sid,)).fetchone()
+    big = '{"type":"text","text":"' + "x" * (3 << 20) + '"}'
+    for k in range(40):
+        doc = dict(zip(cols, row, strict=True), id=f"prt_zzbig{k:03d}", data=big)
+        db.execute(f"INSERT INTO part ({','.join(cols)}) VALUES ({','.join('?' * len(cols))})",
+                   [doc[c] for c in cols])
+    db.commit()
+    db.close()
+    fetched: list[int] = []
+    real = opencode_db.OpenCodeDB._records
+    monkeypatch.setattr(opencode_db.OpenCodeDB, "_records",
+                        lambda self, s, batch, roles: fetched.append(len(batch))
+                        or real(self, s, batch, roles))
+    try:
+        page = opencode_db.page(opencode_db.locate(sid, "/anywhere", env), None, window.clamp())
+        assert page.entries and page.older is not None
+        assert sum(fetched) <= 4, fetched
     finally:
         opencode_db.close_all()

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from tma.runtime.transcript import locate, read
-from tma.ui import conversation, transcript as document
+from tma.ui import conversation, transcript as document, width as cw
 from tma.ui.picker import text
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
@@ -89,7 +89,7 @@ def test_any_conversation_fits_its_box_and_no_control_byte_reaches_it(items, wid
     assert len(out) <= height
     for ln in out:
         flat = "".join(t for t, _ in ln)
-        assert len(flat) <= width
+        assert cw.cells(flat) <= width  # cells: st.text draws wide characters too
         assert not any(ord(c) < 32 or 0x7f <= ord(c) < 0xa0 for c in flat)
 
 
@@ -100,3 +100,16 @@ def test_the_notes_when_there_is_nothing_to_show():
     assert "asking box for %3" in text(conversation.lines(
         {"events": [], "asking": "asking box for %3's conversation…"}, 80, 3))
     assert text(conversation.lines({"events": []}, 80, 3)) == "(nothing said in this session yet)"
+
+
+def test_chinese_wraps_by_cells_and_nothing_spills():
+    """A message in Chinese (two cells a character, no spaces) wraps inside the words at
+    the box's width in cells, not in characters."""
+    said = "请把部署脚本改成先打印每一步再执行，并且在出错时立即停止。" * 3
+    out = conversation.lines({"agent": "a", "events": [ev("assistant_text", said, bytes=1)]},
+                             30, 20)
+    flat = [("".join(t for t, _ in ln)) for ln in out]
+    assert all(cw.cells(ln) <= 30 for ln in flat), flat
+    body = [ln for ln in flat if ln.startswith("  ")]
+    assert "".join(ln.strip() for ln in body) == said
+    assert max(cw.cells(ln) for ln in body) >= 28  # the box is used, not half of it

@@ -191,3 +191,41 @@ def test_every_term_must_match_and_ties_keep_the_usual_order():
     assert [r["pane"] for r in picker.visible([a, b, c], view, PAL, NOW)] == ["%2", "%1"]
     view = picker.View(query="codex blk")
     assert [r["pane"] for r in picker.visible([a, b, c], view, PAL, NOW)] == ["%2"]
+
+
+def test_a_narrow_footer_drops_hints_not_the_way_out():
+    """At 40 columns the footer's hints go from the right, keeping `esc quit`; nothing is
+    cut mid-word. A filter that finds nothing in this session says ctrl-s widens it."""
+    out = picker.text(render([row("%1")], width=40, height=12)).splitlines()
+    assert out[-1].rstrip() == " enter jump · tab actions · esc quit", out[-1]
+    assert "…" not in out[-1]
+    assert picker.hints(picker.PICKER_KEYS, 200) == picker.PICKER_KEYS
+    assert picker.hints("a b · c d · e f", 1) == "a b · e f"  # two always stay
+    out = picker.text(render([row("%1", locator="x:1.0")],
+                             picker.View(query="zzz", scope="session", session="s")))
+    assert "no agent in this session matches the filter" in out and "ctrl-s" in out
+
+
+def test_wide_characters_are_measured_in_cells():
+    """A title in Chinese takes two cells a character: the row is cut and padded by cells,
+    so no line is wider than the terminal and the columns still line up."""
+    from tma.ui import width as cw
+
+    rows = [row("%1", title="修复登录页面的错误并且添加测试用例以及文档说明"),
+            row("%2", title="fix the login page")]
+    for width in (40, 80, 120):
+        lines = picker.text(render(rows, width=width)).splitlines()
+        assert all(cw.cells(ln) <= width for ln in lines), (width, lines)
+        a, b = (ln for ln in lines if "claude" in ln)
+        if width > 40:  # at 40 the title column is dropped
+            assert cw.cells(a[:a.index("修")]) == cw.cells(b[:b.index("fix")])
+
+
+def test_cells_clip_and_wrap():
+    from tma.ui import width as cw
+
+    assert (cw.cells("abc"), cw.cells("中文"), cw.cells("e\u0301"), cw.cells("Ａ")) == (3, 4, 1, 2)
+    assert cw.clip("中文字", 5) == "中文" and cw.clip("abc", 2) == "ab" and cw.clip("中", 1) == ""
+    assert cw.wrap("中文字 abc", 4) == ["中文", "字", "abc"]
+    assert cw.wrap("hello world", 5) == ["hello", "world"]
+    assert cw.wrap("中", 1) == ["中"]  # wider than the line: one character a line, no loop

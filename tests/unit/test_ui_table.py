@@ -51,3 +51,18 @@ def test_no_rows_no_lines_and_the_legend_uses_the_palette():
     assert table.lines([], 80, NOW, STATUS_DEFAULTS) == []
     palette = dict(STATUS_DEFAULTS, blocked=("B", "red"))
     assert any(line.startswith("  B blocked  yours") for line in table.legend(palette))
+
+
+def test_wide_characters_line_up_and_fit_in_cells():
+    """A repo or title in Chinese is two cells a character: the columns after it line up
+    and a cut title keeps the line within the width in cells."""
+    from tma.ui import width as cw
+
+    rows = [_row("%1", "idle", NOW, repo="项目", branch="主", title="修复登录页面的错误并添加测试"),
+            _row("%2", "idle", NOW, repo="proj", branch="main", title="fix login")]
+    for width in (50, 60, 120):
+        head, a, b = table.lines(rows, width, NOW, STATUS_DEFAULTS)
+        assert all(cw.cells(ln) <= width for ln in (head, a, b)), (width, a)
+        if "TITLE" in head:
+            col = cw.cells(head[:head.index("TITLE")])
+            assert cw.cells(a[:a.index("修")]) == col == cw.cells(b[:b.index("fix")]), width

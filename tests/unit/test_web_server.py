@@ -86,6 +86,21 @@ def test_a_code_pairs_once_and_wrong_tries_void_it(tmp_path):
     assert oct((tmp_path / "web" / "devices.json").stat().st_mode & 0o777) == "0o600"
 
 
+def test_a_revoked_devices_name_is_not_given_to_the_next_browser(tmp_path):
+    """browser-1 revoked, the next pairing is browser-2: the ledger keeps receipts by
+    device name, and a new browser must not inherit the old one's."""
+    store = devices.Store(str(tmp_path), clock=lambda: 1000)
+    names = []
+    for revoke in (True, False, False):
+        code, _ = store.new_code(None, ("read",))
+        _token, dev = store.redeem(code)
+        names.append(dev.name)
+        if revoke:
+            store.revoke(dev.name)
+    assert names == ["browser-1", "browser-2", "browser-3"]
+    assert [d.name for d in store.list()] == ["browser-2", "browser-3"]
+
+
 def test_a_device_name_is_a_plain_token():
     for bad in ("", "a b", "x:y", "a/b", "é", "x" * 65):
         with pytest.raises(devices.DeviceError):

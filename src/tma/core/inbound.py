@@ -136,7 +136,7 @@ def _edge(f: proto.Edge, problems: list[str]) -> proto.Edge:
     return f.replace(at_ms=_ms(f.at_ms), pane=_pane(f.pane, "an edge"),
                      agent=clean(f.agent, NAME), detail=token(f.detail),
                      locator=clean(f.locator, TEXT), repo=opt_clean(f.repo, TEXT),
-                     branch=opt_clean(f.branch, TEXT))
+                     branch=opt_clean(f.branch, TEXT), host=opt_clean(f.host, TEXT))
 
 
 def _binder(b: proto.Binder) -> proto.Binder:

@@ -50,8 +50,8 @@ class Paths:
         """path with this HOME shown as `~` (for messages)."""
         h = self.home
         if h and h != "/" and (path == h or path.startswith(h + os.sep)):
-            return "~" + path[len(h):]
-        return path
+            path = "~" + path[len(h):]
+        return shown(path)
 
     # ---------------------------------------------------------------- XDG bases
 
@@ -123,3 +123,12 @@ def here(env: Mapping[str, str] | None = None) -> Paths:
     """The places of this process (its environment, or `env`): the one place a Paths is
     built, so every caller resolves the same environment the same way."""
     return Paths(os.environ if env is None else env)
+
+
+def shown(path: str) -> str:
+    """A path as a message prints it: its control characters as `\\xNN` (a folder named
+    with an escape sequence would otherwise reach the terminal as one)."""
+    if path.isprintable():
+        return path
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 0x100
+                   else f"\\u{ord(c):04x}" for c in path)

@@ -24,6 +24,7 @@ checker only, and `json` is imported by the first line read or written.
 
 from __future__ import annotations
 
+from tma.core.event_kinds import KINDS
 from tma.core.record import Record
 
 TYPE_CHECKING = False
@@ -227,22 +228,7 @@ class EventBody(Record, frozen=True):
 
 
 #: The keys each transcript event kind carries between `kind` and `ts`, in wire order.
-EVENT_KINDS: Final[dict[str, tuple[str, ...]]] = {
-    "session_meta": ("agent", "session_id", "cwd", "version", "model"),
-    "user_message": ("bytes", "attachments"),
-    "assistant_text": ("bytes",),
-    "thinking": ("bytes", "redacted"),
-    "tool_call": ("name", "call_id", "arg_keys", "bytes"),
-    "tool_result": ("call_id", "status", "bytes"),
-    "permission_request": ("tool", "call_id"),
-    "turn_boundary": ("boundary", "reason"),
-    "usage": ("input", "output", "total", "context_window", "cost_usd"),
-    "subagent_ref": ("child_id", "external_file"),
-    "compaction": ("compaction",),
-    "attachment": ("attachment", "bytes"),
-    "bookkeeping": ("type_name",),
-    "unknown": ("type_name",),
-}
+EVENT_KINDS: Final = KINDS
 
 
 class EventHeader(Record, frozen=True):

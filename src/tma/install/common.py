@@ -41,7 +41,7 @@ import tempfile
 from dataclasses import dataclass, field
 from importlib import resources
 
-from tma.core.paths import here
+from tma.core.paths import here, shown
 from tma.install.jsonsplice import splice
 
 TYPE_CHECKING = False
@@ -520,8 +520,8 @@ def diff(change: Change, colour: bool = False, applying: bool = True) -> str:
         return ("" if applying else "would ") + change.summary + "\n"
     old = change.old if isinstance(change.old, str) else ""
     new = change.new if isinstance(change.new, str) else ""
-    a = change.path if change.old is not None else "/dev/null"
-    b = change.path if change.new is not None else "/dev/null"
+    a = shown(change.path) if change.old is not None else "/dev/null"
+    b = shown(change.path) if change.new is not None else "/dev/null"
     out = []
     for line in difflib.unified_diff(old.splitlines(True), new.splitlines(True), a, b, n=3):
         if line.startswith(("---", "+++")):
@@ -865,6 +865,30 @@ def json_hooks_planned(path: str, shape: Shape, events: list[str], ctx: Ctx,
     new = doc.copy()
     json_hooks_edit(new, shape, events, ctx, path, uninstall=uninstall)
     return doc, new
+
+
+def flat_versioned(new: dict, before, uninstall: bool) -> dict:
+    """Cursor's and Copilot's flat hook files: `"version": 1` comes in with tma's hooks,
+    and leaves with them when an uninstall empties `hooks` (a file tma created goes back
+    to holding nothing of tma's)."""
+    if not uninstall and "version" not in new:
+        return {"version": 1, **new}
+    if uninstall and not same(new, before) and new.get("version") == 1 and not new.get("hooks"):
+        new = {k: v for k, v in new.items() if k not in ("version", "hooks")}
+    return new
+
+
+def json_hooks_plan(agent: str, path: str, shape: Shape, events: list[str], ctx: Ctx,
+                    uninstall: bool, label: str, caveat: str, *,
+                    versioned: bool = False) -> Plan:
+    """The whole plan of an adapter whose one file is a JSON hooks file (Gemini's and
+    Qwen's settings.json, Copilot's hook file)."""
+    doc, new = json_hooks_planned(path, shape, events, ctx, uninstall)
+    if versioned:
+        new = flat_versioned(new, doc.data, uninstall)
+    out = Plan(agent)
+    out.add(doc.change(new, label, uninstall=uninstall))
+    return out.caveat(caveat, uninstall)
 
 
 def load_status(agent: str, loader: Callable[[], T]) -> tuple[Status, T | None]:

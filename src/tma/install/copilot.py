@@ -43,14 +43,5 @@ def status(ctx: common.Ctx, manifest) -> common.Status:
 
 
 def plan(ctx: common.Ctx, manifest, uninstall: bool) -> common.Plan:
-    doc, new = common.json_hooks_planned(path(ctx), SHAPE, list(manifest.hook_events), ctx,
-                                         uninstall)
-    if not uninstall and "version" not in new:
-        new = {"version": 1, **new}
-    if (uninstall and not common.same(new, doc.data) and new.get("version") == 1
-            and not new.get("hooks")):
-        del new["version"]
-        new.pop("hooks", None)
-    out = common.Plan(AGENT)
-    out.add(doc.change(new, LABEL, uninstall=uninstall))
-    return out.caveat(CAVEAT, uninstall)
+    return common.json_hooks_plan(AGENT, path(ctx), SHAPE, list(manifest.hook_events), ctx,
+                                  uninstall, LABEL, CAVEAT, versioned=True)

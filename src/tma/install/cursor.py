@@ -61,12 +61,7 @@ def plan(ctx: common.Ctx, manifest, uninstall: bool) -> common.Plan:
                                            uninstall)
     cli = common.JsonDoc.load(cp)
     out = common.Plan(AGENT)
-    if not uninstall and "version" not in new:
-        new = {"version": 1, **new}
-    if (uninstall and not common.same(new, hooks.data) and new.get("version") == 1
-            and not new.get("hooks")):
-        del new["version"]
-        new.pop("hooks", None)
+    new = common.flat_versioned(new, hooks.data, uninstall)
     out.add(hooks.change(new, "Cursor hooks", uninstall=uninstall))
 
     want = False if uninstall else statusline.wanted(AGENT, ctx.statusline, ctx.optout,

@@ -36,8 +36,5 @@ def status(ctx: common.Ctx, manifest) -> common.Status:
 
 
 def plan(ctx: common.Ctx, manifest, uninstall: bool) -> common.Plan:
-    doc, new = common.json_hooks_planned(path(ctx), SHAPE, common.wired_events(manifest), ctx,
-                                         uninstall)
-    out = common.Plan(AGENT)
-    out.add(doc.change(new, LABEL, uninstall=uninstall))
-    return out.caveat(CAVEAT, uninstall)
+    return common.json_hooks_plan(AGENT, path(ctx), SHAPE, common.wired_events(manifest), ctx,
+                                  uninstall, LABEL, CAVEAT)

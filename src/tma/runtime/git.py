@@ -8,9 +8,11 @@ naming the linked worktree's or submodule's git dir, as git's discovery does), i
 (GIT_DIR and friends in the environment, a bare repository, a HEAD naming a ref outside
 refs/heads, refs kept in a reftable, a malformed file) is asked of git itself, as before.
 
-One difference from `git rev-parse`, on purpose: a branch with no commit yet (a fresh
+Two differences from `git rev-parse`, on purpose: a branch with no commit yet (a fresh
 `git init`) is named, where rev-parse's `--abbrev-ref HEAD` failed and left the pane
-without a repo at all.
+without a repo at all; and a branch is named as it was named (`v1.2`, `origin/main`)
+even where a tag or a remote-tracking branch shares the name, where `--abbrev-ref`
+says `heads/v1.2` (so `--branch v1.2` selects it).
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ def resolve(cwd: str) -> Labels:
         if any(name in os.environ for name in _GIT_ENV):
             raise _AskGit
         return _read(os.path.abspath(cwd))
-    except (_AskGit, OSError, UnicodeDecodeError):
+    except (_AskGit, OSError, ValueError):  # ValueError: a NUL in a file (and decoding)
         return _rev_parse(cwd)
 
 
@@ -65,7 +67,10 @@ def _read(cwd: str) -> Labels:
             common = os.path.normpath(os.path.join(gitdir, fh.read().strip()))
     if os.path.isdir(os.path.join(common, "reftable")):
         raise _AskGit  # git 2.45's reftable: HEAD there says refs/heads/.invalid
-    with open(os.path.join(gitdir, "HEAD"), encoding="utf-8") as fh:
+    head_path = os.path.join(gitdir, "HEAD")
+    if os.path.islink(head_path):
+        raise _AskGit  # core.preferSymlinkRefs: the link names the branch, not its file
+    with open(head_path, encoding="utf-8") as fh:
         head = fh.read().strip()
     if head.startswith("ref: "):
         ref = head[5:].strip()

@@ -18,7 +18,7 @@ from tma.tmux import read, write
 
 FIELDS = ("session_id", "sessionID", "sessionId", "model", "tool_use_id", "prompt_id", "tool_name",
           "thread-id", "request_id", "requestID", "question_id", "api_endpoint",
-          "transcript_path", "hook_event_name")
+          "transcript_path", "transcriptPath", "hook_event_name")
 REPLY_POLL_S = 0.1
 
 _TEXT_OK = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
@@ -372,7 +372,7 @@ def _extras(decision, plan, pane, prev, fields, payload, now) -> list:
         extras.append(E("@agent_api_endpoint", endpoint))
     # every hooked agent's own transcript file: `tma transcript` reads it (a device names
     # the pane, the host its file), and Codex's rollout is tailed for telemetry too
-    transcript = fields.get("transcript_path", "")
+    transcript = fields.get("transcript_path") or fields.get("transcriptPath", "")  # Copilot's
     if transcript:
         path = _path(transcript)
         if path and path != pane.options.get("@agent_transcript", ""):

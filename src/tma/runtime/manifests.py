@@ -181,8 +181,12 @@ def load(manifest_dir: str | None = None, agents_cfg: list[dict[str, Any]] | Non
 
 #: the regexes cache is this interpreter's: a pattern that compiles on one Python may not
 #: on another (tma's own version is in every cache key already); ":2", since each entry
-#: carries the pattern's needles beside its group names
-_REGEX_KEY = hex(sys.hexversion) + ":2"
+#: carries the pattern's needles beside its group names. NEEDLES is tma.core.needles'
+#: version: a change to what needles() returns must bump it, or a cache written by the
+#: old code keeps serving old needles (a needle a match lacks silences its rule);
+#: tests/unit/test_needles.py holds needles.py's hash beside it, so an edit cannot forget
+NEEDLES = 1
+_REGEX_KEY = f"{sys.hexversion:#x}:2:{NEEDLES}"
 
 
 def _known_regexes() -> dict[str, Any]:

@@ -27,6 +27,7 @@ import re
 import textwrap
 
 from tma.core.untrusted import block, clean
+from tma.ui import width as cw
 
 Span = tuple[str, str]
 Line = list[Span]
@@ -63,7 +64,11 @@ def _wrap(text: str, width: int, indent: str) -> list[str]:
         if not para:
             out.append("")
             continue
-        out += textwrap.wrap(para, max(width - len(indent), 8), initial_indent=indent,
+        room = max(width - len(indent), 8)
+        if not para.isascii():  # by cells: CJK is two a character and has no spaces
+            out += [indent + ln for ln in cw.wrap(para, room - len(indent))] or [indent]
+            continue
+        out += textwrap.wrap(para, room, initial_indent=indent,
                              subsequent_indent=indent, drop_whitespace=True,
                              break_on_hyphens=False) or [indent]
     while out and not out[-1].strip():
@@ -74,7 +79,8 @@ def _wrap(text: str, width: int, indent: str) -> list[str]:
 def _one(text: object, width: int) -> str:
     """One line of the transcript's (a name, a call's first words, a note): its escape
     sequences gone whole, then its control characters, at most `width` long."""
-    return clean(" ".join(_ESCAPES.sub("", str(text or "")).split()), max(width, 1))
+    one = clean(" ".join(_ESCAPES.sub("", str(text or "")).split()), max(width, 1))
+    return one if one.isascii() else cw.clip(one, max(width, 1))
 
 
 def _results(events: list[dict]) -> dict[str, dict]:
@@ -94,11 +100,12 @@ def _call(e: dict, result: dict | None, newest: bool, width: int, plain: bool) -
     else:
         mark = "✓"
     head = f"  ▸ {name}"
-    room = width - len(head) - len(mark) - 4
-    what = (what if len(what) <= room else what[:max(room - 1, 0)] + "…") if room > 0 else ""
+    room = width - cw.cells(head) - cw.cells(mark) - 4
+    what = ((what if cw.cells(what) <= room else cw.clip(what, room - 1) + "…") if room > 0
+            else "")
     text = f"{head}  {what}  {mark}" if what else f"{head}  {mark}"
     style = "" if plain else ("bold" if result is None and newest else "dim")
-    return [(clean(text, width), style)]
+    return [(cw.clip(clean(text, width), width), style)]
 
 
 def _note(text: str, width: int, plain: bool) -> list[Line]:
@@ -146,7 +153,8 @@ class _Chat:
         self.speaker = ""
 
     def note(self, text: str, style: str = "dim") -> None:
-        self.out.append([(clean(text, self.width), "" if self.plain else style)])
+        self.out.append([(cw.clip(clean(text, self.width), self.width),
+                          "" if self.plain else style)])
 
     def label(self, who: str) -> None:
         if who != self.speaker:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from tma.ui import table
+from tma.ui import table, width as cw
 
 #: Row order by display class: whose move it is first.
 CLASS_RANK = {"blocked": 0, "done": 1, "working": 2, "idle": 3, "unknown": 4}
@@ -231,15 +231,16 @@ DROP = ("title", "model", "repo", "context", "detail", "where")
 
 
 def fit(text: str, width: int) -> str:
+    """`text` in at most `width` cells, its cut marked with `…`."""
     if width <= 0:
         return ""
-    return text if len(text) <= width else text[:max(width - 1, 0)] + "…"
+    return text if cw.cells(text) <= width else cw.clip(text, width - 1) + "…"
 
 
 def layout(grid: list[dict[str, str]], columns, drop, width: int) -> dict[str, int]:
     """Column widths that fit `width`: empty columns vanish, then the low-priority ones."""
     cols = [c for c in columns if any(g[c] for g in grid)]
-    widths = {c: max(len(g[c]) for g in grid) for c in cols}
+    widths = {c: max(cw.cells(g[c]) for g in grid) for c in cols}
     if "title" in widths:
         widths["title"] = min(widths["title"], 40)
 
@@ -280,7 +281,8 @@ def row_line(c: dict[str, str], cls: str, widths: dict[str, int], *, selected: b
             style = "bold"
         elif name in ("repo", "model", "where"):
             style = "dim"
-        line.append((fit(c[name], w).ljust(w), "" if plain else (style + sel).strip()))
+        text = fit(c[name], w)
+        line.append((text + " " * (w - cw.cells(text)), "" if plain else (style + sel).strip()))
     return line
 
 
@@ -315,7 +317,7 @@ def preview_lines(view: View, width: int, height: int, plain: bool,
     if asks:
         name = f"{name} · {asks}" if name else asks
     rule = f"── {name} " if name else "── "
-    out: list[Line] = [[(fit(rule + "─" * max(width - len(rule), 0), width),
+    out: list[Line] = [[(fit(rule + "─" * max(width - cw.cells(rule), 0), width),
                          "" if plain else "dim")]]
     if height <= 1:
         return out
@@ -346,8 +348,21 @@ def header(view: View, width: int, plain: bool, shown: int, total: int) -> Line:
 
 
 def footer(view: View, width: int, plain: bool, keys: str) -> Line:
-    text = view.message or keys
+    text = view.message or hints(keys, width - 1)
     return [(fit(" " + text, width), "" if plain else "dim")]
+
+
+def hints(keys: str, width: int) -> str:
+    """A "key what · key what" line that fits `width`: hints drop from the right, rather
+    than the line being cut mid-word; the first, the last (how to leave) and `? help`
+    (which lists them all) stay."""
+    parts = keys.split(" · ")
+    for i in range(len(parts) - 2, 0, -1):
+        if len(" · ".join(parts)) <= width:
+            break
+        if not parts[i].startswith("? "):
+            del parts[i]
+    return " · ".join(parts)
 
 
 PICKER_KEYS = "enter jump · tab actions · ctrl-t conversation · ctrl-s scope · esc quit"
@@ -360,6 +375,9 @@ PICKER_NARROW_KEYS = "enter jump · tab actions · ctrl-s scope · esc quit"
 def empty_hint(view: View) -> list[str]:
     """What an empty list says, and what to do about it."""
     if view.query:
+        if getattr(view, "scope", "all") == "session":
+            return ["no agent in this session matches the filter",
+                    "Backspace edits it, ctrl-s shows every session"]
         if getattr(view, "searching", True):  # the picker, or watch while searching
             return ["no agent matches the filter", "Backspace edits it"]
         return ["no agent matches the filter", "/ edits it, esc clears it"]

@@ -7,6 +7,7 @@ for scripts) is tma.ui.rows.text_line and never changes with the terminal.
 from __future__ import annotations
 
 from tma.core import states
+from tma.ui import width as cw
 
 HEADER = ("PANE", "AGENT", "STATE", "DETAIL", "AGE", "WHERE", "REPO", "BRANCH", "TITLE")
 #: Columns shown even when empty in every row (the rest drop out).
@@ -62,9 +63,13 @@ def _cells(row: dict, palette, now: int) -> dict[str, str]:
 
 
 def _fit(text: str, width: int) -> str:
-    if len(text) <= width:
+    if cw.cells(text) <= width:
         return text
-    return text[:max(width - 1, 0)] + "…"
+    return cw.clip(text, max(width - 1, 0)) + "…"
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * (width - cw.cells(text))
 
 
 def lines(rows: list[dict], width: int, now: int,
@@ -75,7 +80,7 @@ def lines(rows: list[dict], width: int, now: int,
     cells = [_cells(r, palette, now) for r in rows]
     cols = [h for h in HEADER if h in ALWAYS or any(c[h] for c in cells)]
     grid = [dict(zip(cols, cols, strict=True))] + cells
-    widths = {h: max(len(g[h]) for g in grid) for h in cols}
+    widths = {h: max(cw.cells(g[h]) for g in grid) for h in cols}
 
     def total() -> int:
         return len(INDENT) + sum(widths[h] for h in cols) + len(GAP) * (len(cols) - 1)
@@ -91,7 +96,7 @@ def lines(rows: list[dict], width: int, now: int,
         cols.remove(name)
     out = []
     for g in grid:
-        text = GAP.join(_fit(g[h], widths[h]).ljust(widths[h]) for h in cols)
+        text = GAP.join(_pad(_fit(g[h], widths[h]), widths[h]) for h in cols)
         out.append(_fit((INDENT + text).rstrip(), width))
     return out
 

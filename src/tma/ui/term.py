@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 import sys
 
+from tma.ui import width as cw
+
 CONTROL_KEYS = {"\r": "enter", "\n": "enter", "\t": "tab", "\x1b": "esc", "\x7f": "backspace",
                 "\x08": "backspace", "\x13": "ctrl-s", "\x0e": "ctrl-n", "\x10": "ctrl-p",
                 "\x03": "ctrl-c", "\x04": "ctrl-c", "\x14": "ctrl-t"}
@@ -164,11 +166,12 @@ class CursesScreen:
                 attr = 0
                 for token in style.split():
                     attr |= self.attrs.get(token, 0)
+                text = cw.clip(text, w - x)  # by cells: a wide character takes two
                 try:
-                    self.win.addnstr(y, x, text, w - x, attr)
+                    self.win.addstr(y, x, text, attr)
                 except self.curses.error:
                     pass  # the bottom-right cell: curses cannot move past it
-                x += len(text)
+                x += cw.cells(text)
         self.win.refresh()
 
     def keys(self) -> list[str]:

@@ -18,26 +18,9 @@ cursor's part).
 
 from __future__ import annotations
 
+#: The keys each kind carries, in wire order: a store module fills exactly these.
+from tma.core.event_kinds import KINDS as KINDS
 from tma.core.record import Record
-
-#: The keys each kind carries, in wire order (tma.core.proto.EVENT_KINDS, kept equal by
-#: a test): a store module fills exactly these.
-KINDS: dict[str, tuple[str, ...]] = {
-    "session_meta": ("agent", "session_id", "cwd", "version", "model"),
-    "user_message": ("bytes", "attachments"),
-    "assistant_text": ("bytes",),
-    "thinking": ("bytes", "redacted"),
-    "tool_call": ("name", "call_id", "arg_keys", "bytes"),
-    "tool_result": ("call_id", "status", "bytes"),
-    "permission_request": ("tool", "call_id"),
-    "turn_boundary": ("boundary", "reason"),
-    "usage": ("input", "output", "total", "context_window", "cost_usd"),
-    "subagent_ref": ("child_id", "external_file"),
-    "compaction": ("compaction",),
-    "attachment": ("attachment", "bytes"),
-    "bookkeeping": ("type_name",),
-    "unknown": ("type_name",),
-}
 
 
 class Event(Record):

@@ -196,9 +196,15 @@ class OpenCodeDB:
             out: list[tuple[str, Event]] = []
             read = frame = 0
             i = start
+            n = 2  # the first batch is small: one row may be megabytes (a tool's output)
             while i >= 0:
-                batch = keys[max(0, i - _BATCH + 1): i + 1]
+                batch = keys[max(0, i - n + 1): i + 1]
                 records = self._records(session_id, batch, roles)
+                # the next batch: as many rows as the read budget left holds at this
+                # batch's largest, so a page of big rows is not pulled 32 at a time
+                big = max((_weight(r) for r in records.values()), default=0)
+                n = max(1, min(_BATCH, (read_max - read - sum(
+                    _weight(r) for r in records.values())) // max(big, 4096)))
                 for _, rid in reversed(batch):
                     record = records.get(rid)
                     if record is None:  # not in a snapshot read in one transaction; kept safe

@@ -38,14 +38,14 @@ REGISTRY: dict[str, str] = {
     "codex": "tma.core.transcript.codex",
     "gemini": "tma.core.transcript.gemini",
     "pi": "tma.core.transcript.pi",
+    "copilot": "tma.core.transcript.copilot",
+    "qwen": "tma.core.transcript.qwen",
     "opencode": "tma.runtime.transcript.opencode_db",
 }
 #: agents whose transcripts tma does not read, and why
 REFUSED: dict[str, str] = {
     "cursor": "Cursor CLI's transcripts carry no tool results and no timestamps: tma does "
               "not read them",
-    "copilot": "GitHub Copilot CLI's transcripts (~/.copilot/session-state/<id>/events.jsonl) "
-               "have no reader in tma yet",
 }
 ENV = "TMA_TRANSCRIPT_STORES"
 

@@ -138,7 +138,9 @@ class Store:
                 pending["tries_left"] = left
                 return "wrong pairing code"
             doc.pop("pairing", None)
-            taken = {d.get("name") for d in doc["devices"]}
+            # a revoked device's name is never handed out again: the ledger's receipts
+            # and the double-tap slots are kept by name, and a new browser would inherit them
+            taken = {d.get("name") for d in doc["devices"]} | set(_retired(doc))
             name = pending.get("name") or _free_name(taken)
             doc["devices"] = [d for d in doc["devices"] if d.get("name") != name]
             scopes = tuple(str(s) for s in pending.get("scopes") or ("read",))
@@ -184,10 +186,18 @@ class Store:
         def change(doc: dict) -> bool:
             before = len(doc["devices"])
             doc["devices"] = [d for d in doc["devices"] if d.get("name") != name]
-            return len(doc["devices"]) < before
+            if len(doc["devices"]) == before:
+                return False
+            doc["retired"] = sorted(set(_retired(doc)) | {name})
+            return True
 
         if not self._locked(change):
             raise DeviceError(f"no paired device named {name!r} (`tma device list`)")
+
+
+def _retired(doc: dict) -> list[str]:
+    got = doc.get("retired")
+    return [str(n) for n in got] if isinstance(got, list) else []
 
 
 def _free_name(taken: set) -> str:

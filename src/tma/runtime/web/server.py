@@ -772,12 +772,31 @@ class Handler(http.server.BaseHTTPRequestHandler):
         """A fleet host's pane: fired as `tma act ACTION --pane HOST:%N` is
         (tma.runtime.fleet.act: this machine's outbox, the host's ledger, whose slot
         names the answer to the prompt, so a double tap is answered from it)."""
-        fired = fleet_act.fire(self.app.session, f"{host}:{pane}", d.action, text=d.text,
-                               answers=d.answers, expect_episode=d.binder.expect_episode_ms)
+        # The page's slot is claimed and answered in this machine's ledger too, as a
+        # local dispatch's is: a page whose response was lost asks for its receipt by
+        # that slot (and found none: "unknown"). Firing twice is the host's to refuse
+        # (fleet.act's own slot names the prompt and the answer), so a failure before an
+        # answer gives the claim back rather than caching an error for the retry.
+        ledger = self.app.ledger
+        prior = ledger.claim(d.slot, pane, d.action, dev.name, now_ms())
+        if prior is not None:
+            return prior
+        try:
+            fired = fleet_act.fire(self.app.session, f"{host}:{pane}", d.action,
+                                   text=d.text, answers=d.answers,
+                                   expect_episode=d.binder.expect_episode_ms)
+        except BaseException:
+            ledger.release(d.slot)
+            raise
         log(f"tma web: {dev.name} fired {d.action} at {host}:{pane}: {fired.outcome}")
-        return proto.ReceiptRow(fired.slot or d.slot, pane, d.action, fired.outcome,
-                                fired.reason, fired.exit_code, fired.cached, dev.name,
-                                now_ms(), fired.message or None)
+        row = proto.ReceiptRow(d.slot, pane, d.action, fired.outcome, fired.reason,
+                               fired.exit_code, fired.cached, dev.name, now_ms(),
+                               fired.message or None)
+        if fired.reason == "locked":
+            ledger.release(d.slot)
+        else:
+            ledger.finish(row)
+        return row
 
     # -- the stream
     def stream(self) -> None:
