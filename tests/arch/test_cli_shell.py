@@ -21,7 +21,8 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[2] / "src" / "tma"
 CLI = SRC / "cli"
 SHELL = {"common", "spec", "main", "__init__"}
-CLI_LINES_MAX = 3600  # 3500 until tma web and tma device (their declarations in spec)
+CLI_LINES_MAX = 3610  # 3500 until tma web and tma device, 3600 until aider's --aider-config
+# (each a declaration in spec, no logic)
 
 
 def _cli_imports(path: Path) -> set[str]:

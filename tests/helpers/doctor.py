@@ -71,6 +71,7 @@ INSTALL_ENV = {
     "TMA_PI_EXTENSION": "pi/extensions/tma.js",
     "TMA_COPILOT_HOOKS": "copilot/hooks/tma.json",
     "TMA_QWEN_SETTINGS": "qwen/settings.json",
+    "TMA_AIDER_CONFIG": "aider/.aider.conf.yml",
     "TMA_WRAPPER_PATH": "wbin/tma-hook",
     "TMA_CONFIG_DIR": "tma-config",
 }

@@ -40,6 +40,7 @@ PATH_VARS = {
     "TMA_PI_EXTENSION": ".pi/agent/extensions/tma.js",
     "TMA_COPILOT_HOOKS": ".copilot/hooks/tma.json",
     "TMA_QWEN_SETTINGS": ".qwen/settings.json",
+    "TMA_AIDER_CONFIG": ".aider.conf.yml",
 }
 
 def packaged_assets() -> bool:
@@ -115,6 +116,10 @@ class Inst:
     @property
     def qwen(self) -> Path:
         return self.paths["TMA_QWEN_SETTINGS"]
+
+    @property
+    def aider(self) -> Path:
+        return self.paths["TMA_AIDER_CONFIG"]
 
     @property
     def codex_config(self) -> Path:

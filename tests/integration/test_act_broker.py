@@ -47,6 +47,9 @@ SCREENS = {
     "qwen": ("node", {"blocked": CAPTURES / "qwen-0.24.4_blocked_permission_shell_w120.txt",
                       "idle": CAPTURES / "qwen-0.24.4_idle_w120.txt",
                       "working": CAPTURES / "qwen-0.24.4_working_w120.txt"}, None),
+    "aider": ("aider", {"blocked": CAPTURES / "aider-0.86.2_blocked_permission_shell_w120.txt",
+                        "idle": CAPTURES / "aider-0.86.2_idle_w120.txt",
+                        "working": CAPTURES / "aider-0.86.2_working_streaming_w120.txt"}, None),
 }
 #: the state each action's screen must show (compact needs a gauge: its own test)
 ACTION_STATE = {"approve": "blocked", "deny": "blocked", "interrupt": "working",
@@ -357,8 +360,8 @@ def test_list_and_list_for_a_pane(srv):
     names = [a["name"] for a in doc["actions"]]
     assert names == sorted(BUNDLED.names()) and "fireable" not in doc["actions"][0]
     approve = next(a for a in doc["actions"] if a["name"] == "approve")
-    assert approve["agents"] == ["claude", "codex", "copilot", "cursor", "gemini", "opencode",
-                                 "qwen"]
+    assert approve["agents"] == ["aider", "claude", "codex", "copilot", "cursor", "gemini",
+                                 "opencode", "qwen"]
     assert approve["when"] == {"state": ["blocked"], "detail": ["permission"],
                                "context_pct_min": None, "context_pct_max": None}
     rec = _agent(srv, "codex", "blocked")

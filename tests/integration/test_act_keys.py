@@ -39,6 +39,8 @@ SCREENS = {
                 CAPTURES / "copilot-1.0.102_idle_after_text_w120.txt", None),
     "qwen": ("node", CAPTURES / "qwen-0.24.4_blocked_permission_shell_w120.txt",
              CAPTURES / "qwen-0.24.4_idle_w120.txt", None),
+    "aider": ("aider", CAPTURES / "aider-0.86.2_blocked_permission_shell_w120.txt",
+              CAPTURES / "aider-0.86.2_idle_w120.txt", None),
 }
 ACTIONS = ("approve", "deny")
 BUNDLED = actions.load("/nonexistent")  # the bundled action manifests only

@@ -362,9 +362,9 @@ def test_nothing_wired_is_a_note_not_a_warning(srv):
     assert r.section("wrapper") == (f"wrapper: {srv.env['TMA_WRAPPER_PATH']} not written yet\n"
                                     "  - note: no agent is wired, so no hook runs it yet")
     assert r.section("wiring") == ("wiring:  claude, codex, gemini, cursor, opencode, pi, "
-                                   "copilot, qwen not installed")
+                                   "copilot, qwen, aider not installed")
     assert {w["agent"]: w["status"] for w in r.doc["hook_wiring"]} == dict.fromkeys(
-        ("claude", "codex", "copilot", "cursor", "gemini", "opencode", "pi", "qwen"),
+        ("claude", "codex", "copilot", "cursor", "gemini", "opencode", "pi", "qwen", "aider"),
         "not_installed")
     assert r.doc["warnings"] == 0 and r.rc == 0
 

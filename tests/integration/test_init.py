@@ -173,7 +173,7 @@ def test_no_agent_on_path(srv):
     srv.shell_pane()
     res = srv.tma("init", "--yes", manifests=False)
     assert res.returncode == 0, res.stderr
-    assert "tma: init: no agent found on $PATH (looked for: claude, " in res.stdout
+    assert "tma: init: no agent found on $PATH (looked for: aider, claude, " in res.stdout
     assert "panes (0):" in res.stdout
 
 
@@ -269,3 +269,21 @@ def test_init_offers_qwen_when_it_is_on_path(srv):
     assert not paths["TMA_CLAUDE_SETTINGS"].exists()  # not on PATH: not touched
     tail = out[out.index("tma: init: tma doctor\n"):]
     assert "\nwiring:  qwen wired; " in tail
+
+
+def test_init_offers_aider_when_it_is_on_path(srv):
+    """aider on PATH: init wires ~/.aider.conf.yml (its notifications command) and doctor
+    lists it as wired."""
+    paths = setup_machine(srv, agents=("aider",))
+    srv.shell_pane()
+    res = srv.tma("init", "--yes", "--no-daemon", manifests=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    out = res.stdout
+    assert f"tma: init: found aider ({srv.root / 'agentbin' / 'aider'})" in out
+    assert "tma: aider: wired" in out
+    wrapper = srv.env["TMA_WRAPPER_PATH"]
+    text = paths["TMA_AIDER_CONFIG"].read_text()
+    assert f"{wrapper} aider notify '{{}}'" in text and "notifications: true" in text
+    assert not paths["TMA_CLAUDE_SETTINGS"].exists()  # not on PATH: not touched
+    tail = out[out.index("tma: init: tma doctor\n"):]
+    assert "\nwiring:  aider wired; " in tail

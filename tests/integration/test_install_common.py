@@ -184,7 +184,8 @@ def test_every_adapter_flag_is_a_command_line_flag(capsys):
     from tma.install import registry
 
     owned = {f.flag for f in registry.file_options()}
-    assert len(owned) == 10  # claude 1, gemini 1, codex 2, cursor 2, opencode, pi, copilot, qwen
+    assert len(owned) == 11  # claude 1, gemini 1, codex 2, cursor 2, opencode, pi, copilot, qwen,
+    # aider
     for command in ("install-hooks", "uninstall"):
         try:
             main([command, "--help"])

@@ -121,7 +121,7 @@ def test_act_refusals_say_why_in_words_and_keep_the_reason_in_json(srv):
         (shell, "approve", 4, "gated", f"{shell} carries no agent state (tma sees no agent "
                                        "there): nothing to approve"),
         (blocked, "approve", 4, "wrong-agent",  # no action manifest has a `fake` arm
-         f"`approve` does not apply to fake panes ({blocked}); it covers claude, codex, "
+         f"`approve` does not apply to fake panes ({blocked}); it covers aider, claude, codex, "
          "copilot, cursor, gemini, opencode, qwen"),
         ("%999", "approve", 3, None, "no pane %999 (it closed, or never existed): "
                                      "nothing to approve"),

@@ -38,6 +38,8 @@ def originals(paths: dict[str, Path]) -> dict[Path, bytes]:
                                        + "\n").encode(),
         paths["TMA_CODEX_CONFIG"]: CODEX_TOML.encode(),
         paths["TMA_CODEX_HOOKS"]: json.dumps(CODEX_HOOKS, indent=4).encode(),
+        # aider's flat YAML, its last line with no newline: tma's two lines go on top
+        paths["TMA_AIDER_CONFIG"]: b"---\nmodel: gpt-4o  # mine\nedit-format: diff",
     }
     for path, data in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -83,6 +85,7 @@ def test_uninstall_restores_configs_and_sweeps_every_option(srv):
     c = srv.shell_pane()
     wire(srv, "claude")
     wire(srv, "codex")
+    wire(srv, "aider")
     for path, data in files.items():
         assert path.read_bytes() != data  # wired
     assert len(hook_lines(srv)) == 2
@@ -109,6 +112,7 @@ def test_uninstall_restores_configs_and_sweeps_every_option(srv):
     assert res.returncode == 0, res.stdout + res.stderr
     out = res.stdout
     assert "tma: claude: unwired" in out and "tma: codex: unwired" in out
+    assert "tma: aider: unwired" in out
     assert "tma: gemini: nothing to remove" in out
     assert "--- " in out and "+++ " in out  # the diff comes first
     assert "yourself (tma never edits status-right); the running server keeps it until " \
@@ -136,7 +140,7 @@ def test_uninstall_restores_configs_and_sweeps_every_option(srv):
     # a second run has nothing left to remove and still succeeds
     again = srv.tma("uninstall", "--yes", manifests=False)
     assert again.returncode == 0, again.stderr
-    assert again.stdout.count("nothing to remove") == 8  # one line per agent
+    assert again.stdout.count("nothing to remove") == 9  # one line per agent
     for path, data in files.items():
         assert path.read_bytes() == data
 
@@ -203,7 +207,7 @@ def test_uninstall_removes_what_tma_created_and_nothing_else(srv):
     mine = srv.root / "cfgs" / "gemini"
     mine.mkdir(parents=True)  # the user's own (empty) folder
     srv.shell_pane()
-    for agent in ("claude", "cursor", "opencode", "pi", "gemini", "copilot", "qwen"):
+    for agent in ("claude", "cursor", "opencode", "pi", "gemini", "copilot", "qwen", "aider"):
         wire(srv, agent)
     assert paths["TMA_CLAUDE_SETTINGS"].is_file()
     assert (paths["TMA_CONFIG_DIR"] / "created.json").is_file()
@@ -211,7 +215,7 @@ def test_uninstall_removes_what_tma_created_and_nothing_else(srv):
     assert res.returncode == 0, res.stdout + res.stderr
     for key in ("TMA_CLAUDE_SETTINGS", "TMA_CURSOR_HOOKS", "TMA_OPENCODE_PLUGIN",
                 "TMA_PI_EXTENSION", "TMA_GEMINI_SETTINGS", "TMA_COPILOT_HOOKS",
-                "TMA_QWEN_SETTINGS"):
+                "TMA_QWEN_SETTINGS", "TMA_AIDER_CONFIG"):
         assert not paths[key].exists(), key
     for folder in ("claude", "cursor", "opencode", "pi", "copilot", "qwen"):
         assert not (srv.root / "cfgs" / folder).exists(), folder

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Install the pinned agent CLIs for the live suite into a cache outside the repo:
 #   ${TMA_LIVE_CACHE:-$HOME/.cache/tma-live}/<agent>-<version>/node_modules/.bin/<agent>
-# Idempotent (an install whose marker matches is kept), parallel (one npm per agent), and
-# everything comes from the npm registry. OpenCode installs @opencode-ai/plugin into its
+# or, for a Python agent (aider), a venv of its own:
+#   ${TMA_LIVE_CACHE:-$HOME/.cache/tma-live}/<agent>-<version>/venv/bin/<agent>
+# Idempotent (an install whose marker matches is kept), parallel (one npm or pip per
+# agent), and everything comes from the npm registry or PyPI. OpenCode installs @opencode-ai/plugin into its
 # config dir at start when a plugin is present; that package is pre-installed here into
 # <cache>/opencode-<version>/config-template/, which the suite copies into each throwaway
 # HOME, so no agent fetches anything while the tests run.
@@ -23,12 +25,44 @@ declare -A PKG=(
   [pi-0.73.1]=@mariozechner/pi-coding-agent
   [copilot-1.0.102]=@github/copilot
   [qwen-0.24.4]=@qwen-code/qwen-code
+  [aider-0.86.2]=aider-chat
 )
-ALL="claude-2.1.197 claude-2.1.332 codex-0.171.0 gemini-0.61.0 opencode-1.18.33 pi-0.73.1 copilot-1.0.102 qwen-0.24.4"
+# the keys whose package is a PyPI one (pip into <dir>/venv), the rest are npm packages
+declare -A PIP=([aider-0.86.2]=1)
+ALL="claude-2.1.197 claude-2.1.332 codex-0.171.0 gemini-0.61.0 opencode-1.18.33 pi-0.73.1 copilot-1.0.102 qwen-0.24.4 aider-0.86.2"
 
 command -v npm >/dev/null 2>&1 || { echo "install_agents: npm not found" >&2; exit 1; }
 
+install_pip() {  # key: a venv of its own (python3 -m venv), the package pinned
+  local key=$1 agent=${1%-*} version=${1##*-}
+  local pkg=${PKG[$key]} dir=$CACHE/$key marker=$CACHE/$key/.tma-live-installed
+  local want="$pkg==$version"
+  if [ -f "$marker" ] && [ "$(cat "$marker")" = "$want" ] && [ -x "$dir/venv/bin/$agent" ]; then
+    echo "install_agents: $key present"
+    return 0
+  fi
+  rm -rf "$dir.tmp"
+  mkdir -p "$dir.tmp"
+  local t0=$SECONDS
+  if ! { python3 -m venv "$dir.tmp/venv" \
+         && "$dir.tmp/venv/bin/pip" install -q --disable-pip-version-check "$want"; } \
+       > "$CACHE/install-$key.log" 2>&1; then
+    echo "install_agents: $key FAILED (log follows)" >&2
+    tail -n 30 "$CACHE/install-$key.log" >&2
+    rm -rf "$dir.tmp"
+    return 1
+  fi
+  # a venv's scripts name their python by path: make them at home in the final folder
+  rm -rf "$dir"
+  mv "$dir.tmp" "$dir"
+  sed -i "1s|^#!$dir.tmp/|#!$dir/|" "$dir"/venv/bin/* 2>/dev/null || true
+  sed -i "s|$dir.tmp|$dir|g" "$dir/venv/pyvenv.cfg" "$dir"/venv/bin/activate* 2>/dev/null || true
+  echo "$want" > "$marker"
+  echo "install_agents: $key installed in $((SECONDS - t0))s"
+}
+
 install_one() {  # key
+  if [ -n "${PIP[$1]:-}" ]; then install_pip "$1"; return; fi
   local key=$1 agent=${1%-*} version=${1##*-}
   local pkg=${PKG[$key]} dir=$CACHE/$key marker=$CACHE/$key/.tma-live-installed
   local want="$pkg@$version"

@@ -150,7 +150,7 @@ def at_prompt(sc: Scenario) -> float:
     """Ask for the fake LLM's shell tool call; return once its approval prompt is up and
     drawn."""
     (sc.work / TOOL_FILE).unlink(missing_ok=True)
-    t = sc.type_line("RUNTOOL now")
+    t = sc.type_line(sc.agent.tool_prompt)
     wait_cls(sc, "prompt", t, 60)
     sc.wait_regex(sc.agent.approve_ready, 30, since=t)
     settle(sc, sc.agent.approve_ready)
@@ -161,7 +161,7 @@ def at_prompt(sc: Scenario) -> float:
 def working(sc: Scenario, fake_llm) -> str:
     """Start a held slow reply; return its id once the agent streams it."""
     slow = sc.slow_id()
-    t = sc.type_line(f"SLOWREPLY:{slow} please")
+    t = sc.type_line(sc.agent.slow_prompt.format(id=slow))
     wait_cls(sc, "working", t)
     deadline = time.time() + 30
     while not fake_llm.streaming(slow):
@@ -348,6 +348,34 @@ def test_copilot_approve_deny_interrupt(scenario_factory, fake_llm):
     check_interrupt(sc, fake_llm)
     verdict(sc, "idle", timeout=20)
     check_steer_refused(sc)  # steer is not Copilot's yet
+    quit_agent(sc)
+
+
+def test_aider_approve_deny_interrupt_steer(scenario_factory, fake_llm):
+    """aider by keys: approve `y` Enter on "Run shell command?" runs the command exactly once
+    (it appends a line: one line in the file), deny `n` Enter leaves it unrun, interrupt
+    C-c drops a held reply, steer types and submits at its `>` prompt. aider sends no model
+    call after a command, so the effect is read off the file, not the fake model."""
+    sc: Scenario = scenario_factory(agents_mod.BY_KEY["aider-0.86.2"], "hookless")
+    start(sc)
+    (sc.work / TOOL_FILE).unlink(missing_ok=True)
+    t = sc.type_line("SAY{```bash\\necho hi >> fakellm-hi.txt\\n```}SAY")
+    wait_cls(sc, "prompt", t, 60)
+    sc.wait_regex(sc.agent.approve_ready, 30, since=t)
+    settle(sc, sc.agent.approve_ready)
+    verdict(sc, "blocked", "permission")
+    t = time.time()
+    keys_lane(expect(sc, "approve", "sent"), sc.agent, "approve")
+    wait_cls(sc, "idle", t)
+    sc.wait_regex(r"Running echo hi >> fakellm-hi\.txt", 10, since=t)
+    time.sleep(1.0)  # a second run would have appended by now
+    assert (sc.work / TOOL_FILE).read_text() == "hi\n", "approve: the command did not run once"
+    # a second approve finds no prompt: refused, nothing typed
+    out, keys = act(sc, "approve")
+    assert out["outcome"] == "refused" and keys == [], out
+    keys_lane(check_deny(sc, fake_llm), sc.agent, "deny")
+    check_interrupt(sc, fake_llm)
+    check_steer(sc, fake_llm)
     quit_agent(sc)
 
 

@@ -70,6 +70,11 @@ HOOK_STEPS: dict[str, frozenset[str]] = {
     "pi": frozenset(_TURN | {"exited"}),
     "copilot": frozenset(_TURN | {"exited"}),
     "qwen": frozenset(_TURN | {"exited"}),
+    # aider's one hook, its notifications command, fires at the prompt after a model call
+    # (and before the first question of a reply, which the screen then outranks): the
+    # reply's end. Working, the prompt, the idle after a command and the exit are the
+    # screen's and the process walk's.
+    "aider": frozenset({"idle_after_reply"}),
 }
 TURN_ENDS = frozenset({"idle_after_reply", "idle_after_tool"})
 
@@ -123,12 +128,12 @@ def test_agent_states(scenario_factory, fake_llm, mode, key, build):
         step("idle", "idle", "idle", since, screen_timeout=90)
 
         slow = sc.slow_id()
-        t = sc.type_line(f"SLOWREPLY:{slow} please")
+        t = sc.type_line(agent.slow_prompt.format(id=slow))
         step("working", "working", "working", t)
         fake_llm.release(slow)
         step("idle_after_reply", "idle", "idle", time.time())
 
-        t = sc.type_line("RUNTOOL now")
+        t = sc.type_line(agent.tool_prompt)
         step("prompt", "prompt", agent.prompt_verdict, t, detail=agent.prompt_detail)
         step_t = approve(sc)
         step("idle_after_tool", "idle", "idle", step_t)

@@ -50,7 +50,7 @@ def _card(sc: Scenario) -> dict:
 
 def _ask_for_the_tool(sc: Scenario) -> None:
     """A prompt that makes the fake model call the shell tool, up to its permission."""
-    t = sc.type_line(f"{KEY_TOOL} now")
+    t = sc.type_line(f"{KEY_TOOL} now" if sc.agent.agent != "aider" else sc.agent.tool_prompt)
     _screen(sc, "prompt", t)
     sc.wait_regex(sc.agent.approve_ready, 30, since=t)
     settle(sc, sc.agent.approve_ready)
@@ -126,6 +126,26 @@ def test_a_real_copilot_permission_is_a_screen_card_with_tool_and_command(scenar
     _check_bash_card(sc, card)
     kinds = [o["kind"] for o in card["options"]]
     assert kinds[0] == "allow-once" and "reject-once" not in kinds, card  # Esc rejects
+    _deny_then_exit(sc, "sent")
+
+
+def test_a_real_aider_question_is_a_screen_card_with_tool_and_command(scenario_factory):
+    """aider asks "Run shell command?" on one row with the command printed above it: the
+    card comes from the screen lane, its [dialog] read, with the inline (Y)es/(N)o/(D)on't
+    ask again options. Denied by keys (n Enter), nothing runs and the card lets go."""
+    sc: Scenario = scenario_factory(agents_mod.BY_KEY["aider-0.86.2"], "hookless")
+    sc.start()
+    _screen(sc, "idle", 0, 90)
+    sc.quiet("")
+
+    _ask_for_the_tool(sc)
+
+    card = _card(sc)
+    assert (card["card"], card["lane"], card["extraction"]) == (
+        "permission", "screen", "exact"), card
+    _check_bash_card(sc, card)
+    assert [o["kind"] for o in card["options"]] == ["allow-once", "reject-once",
+                                                    "allow-always"], card
     _deny_then_exit(sc, "sent")
 
 

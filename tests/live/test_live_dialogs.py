@@ -21,6 +21,8 @@ holds the summary request open (`FakeLLM.hold`) until the harness has measured:
                                              (shift+tab)
   qwen      ask_user_question                exit_plan_mode in plan mode
                                              (shift+tab four times)
+  aider     "Add URL to the chat?" (a URL
+            in the typed line; n Enter)
 
 A compaction must read working/compacting. Each dialog is dismissed with Esc, and the
 agent must be idle again. Codex has no compaction in the walk (the issue asks for claude
@@ -169,6 +171,13 @@ WALKS: dict[str, tuple[Walk, ...]] = {
         Walk("plan", "plan", "plan1 " + call("exit_plan_mode", {"plan": PLAN_TEXT}), "plan1",
              mode_keys=(("BTab", r"auto-accept edits \("), ("BTab", r"Auto mode \("),
                         ("BTab", r"YOLO mode \("), ("BTab", r"plan mode \("))),
+    ),
+    # aider has no question tool and no plan mode: its questions are yes/no lines. A URL in
+    # the typed line makes it ask "Add URL to the chat?" before any model call (nothing is
+    # fetched unless the answer is yes); `n` Enter declines and the line goes to the model
+    "aider": (
+        Walk("question", "question", "ask1 see https://example.com/page", "ask1",
+             dismiss=("n", "Enter")),
     ),
 }
 # opencode 1.18.33 offers plan_exit only under its experimental plan mode

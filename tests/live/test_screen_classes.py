@@ -24,7 +24,8 @@ DIALOGS = {"claude-2.1.332_blocked_automode.txt", "codex-0.171.0_blocked_hooks_t
 DRIVEN = {("claude", "question"), ("claude", "plan"), ("claude", "compacting"),
           ("codex", "question"), ("codex", "plan"), ("gemini", "question"), ("gemini", "plan"),
           ("opencode", "question"), ("opencode", "plan"), ("pi", "compacting"),
-          ("qwen", "question"), ("qwen", "plan"), ("copilot", "compacting")}
+          ("qwen", "question"), ("qwen", "plan"), ("aider", "question"),
+          ("copilot", "compacting")}
 SUITE_WIDTH = "100"
 
 

@@ -114,8 +114,8 @@ def test_the_bundled_actions():
     assert sorted(aset.names()) == ["approve", "compact", "deny", "interrupt",
                                     "question_reject", "question_reply", "steer",
                                     "steer_now"]
-    assert aset.get("approve").covered_agents() == ("claude", "codex", "copilot", "cursor",
-                                                    "gemini", "opencode", "qwen")
+    assert aset.get("approve").covered_agents() == ("aider", "claude", "codex", "copilot",
+                                                    "cursor", "gemini", "opencode", "qwen")
     assert "pi" not in aset.get("approve").covered_agents()  # pi has no permission prompt
     assert "gemini" not in aset.get("steer").keys and "gemini" not in aset.get("steer_now").keys
     assert aset.get("compact").covered_agents() == ("claude",)

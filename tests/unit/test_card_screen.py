@@ -168,6 +168,11 @@ LIVE_ASKS: dict[str, tuple[str, str, str]] = {
        for w in (40, 80, 120, 200)},
     **{f"qwen-0.24.4_blocked_permission_write_w{w}.txt": ("Write", "Write: notes.txt", "exact")
        for w in (40, 60, 80, 100, 120, 200)},
+    # aider asks on one row, what it asks about printed just above it
+    **{f"aider-0.86.2_blocked_permission_shell_w{w}.txt":
+       ("Bash", "Bash: echo hi >> ran.txt", "exact") for w in (40, 80, 120, 200)},
+    **{f"aider-0.86.2_blocked_permission_create_w{w}.txt": ("Write", "Write: hello.txt", "exact")
+       for w in (40, 80, 120, 200)},
 }
 
 
@@ -225,7 +230,7 @@ NOT_PERMISSION = sorted(r["file"] for r in live_rows()
                         if not (r["expected_state"] == "blocked"
                                 and r["expected_detail"] == "permission")
                         and r["agent"] in ("claude", "codex", "gemini", "opencode", "cursor",
-                                           "copilot", "qwen"))
+                                           "copilot", "qwen", "aider"))
 
 
 @pytest.mark.parametrize("name", NOT_PERMISSION)
@@ -360,6 +365,37 @@ def test_a_broken_dialog_table_fails_the_manifest_naming_the_field(table: str,
     with pytest.raises(manifest.ManifestError, match=None) as exc:
         manifest.loads("x", BASE + table)
     assert message in str(exc.value)
+
+
+def test_a_target_form_on_names_the_dialog_its_anchor_row_is() -> None:
+    """A one-row question (aider's): the tool is told by the anchor's row, the text
+    stands above it; `on` picks the form, and a bad `on` fails the manifest."""
+    rules = manifest.loads("x", BASE + """
+[dialog]
+anchor = '^(?:Run shell command|Create new file)\\?'
+option = '(?P<name>\\((?P<id>[A-Z])\\)[^/\\[]*)'
+[[dialog.targets]]
+header = '^Tokens: '
+tool = "Bash"
+on = '^Run shell command'
+[[dialog.targets]]
+header = '^Tokens: '
+tool = "Write"
+key = "file_path"
+on = '^Create new file'
+""").dialog
+    shell = card.extract("x", ["Tokens: 2k sent, 9 received.", "echo hi >> ran.txt",
+                               "Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]:"], rules)
+    assert shell is not None and (shell.tool, shell.input, shell.extraction) == (
+        "Bash", (("command", "echo hi >> ran.txt"),), "exact")
+    assert [(o.name, o.option_id) for o in shell.options] == [
+        ("(Y)es", "Y"), ("(N)o", "N"), ("(D)on't ask again", "D")]
+    new = card.extract("x", ["Tokens: 2k sent, 9 received.", "hello.txt",
+                             "Create new file? (Y)es/(N)o [Yes]:"], rules)
+    assert new is not None and (new.tool, new.input) == ("Write", (("file_path", "hello.txt"),))
+    with pytest.raises(manifest.ManifestError, match=r"\[\[dialog.targets\]\]\[0\].on"):
+        manifest.loads("x", BASE + "[dialog]\nanchor = 'a'\noption = '(?P<name>a)'\n"
+                       "[[dialog.targets]]\nheader = 'h'\ntool = 'T'\non = '('\n")
 
 
 def test_a_manifest_without_a_dialog_table_loads_with_none() -> None:

@@ -167,7 +167,7 @@ def coverage() -> str:
 
 SECTIONS = {"claude": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI",
             "cursor": "Cursor CLI", "opencode": "OpenCode", "pi": "pi",
-            "copilot": "GitHub Copilot CLI", "qwen": "Qwen Code"}
+            "copilot": "GitHub Copilot CLI", "qwen": "Qwen Code", "aider": "aider"}
 
 
 def test_every_bundled_agent_has_a_section() -> None:

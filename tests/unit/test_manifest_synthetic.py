@@ -36,8 +36,8 @@ def claims(det: Detection) -> dict[str, str]:
 
 def test_bundled_manifests_all_load() -> None:
     manifests = bundled.load_all()
-    assert sorted(manifests) == ["claude", "codex", "copilot", "cursor", "gemini", "opencode",
-                                "pi", "qwen"]
+    assert sorted(manifests) == ["aider", "claude", "codex", "copilot", "cursor", "gemini",
+                                "opencode", "pi", "qwen"]
     assert bundled.names() == sorted(manifests)
     for name, m in manifests.items():
         assert m.name == name
@@ -93,7 +93,8 @@ def test_bundled_invariants(name: str) -> None:
             assert r.detail in states.EMITTED_DETAILS
         assert not (r.region.kind == "title" and r.state == states.BLOCKED)
     assert set(m.visible) <= {states.WORKING, states.BLOCKED, states.IDLE}
-    assert states.LIFECYCLE in m.covers
+    # aider's one hook is its notifications command: no session start or end
+    assert (states.LIFECYCLE in m.covers) == (name != "aider")
 
 
 def test_identities() -> None:
@@ -136,6 +137,8 @@ def test_visible_states_and_telemetry() -> None:
     assert ms["opencode"].visible == ("blocked", "working")
     assert ms["pi"].visible == ("working",)
     assert ms["qwen"].visible == ("working", "blocked")
+    assert ms["aider"].visible == ("working", "blocked", "idle")
+    assert ms["aider"].decisive == ("working",)
     channels = {n: (m.context.channel, m.context.format) if m.context else None
                 for n, m in ms.items()}
     assert channels == {
@@ -147,6 +150,7 @@ def test_visible_states_and_telemetry() -> None:
         "opencode": None,
         "pi": ("event", "pi-context-json"),
         "qwen": None,
+        "aider": None,
     }
     assert ms["claude"].normalize_detail("ratelimited") == "rate_limit"
     assert ms["claude"].normalize_detail("rate-limited") == "rate_limit"

@@ -402,6 +402,8 @@ LIVE_HOOK_EXPECTATIONS = {
         "agentStop": "idle/*", "preCompact": "working/compacting",
         "errorOccurred": None,  # every try says recoverable, the last one too: the screen's
     },
+    # the notifications command: stdin is aider's terminal, tma-hook passes '{}' on argv
+    "aider": {"notify": "idle/*"},
     "qwen": {
         "SessionStart": "start", "SessionEnd": "end", "UserPromptSubmit": "working/",
         "PreToolUse": "working/", "PostToolUse": "working/", "Stop": "idle/*",

@@ -93,7 +93,8 @@ def test_every_permission_dialog_of_a_bundled_agent_is_read():
     deny, the answers typed as keys, are bound to a prompt the screen names."""
     read = {n.split("-")[0].split("_")[0] for n, d, i in SCREENS
             if d == "permission" and i.split(":")[1]}
-    assert read == {"claude", "codex", "copilot", "cursor", "gemini", "opencode", "qwen"}
+    assert read == {"aider", "claude", "codex", "copilot", "cursor", "gemini", "opencode",
+                    "qwen"}
 
 
 def test_different_prompts_read_as_different():
@@ -113,6 +114,8 @@ def test_different_prompts_read_as_different():
              ("gemini-0.61.0_blocked_edit_diff_w60.txt", "gemini-0.61.0_blocked_write_file_w60.txt"),
              ("opencode-1.18.33_blocked_shell_w60.txt", "opencode-1.18.33_blocked_write_w60.txt"),
              ("opencode-1.18.33_blocked_edit_diff_w60.txt", "opencode-1.18.33_blocked_write_w60.txt"),
+             ("aider-0.86.2_blocked_permission_shell_w80.txt",
+              "aider-0.86.2_blocked_permission_create_w80.txt"),
              ("qwen-0.24.4_blocked_permission_shell_w80.txt",
               "qwen-0.24.4_blocked_permission_write_w80.txt"),
              ("qwen-0.24.4_blocked_permission_edit_w80.txt",

@@ -38,7 +38,7 @@ DOCS = "docs/reference/cli.md; the man page: man -l docs/man/tma.1 (in the sourc
 STATES = ("idle", "working", "blocked", "unknown", "done")
 FORMATS = ("tmux", "plain", "json", "prom")
 SHELLS = ("bash", "zsh", "fish")
-HOOK_AGENTS = ("claude", "codex", "gemini", "cursor", "opencode", "pi", "copilot", "qwen")
+HOOK_AGENTS = ("claude", "codex", "gemini", "cursor", "opencode", "pi", "copilot", "qwen", "aider")
 
 # ---------------------------------------------------------------- shared declarations
 
@@ -105,6 +105,8 @@ AGENT_FILES = (
          "TMA_COPILOT_HOOKS, else $COPILOT_HOME/hooks/tma.json, else ~/.copilot/hooks/tma.json)."),
     Flag("--qwen-settings", metavar="PATH", help="Qwen Code's settings file (else "
          "TMA_QWEN_SETTINGS, else ~/.qwen/settings.json)."),
+    Flag("--aider-config", metavar="PATH", help="aider's config file (else "
+         "TMA_AIDER_CONFIG, else ~/.aider.conf.yml)."),
 )
 CONFIG_DIR = Flag("--config-dir", metavar="DIR",
                   help="tma's config directory (else TMA_CONFIG_DIR, else "

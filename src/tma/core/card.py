@@ -205,6 +205,8 @@ def extract(agent: str, lines: list[str], rules: DialogRules | None) -> ScreenAs
     # still stand higher up in the transcript. Equal rows keep the manifest's order.
     hits = []
     for order, t in enumerate(rules.targets):
+        if t.on is not None and not t.on.search(rows[a]):
+            continue  # a form of another dialog (aider asks each on one line)
         hit = _last(t.header, rows, lo, first_option)
         if hit is not None:
             hits.append((-hit[0], order, t, hit))

@@ -172,6 +172,7 @@ class DialogTarget(Record):
     until: re.Pattern[str] | None = None  # the block ends before the first line matching it
     item: re.Pattern[str] | None = None  # a block line's text is its `text` group
     drop_last: bool = False  # a block of two or more lines ends with a description line
+    on: re.Pattern[str] | None = None  # the form applies only where the anchor row matches
 
 
 class OptionKind(Record):
@@ -630,7 +631,7 @@ def _telemetry(doc: dict[str, Any]) -> ContextTelemetry | None:
 
 
 _DIALOG_KEYS = ("anchor", "option", "above", "below", "within", "strip", "targets", "kinds", "aliases")
-_TARGET_KEYS = ("header", "tool", "key", "start", "until", "item", "drop_last")
+_TARGET_KEYS = ("header", "tool", "key", "start", "until", "item", "drop_last", "on")
 
 
 def _count(table: dict[str, Any], key: str, default: int, where: str) -> int:
@@ -665,7 +666,8 @@ def _dialog_target(i: int, twhere: str, entry: dict[str, Any]) -> DialogTarget:
     if not isinstance(drop_last, bool):
         raise ManifestError(f"{twhere}.drop_last: must be true or false")
     return DialogTarget(i, header, tool, key, _optional_regex(entry, "start", twhere),
-                        _optional_regex(entry, "until", twhere), item, drop_last)
+                        _optional_regex(entry, "until", twhere), item, drop_last,
+                        _optional_regex(entry, "on", twhere))
 
 
 def _dialog(doc: dict[str, Any]) -> DialogRules | None:

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
         def plan(self, ctx: Ctx, manifest, uninstall: bool) -> Plan: ...
 
 #: Every agent with a hook installer, in the order they are wired and reported.
-AGENTS = ("claude", "codex", "gemini", "cursor", "opencode", "pi", "copilot", "qwen")
+AGENTS = ("claude", "codex", "gemini", "cursor", "opencode", "pi", "copilot", "qwen", "aider")
 
 
 _ADAPTERS: dict[str, object] = {}
@@ -42,10 +42,10 @@ def _adapters() -> dict[str, object]:
     """name -> adapter module, imported on first use (a command that installs nothing
     never loads the adapters)."""
     if not _ADAPTERS:
-        from tma.install import claude, codex, copilot, cursor, gemini, opencode, pi, qwen
+        from tma.install import aider, claude, codex, copilot, cursor, gemini, opencode, pi, qwen
 
         _ADAPTERS.update(claude=claude, codex=codex, gemini=gemini, cursor=cursor,
-                         opencode=opencode, pi=pi, copilot=copilot, qwen=qwen)
+                         opencode=opencode, pi=pi, copilot=copilot, qwen=qwen, aider=aider)
     return _ADAPTERS
 
 

@@ -153,7 +153,8 @@ class _Chat:
         self.speaker = ""
 
     def note(self, text: str, style: str = "dim") -> None:
-        self.out.append([(clean(text, self.width), "" if self.plain else style)])
+        self.out.append([(cw.clip(clean(text, self.width), self.width),
+                          "" if self.plain else style)])
 
     def label(self, who: str) -> None:
         if who != self.speaker:

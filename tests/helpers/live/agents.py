@@ -61,6 +61,12 @@ class Agent:
     exit_steps: tuple[tuple[str, str], ...] = ()  # (key, regex to wait for before it or "")
     env: dict = field(default_factory=dict)
     node_min: int = 20  # the oldest Node the CLI runs on (its package's engines.node)
+    # the walk's prompts: a slow reply held open (`{id}`: the fake LLM's slow id) and a
+    # shell command waiting for approval. aider offers the model no tools: its command is a
+    # ```bash block in a scripted reply, and its slow reply a text one (SLOWTEXT)
+    slow_prompt: str = "SLOWREPLY:{id} please"
+    tool_prompt: str = "RUNTOOL now"
+    python: bool = False  # a PyPI package in <cache>/<key>/venv (install_agents.sh)
 
     @property
     def version(self) -> str:
@@ -73,6 +79,8 @@ class Agent:
         return CLASSIFIERS[self.agent](self, screen, title)
 
     def bin_dir(self, cache: Path) -> Path:
+        if self.python:
+            return cache / self.key / "venv" / "bin"
         return cache / self.key / "node_modules" / ".bin"
 
     def installed(self, cache: Path) -> bool:
@@ -229,7 +237,30 @@ def _qwen(agent: Agent, screen: str, title: str) -> str | None:
     return None
 
 
-CLASSIFIERS = {"claude": _claude, "codex": _codex, "gemini": _gemini, "opencode": _opencode,
+# aider is line-mode: the last non-blank row says it all. A yes/no question ending in its
+# default ("[Yes]:": a command or a file to run or write is a prompt, any other a question),
+# the input prompt ("> ", "diff> "), or, while aider runs, anything else
+# (its spinner "Waiting for <model>", the reply streaming with no chrome at all)
+_AIDER_PROMPT = re.compile(r"^(?:[a-z-]+ )?(?:[a-z-]+)?>(?: |$)")
+
+
+def _aider(agent: Agent, screen: str, title: str) -> str | None:
+    rows = [ln.rstrip() for ln in screen.splitlines() if ln.strip()]
+    if not rows:
+        return None
+    last = rows[-1]
+    if last.endswith(("[Yes]:", "[No]:")):
+        tail = " ".join(rows[-3:])
+        if any(q in tail for q in ("Run shell command", "Create new file", "Allow edits to",
+                                   "Edit the files?")):
+            return "prompt"
+        return "question"  # Add URL / command output / file to the chat?, git's questions
+    if _AIDER_PROMPT.match(last):
+        return "idle"
+    return "working"
+
+
+CLASSIFIERS = {"aider": _aider, "claude": _claude, "codex": _codex, "gemini": _gemini, "opencode": _opencode,
                "pi": _pi, "copilot": _copilot, "qwen": _qwen}
 
 _CLAUDE_ENV = {
@@ -279,6 +310,14 @@ AGENTS: tuple[Agent, ...] = (
           approve_ready=r"› 1\. Yes, allow once",
           exit_steps=(("C-c", ""), ("C-c", r"Press Ctrl\+C again")),
           env={"OPENAI_API_KEY": FAKE_KEY, "OPENAI_MODEL": "mock-model"}, node_min=22),
+    # a Python CLI (PyPI aider-chat) in a venv; the model and its settings come from
+    # ~/.aider.conf.yml (_setup_aider), the fake model's address from OPENAI_API_BASE
+    Agent("aider-0.86.2", "aider", "aider-chat", "aider",
+          approve_ready=r"Run shell command\? \(Y\)es/\(N\)o[^\[]*\[Yes\]: *\s*\Z",
+          approve_keys=("y", "Enter"), exit_steps=(("C-d", ""),),
+          env={"OPENAI_API_KEY": FAKE_KEY, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+          slow_prompt="SLOWTEXT:{id} please",
+          tool_prompt="SAY{```bash\\necho hi > fakellm-hi.txt\\n```}SAY", python=True),
 )
 BY_KEY = {a.key: a for a in AGENTS}
 
@@ -299,6 +338,8 @@ def agent_env(agent: Agent, home: Path, base_url: str) -> dict[str, str]:
         env["COPILOT_PROVIDER_BASE_URL"] = f"{base_url}/v1"
     elif agent.agent == "qwen":
         env["OPENAI_BASE_URL"] = f"{base_url}/v1"
+    elif agent.agent == "aider":
+        env["OPENAI_API_BASE"] = f"{base_url}/v1"
     return env
 
 
@@ -432,6 +473,20 @@ def _setup_qwen(agent, home, work, base_url, cache, hooked) -> None:
         "telemetry": {"enabled": False}})
 
 
-SETUP = {"claude": _setup_claude, "codex": _setup_codex, "gemini": _setup_gemini,
+def _setup_aider(agent, home, work, base_url, cache, hooked) -> None:
+    # no git (no "create a repo?" question, no commits), no update check, no analytics, no
+    # release notes; the diff edit format reads a ```bash block as a shell command to offer.
+    # Hooks (notifications, notifications-command) are tma install-hooks' to add, on top.
+    (home / ".aider.conf.yml").write_text(
+        "model: openai/mock-model\nedit-format: diff\ngit: false\ngitignore: false\n"
+        "check-update: false\nanalytics-disable: true\nshow-release-notes: false\n")
+    # the model's facts, fresh, so aider does not fetch litellm's price list at start
+    _write_json(home / ".aider" / "caches" / "model_prices_and_context_window.json", {
+        "openai/mock-model": {"max_input_tokens": 100000, "max_output_tokens": 4096,
+                              "input_cost_per_token": 0, "output_cost_per_token": 0,
+                              "litellm_provider": "openai", "mode": "chat"}})
+
+
+SETUP = {"aider": _setup_aider, "claude": _setup_claude, "codex": _setup_codex, "gemini": _setup_gemini,
          "opencode": _setup_opencode, "pi": _setup_pi, "copilot": _setup_copilot,
          "qwen": _setup_qwen}

@@ -34,6 +34,7 @@ Claude Code 2.1.332 appends one after the prompt.
                                         by its plans directory (gemini's plan mode);
                                         with FORCETOOL in the prompt, even a tool the
                                         request does not list (claude's deferred tools)
+  * the prompt contains SLOWTEXT:ID   -> the same slow text, tools offered or not (aider)
   * the prompt contains SAY{text}SAY -> that text as the quick reply (`\\n`: a new line)
   * the prompt contains HTTPFAIL:<code> (Chat Completions only)
                                      -> an HTTP error <code> (4xx/5xx) with an OpenAI-shaped
@@ -74,6 +75,10 @@ KEY_SLOW = "SLOWREPLY"
 SHELL_TOOLS = ("Bash", "bash", "shell_command", "exec_command", "shell", "run_shell_command",
                "local_shell")
 _SLOW_ID = re.compile(KEY_SLOW + r":([A-Za-z0-9_-]+)")
+# SLOWTEXT:ID streams slowly whether the request offers tools or not (aider offers none);
+# SLOWREPLY needs tools, so that an agent's tool-less side calls quoting it stay quick
+KEY_SLOW_TEXT = "SLOWTEXT"
+_SLOW_TEXT_ID = re.compile(KEY_SLOW_TEXT + r":([A-Za-z0-9_-]+)")
 KEY_CALL = "CALLTOOL:"
 KEY_FORCE = "FORCETOOL"  # call a CALLTOOL tool the request does not list (a deferred one)
 _CALL_NAME = re.compile(re.escape(KEY_CALL) + r"([A-Za-z0-9_.-]+)(?=\{)")
@@ -141,8 +146,9 @@ def typed_text(content) -> str:
 
 
 def snip(text: str) -> str:
-    """The tail of a user turn, for the decision log (the typed words come last)."""
-    return text[-400:]
+    """A user turn for the decision log: its tail, where the typed words come last, and,
+    for a long one, its head too (aider puts its edit-format reminder after them)."""
+    return text if len(text) <= 600 else text[:200] + "\n…\n" + text[-400:]
 
 
 def schema_args(schema: dict | None) -> dict:
@@ -316,6 +322,9 @@ class FakeLLM:
         if has_tools and KEY_SLOW in last_text:
             m = _SLOW_ID.search(last_text)
             return "slow", m.group(1) if m else "default"
+        m = _SLOW_TEXT_ID.search(last_text)
+        if m:
+            return "slow", m.group(1)
         return "quick", ""
 
     def choose(self, text: str, after_tool: bool, tools: list[tuple[str | None, dict | None]],
