@@ -11,6 +11,11 @@
   written it in ISO 8601 (`2026-12-06T20:47:51.115Z`), or None for anything else.
 - `arg_preview(args)`: what a tool call's preview shows: its command, path, pattern or
   prompt when it has one, else its arguments as compact JSON.
+- `parts_text(content)`: the text of a Gemini-shaped message content (a string, or its
+  parts; thoughts left out) and how many parts are inline data or files (Gemini's and
+  Qwen's stores, Qwen being its fork).
+- `expand_home(path, env)`: `~` and `~/…` against the env's HOME (an agent's own
+  directory variable, as its CLI reads it).
 - `loads(raw)`: one record's JSON, with any lone surrogate (`"\\ud83d"`, what a writer
   that cut a string inside an emoji leaves) made U+FFFD: a string holding one cannot be
   encoded, so it would fail every reader downstream (a page's size, stdout, a child's
@@ -21,6 +26,10 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 PREVIEW_CHARS = 80
 
@@ -116,3 +125,28 @@ def _whole(obj: object) -> object:
     if isinstance(obj, dict):
         return {_whole(k): _whole(v) for k, v in obj.items()}
     return obj
+
+
+def parts_text(content: object) -> tuple[str, int]:
+    if isinstance(content, str):
+        return content, 0
+    if not isinstance(content, list):
+        return "", 0
+    texts: list[str] = []
+    other = 0
+    for part in content:
+        if not isinstance(part, dict):
+            continue
+        if isinstance(part.get("text"), str):
+            if not part.get("thought"):
+                texts.append(part["text"])
+        elif "inlineData" in part or "fileData" in part:
+            other += 1
+    return "\n".join(texts), other
+
+
+def expand_home(path: str, env: Mapping[str, str]) -> str:
+    home = env.get("HOME") or "~"
+    if path == "~":
+        return home
+    return home + path[1:] if path.startswith("~/") else path

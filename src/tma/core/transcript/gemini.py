@@ -169,24 +169,9 @@ def _summary(messages: list[object]) -> str | None:
     return None
 
 
-def _text(content: object) -> tuple[str, int]:
-    """The text of a message's content (a string, or parts) and how many of its parts are
-    something else (inline data, files). Thought parts and function parts are neither."""
-    if isinstance(content, str):
-        return content, 0
-    if not isinstance(content, list):
-        return "", 0
-    texts: list[str] = []
-    other = 0
-    for part in content:
-        if not isinstance(part, dict):
-            continue
-        if isinstance(part.get("text"), str):
-            if not part.get("thought"):
-                texts.append(part["text"])
-        elif "inlineData" in part or "fileData" in part:
-            other += 1
-    return "\n".join(texts), other
+#: A message's text and its count of inline-data/file parts (thought parts and function
+#: parts are neither).
+_text = fields.parts_text
 
 
 def _user(record: dict[str, object], ts: str | None) -> Event:

@@ -59,18 +59,11 @@ def candidates(session_id: str, cwd: str, env: Mapping[str, str]) -> list[str]:
     name = f"*_{session_id}.jsonl"
     direct = env.get("PI_CODING_AGENT_SESSION_DIR")
     if direct:
-        return [f"{_expand(direct, env).rstrip('/')}/{name}"]
+        return [f"{fields.expand_home(direct, env).rstrip('/')}/{name}"]
     agent = env.get("PI_CODING_AGENT_DIR")
-    root = _expand(agent, env) if agent else f"{env.get('HOME') or '~'}/.pi/agent"
+    root = fields.expand_home(agent, env) if agent else f"{env.get('HOME') or '~'}/.pi/agent"
     sessions = f"{root.rstrip('/')}/sessions"
     return [f"{sessions}/{slug(cwd)}/{name}", f"{sessions}/*/{name}"]
-
-
-def _expand(path: str, env: Mapping[str, str]) -> str:
-    home = env.get("HOME") or "~"
-    if path == "~":
-        return home
-    return home + path[1:] if path.startswith("~/") else path
 
 
 def session(record: dict[str, object]) -> Event | None:

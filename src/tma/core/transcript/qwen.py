@@ -75,17 +75,10 @@ def candidates(session_id: str, cwd: str, env: Mapping[str, str]) -> list[str]:
     chats, then any project's (a session resumed from another directory)."""
     base = env.get("QWEN_RUNTIME_DIR") or env.get("QWEN_HOME") \
         or f"{(env.get('HOME') or '~').rstrip('/')}/.qwen"
-    base = _expand(base, env).rstrip("/")
+    base = fields.expand_home(base, env).rstrip("/")
     name = f"{session_id}.jsonl"
     near = [f"{base}/projects/{slug(cwd)}/chats/{name}"] if cwd else []
     return near + [f"{base}/projects/*/chats/{name}"]
-
-
-def _expand(path: str, env: Mapping[str, str]) -> str:
-    home = env.get("HOME") or "~"
-    if path == "~":
-        return home
-    return home + path[1:] if path.startswith("~/") else path
 
 
 def session(record: dict[str, object]) -> Event | None:
@@ -129,19 +122,7 @@ def _message_parts(record: dict[str, object]) -> list[object]:
     return parts if isinstance(parts, list) else []
 
 
-def _parts(parts: list[object]) -> tuple[str, int]:
-    """The text of some parts (thoughts left out) and how many are inline data or files."""
-    texts: list[str] = []
-    other = 0
-    for part in parts:
-        if not isinstance(part, dict):
-            continue
-        if isinstance(part.get("text"), str):
-            if not part.get("thought"):
-                texts.append(part["text"])
-        elif "inlineData" in part or "fileData" in part:
-            other += 1
-    return "\n".join(texts), other
+_parts = fields.parts_text  # Gemini's parts: the text (no thoughts), the data/file count
 
 
 def _user(record: dict[str, object], ts: str | None) -> Event:
