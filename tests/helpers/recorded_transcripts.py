@@ -42,3 +42,14 @@ def load_sql(sql: Path, db: Path, *, wal: bool = True) -> Path:
 
 def kinds(events, *, skip=("bookkeeping",)) -> list[str]:
     return [e.kind for e in events if e.kind not in skip]
+
+
+#: What the fake model says to a plain prompt, and after a tool's result (the lab's
+#: mockllm), as every recorded transcript holds them.
+PROMPT_TEXT = "Hello from mockllm. This is a short scripted reply."
+AFTER_TOOL = "TOOL RESULT SEEN: the command ran. All done."
+
+
+def flow(events):
+    """The kinds a reader shows, in order (bookkeeping and usage aside)."""
+    return [e.kind for e in events if e.kind not in ("bookkeeping", "usage")]

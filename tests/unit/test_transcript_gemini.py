@@ -9,10 +9,8 @@ import os
 import pytest
 
 from tests.helpers import recorded_transcripts as tx
+from tests.helpers.recorded_transcripts import AFTER_TOOL, PROMPT_TEXT
 from tma.core.transcript import gemini
-
-PROMPT_TEXT = "Hello from mockllm. This is a short scripted reply."
-AFTER_TOOL = "TOOL RESULT SEEN: the command ran. All done."
 
 
 def read(name: str):

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tests.helpers import recorded_transcripts as tx
+from tests.helpers.recorded_transcripts import PROMPT_TEXT
 from tma.core.transcript import event, opencode
 from tma.runtime.transcript import opencode_db
 
-PROMPT_TEXT = "Hello from mockllm. This is a short scripted reply."
 SCENARIOS = sorted(p.stem for p in tx.OPENCODE.glob("*.sql"))
 
 

@@ -8,19 +8,12 @@ import glob
 import pytest
 
 from tests.helpers import recorded_transcripts as tx
+from tests.helpers.recorded_transcripts import PROMPT_TEXT, flow
 from tma.core.transcript import pi
-
-PROMPT_TEXT = "Hello from mockllm. This is a short scripted reply."
-AFTER_TOOL = "TOOL RESULT SEEN: the command ran. All done."
 
 
 def read(name: str):
     return [e for rec in tx.records(tx.PI / name) for e in pi.events(rec)]
-
-
-def flow(events):
-    """The kinds a reader shows, in order (bookkeeping and usage aside)."""
-    return [e.kind for e in events if e.kind not in ("bookkeeping", "usage")]
 
 
 def test_a_plain_reply_ends_its_turn():
