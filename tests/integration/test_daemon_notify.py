@@ -305,8 +305,11 @@ def test_a_reload_that_turns_done_on_rings_the_standing_done_episode(srv, daemon
     _until(srv, pane, "@agent_attention", "1", timeout=8)
     time.sleep(1.0)
     assert _lines(log) == []  # done is not on
+    # done rings are held for [notify] coalesce_done_ms (3 s by default) to ring several
+    # as one: this test is about the reload, so it rings each at once (the wait was the
+    # same 3 s as the window, and lost the race on a loaded machine)
     srv.config.write_text(f'[daemon]\nsweep_secs = 600\n[notify]\nlog = "{log}"\n'
-                          'on = ["blocked", "done"]\n')
+                          'on = ["blocked", "done"]\ncoalesce_done_ms = 0\n')
     assert _tma(srv, daemon, "reload").returncode == 0
     got = _wait_lines(srv, log, 1, timeout=3)  # no read follows: the reload rang it
     assert [(x["state"], x["pane"]) for x in got] == [("done", pane)]
