@@ -188,6 +188,14 @@ class Server:
         now = time.time()
         time.sleep(int(now) + 1.05 - now)
 
+    def refuses(self) -> bool:
+        """The server's socket refuses a client (no server, or none listening). A dying
+        server still accepts one and then drops it ("server exited unexpectedly"): a new
+        server started then on the same socket fails the same way."""
+        res = subprocess.run([self.tmux_bin, "-L", self.name, "list-sessions"],
+                             capture_output=True, text=True, env=self.env)
+        return res.returncode != 0 and "exited unexpectedly" not in res.stderr
+
     def kill(self) -> None:
         subprocess.run([self.tmux_bin, "-L", self.name, "kill-server"], capture_output=True,
                        env=self.env, timeout=10)

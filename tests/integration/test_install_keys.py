@@ -68,8 +68,7 @@ def start_with(srv, conf: Path) -> None:
 def kill_server(srv) -> None:
     subprocess.run([srv.tmux_bin, "-L", srv.name, "kill-server"], env=srv.env,
                    capture_output=True, timeout=10)
-    srv.wait_for(lambda: subprocess.run([srv.tmux_bin, "-L", srv.name, "list-sessions"],
-                                        env=srv.env, capture_output=True).returncode != 0)
+    srv.wait_for(srv.refuses)
 
 
 def server_of(srv) -> Server:

@@ -347,11 +347,7 @@ def test_pane_killed_between_read_and_capture(srv, monkeypatch):
 
 def _wait_refused(srv) -> None:
     """Until the dying server refuses new clients (its process may linger a moment)."""
-    def refused() -> bool:
-        return subprocess.run([srv.tmux_bin, "-L", srv.name, "list-sessions"],
-                              capture_output=True, env=srv.env).returncode != 0
-
-    srv.wait_for(refused, interval=0.01)
+    srv.wait_for(srv.refuses, interval=0.01)
 
 
 def test_server_killed_mid_cycle_raises_no_server(srv, monkeypatch):
