@@ -8,6 +8,7 @@
 #   aider_lab.sh start [COLS]     session `aider`: bash, then `aider`
 #   aider_lab.sh send TEXT | keys KEY.. | show | info | down
 #   aider_lab.sh capture-all [OUTDIR]   every fixture screen at 40/80/120/200 columns
+#   aider_lab.sh capture-errors [OUTDIR]  the failed and the retried model call only
 set -u
 ROOT=${AIDERLAB_ROOT:-/tmp/aiderlab}
 LAB=${LAB_DIR:-/work/shared/lab}
@@ -108,10 +109,20 @@ capture_git() {  # git questions: the two startup ones, and a file the reply nam
   $T send-keys -t aider C-d; waitfor "^lab\\$ ?\s*\Z"
 }
 
+capture_errors() {  # a model call that fails (400: no retry) and one that is retried (500)
+  COLS=$1
+  setup >/dev/null; start "$COLS"; waitfor "$PROMPT"
+  send "FAILHTTP400 please"; cap idle_after_api_error "scripted HTTP 400\n(?:.*\n)*$PROMPT"
+  send "FAILHTTP500x6 please at $COLS"; cap working_api_retry "Retrying in [0-9.]+ seconds\.\.\.\s*\Z"
+  CAP_TIMEOUT=60 waitfor "Tokens: [^\n]*\n(?:.*\n)*$PROMPT"
+  $T send-keys -t aider C-d; waitfor "^lab\\$ ?\s*\Z"
+}
+
 capture_all() {
   OUT=${1:-$(dirname "$(readlink -f "$0")")/../tests/fixtures/captures}
   for w in ${WIDTHS:-40 80 120 200}; do capture_width "$w" || return 1; done
   for w in ${WIDTHS:-40 80 120 200}; do capture_git "$w" || return 1; done
+  for w in ${WIDTHS:-40 80 120 200}; do capture_errors "$w" || return 1; done
 }
 
 cmd=${1:-}; shift || true
@@ -126,6 +137,8 @@ case $cmd in
   show) $T capture-pane -p -t aider ;;
   info) info ;;
   capture-all) capture_all "${1:-}" ;;
+  capture-errors) OUT=${1:-$(dirname "$(readlink -f "$0")")/../tests/fixtures/captures}
+                  for w in ${WIDTHS:-40 80 120 200}; do capture_errors "$w" || exit 1; done ;;
   down) $T kill-server 2>/dev/null; kill "$(cat "$ROOT/mock.pid" 2>/dev/null)" 2>/dev/null; rm -f "$ROOT/mock.pid" ;;
   *) sed -n 2,10p "$0"; exit 2 ;;
 esac
