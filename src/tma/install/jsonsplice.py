@@ -118,7 +118,20 @@ def same(a, b) -> bool:
 
 
 def _canon(v) -> str:
-    return json.dumps(v, sort_keys=True)
+    """One string per value as same() sees it: an array's items are matched by this, and
+    a pair same() calls equal but this told apart (1 and 1.0, 0.0 and -0.0) was neither
+    matched nor edited, so the splice stopped short or grew the array forever."""
+    return json.dumps(_number_free(v), sort_keys=True)
+
+
+def _number_free(v):
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, dict):
+        return {k: _number_free(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_number_free(x) for x in v]
+    return v
 
 
 # ---------------------------------------------------------------- style
