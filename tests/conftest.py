@@ -30,6 +30,11 @@ import pytest
 
 from tests.helpers import tmux_sockets
 
+try:
+    from tests.helpers.live import slots as live_slots
+except ImportError:  # a copy of this conftest in a test's own project has no live helpers
+    live_slots = None  # type: ignore[assignment]
+
 REAL_HOME = os.path.abspath(os.path.expanduser("~"))
 REPO = str(Path(__file__).resolve().parents[1])
 LIVE_CACHE = os.environ.get("TMA_LIVE_CACHE") or os.path.join(REAL_HOME, ".cache", "tma-live")
@@ -44,6 +49,23 @@ XDG_HOMES = {"XDG_CONFIG_HOME": ".config", "XDG_CACHE_HOME": ".cache",
 # makes the children start with SIGINT's default again (exec resets handlers, not SIG_IGN).
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+# The run writes bytecode even where the shell sets PYTHONDONTWRITEBYTECODE (this
+# machine's does): otherwise every xdist worker rewrites and compiles all ~300 test
+# modules while collecting (7.5 s of CPU each, 2.4 s from the cache) and every tma the
+# tests start compiles what it imports. Removed here, before xdist starts its workers,
+# so they and every child inherit the environment without it.
+if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+    sys.dont_write_bytecode = False
+
+# The live tests' slots (tests/helpers/live/slots.py): made here in the controller,
+# before xdist starts the workers that inherit its path.
+_LIVE_SLOTS = live_slots.make_dir() if live_slots is not None else None
+
+
+def pytest_unconfigure(config):
+    if live_slots is not None:
+        live_slots.remove_dir(_LIVE_SLOTS)
 
 
 class WroteTheRealHome(RuntimeError):
@@ -207,11 +229,28 @@ def phase_of(nodeid: str) -> str:
 
 
 def pytest_collection_modifyitems(config, items):
-    """The longest tests first (the live suite's real agents, tens of seconds each), so
-    the workers of pytest-xdist share them from the start instead of one worker running
-    them after the others finished. A stable sort: the rest keep their order, the same in
-    every worker (xdist checks that they all collected the same list)."""
-    items.sort(key=lambda item: 0 if item.nodeid.startswith("tests/live/") else 1)
+    """The order the workers of pytest-xdist take the tests in: the tests that wait on
+    tmux, sshd and the real agents first, the live suite's spread evenly among them (a
+    worker runs a live test only in one of TMA_LIVE_SLOTS, tests/helpers/live/slots.py,
+    so a run of them back to back would leave workers waiting for a slot), and the unit
+    and arch tests, short and CPU-bound, last, where they fill the workers that finish
+    early instead of leaving one slow test alone at the end. Stable within each group and
+    the same in every worker (xdist checks that they all collected the same list)."""
+    live, fast, rest = [], [], []
+    for item in items:
+        if item.nodeid.startswith("tests/live/"):
+            live.append(item)
+        elif item.nodeid.startswith(("tests/unit/", "tests/arch/")):
+            fast.append(item)
+        else:
+            rest.append(item)
+    order, j = [], 0
+    for k, item in enumerate(rest):
+        while j < len(live) and j * len(rest) <= k * len(live):
+            order.append(live[j])
+            j += 1
+        order.append(item)
+    items[:] = order + live[j:] + fast
 
 
 def pytest_runtest_logreport(report):

@@ -37,7 +37,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import tmux_matrix
-from tests.helpers.live import agents as agents_mod
+from tests.helpers.live import agents as agents_mod, slots as live_slots
 from tests.helpers.live.fakellm import FakeLLM
 from tests.helpers.live.harness import (
     LIVE_CACHE,
@@ -73,6 +73,17 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("live") is not None:
             item.add_marker(skip)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """A live test that runs holds one of the live slots for its setup, call and
+    teardown (tests/helpers/live/slots.py); one that skips takes none."""
+    if item.get_closest_marker("live") is None or not requested(item.config) \
+            or item.get_closest_marker("skip") is not None:
+        return (yield)
+    with live_slots.held():
+        return (yield)
 
 
 INSTALL = "tests/live/install_agents.sh"
