@@ -68,6 +68,18 @@ def pytest_unconfigure(config):
         live_slots.remove_dir(_LIVE_SLOTS)
 
 
+@pytest.hookimpl(optionalhook=True)  # a run with `-p no:xdist` has no such hook
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto` (the README's command): three workers a CPU, since most tests wait on
+    tmux, sshd and subprocesses; two a CPU when the live suite runs, whose real agents
+    compute while they start and draw (its latency limits hold on CI's 2 vCPUs with four
+    workers, and failed with eight). PYTEST_XDIST_AUTO_NUM_WORKERS still decides when set."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") or live_slots is None:
+        return None  # xdist's own answer
+    cpus = len(os.sched_getaffinity(0)) or 1
+    return cpus * (2 if live_slots.requested(config) else 3)
+
+
 class WroteTheRealHome(RuntimeError):
     """A test wrote into the real HOME; point the write at the test's own directory."""
 

@@ -29,8 +29,6 @@ confirmation is never what detection is timed by.
 
 from __future__ import annotations
 
-import os
-import re
 import shutil
 from pathlib import Path
 
@@ -53,15 +51,7 @@ from tests.helpers.live.harness import (
     port_listening,
 )
 
-
-def requested(config) -> bool:
-    """The live suite runs when asked for: TMA_REQUIRE_LIVE (CI), TMA_LIVE=1, or a `-m`
-    expression that selects `live`. A plain `pytest` on a developer's machine skips it: it
-    takes minutes and drives real agents."""
-    if REQUIRE or os.environ.get("TMA_LIVE"):
-        return True
-    expr = config.getoption("markexpr", default="") or ""
-    return bool(re.search(r"(?<!not )\blive\b", expr))
+requested = live_slots.requested  # whether this run drives the real agents
 
 
 def pytest_collection_modifyitems(config, items):

@@ -12,11 +12,22 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import shutil
 import tempfile
 import time
 
 ENV = "TMA_LIVE_SLOT_DIR"
+
+
+def requested(config) -> bool:
+    """The live suite runs when asked for: TMA_REQUIRE_LIVE (CI), TMA_LIVE=1, or a `-m`
+    expression that selects `live`. A plain `pytest` on a developer's machine skips it: it
+    takes minutes and drives real agents."""
+    if os.environ.get("TMA_REQUIRE_LIVE") or os.environ.get("TMA_LIVE"):
+        return True
+    expr = config.getoption("markexpr", default="") or ""
+    return bool(re.search(r"(?<!not )\blive\b", expr))
 
 
 def count() -> int:
