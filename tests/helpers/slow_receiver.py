@@ -14,16 +14,22 @@ Modes, per connection (each accepted in a thread of its own, so a retry meets th
   (the window title, the clipboard, a screen clear, C1 CSI), then it closes.
 
 The process prints its port, then serves until it is killed (`close`). Run as a script
-(`python slow_receiver.py MODE [CERT KEY]`); the stdlib only.
+(`python slow_receiver.py MODE [CERT KEY]`); the stdlib only. `spans()` gives, for each
+connection that ended, when it was accepted and when it ended (the sender hung up, seen
+at once: a drip waits for the next byte's time or the sender's close, whichever is
+first), on the machine's monotonic clock: how long the sender let the request run,
+measured from outside it, without its process start.
 """
 
 from __future__ import annotations
 
 import os
+import select
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -42,7 +48,10 @@ class SlowReceiver:
         if certs is not None:
             argv += [str(certs.cert), str(certs.key)]
         self.scheme = "https" if certs is not None else "http"
-        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+        fd, self.log = tempfile.mkstemp(prefix="slow-receiver-", suffix=".log")
+        os.close(fd)
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True,
+                                     env=dict(os.environ, SLOW_RECEIVER_LOG=self.log))
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         if not line.strip().isdigit():
@@ -53,10 +62,27 @@ class SlowReceiver:
     def url(self, path: str = "/hook") -> str:
         return f"{self.scheme}://127.0.0.1:{self.port}{path}"
 
+    def spans(self, at_least: int = 0, timeout: float = 10.0) -> list[tuple[float, float]]:
+        """(accepted, ended) of each connection that has ended, in the order they ended;
+        waits up to `timeout` for `at_least` of them (the receiver notes a hang-up a
+        moment after the sender's process may have exited)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with open(self.log, encoding="utf-8") as fh:
+                got = [(float(a), float(b)) for a, b in
+                       (line.split() for line in fh if line.endswith("\n"))]
+            if len(got) >= at_least or time.monotonic() > deadline:
+                return got
+            time.sleep(0.02)
+
     def close(self) -> None:
         if self.proc.poll() is None:
             os.kill(self.proc.pid, signal.SIGTERM)
         self.proc.wait(timeout=10)
+        try:
+            os.unlink(self.log)
+        except OSError:
+            pass
 
     def __enter__(self) -> SlowReceiver:
         return self
@@ -68,12 +94,28 @@ class SlowReceiver:
 # ------------------------------------------------------------------ the process
 
 
+def _hung_up(conn, wait: float) -> bool:
+    """Whether the sender closes its end within `wait` seconds (anything it sends
+    instead is read and dropped)."""
+    end = time.monotonic() + wait
+    while (left := end - time.monotonic()) > 0:
+        if not select.select([conn], [], [], left)[0]:
+            return False
+        try:
+            if not conn.recv(4096):
+                return True
+        except (OSError, ValueError):
+            return True
+    return False
+
+
 def _drip(conn, data: bytes, until: float) -> None:
     for i in range(len(data)):
         if time.monotonic() >= until:
             return
         conn.sendall(data[i:i + 1])
-        time.sleep(INTERVAL)
+        if _hung_up(conn, INTERVAL):
+            return
 
 
 def _read_request(conn) -> None:
@@ -110,6 +152,17 @@ def _until_closed(conn) -> None:
 
 
 def _serve(raw, mode: str, ctx) -> None:
+    accepted = time.monotonic()
+    try:
+        _answer(raw, mode, ctx)
+    finally:
+        log = os.environ.get("SLOW_RECEIVER_LOG")
+        if log:
+            with open(log, "a", encoding="utf-8") as fh:
+                fh.write(f"{accepted:.6f} {time.monotonic():.6f}\n")
+
+
+def _answer(raw, mode: str, ctx) -> None:
     until = time.monotonic() + FOR
     conn = raw
     try:
