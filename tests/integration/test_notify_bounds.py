@@ -15,8 +15,13 @@ The bounds asserted, and why those margins:
   `timeout_s`; what remains is building the job, writing the failure record and, on
   the first https request, importing urllib.
 - A_PROCESS (1.0 s) over `timeout_s`, for a command run as a process (the hook path's
-  child, `tma debug notify-test`): a Python start and tma's imports on a loaded 2-CPU
-  machine on top of the in-process cost.
+  child): a Python start and tma's imports on a loaded 2-CPU machine on top of the
+  in-process cost.
+- Where a whole process's time would be mostly the machine's (`tma debug notify-test`,
+  the child in a namespace whose resolver never answers), the request is timed from
+  outside instead, with IN_PROCESS: the receiver notes the connection it accepted and the
+  sender's hang-up (tests/helpers/slow_receiver.py), the driver the first DNS query and
+  the child's exit. Under a CPU burner per core those processes alone took 2.1-2.3 s.
 The old sender took 20 s (the drip's length) or died of its own alarm after 4 s.
 """
 
@@ -248,23 +253,22 @@ def test_notify_test_is_bounded_and_prints_no_receiver_bytes(rt, tmp_path, certs
                                                             mode):
     with SlowReceiver(mode, certs) as rx:
         took, res = _notify_test(tmp_path, sink, rx.url())
-        spans = rx.spans(at_least=1 if mode == "drip" else 0)
+        spans = rx.spans(at_least=1)
     out = res.stdout.decode("utf-8")
     assert res.returncode == 1, out
     assert plain(out) and plain(res.stderr.decode("utf-8")), out
     line = next(x for x in out.splitlines() if x.startswith(f"{sink} https://"))
     want = "timed out after 1s" if mode == "drip" else "connection failed"
     assert f"failed: {want}" in line, out
-    assert took < TIMEOUT + A_PROCESS or mode == "drip", took
+    # the bound is the sink's timeout, timed by the receiver from the connection it
+    # accepted to the sender's hang-up: the command's own start and imports (slow and
+    # uneven on a loaded machine: 2.1-2.3 s for the whole garbage run under a CPU burner
+    # per core and three other test workers) are not in it. Timing whole processes, as
+    # this test did, measured the machine as much as the sender.
+    assert len(spans) == 1, spans
+    accepted, ended = spans[0]
+    assert ended - accepted < TIMEOUT + IN_PROCESS, (ended - accepted, took)
     if mode == "drip":
-        # the bound is the sink's timeout, timed by the receiver from the connection it
-        # accepted to the sender's hang-up: the command's own start, imports and TLS
-        # handshake (slow and uneven on a loaded machine) are not in it. Subtracting a
-        # second run's whole time from this one's, as this test did, measured the
-        # machine's jitter as much as the bound.
-        assert len(spans) == 1, spans
-        accepted, ended = spans[0]
-        assert ended - accepted < TIMEOUT + IN_PROCESS, (ended - accepted, took)
         assert took > TIMEOUT, took  # it did wait for the drip, up to the bound
 
 
