@@ -456,6 +456,29 @@ def test_picker_mouse_click_selects_and_a_second_click_jumps(srv, attach):
 
 
 @pytest.mark.tmux_contract
+def test_picker_enter_moves_a_client_that_attached_after_its_last_refresh(srv, attach):
+    """The picker's rows are a refresh old (up to a second); the client its Enter moves is
+    read when Enter comes. A picker whose last refresh saw no client (opened in a window
+    before its client attached) said "no attached tmux client" to a click made under
+    load before its next refresh."""
+    from tma.runtime.screen import Feed
+    from tma.runtime.session import Globals, Session
+
+    panes = agents(srv)
+    g = Globals(socket_name=srv.name, config=str(srv.config), manifest_dir=str(srv.manifests))
+    feed = Feed(Session(g, env=srv.env, warn=lambda _line: None), None)
+    feed.refresh(first=True)
+    assert feed.result is not None and feed.result.snapshot.clients == []
+    assert feed.client() is None  # none attached yet, read now
+    c = attach("s", cols=120, rows=40)
+    srv.wait_for(lambda: c.pane() not in (None, panes[2]))
+    assert feed.result.snapshot.clients == []  # no refresh since: the rows are as they were
+    assert feed.client() is not None
+    assert feed.jump(panes[2]) == ""
+    srv.wait_for(lambda: c.pane() == panes[2])
+
+
+@pytest.mark.tmux_contract
 def test_picker_tab_opens_the_action_menu_and_an_entry_fires(srv, attach):
     """Tab in the popup: the picker closes and the pane's action menu opens on the client;
     its first entry (Approve, on a blocked codex) types exactly the manifest's key."""

@@ -118,7 +118,10 @@ pid = os.fork()
 if pid == 0:
     os.setpgid(0, 0)
     os.execv(agent, [agent, "30"])
-os.setpgid(pid, pid)
+try:
+    os.setpgid(pid, pid)
+except PermissionError:  # the child has exec'd: it set its own group before that
+    pass
 os.tcsetpgrp(fd, pid)  # the agent's group owns the terminal now
 os.execv(root, [root, "30"])
 """

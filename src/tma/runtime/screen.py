@@ -26,11 +26,14 @@ it again without asking.
 
 from __future__ import annotations
 
+import copy
 import os
 import threading
 import time
 
 from tma.runtime.session import Session
+from tma.tmux import read
+from tma.tmux.adapter import TmuxError
 from tma.ui import table
 from tma.ui.term import hold
 
@@ -123,12 +126,24 @@ class Feed:
 
     def client(self):
         """The acting client (the one Enter moves), or None when there is none."""
-        from tma.runtime.navigate import Navigator, NoClient
+        from tma.runtime.navigate import NoClient
 
         try:
-            return Navigator(self.session, self.result).client()
-        except NoClient:
+            return self._navigator().client()
+        except (NoClient, TmuxError):
             return None
+
+    def _navigator(self):
+        """A Navigator on the last refresh's rows and the clients as they are now. The
+        acting client is the most recently active one, and since that refresh (up to a
+        second ago) one may have attached (a picker opened in a window before its client
+        came), left, or been the one just clicked in. Raises TmuxError."""
+        from tma.runtime.navigate import Navigator
+
+        assert self.result is not None
+        result = copy.copy(self.result)
+        result.snapshot = result.snapshot.replace(clients=read.list_clients(self.server))
+        return Navigator(self.session, result)
 
     def preview(self, pane_id: str | None) -> str | None:
         if not pane_id:
@@ -136,8 +151,6 @@ class Feed:
         if ":" in pane_id:  # a host's pane: its screen is on another machine
             row = self.remote_row(pane_id)
             return remote_preview(row) if row is not None else None
-        from tma.tmux import read
-        from tma.tmux.adapter import TmuxError
 
         try:
             got = read.capture_many(self.server, [(pane_id, 0)])
@@ -239,7 +252,6 @@ class Feed:
         outlive a popup that closes first); '' or why not."""
         from tma.runtime.navigate import Navigator
         from tma.tmux import nav
-        from tma.tmux.adapter import TmuxError
 
         client = self.client() if self.result is not None else None
         if client is None:
@@ -262,15 +274,14 @@ class Feed:
 
     def jump(self, pane_id: str) -> str:
         """Jump the acting client there as `tma jump --pane` does; '' or why not."""
-        from tma.runtime.navigate import Navigator, NoClient
-        from tma.tmux.adapter import TmuxError
+        from tma.runtime.navigate import NoClient
 
         if ":" in pane_id:
             return self.jump_remote(pane_id)
         if self.result is None or not any(r.pane.pane_id == pane_id for r in self.result.rows):
             return f"pane {pane_id} is gone"
         try:
-            Navigator(self.session, self.result).to_pane(pane_id)
+            self._navigator().to_pane(pane_id)
         except NoClient as exc:
             return str(exc)
         except TmuxError as exc:
@@ -282,15 +293,14 @@ class Feed:
         """`tma jump HOST:%N`: a local window logged in to the host, attached to the pane;
         '' or why not (what the Navigator would print goes to the footer instead)."""
         from tma.runtime.fleet import hosts
-        from tma.runtime.navigate import Navigator, NoClient
-        from tma.tmux.adapter import TmuxError
+        from tma.runtime.navigate import NoClient
 
         if self.result is None:
             return "no tmux server to open the host's window in"
         said: list[str] = []
         warn, self.session.warn = self.session.warn, said.append
         try:
-            code = Navigator(self.session, self.result).to_remote(name)
+            code = self._navigator().to_remote(name)
         except (NoClient, hosts.HostError) as exc:
             return str(exc)
         except TmuxError as exc:

@@ -234,6 +234,13 @@ class Listing:
                         server["pid"])
 
 
+def list_clients(server: Server) -> list[Client]:
+    """The attached clients as they are now, alone (a choice of client made long after
+    the listing, as the picker's Enter is)."""
+    listing = Listing()
+    return listing.parse(server.run("list-clients", "-F", listing.client_format())).clients
+
+
 def list_panes(server: Server, stamp_poll_ms: int | None = None, lean: bool = False) -> Snapshot:
     listing = Listing(lean)
     return listing.parse(server.run(*listing.args(stamp_poll_ms)))
