@@ -142,15 +142,6 @@ def _read_request(conn) -> None:
         body += chunk
 
 
-def _until_closed(conn) -> None:
-    """Wait for the sender to hang up (it has read the answer by then)."""
-    try:
-        while conn.recv(4096):
-            pass
-    except OSError:
-        pass
-
-
 def _serve(raw, mode: str, ctx) -> None:
     accepted = time.monotonic()
     try:
@@ -182,7 +173,7 @@ def _answer(raw, mode: str, ctx) -> None:
             _drip(conn, body, until)
         elif mode == "garbage":
             conn.sendall(GARBAGE)
-            _until_closed(conn)
+            _hung_up(conn, until - time.monotonic())  # it has read the answer by then
     except OSError:
         pass
     finally:

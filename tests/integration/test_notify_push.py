@@ -300,10 +300,8 @@ def test_a_hung_webhook_delays_neither_the_caller_nor_ntfy_daemon(rt, tmp_path, 
     # worker process may have started them in an earlier test, or not): started here, so
     # what is timed is the hand-off every ring pays. Under a CPU burner per core the two
     # threads' start alone took 60-70 ms against the 50 ms bound.
-    with notify_http._lock:
-        for name in ("webhook", "ntfy"):
-            if name not in notify_http._workers:
-                notify_http._workers[name] = notify_http.Worker(name)
+    for name in ("webhook", "ntfy"):
+        notify_http.worker(name)
     t0 = time.monotonic()
     notify_push.WEBHOOK.fire(ring_, note())  # first, so a shared queue would show
     notify_push.NTFY.fire(ring_, note())

@@ -246,14 +246,18 @@ _workers: dict[str, Worker] = {}
 _lock = threading.Lock()
 
 
-def enqueue(job: dict) -> None:
-    """Hand a job to its sink's worker (started on first use); returns at once."""
-    name = job.get("sink", "push")
+def worker(name: str) -> Worker:
+    """The sink's worker, started on first use (once in a daemon's life)."""
     with _lock:
         w = _workers.get(name)
         if w is None:
             w = _workers[name] = Worker(name)
-    w.put(job)
+    return w
+
+
+def enqueue(job: dict) -> None:
+    """Hand a job to its sink's worker (started on first use); returns at once."""
+    worker(job.get("sink", "push")).put(job)
 
 
 def stats() -> dict:
