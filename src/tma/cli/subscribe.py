@@ -42,8 +42,10 @@ BELT_S = 5.0
 PROBE_S = 5.0
 
 
-class _Stop(Exception):
-    """A signal: the subscriber's normal end (exit 0)."""
+class _Stop(BaseException):
+    """A signal: the subscriber's normal end (exit 0). Not an Exception, as Ctrl-C's
+    KeyboardInterrupt is not: a handler for a read's failure (a hosts file that does
+    not parse, a link that broke) must not take the signal for that failure and exit 1."""
 
 
 def main(session: Session, argv: list[str]) -> int:
@@ -60,22 +62,22 @@ def main(session: Session, argv: list[str]) -> int:
 
     for signo in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signo, stop)
-    feed = Feed(session, sel, slow="tma: tmux slow to respond; still subscribed")
-    out = _Out(args.events)
-    if args.hosts:
-        # the fleet's modules cost every subscriber their start-up: only for the hosts
-        from tma.runtime.fleet import hosts, read as fleet_read
-
-        try:
-            out.follow = fleet_read.Follow(session, probe_s=max(fleet_read.PROBE_S,
-                                                                args.interval))
-            out.follow.look()  # a broken hosts file: exit 1 now
-        except hosts.HostError as exc:
-            common.err(f"tma: {exc}")
-            return common.FAIL
-        out.sel = sel
     wakes = None
-    try:
+    try:  # from here a signal is the normal end, whatever it interrupts
+        feed = Feed(session, sel, slow="tma: tmux slow to respond; still subscribed")
+        out = _Out(args.events)
+        if args.hosts:
+            # the fleet's modules cost every subscriber their start-up: only for the hosts
+            from tma.runtime.fleet import hosts, read as fleet_read
+
+            try:
+                out.follow = fleet_read.Follow(session, probe_s=max(fleet_read.PROBE_S,
+                                                                    args.interval))
+                out.follow.look()  # a broken hosts file: exit 1 now
+            except hosts.HostError as exc:
+                common.err(f"tma: {exc}")
+                return common.FAIL
+            out.sel = sel
         socket_path, _pid = control.server_facts(session.server)  # NoServer: exit 1
         wakes = Wakes(daemon_files.Files(socket_path).sock, _stdout_fd())
         wakes.probe()

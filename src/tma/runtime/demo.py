@@ -48,8 +48,9 @@ BORDER_FORMAT = (" #{pane_index} #{?@agent_name,#{@agent_name},#{pane_current_co
                  "done,#{@agent_state}}],} ")
 
 
-class Stop(Exception):
-    """SIGTERM / SIGHUP: stop like Ctrl-C."""
+class Stop(BaseException):
+    """SIGTERM / SIGHUP: stop like Ctrl-C (and, like its KeyboardInterrupt, not an
+    Exception: no handler of a step's failure takes it for one)."""
 
 
 def _agent_script() -> str:
