@@ -216,20 +216,14 @@ def _known(cmd: str | None) -> str | None:
     return cmd if cmd in spec.COMMANDS else None
 
 
-#: Commands that read, write and exit within a second or so: the cyclic collector is
-#: off for them. A cold `ls` builds some ten thousand objects that are all garbage at
-#: once on exit, and the collector's passes over them (and over every module's objects)
-#: cost more than they could ever free. The long-running ones (the daemon, the picker,
-#: watch, wait, web, serve, subscribe) keep it.
+#: Run and exit: no cyclic collector (its passes cost more than a second's garbage;
+#: bench/RESULTS.md). The daemon, picker, watch, wait, web, serve, subscribe keep it.
 ONE_SHOT = frozenset({*HOT, "ls", "jump", "card", "last"})
 
 
 def entry() -> None:
-    cmd = find_command(sys.argv[1:])[0]
-    if cmd in ONE_SHOT:
-        import gc
-
-        gc.disable()
+    if (cmd := find_command(sys.argv[1:])[0]) in ONE_SHOT:
+        __import__("gc").disable()
     rc = main()
     if cmd in HOT:
         _leave(rc)

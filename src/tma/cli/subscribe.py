@@ -43,9 +43,8 @@ PROBE_S = 5.0
 
 
 class _Stop(BaseException):
-    """A signal: the subscriber's normal end (exit 0). Not an Exception, as Ctrl-C's
-    KeyboardInterrupt is not: a handler for a read's failure (a hosts file that does
-    not parse, a link that broke) must not take the signal for that failure and exit 1."""
+    """A signal: the normal end (exit 0). Like KeyboardInterrupt, not an Exception: a
+    read's failure handler (hosts.toml's parse) must not take it for a failure (exit 1)."""
 
 
 def main(session: Session, argv: list[str]) -> int:
