@@ -213,6 +213,39 @@ def test_fresh_stamps_are_consumed_and_quiet_panes_skip_the_capture(srv):
     assert srv.row(a)["state"] == "blocked"
 
 
+def test_a_hook_claim_on_a_quiet_window_is_read_against_the_screen_once(srv):
+    """A hook's stamp has no screen behind it. A claim that lands after the window's last
+    output (a hook run late, after an Esc-denied dialog had already gone: Copilot's live
+    deny) is read against the screen once before the quiet skip may reuse it; the
+    screen's decisive idle then ends it. It used to stand until the claim decayed
+    (minutes, for blocked), the screen never read again."""
+    from tests.helpers.manifests import TEST_MANIFEST
+
+    (srv.manifests / "fake.toml").write_text(TEST_MANIFEST.replace(
+        'visible = ["working", "blocked"]',
+        'visible = ["working", "blocked", "idle"]\ndecisive = ["idle"]'))
+    a = srv.agent_pane()
+    srv.draw(a, "FAKE-IDLE\n")
+    srv.next_second()
+    assert srv.row(a)["state"] == "idle"
+    srv.next_second()
+    srv.next_second()  # nothing drawn for two whole seconds: the window is quiet
+    res = srv.tma("event", "--agent", "fake", "--kind", "Ask", "--pane", a, input="{}")
+    assert res.returncode == 0, res.stderr
+    assert srv.option(a, "@agent_state") == "blocked"
+    for _ in range(4):
+        srv.next_second()  # past the freshness window: the next cycle produces the pane
+    first = _timing(srv.tma("--debug-timing", "ls", check=True))
+    assert first["captures"] == 1 and first["capture-skipped"] == 0
+    assert (srv.option(a, "@agent_state"), srv.option(a, "@agent_source")) == \
+        ("idle", "capture")
+    # read and published: a quiet window is skipped again from here
+    for _ in range(4):
+        srv.next_second()
+    again = _timing(srv.tma("--debug-timing", "ls", check=True))
+    assert again["captures"] == 0 and again["capture-skipped"] == 1
+
+
 def test_working_panes_are_always_reread(srv):
     a = srv.agent_pane()
     srv.draw(a, "FAKE-WORKING\n")

@@ -162,6 +162,41 @@ def test_pi_has_no_blocked_rule_at_all() -> None:
     assert all(h.state != states.BLOCKED for h in pi.hooks)
 
 
+CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "captures"
+
+
+@pytest.mark.parametrize("split", ["(esc to| cancel, 2s)", "(esc| to cancel, 2s)",
+                                   "(esc to cancel,| 2s)"])
+def test_gemini_loading_row_wrapped_inside_its_parenthesis_is_still_working(split) -> None:
+    """Gemini's `(esc to cancel, 2s)` is a text that shrinks beside a long phrase and
+    wraps in the columns left to it (seen on Qwen Code, its fork, in a live run:
+    qwen-0.24.4_working_wrapped_w100.txt). The real working capture, its loading row's
+    parenthesis wrapped by hand at each word; a wrap after `cancel,` kept the words."""
+    cap = fixture.parse((CAPTURES / "gemini-0.61.0_working.txt").read_text(encoding="utf-8"))
+    whole = "(esc to cancel, 2s)"
+    assert whole in cap.body
+    row = next(r for r in cap.body.split("\n") if whole in r)
+    column = len(strip_ansi(row[:row.index(whole)]))
+    head, tail = split.split("|")
+    wrapped = row.replace(whole, head) + "\n" + " " * column + tail.lstrip()
+    body = cap.body.replace(row, wrapped)
+    assert whole not in body
+    det = read("gemini", body, cap.title, cap.height)
+    assert det.state == states.WORKING, claims(det)
+
+
+def test_qwen_wrapped_loading_row_with_content_to_its_right_is_still_working() -> None:
+    """Qwen's loading row puts its right-hand content after a flexible gap: with the
+    parenthesis wrapped (the live capture), that content stands on the first row after
+    `esc to`. The real capture with a right-hand note added there."""
+    cap = fixture.parse((CAPTURES / "qwen-0.24.4_working_wrapped_w100.txt").read_text(
+        encoding="utf-8"))
+    row = next(r for r in cap.body.split("\n") if r.rstrip().endswith("esc to"))
+    body = cap.body.replace(row, row.rstrip() + "  ? hint")
+    assert "esc to  ? hint\n" in body and "esc to cancel" not in body
+    assert read("qwen", body, cap.title, cap.height).state == states.WORKING
+
+
 # ---------------------------------------------------------------- hook mapping
 
 

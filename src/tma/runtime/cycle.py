@@ -718,6 +718,12 @@ class Cycle:
                       else self.cfg.hook_decay_secs) * 1000
             if now - stamp.evidence_at > window:
                 return False
+            if stamp.stamped_at <= stamp.evidence_at:
+                # the hook's own write: no screen is behind it yet. A claim that landed
+                # after the window's last output (a hook run late, after an Esc-denied
+                # dialog had gone) is read once, so the screen's visible and decisive
+                # states meet it; a hold then moves stamped_at past it
+                return False
         if pane.window_activity <= 0:
             return False
         return (pane.window_activity + 1) * 1000 <= stamp.stamped_at
