@@ -214,11 +214,12 @@ def test_fresh_stamps_are_consumed_and_quiet_panes_skip_the_capture(srv):
 
 
 def test_a_hook_claim_on_a_quiet_window_is_read_against_the_screen_once(srv):
-    """A hook's stamp has no screen behind it. A claim that lands after the window's last
-    output (a hook run late, after an Esc-denied dialog had already gone: Copilot's live
-    deny) is read against the screen once before the quiet skip may reuse it; the
-    screen's decisive idle then ends it. It used to stand until the claim decayed
-    (minutes, for blocked), the screen never read again."""
+    """A hook's stamp has no screen behind it. A blocked claim that lands after the
+    window's last output (a hook run late, after an Esc-denied dialog had already gone:
+    Copilot's live deny) is read against the screen once past the dwell, before the quiet
+    skip may reuse it; the screen's decisive idle then ends it. It used to stand until
+    the claim decayed (minutes, for blocked), the screen never read again. (Other hook
+    claims on a quiet window are reused: test_held_cycle.py.)"""
     from tests.helpers.manifests import TEST_MANIFEST
 
     (srv.manifests / "fake.toml").write_text(TEST_MANIFEST.replace(

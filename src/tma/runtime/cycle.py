@@ -718,11 +718,12 @@ class Cycle:
                       else self.cfg.hook_decay_secs) * 1000
             if now - stamp.evidence_at > window:
                 return False
-            if stamp.stamped_at <= stamp.evidence_at:
-                # the hook's own write: no screen is behind it yet. A claim that landed
-                # after the window's last output (a hook run late, after an Esc-denied
-                # dialog had gone) is read once, so the screen's visible and decisive
-                # states meet it; a hold then moves stamped_at past it
+            if (stamp.state == states.BLOCKED and stamp.stamped_at <= stamp.evidence_at
+                    and now - stamp.evidence_at > self.cfg.dwell_secs * 1000):
+                # a blocked claim no read has met since the hook wrote it, past the dwell:
+                # one that landed after the window's last output (a hook run late, after
+                # an Esc-denied dialog had gone) meets the screen once, so decisive chrome
+                # (Copilot's idle footer) can end it; a hold moves stamped_at past it
                 return False
         if pane.window_activity <= 0:
             return False
