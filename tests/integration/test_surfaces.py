@@ -247,6 +247,36 @@ def test_a_hook_claim_on_a_quiet_window_is_read_against_the_screen_once(srv):
     assert again["captures"] == 0 and again["capture-skipped"] == 1
 
 
+def test_a_blocked_claim_held_inside_the_dwell_is_read_again_past_it(srv):
+    """Decisive chrome ends a blocked claim only when read more than the dwell after the
+    claim's evidence. A read inside the dwell (the screen went idle right after the hook)
+    holds the claim and moves `@agent_stamped_at`; the window then quiet, the next read
+    must still come, past the dwell, or the claim stands until it decays (Copilot's live
+    deny: blocked 20 s after its idle screen)."""
+    from tests.helpers.manifests import TEST_MANIFEST
+
+    (srv.manifests / "fake.toml").write_text(TEST_MANIFEST.replace(
+        'visible = ["working", "blocked"]',
+        'visible = ["working", "blocked", "idle"]\ndecisive = ["idle"]'))
+    srv.config.write_text("[fold]\nfreshness_secs = 1\n")
+    a = srv.agent_pane()
+    srv.draw(a, "FAKE-WORKING\n")
+    res = srv.tma("event", "--agent", "fake", "--kind", "Ask", "--pane", a, input="{}")
+    assert res.returncode == 0, res.stderr
+    srv.draw(a, "FAKE-IDLE\n")  # the dialog dismissed with no hook
+    srv.next_second()
+    srv.next_second()  # past freshness, inside the dwell (3 s)
+    inside = _timing(srv.tma("--debug-timing", "ls", check=True))
+    assert inside["captures"] == 1
+    assert srv.option(a, "@agent_state") == "blocked"  # held: not yet the dwell
+    for _ in range(3):
+        srv.next_second()  # the window quiet since, the dwell past
+    past = _timing(srv.tma("--debug-timing", "ls", check=True))
+    assert past["captures"] == 1
+    assert (srv.option(a, "@agent_state"), srv.option(a, "@agent_source")) == \
+        ("idle", "capture")
+
+
 def test_working_panes_are_always_reread(srv):
     a = srv.agent_pane()
     srv.draw(a, "FAKE-WORKING\n")

@@ -718,12 +718,14 @@ class Cycle:
                       else self.cfg.hook_decay_secs) * 1000
             if now - stamp.evidence_at > window:
                 return False
-            if (stamp.state == states.BLOCKED and stamp.stamped_at <= stamp.evidence_at
-                    and now - stamp.evidence_at > self.cfg.dwell_secs * 1000):
-                # a blocked claim no read has met since the hook wrote it, past the dwell:
-                # one that landed after the window's last output (a hook run late, after
-                # an Esc-denied dialog had gone) meets the screen once, so decisive chrome
-                # (Copilot's idle footer) can end it; a hold moves stamped_at past it
+            dwell = self.cfg.dwell_secs * 1000
+            if (stamp.state == states.BLOCKED and now - stamp.evidence_at > dwell
+                    and stamp.stamped_at - stamp.evidence_at <= dwell):
+                # decisive chrome (Copilot's idle footer) ends a blocked claim only when
+                # read more than the dwell after the claim's evidence: a claim no read
+                # has met since then (the hook's own write, a hold inside the dwell, a
+                # hook run late after an Esc-denied dialog had gone) is read once more;
+                # a hold past the dwell moves stamped_at beyond it, and the skip is back
                 return False
         if pane.window_activity <= 0:
             return False
