@@ -592,9 +592,11 @@ def test_demoted_pane_is_informational(srv):
     assert r.doc["warnings"] == 0 and r.rc == 0
 
 
-def _health_server():
-    """A real HTTP server on 127.0.0.1 answering GET /global/health like OpenCode 1.18.33."""
+def _health_server(delay_s: float = 0.0):
+    """A real HTTP server on 127.0.0.1 answering GET /global/health like OpenCode 1.18.33,
+    each answer `delay_s` late (a busy OpenCode)."""
     import threading
+    import time
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     class Health(BaseHTTPRequestHandler):
@@ -602,6 +604,7 @@ def _health_server():
             pass
 
         def do_GET(self):
+            time.sleep(delay_s)
             body = b'{"healthy":true,"version":"1.18.33"}' if self.path == "/global/health" \
                 else b'{"_tag":"NotFound"}'
             self.send_response(200 if self.path == "/global/health" else 404)
@@ -681,6 +684,25 @@ def test_opencode_api_line_says_whether_the_endpoint_answers(srv):
         httpd.shutdown()
         httpd.server_close()
     assert row(r, pane)["window_covered"] is None  # opencode sends no model
+
+
+def test_a_busy_opencode_that_answers_late_still_answers(srv):
+    """OpenCode busy starting (or a loaded machine) has answered its health route after more
+    than 2 s (CI, the live lane test); `tma act` waits its action's timeout (30 s), so
+    doctor must not call such a server one that act cannot reply over."""
+    isolate_installers(srv)
+    pane = wired_pane(srv, "opencode")
+    httpd = _health_server(delay_s=2.5)
+    try:
+        live = f"http://127.0.0.1:{httpd.server_address[1]}"
+        srv.tmux("set-option", "-p", "-t", pane, "@agent_api_endpoint", live)
+        r = doctor(srv, bundled=True)
+        assert api_line(r, pane).startswith(f"api: {live} (from the pane) answers (OpenCode "
+                                            "1.18.33)"), api_line(r, pane)
+        assert row(r, pane)["endpoint_ok"] is True
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
 
 
 def test_a_broken_config_is_one_cross_line_and_the_rest_is_diagnosed(srv):

@@ -60,7 +60,10 @@ API_AGENT = "opencode"
 #: Yes: the bundled approve/deny/question_reject/question_reply carry an [api].opencode arm.
 ACT_USES_API = True
 #: doctor's probe of that API: one short GET per distinct endpoint.
-API_PROBE_TIMEOUT_S = 2.0  # a busy OpenCode answers its first requests slowly (seen: > 0.5 s)
+#: A busy OpenCode (starting, or on a loaded machine) has answered it after more than 2 s,
+#: and `tma act` waits far longer (an action's timeout_ms, 30 s by default): a shorter
+#: probe would call a slow server one act cannot reply over.
+API_PROBE_TIMEOUT_S = 5.0
 
 FOREIGN_WRITER = "another tool may be writing @agent_* options on this pane"
 
