@@ -277,6 +277,31 @@ def test_a_blocked_claim_held_inside_the_dwell_is_read_again_past_it(srv):
         ("idle", "capture")
 
 
+def test_a_blocked_claim_with_no_decisive_chrome_is_not_read_again_on_a_quiet_window(srv):
+    """Only decisive chrome can end a blocked hook claim before it decays, so only an agent
+    that has some (Copilot) is read past the dwell. For the rest (Claude, Codex, ...) the read
+    could not change the verdict, and a dialog that agrees would corroborate the claim and
+    arm the read again: a capture and a write every few seconds per blocked pane while
+    nothing on its window moves."""
+    a = srv.agent_pane()  # the test manifest: visible working and blocked, nothing decisive
+    srv.draw(a, "FAKE-BLOCKED\n")
+    srv.next_second()
+    assert srv.row(a)["state"] == "blocked"  # read once: the stamp has its screen's hash
+    srv.next_second()
+    srv.next_second()  # nothing drawn since: the window is quiet
+    res = srv.tma("event", "--agent", "fake", "--kind", "Ask", "--pane", a, input="{}")
+    assert res.returncode == 0, res.stderr
+    for _ in range(5):
+        srv.next_second()  # past freshness and past the dwell (3 s)
+    for _ in range(2):
+        t = _timing(srv.tma("--debug-timing", "ls", check=True))
+        assert t["captures"] == 0 and t["capture-skipped"] == 1, t
+        assert (srv.option(a, "@agent_state"), srv.option(a, "@agent_source")) == \
+            ("blocked", "hook")
+        for _ in range(4):
+            srv.next_second()
+
+
 def test_working_panes_are_always_reread(srv):
     a = srv.agent_pane()
     srv.draw(a, "FAKE-WORKING\n")

@@ -268,6 +268,7 @@ class Cycle:
         self._titles: dict | None = None  # the title cache's view (see _by_title)
         self._titles_key: tuple = ()
         self._titles_dirty = False
+        self._enders: frozenset[str] | None = None  # see _decisive_past_blocked
 
     def fresh(self) -> Cycle:
         """The next pass for a resident caller (the daemon): the loaded manifests, the
@@ -276,6 +277,7 @@ class Cycle:
         nxt._mset, nxt._index, nxt._guarded = self._mset, self._index, self._guarded
         if hasattr(self, "_titled_names"):
             nxt._titled_names = self._titled_names
+        nxt._enders = self._enders
         return nxt
 
     # -- lazily loaded inputs
@@ -720,16 +722,29 @@ class Cycle:
                 return False
             dwell = self.cfg.dwell_secs * 1000
             if (stamp.state == states.BLOCKED and now - stamp.evidence_at > dwell
-                    and stamp.stamped_at - stamp.evidence_at <= dwell):
+                    and stamp.stamped_at - stamp.evidence_at <= dwell
+                    and self._decisive_past_blocked(ident.agent)):
                 # decisive chrome (Copilot's idle footer) ends a blocked claim only when
                 # read more than the dwell after the claim's evidence: a claim no read
                 # has met since then (the hook's own write, a hold inside the dwell, a
                 # hook run late after an Esc-denied dialog had gone) is read once more;
-                # a hold past the dwell moves stamped_at beyond it, and the skip is back
+                # a hold past the dwell moves stamped_at beyond it, and the skip is back.
+                # Only for such agents: for the rest no read can end the claim, and an
+                # agreeing dialog's corroboration would re-arm this every dwell.
                 return False
         if pane.window_activity <= 0:
             return False
         return (pane.window_activity + 1) * 1000 <= stamp.stamped_at
+
+    def _decisive_past_blocked(self, agent: str | None) -> bool:
+        """Can this agent's decisive chrome end a blocked hook claim? From the cached
+        documents, once per cycle (carried over by fresh()): the quiet skip asks it where
+        the full set is not loaded."""
+        if self._enders is None:
+            from tma.runtime import manifests
+
+            self._enders = manifests.blocked_enders(self.manifest_dir)
+        return agent in self._enders
 
     def guarded(self) -> bool:
         """Whether this server expands `set-option -F` (probed once, cached on the server)."""

@@ -259,6 +259,25 @@ def titled_names(manifest_dir: str | None = None,
     return out
 
 
+def blocked_enders(manifest_dir: str | None = None) -> frozenset[str]:
+    """Manifests whose decisive chrome can end a blocked hook claim ([capture].decisive
+    names another state, and blocked is in [capture].visible), from the cached documents.
+    Any file of a name counts (bundled or the user's): a name kept here by mistake costs
+    a read, one missed would leave a claim standing."""
+    entries, decoded = _docs(manifest_dir)
+    out = set()
+    for stem, path, _m, _s in entries:
+        doc, err = decoded.get(path, (None, "x"))
+        cap = doc.get("capture") if err is None and isinstance(doc, dict) else None
+        if not isinstance(cap, dict):
+            continue
+        visible, decisive = cap.get("visible"), cap.get("decisive")
+        if isinstance(visible, list) and "blocked" in visible and isinstance(decisive, list) \
+                and any(d != "blocked" for d in decisive):
+            out.add(stem)
+    return frozenset(out)
+
+
 def context_formats(manifest_dir: str | None = None,
                     agents_cfg: list[dict[str, Any]] | None = None) -> dict[str, str]:
     """name -> [telemetry.context].format, from the cached documents (no validation)."""
