@@ -62,15 +62,26 @@ def _ls_json_in_process(srv, monkeypatch, capsys) -> tuple[dict, dict]:
 
 def test_a_cold_ls_json_loads_the_manifests_once_and_reads_the_dialog_off_its_capture(
         srv, monkeypatch, capsys):
+    import time
+
     pane = _blocked_claude(srv)
+    drawn = int(srv.display(pane, "#{window_activity}"))
+    before = time.time()
     cold, counts = _ls_json_in_process(srv, monkeypatch, capsys)
+    after = time.time()
     row = next(r for r in cold["agents"] if r["pane"] == pane)
     assert (row["state"], row["detail"]) == ("blocked", "permission")
     assert row["pending_tool"] and row["pending_summary"], row
     assert counts["load"] == 1, counts
-    # the cycle's capture and its second read of the new prompt; the dialog's reading
-    # takes no capture of its own
-    assert counts["capture"] == 2, counts
+    # the cycle's capture, and its second read of a prompt drawn less than a whole second
+    # before (a loaded machine can start the run later than that: then one read); the
+    # dialog's reading takes no capture of its own
+    if after < drawn + 2:
+        assert counts["capture"] == 2, counts
+    elif before >= drawn + 2:
+        assert counts["capture"] == 1, counts
+    else:
+        assert counts["capture"] in (1, 2), counts
 
     warm, counts = _ls_json_in_process(srv, monkeypatch, capsys)
     again = next(r for r in warm["agents"] if r["pane"] == pane)
