@@ -592,9 +592,9 @@ def test_demoted_pane_is_informational(srv):
     assert r.doc["warnings"] == 0 and r.rc == 0
 
 
-def _health_server(delay_s: float = 0.0):
+def _health_server(delay_s: float = 0.0, version: str = "1.18.33"):
     """A real HTTP server on 127.0.0.1 answering GET /global/health like OpenCode 1.18.33,
-    each answer `delay_s` late (a busy OpenCode)."""
+    each answer `delay_s` late (a busy OpenCode), naming `version`."""
     import threading
     import time
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -605,8 +605,8 @@ def _health_server(delay_s: float = 0.0):
 
         def do_GET(self):
             time.sleep(delay_s)
-            body = b'{"healthy":true,"version":"1.18.33"}' if self.path == "/global/health" \
-                else b'{"_tag":"NotFound"}'
+            body = json.dumps({"healthy": True, "version": version}).encode() \
+                if self.path == "/global/health" else b'{"_tag":"NotFound"}'
             self.send_response(200 if self.path == "/global/health" else 404)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
@@ -700,6 +700,30 @@ def test_a_busy_opencode_that_answers_late_still_answers(srv):
         assert api_line(r, pane).startswith(f"api: {live} (from the pane) answers (OpenCode "
                                             "1.18.33)"), api_line(r, pane)
         assert row(r, pane)["endpoint_ok"] is True
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_a_hostile_health_answer_is_shown_as_plain_bounded_data(srv):
+    """Whatever listens on the pane's loopback port names the version doctor prints:
+    escape sequences, a bell, newlines and a flood reach no terminal, and the JSON
+    document carries the same plain text."""
+    isolate_installers(srv)
+    pane = wired_pane(srv, "opencode")
+    evil = "1.0\x1b]52;c;aGk=\x07\x1b[2J\r\n#(touch x)%1 -oProxyCommand=y" + "A" * 5000
+    httpd = _health_server(version=evil)
+    try:
+        live = f"http://127.0.0.1:{httpd.server_address[1]}"
+        srv.tmux("set-option", "-p", "-t", pane, "@agent_api_endpoint", live)
+        r = doctor(srv, bundled=True)
+        line = api_line(r, pane)
+        assert line.startswith(f"api: {live} (from the pane) answers (OpenCode 1.0]52;c;"), line
+        assert not any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0
+                       for c in r.text.replace("\n", "")), line
+        assert len(line) < 300, line
+        version = row(r, pane)["api"]["version"]
+        assert version.endswith("…") and len(version) <= 64 and "\x1b" not in version
     finally:
         httpd.shutdown()
         httpd.server_close()

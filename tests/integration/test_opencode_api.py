@@ -205,6 +205,18 @@ def test_a_5xx_is_an_error_with_the_status(server, status):
     assert str(status) in res.message and "boom" in res.message
 
 
+def test_a_hostile_servers_message_is_plain_bounded_data(server):
+    """Whatever listens on the port writes the error's words: escape sequences (a screen
+    clear, an OSC 52 clipboard write), a bell, newlines and a flood reach no terminal."""
+    evil = "boom\x1b[2J\x1b]52;c;aGk=\x07\r\nnext #(touch x) -oProxyCommand=y " + "A" * 5000
+    server.routes[("POST", f"/permission/{RID}/reply")] = (
+        500, "application/json", json.dumps({"message": evil}).encode())
+    res = api.reply_permission(server.url, RID, "once", 2.0)
+    assert res.outcome == "error" and "boom" in res.message
+    assert not any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in res.message), res.message
+    assert len(res.message) < 400 and res.message.endswith("…")
+
+
 def test_a_2xx_that_is_not_json_is_an_error(server):
     server.routes[("POST", f"/permission/{RID}/reply")] = (
         200, "text/html", b"<html>some other web server</html>")

@@ -611,9 +611,9 @@ def api_lane(opts: dict, cfg, probes: dict) -> dict:
         probes[endpoint] = opencode_api.probe(endpoint, API_PROBE_TIMEOUT_S)
     res = probes[endpoint]
     answers = res.outcome == opencode_api.REPLIED
-    version = res.body.get("version") if answers and isinstance(res.body, dict) else None
+    version = opencode_api.server_version(res.body) if answers else None
     return {"endpoint": str(endpoint), "source": endpoint.source, "stamped": stamped,
-            "answers": answers, "version": version if isinstance(version, str) else None,
+            "answers": answers, "version": version,
             "reason": None if answers else res.message}
 
 

@@ -32,6 +32,8 @@ import threading
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from tma.core import untrusted
+
 REPLIED = "replied"
 VANISHED = "vanished"
 ERROR = "error"
@@ -48,6 +50,9 @@ HOW_TO_LISTEN = ("start OpenCode with a port (`opencode --port 4096`; `--port 0`
 _SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 _SAFE_PATH = re.compile(r"(/[A-Za-z0-9._~-]+)*/?")
 _MAX_BODY = 64 * 1024
+#: The longest server version shown (OpenCode's are like "1.18.33"; the protocol's bound
+#: for a version, tma.core.inbound.SHORT, which this module does not import).
+VERSION_MAX = 64
 _MAX_LIST_BODY = 1024 * 1024  # GET /question: every pending request, options and all
 
 
@@ -421,12 +426,20 @@ def _classify(method: str, url: str, status: int, raw: bytes) -> ApiResult:
 
 
 def _server_message(decoded) -> str:
+    """The server's own words on an error, as plain one-line data (whatever listens on
+    the port wrote them: no escape sequence reaches a terminal)."""
     if isinstance(decoded, dict):
         data = decoded.get("data")
         for v in (decoded.get("message"), data.get("message") if isinstance(data, dict) else None):
             if isinstance(v, str) and v:
-                return " ".join(v.split())[:200]
+                return untrusted.clean(" ".join(v.split()), 200)
     return ""
+
+
+def server_version(body: object) -> str | None:
+    """The `version` of a health document, as plain data (None when it names none)."""
+    version = body.get("version") if isinstance(body, dict) else None
+    return untrusted.clean(version, VERSION_MAX) if isinstance(version, str) else None
 
 
 def _timed_out(url: str, timeout_s: float) -> ApiResult:
