@@ -123,6 +123,7 @@ WHY = {
     "tma.cli.card": "card",
     "tma.runtime.act.card": "the card of a pane",
     "tma.core.proto": "the card's records are the protocol's (cheap: slotted records)",
+    "tma.core.inbound": "an OpenCode question's texts made safe as a host's card is",
     "tma.core.event_kinds": "the protocol's table of transcript event kinds (one dict)",
     "tma.ui.cards": "the card for a person",
     "tma.cli.picker": "the picker",
@@ -173,7 +174,7 @@ PINS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
         "tma.runtime.handoff", "tma.runtime.git", "tma.ui.text"},
     "card": SURFACE | SCREEN_CARD | {
         "tma.cli.card", "tma.runtime.act.card", "tma.core.proto", "tma.core.event_kinds",
-        "tma.ui", "tma.ui.cards",
+        "tma.core.inbound", "tma.ui", "tma.ui.cards",
         "tma.ui.text"},
     # the first frame is drawn from the stamps as they are: no producing cycle, no git
     "picker": BASE | SESSION | {"tma.runtime.selectors", "tma.core.untrusted"} | CYCLE | NAV

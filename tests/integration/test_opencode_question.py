@@ -105,3 +105,23 @@ def test_the_card_never_takes_another_sessions_question(srv, others):
         doc = card(srv, pane)
         assert (doc["card"], doc["detail"]) == ("informational", "question"), doc
         assert api.posts() == []
+
+
+def test_a_hostile_servers_question_is_plain_bounded_data(srv):
+    """The question's texts come from whatever listens on the pane's port: escape
+    sequences (an OSC 52 clipboard write, a screen clear), a bell and a flood reach no
+    terminal and no JSON reader, as a fleet host's card would not."""
+    evil = "Which\x1b]52;c;aGk=\x07\x1b[2J\r\nX #(touch x) -oProxy " + "A" * 9000
+    req = {"id": QID, "sessionID": OURS,
+           "questions": [question(evil, "H\x1b[31m", ["R\x1b[2J", "B"])]}
+    with FakeOpenCode([req]) as api:
+        pane = registered(srv, api)
+        ev(srv, pane, "question-required", session_id=OURS, question_id=QID)
+        text = srv.tma("card", "--pane", pane, manifests=False, check=True).stdout
+        assert "Which" in text and "\x1b" not in text and "\x07" not in text, text[:200]
+        assert len(text) < 6000
+        doc = card(srv, pane)
+        [q] = doc["questions"]
+        assert q["question"].startswith("Which]52;c;aGk=") and q["question"].endswith("…")
+        assert not any(ord(c) < 0x20 for c in q["question"] + q["header"])
+        assert [o["label"] for o in q["options"]] == ["R[2J", "B"]

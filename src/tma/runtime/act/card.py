@@ -29,7 +29,7 @@ import binascii
 import json
 from collections.abc import Callable
 
-from tma.core import proto, states
+from tma.core import inbound, proto, states
 from tma.core.errors import NoPane
 from tma.core.rules import strip_ansi
 from tma.runtime.act.card_screen import extract, manifest_for, wants_screen
@@ -221,8 +221,13 @@ def _question(row, agent: str, rid: str, config, timeout_s: float) -> proto.Ques
                        tuple(proto.QuestionOption(o.label, o.description) for o in q.options),
                        q.multiple, q.custom)
         for q in request.questions)
-    return proto.QuestionCard(rid, row.pane.pane_id, agent, request.id, questions,
+    card = proto.QuestionCard(rid, row.pane.pane_id, agent, request.id, questions,
                               _binder(row, request.id))
+    # whatever listens on the pane's port wrote these texts: they are made safe as a
+    # fleet host's card is (bounded, no control characters), before any surface shows them
+    safe, _cut = inbound.response(card)
+    assert isinstance(safe, proto.QuestionCard)
+    return safe
 
 
 def _pick(requests: list[opencode_api.QuestionRequest], request_id: str,
