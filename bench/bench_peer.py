@@ -434,8 +434,10 @@ def main() -> int:
     env = {k: v for k, v in os.environ.items()
            if k not in ("TMUX", "TMUX_PANE", "PYTHONDONTWRITEBYTECODE", "TMA_CONFIG")}
     env.update(HOME=str(work / "home"), XDG_CONFIG_HOME=str(work / "config"),
-               XDG_CACHE_HOME=str(work / "cache"), LANG="C.UTF-8")
+               XDG_CACHE_HOME=str(work / "cache"), LANG="C.UTF-8",
+               XDG_RUNTIME_DIR=str(work / "run"))
     (work / "home").mkdir()
+    (work / "run").mkdir(mode=0o700)
     tmux = Tmux(work, env)
     res: dict = {"runs": args.runs, "baseline": args.baseline_label if btma else None}
     # the baseline keeps its own cache: both versions call themselves 0.1.0, and one cache
@@ -520,9 +522,13 @@ def main() -> int:
         # freshness window, screens quiet since, so every pane is identified again and
         # reused without a capture (working panes are re-read whenever they go stale)
         # Each run is placed past the stampede second, as a status line's runs are a
-        # status-interval apart (back to back, a run in the same second only consumes).
+        # status-interval apart (back to back, a run in the same second only consumes),
+        # and without the last run's answer (tma.runtime.status_memo, which would answer
+        # with no cycle: bench_status_line.py --time times that)
         def next_tick() -> None:
             tmux("set-option", "-s", "-u", "@tma_last_poll")
+            for memo in (work / "run").glob("tma/*.status"):
+                memo.unlink()
 
         refresh()
         time.sleep(3.5)

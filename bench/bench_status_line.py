@@ -26,8 +26,12 @@ and each --baseline, each in its own venv, run through pip's console script by i
 absolute path). One private tmux server holds --status-panes fake agent panes drawn
 with the 19 captured screens (bench_peer); before every timed run that tree's stamps
 are dropped and an untimed `tma ls` stamps every pane afresh, so each `tma status`
-consumes fresh stamps (checked: "N consumed, 0 captures"). In interleaved rounds,
-medians and minima of `tma status` and of its parts, each a whole process:
+consumes fresh stamps (checked: "N consumed, 0 captures"): the first status run after
+a write, which asks tmux. This tree is also timed with its last answer standing
+(tma.runtime.status_memo: the refresh, then one untimed `tma status` that keeps its
+answer; checked: "the last answer stands"), as a status line's next run finds it while
+nothing changed. In interleaved rounds, medians and minima of `tma status` and of its
+parts, each a whole process:
   bare       the venv's `python -c pass` (the yardstick);
   -E         the same with the flags pip's console script passes its interpreter;
   wrapper    pip's console script itself, its `from tma… import entry` a no-op;

@@ -119,7 +119,8 @@ WHY = {
     "tma.cli.wait": "wait",
     "tma.runtime.waiting": "the wait's decision",
     "tma.runtime.feed": "the row feed of the long-running surfaces (wait, the picker)",
-    "tma.runtime.rundir": "the feed's daemon socket checks",
+    "tma.runtime.rundir": "the feed's daemon socket checks; the status memo's runtime dir",
+    "tma.runtime.status_memo": "the status line's last answer (no tmux spawn while it stands)",
     "tma.cli.card": "card",
     "tma.runtime.act.card": "the card of a pane",
     "tma.core.proto": "the card's records are the protocol's (cheap: slotted records)",
@@ -156,7 +157,8 @@ PINS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "ls": SURFACE | ROWS | {"tma.cli.ls", "tma.runtime.git"},
     "ls --json": SURFACE | ROWS | SCREEN_CARD | {"tma.cli.ls", "tma.runtime.git", "tma.ui.text"},
     "status": BASE | SESSION | CYCLE | PRODUCING | {
-        "tma.cli.status", "tma.runtime.handoff", "tma.ui", "tma.ui.status", "tma.ui.contrast"},
+        "tma.cli.status", "tma.runtime.handoff", "tma.ui", "tma.ui.status", "tma.ui.contrast",
+        "tma.runtime.status_memo", "tma.runtime.rundir"},
     "event": BASE | READ | {
         "tma.cli.event", "tma.runtime.hook", "tma.runtime.handoff", "tma.core.intake",
         "tma.core.jsonlite", "tma.core.hookmap", "tma.core.manifests",

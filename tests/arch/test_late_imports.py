@@ -57,6 +57,7 @@ HOT = frozenset({
     "tma.runtime.notify.gate",
     "tma.runtime.procs",
     "tma.runtime.session",
+    "tma.runtime.status_memo",
     "tma.tmux",
     "tma.tmux.adapter",
     "tma.tmux.attention",

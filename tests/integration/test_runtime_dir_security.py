@@ -32,6 +32,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.daemon import watched
+from tma.core.paths import socket_key
 from tma.runtime import handoff
 
 SECRET = "SECRET-PROMPT-7d1c"  # in every hook payload: it must never reach a listener
@@ -203,7 +204,7 @@ class Scene:
         self.env["TMPDIR"] = str(shared)
         self.rundir = shared / f"tma-{os.getuid()}"
         tmux_socket = handoff.tmux_socket({"socket-name": srv.name}, self.env)
-        self.sock = self.rundir / f"{handoff.key(tmux_socket)}.sock"
+        self.sock = self.rundir / f"{socket_key(tmux_socket)}.sock"
         self.pane = srv.agent_pane()
 
     def tma(self, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:

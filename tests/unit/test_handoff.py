@@ -33,12 +33,14 @@ def test_bad_frames_are_refused(bad):
 
 def test_the_socket_is_where_the_daemon_binds_it(tmp_path):
     env = {"XDG_RUNTIME_DIR": str(tmp_path), "HOME": "/h"}
-    from tma.core.paths import Paths
+    from tma.core.paths import Paths, socket_key
 
     path = "/tmp/tmux-1000/work"
     files = daemon_files.Files(path, os.path.join(str(tmp_path), "tma"))
     assert handoff.daemon_socket(path, Paths(env)) == files.sock
-    assert daemon_files.key(path) == handoff.key(path) == files.key
+    assert daemon_files.key(path) == socket_key(path) == files.key
+    assert Paths(env).status_memo(path) == os.path.join(str(tmp_path), "tma",
+                                                         files.key + ".status")
 
 
 def test_the_tmux_socket_follows_the_hooks_server_choice(tmp_path):

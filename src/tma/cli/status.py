@@ -25,8 +25,7 @@ def main(session: common.Session, argv: list[str]) -> int:
     if sel is not None and sel.agent is not None:
         common.check_agent(session, sel.agent)
     cfg = session.surface_config()
-    # under #() nobody reads stderr and the hot path must not validate manifests
-    # counts need no telemetry lane and, unless --repo/--branch, no pane path: a lean read
+    # counts need no telemetry lane nor, unless --repo/--branch, a pane path: a lean read
     lean = sel is None or not sel.needs_git
     result = session.cycle(report=common.on_terminal(2), lean=lean, current=False)
     rows = result.rows if sel is None else _select(result.rows, sel)
@@ -45,8 +44,9 @@ def main(session: common.Session, argv: list[str]) -> int:
             line = render.with_fleet(line.rstrip("\n"), render.plain(remote, cfg.status)) + "\n"
         sys.stdout.write(line)
     elif fmt == "tmux":
-        sys.stdout.write(render.with_fleet(render.tmux(counts, cfg.status),
-                                           render.tmux(remote, cfg.status) if remote else ""))
+        sys.stdout.write(line := render.with_fleet(render.tmux(counts, cfg.status),
+                                                   render.tmux(remote, cfg.status) if remote else ""))
+        session.keep_segment(result, line)
     elif fmt == "plain":
         # a line like any other in a pipe (`read`, `wc -l`, a prompt after it); under
         # #() tmux keeps the first line of a job's output, so the newline never shows

@@ -17,6 +17,8 @@ counts as unset, as everywhere in tma.
     runtime_dir   $XDG_RUNTIME_DIR/tma, else <$TMPDIR or /tmp>/tma-<uid> (whoever creates
                   it makes it 0700, and every user of it checks it is a directory of
                   the user's alone, never a symlink: tma.runtime.rundir)
+    status_memo   <runtime_dir>/<socket key>.status (the status line's last answer)
+    status_gen    <runtime_dir>/<socket key>.gen (touched after every tma write to tmux)
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
 
 class Paths:
@@ -105,6 +107,12 @@ class Paths:
             return os.path.join(xdg, "tma")
         return os.path.join(self.get("TMPDIR") or "/tmp", f"tma-{self.uid}")
 
+    def status_memo(self, socket_path: str) -> str:
+        return os.path.join(self.runtime_dir, socket_key(socket_path) + ".status")
+
+    def status_gen(self, socket_path: str) -> str:
+        return os.path.join(self.runtime_dir, socket_key(socket_path) + ".gen")
+
     # ---------------------------------------------------------------- other tools'
 
     def tmux_confs(self) -> list[str]:
@@ -117,6 +125,37 @@ class Paths:
 def private_dir_ok(st_mode: int, st_uid: int, uid: int) -> bool:
     """A runtime directory tma may write into: the user's own, no group/other access."""
     return st_uid == uid and (st_mode & 0o077) == 0
+
+
+_FNV_OFFSET = 0xCBF29CE484222325
+_FNV_PRIME = 0x100000001B3
+
+
+def socket_key(socket_path: str) -> str:
+    """16 hex digits of FNV-1a-64 over a tmux socket path: the name every per-server file
+    in the runtime dir starts with (the daemon's, the status line's)."""
+    h = _FNV_OFFSET
+    for byte in socket_path.encode("utf-8", "surrogateescape"):
+        h = ((h ^ byte) * _FNV_PRIME) & 0xFFFFFFFFFFFFFFFF
+    return format(h, "016x")
+
+
+def socket_file(name: str | None, path: str | None, env: Mapping[str, str],
+                resolve: Callable[[str], str]) -> str:
+    """A tmux server's socket path, known without asking tmux: an explicit path; else,
+    with no name, the server this process runs inside ($TMUX); else where tmux puts a
+    named socket (`default` when none is named) in its directory as `resolve` (the
+    caller's os.path.realpath: tmux resolves it) spells it. One answer for `tma status`
+    (Session.known_socket) and for every tma write (tma.tmux.adapter), which must name
+    a server alike: the status line's memo is keyed by it."""
+    if path:
+        return path
+    if not name:
+        inside = (env.get("TMUX") or "").split(",")[0]
+        if inside:
+            return inside
+    base = env.get("TMUX_TMPDIR") or "/tmp"
+    return os.path.join(resolve(f"{base}/tmux-{os.getuid()}"), name or "default")
 
 
 def here(env: Mapping[str, str] | None = None) -> Paths:

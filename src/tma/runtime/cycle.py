@@ -84,7 +84,8 @@ class Stats:
 
 class Result:
     def __init__(self, snapshot, rows, stats, issues, ignored, out_of_scope, mset,
-                 identities, first_snapshot=None, captures=None) -> None:
+                 identities, first_snapshot=None, captures=None, now: int = 0) -> None:
+        self.now = now  # the cycle's clock (epoch ms) when it read the panes
         self.snapshot = snapshot  # after this cycle's writes (the re-read)
         self.first_snapshot = first_snapshot or snapshot  # the cycle's opening read
         self.rows: list[Row] = rows
@@ -444,7 +445,7 @@ class Cycle:
         stats.ms = int((time.perf_counter() - t0) * 1000)
         return Result(final, rows, stats, work.issues, work.ignored, work.out_of_scope,
                       self._mset, work.identities, first_snapshot=snap,
-                      captures=work.captures)
+                      captures=work.captures, now=now)
 
     def _begin(self, snap, now: int, produce: bool, current: bool = False) -> _Pass:
         """The stampede guard and the cached -F probe answer, then an empty pass."""
@@ -716,9 +717,7 @@ class Cycle:
         if stamp.source == states.SOURCE_CAPTURE and not ident.foreground_is_agent:
             return False
         if stamp.source == states.SOURCE_HOOK:
-            window = (self.cfg.blocked_decay_secs if stamp.state == states.BLOCKED
-                      else self.cfg.hook_decay_secs) * 1000
-            if now - stamp.evidence_at > window:
+            if now - stamp.evidence_at > claim_window_ms(self.cfg, stamp):
                 return False
             dwell = self.cfg.dwell_secs * 1000
             if (stamp.state == states.BLOCKED and now - stamp.evidence_at > dwell
@@ -887,6 +886,21 @@ def claim_window_ms(cfg, stamp) -> int:
     secs = cfg.blocked_decay_secs if stamp is not None and stamp.state == states.BLOCKED \
         else cfg.hook_decay_secs
     return secs * 1000
+
+
+def quiet_until(cfg, stamp) -> int | None:
+    """The moment past which the clock alone may end the quiet skip's reuse of this stamp
+    (`Cycle._quiet`: a hook claim's window; for a blocked claim no read has met past the
+    dwell, the dwell, whether or not the agent's chrome is decisive); None when the clock
+    never does. What else it reads (the screen, the pane's processes) aside: the status
+    line's memo (tma.runtime.status_memo) stands no longer than this."""
+    if stamp.source != states.SOURCE_HOOK:
+        return None
+    until = stamp.evidence_at + claim_window_ms(cfg, stamp)
+    dwell = cfg.dwell_secs * 1000
+    if stamp.state == states.BLOCKED and stamp.stamped_at - stamp.evidence_at <= dwell:
+        until = min(until, stamp.evidence_at + dwell)
+    return until
 
 
 def rollup_lines(snap, decoded: dict[str, str | None] | None = None) -> list[str]:

@@ -24,7 +24,7 @@ import os
 
 
 def key(socket_path: str) -> str:
-    from tma.runtime.handoff import key as fnv
+    from tma.core.paths import socket_key as fnv
 
     return fnv(socket_path)
 

@@ -16,14 +16,14 @@ from __future__ import annotations
 import os
 import sys
 
+from tma.core.paths import socket_key  # the daemon's file names (daemon_files)
+
 DEADLINE_S = 0.5  # connect + send + the daemon's answer; then the hook stamps itself
 PAYLOAD_CAP = 1 << 20
 SMALL_CAP = 4096
 ACK = b"\x06"
 WAKE_DEADLINE_S = 0.1
 _found: str | None = None  # what offer() learnt: None never asked, "" no daemon to wake
-_FNV_OFFSET = 0xCBF29CE484222325
-_FNV_PRIME = 0x100000001B3
 
 
 # ---------------------------------------------------------------- trust (tma.runtime.rundir)
@@ -113,22 +113,13 @@ def tmux_socket(a: dict[str, str], env=os.environ) -> str:
     return os.path.join(os.path.realpath(f"{base}/tmux-{os.getuid()}"), name)
 
 
-def key(socket_path: str) -> str:
-    """16 hex digits of FNV-1a-64 over the tmux socket path: the daemon's file names
-    (tma.runtime.daemon_files.Files uses this one)."""
-    h = _FNV_OFFSET
-    for byte in socket_path.encode("utf-8", "surrogateescape"):
-        h = ((h ^ byte) * _FNV_PRIME) & 0xFFFFFFFFFFFFFFFF
-    return format(h, "016x")
-
-
 def daemon_socket(socket_path: str, places=None) -> str:
     """<runtime dir>/<key>.sock, as tma.runtime.daemon_files.Files names it."""
     if places is None:
         from tma.core.paths import here
 
         places = here()
-    return os.path.join(places.runtime_dir, key(socket_path) + ".sock")
+    return os.path.join(places.runtime_dir, socket_key(socket_path) + ".sock")
 
 
 def scope(a: dict[str, str], places=None) -> str:

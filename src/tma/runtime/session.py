@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from tma.runtime.git import GitInfo
     from tma.runtime.manifests import ManifestSet
     from tma.runtime.selectors import Selector
+    from tma.runtime.status_memo import Memo
     from tma.tmux.adapter import Server
 
 AUTOSTART_BACKOFF_S = 60
@@ -64,6 +65,7 @@ class Session:
         self._server: Server | None = None
         self._manifests: ManifestSet | None = None
         self._paths: Paths | None = None
+        self._memo: Memo | None = None  # the status line's last answer, once asked
 
     # ------------------------------------------------------------------ places
 
@@ -79,16 +81,11 @@ class Session:
         """The server's socket path when it is known without asking tmux: --socket-path,
         TMA_SOCKET_PATH, $TMUX inside tmux, else where tmux puts a --socket-name socket
         (the `default` one when none is named, as a tmux client outside tmux would)."""
+        from tma.core.paths import socket_file  # the adapter's own answer (its writes)
+
         g = self.g
-        if g.socket_path:
-            return g.socket_path
-        if not g.socket_name:
-            named = self.env.get("TMA_SOCKET_PATH") or (self.env.get("TMUX") or "").split(",")[0]
-            if named:
-                return named
-        base = self.env.get("TMUX_TMPDIR") or "/tmp"
-        return os.path.join(os.path.realpath(f"{base}/tmux-{os.getuid()}"),
-                            g.socket_name or "default")
+        path = g.socket_path or (None if g.socket_name else self.env.get("TMA_SOCKET_PATH"))
+        return socket_file(g.socket_name, path, self.env, os.path.realpath)
 
     # ------------------------------------------------------------------ config
 
@@ -215,8 +212,9 @@ class Session:
         return [r for r in rows if sel.matches(r, git)]
 
     def segment(self) -> str | None:
-        """The status segment a running daemon keeps (tma.daemon.segment), asked over
-        its socket with no tmux spawn and no cycle; None on any doubt."""
+        """The status segment with no tmux spawn and no cycle: the one a running daemon
+        keeps (tma.daemon.segment), asked over its socket, else the last status run's
+        while it stands (tma.runtime.status_memo); None on any doubt."""
         socket_path = self.known_socket()
         if not socket_path:
             return None
@@ -224,7 +222,22 @@ class Session:
 
         args = {k: v for k, v in (("config", self.g.config),
                                   ("manifest-dir", self.g.manifest_dir)) if v}
-        return handoff.ask_segment(args, socket_path)
+        shown = handoff.ask_segment(args, socket_path)
+        if shown is None:
+            # no daemon: the last status run's answer, while all it rests on stands
+            from tma.runtime.status_memo import Memo
+
+            self._memo = Memo(self.paths, socket_path, self.g.config, self.g.manifest_dir)
+            shown = self._memo.answer()
+            if shown is not None and self.g.debug_timing:
+                self.warn("tma: status: the last answer stands (no tmux spawn)\n")
+        return shown
+
+    def keep_segment(self, result: Result, segment: str) -> None:
+        """Keep the segment this status run printed for the next one (tma.runtime.
+        status_memo), when `segment()` found none standing."""
+        if self._memo is not None:
+            self._memo.keep(result, segment, self.config)
 
     def daemon_fleet(self) -> dict[str, Any] | None:
         """The fleet document of this server's running daemon (its hosts' states and

@@ -4,6 +4,10 @@ Every tmux process tma starts goes through `Server.run` or `Server.source`, alwa
 with `-u` (without a UTF-8 locale tmux rewrites non-ASCII in format output to `_`) and
 a 3 s deadline. What a format prints differs between releases; tma.tmux.frame reads it
 back alike on all of them.
+
+Every spawn but a pure read (`run(..., writes=False)`) touches the server's generation
+file afterwards: the status line's last answer (tma.runtime.status_memo) stands only
+while no tma process has written to tmux since it was made.
 """
 
 from __future__ import annotations
@@ -80,6 +84,7 @@ class Server:
         self.socket_path = socket_path
         self.timeout = timeout
         self.spawns = 0
+        self._gen: str | None = None  # the generation file's path, once asked
         #: answers this process learned by trying a form on this server (a release that
         #: refuses it), so it asks once: form -> works
         self.behaves: dict[str, bool] = {}
@@ -100,7 +105,8 @@ class Server:
             return ["--socket-path", self.socket_path]
         return []
 
-    def _spawn(self, argv: list[str], stdin: bytes | None) -> tuple[int, str, str]:
+    def _spawn(self, argv: list[str], stdin: bytes | None,
+               writes: bool = True) -> tuple[int, str, str]:
         self.spawns += 1
         try:
             rc, out, err = spawn.run(argv, stdin=stdin, timeout=self.timeout)
@@ -111,11 +117,37 @@ class Server:
             ) from None
         except spawn.SpawnTimeout:
             raise Timeout(f"tmux did not answer within {self.timeout:g}s") from None
+        finally:
+            if writes:  # after the write (a failed or timed-out one may still have landed)
+                self.touch_generation()
         return rc, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
 
-    def run(self, *args: str) -> str:
-        """Run one command line (may contain `;` separators). Raise on failure."""
-        rc, out, err = self._spawn(self.argv(*args), None)
+    def socket_file(self) -> str:
+        """This server's socket path as `tma status` spells it (tma.core.paths)."""
+        from tma.core.paths import socket_file
+
+        return socket_file(self.socket_name, self.socket_path, os.environ, os.path.realpath)
+
+    def touch_generation(self) -> None:
+        """Mark that tma may have written to this server: the generation file gets a new
+        mtime, which ends any status-line answer made before it. No file, no answer to
+        end: nothing is created here (`tma status` creates it when it keeps one)."""
+        if self._gen is None:
+            from tma.core.paths import here
+
+            self._gen = here().status_gen(self.socket_file())
+        import time
+
+        t = time.time_ns()
+        try:
+            os.utime(self._gen, ns=(t, t), follow_symlinks=False)
+        except OSError:
+            pass
+
+    def run(self, *args: str, writes: bool = True) -> str:
+        """Run one command line (may contain `;` separators). Raise on failure.
+        `writes=False`: a pure read, which leaves the generation file alone."""
+        rc, out, err = self._spawn(self.argv(*args), None, writes)
         if rc != 0:
             raise classify(err)
         return out

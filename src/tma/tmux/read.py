@@ -243,7 +243,8 @@ def list_clients(server: Server) -> list[Client]:
 
 def list_panes(server: Server, stamp_poll_ms: int | None = None, lean: bool = False) -> Snapshot:
     listing = Listing(lean)
-    return listing.parse(server.run(*listing.args(stamp_poll_ms)))
+    # a read: the poll stamp it may set is the stampede guard's, which no row shows
+    return listing.parse(server.run(*listing.args(stamp_poll_ms), writes=False))
 
 
 # ---------------------------------------------------------------- captures

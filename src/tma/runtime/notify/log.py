@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from tma.runtime.handoff import key as server_key
+from tma.core.paths import socket_key as server_key
 from tma.runtime.notify.note import Note, dumps, log_record, to_bytes
 
 FAILURE_FILE = "notify-error"
