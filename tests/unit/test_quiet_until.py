@@ -5,8 +5,7 @@ reuses the stamp (the clock cannot have ended it), decisive chrome or not."""
 
 from __future__ import annotations
 
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from tma.core import codec, states
 from tma.runtime.config import Config

@@ -40,9 +40,12 @@ def test_forget_removes_this_servers_stopped_daemons_files_and_nothing_else(tmp_
     mine = daemon_files.key("/tmp/tmux-0/default")
     other = daemon_files.key("/tmp/tmux-0/work")
     for name in (f"{mine}.log", f"{mine}.failed", f"{mine}.lock", f"{mine}.sock",
-                 f"{other}.log", f"{other}.failed", "other.txt"):
+                 f"{mine}.status", f"{mine}.gen", f"{other}.log", f"{other}.failed",
+                 f"{other}.status", "other.txt"):
         (run / name).write_text("")
     removed, others = daemon_files.forget("/tmp/tmux-0/default", str(run))
-    assert sorted(removed) == sorted(f"{mine}.{x}" for x in ("failed", "lock", "log", "sock"))
-    assert others == 2  # another server's daemon's log and mark stay
-    assert sorted(os.listdir(run)) == sorted([f"{other}.log", f"{other}.failed", "other.txt"])
+    assert sorted(removed) == sorted(f"{mine}.{x}" for x in ("failed", "gen", "lock", "log",
+                                                             "sock", "status"))
+    assert others == 2  # another server's daemon's log and mark stay (and its answer)
+    assert sorted(os.listdir(run)) == sorted([f"{other}.log", f"{other}.failed",
+                                              f"{other}.status", "other.txt"])

@@ -185,7 +185,7 @@ def read_history(path: str, timeout: float = 2.0) -> dict | None:
 def forget(socket_path: str | None, directory: str | None = None) -> tuple[list[str], int]:
     """`tma uninstall`: remove what this tmux server's stopped daemon left in the runtime
     dir (its log, failure mark, last failed notification, stale lock and socket; a live
-    daemon's files stay), then
+    daemon's files stay) and its status line's last answer and generation file, then
     the dir when it is empty. Only in a runtime dir of the user's alone. Other servers'
     daemons (the same user's other tmux servers share the dir) keep their files: (what
     was removed, how many files of other servers' daemons stay)."""
@@ -206,8 +206,11 @@ def forget(socket_path: str | None, directory: str | None = None) -> tuple[list[
         stem, dot, ext = name.partition(".")
         return bool(dot) and ext in ("log", "failed", "lock", "sock", "notify-error")
 
-    ours = [n for n in names if daemon_file(n) and n.partition(".")[0] == mine
-            and mine not in live]
+    def status_file(name: str) -> bool:  # the status line's last answer and generation
+        return name.partition(".")[2] in ("status", "gen")
+
+    ours = [n for n in names if n.partition(".")[0] == mine and (
+        daemon_file(n) and mine not in live or status_file(n))]
     others = sum(1 for n in names if daemon_file(n) and n.partition(".")[0] != mine)
     return remove(directory, ours), others
 
