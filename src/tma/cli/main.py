@@ -18,6 +18,8 @@ from tma.core.errors import FAIL, INTERRUPTED, NO_PANE, OK, USAGE  # the one exi
 
 # Dispatched without tma.cli.spec (tests/unit/test_cli_docs.py holds them to it).
 HOT = {"status": "status", "event": "event", "clear-attention": "clear_attention"}
+#: Commands whose first act is a full pane read (a producing cycle).
+EARLY_READ = frozenset({"ls"})
 _VALUED = ("--socket-name", "--socket-path", "--config", "--manifest-dir", "-c", "--client")
 
 
@@ -133,7 +135,12 @@ def dispatch(argv: list[str]) -> int:
     if cmd in ("-V", "--version"):
         cmd = "version"
     module = HOT.get(cmd)
+    early = None
     if module is None:
+        if cmd in EARLY_READ and not {"-h", "--help"} & set(argv[at + 1:]):
+            # its pane read starts now: tmux answers while the command's modules load
+            early = _session(argv[:at] + argv[at + 1:])
+            early[0].begin_cycle_read()
         from tma.cli import spec
 
         if cmd not in spec.COMMANDS or cmd == "help":
@@ -143,7 +150,7 @@ def dispatch(argv: list[str]) -> int:
         from tma.cli import event  # the hook parses its own flags and never fails
 
         return event.main(argv[:at] + argv[at + 1:])
-    session, rest = _session(argv[:at] + argv[at + 1:])
+    session, rest = early or _session(argv[:at] + argv[at + 1:])
     # the one lazy loader: each command's module is imported only when it runs
     if "." not in module:
         name = f"tma.cli.{module}"

@@ -397,7 +397,7 @@ class Cycle:
 
     # -- the cycle
     def run(self, produce: bool = True, focus=None, demoted=frozenset(),
-            everything: bool = False, current: bool = False) -> Result:
+            everything: bool = False, current: bool = False, early=None) -> Result:
         """One cycle. `focus` (pane ids): the daemon's one-pane read on a quiet edge —
         just those panes are produced and read even with a fresh stamp, every other
         pane is consumed as it stands, and nothing else (poll stamp, seen clear,
@@ -410,14 +410,21 @@ class Cycle:
         `current`: a person reads these rows (ls, the picker, watch, wait): no verdict
         older than its screen. The stampede guard does not apply, and a fresh stamp is
         consumed only when its window has printed nothing since it was written; the
-        status line (many clients at once) keeps both shortcuts."""
+        status line (many clients at once) keeps both shortcuts. `early`: this cycle's
+        pane read, begun before (read.begin_listing, stamping the poll at its clock),
+        which is then the cycle's clock."""
         import time
 
         t0 = time.perf_counter()
         spawns0 = self.server.spawns
-        now = self.clock()
-        poll_ms = now if produce and focus is None else None
-        snap = read.list_panes(self.server, stamp_poll_ms=poll_ms, lean=self.lean)
+        if (early is not None and produce and focus is None
+                and early.listing.lean == self.lean and early.stamp_poll_ms is not None):
+            now, spawns0 = early.stamp_poll_ms, spawns0 - 1
+            snap = early.snapshot()
+        else:
+            now = self.clock()
+            poll_ms = now if produce and focus is None else None
+            snap = read.list_panes(self.server, stamp_poll_ms=poll_ms, lean=self.lean)
         work = self._begin(snap, now, produce, current)
         work.demoted = frozenset(demoted)
         if everything and produce:

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from tma.runtime.selectors import Selector
     from tma.runtime.status_memo import Memo
     from tma.tmux.adapter import Server
+    from tma.tmux.read import PendingListing
 
 AUTOSTART_BACKOFF_S = 60
 
@@ -66,6 +67,7 @@ class Session:
         self._manifests: ManifestSet | None = None
         self._paths: Paths | None = None
         self._memo: Memo | None = None  # the status line's last answer, once asked
+        self._early: PendingListing | None = None  # the next cycle's read, begun early
 
     # ------------------------------------------------------------------ places
 
@@ -191,7 +193,8 @@ class Session:
         # its regexes again (ls --json reads the blocked panes' dialogs after its cycle)
         if self._manifests is not None:
             cycle.use_manifests(self._manifests)
-        result = cycle.run(produce=produce, current=current)
+        early, self._early = self._early, None
+        result = cycle.run(produce=produce, current=current, early=early)
         if self._manifests is None and result.manifests is not None:
             from tma.runtime import manifests
 
@@ -202,6 +205,20 @@ class Session:
         if self.g.debug_timing and sink is not None:  # a quiet surface owns the terminal
             self.warn(result.stats.line() + "\n")
         return result
+
+    def begin_cycle_read(self) -> None:
+        """Begin the pane read of the next `cycle()` (a producing one), so tmux answers
+        while the command's modules load. On any doubt (the config, the binary) nothing
+        is begun: the cycle reads, and raises, as it would have."""
+        import time
+
+        try:
+            self.config  # noqa: B018 - [tmux] bin names the binary the server runs
+            from tma.tmux import read
+
+            self._early = read.begin_listing(self.server, time.time_ns() // 1_000_000)
+        except Exception:
+            self._early = None
 
     @staticmethod
     def select(rows: Iterable[Row], sel: Selector | None,

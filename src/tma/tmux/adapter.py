@@ -107,20 +107,33 @@ class Server:
 
     def _spawn(self, argv: list[str], stdin: bytes | None,
                writes: bool = True) -> tuple[int, str, str]:
+        return self._finish(self._begin(argv, stdin), writes)
+
+    def _begin(self, argv: list[str], stdin: bytes | None) -> spawn.Begun:
         self.spawns += 1
         try:
-            rc, out, err = spawn.run(argv, stdin=stdin, timeout=self.timeout)
+            return spawn.begin(argv, stdin)
         except FileNotFoundError:
             raise NotInstalled(
                 f"tmux binary {self.bin!r} not found: install tmux (3.2 or newer) "
                 "or point TMA_TMUX_BIN / [tmux] bin at it"
             ) from None
+
+    def _finish(self, begun: spawn.Begun, writes: bool) -> tuple[int, str, str]:
+        try:
+            rc, out, err = spawn.finish(begun, self.timeout)
         except spawn.SpawnTimeout:
             raise Timeout(f"tmux did not answer within {self.timeout:g}s") from None
         finally:
             if writes:  # after the write (a failed or timed-out one may still have landed)
                 self.touch_generation()
         return rc, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+    def begin(self, *args: str, writes: bool = True) -> Pending:
+        """`run` in two halves: the command starts now and `Pending.result()` reads its
+        answer (what `run` would return or raise), so tmux answers while this process
+        does other work."""
+        return Pending(self, self._begin(self.argv(*args), None), writes)
 
     def socket_file(self) -> str:
         """This server's socket path as `tma status` spells it (tma.core.paths)."""
@@ -169,6 +182,19 @@ class Server:
             if isinstance(exc, (NoServer, ProtocolMismatch)):
                 raise exc
         return out, err
+
+
+class Pending:
+    """A command `Server.begin` started; `result()` once."""
+
+    def __init__(self, server: Server, begun: spawn.Begun, writes: bool) -> None:
+        self.server, self.begun, self.writes = server, begun, writes
+
+    def result(self) -> str:
+        rc, out, err = self.server._finish(self.begun, self.writes)
+        if rc != 0:
+            raise classify(err)
+        return out
 
 
 def quote(value: str) -> str:

@@ -13,7 +13,7 @@ import os
 from tma.core import options
 from tma.core.record import Record
 from tma.tmux import frame
-from tma.tmux.adapter import Server, quote
+from tma.tmux.adapter import Pending, Server, quote
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -242,9 +242,26 @@ def list_clients(server: Server) -> list[Client]:
 
 
 def list_panes(server: Server, stamp_poll_ms: int | None = None, lean: bool = False) -> Snapshot:
+    return begin_listing(server, stamp_poll_ms, lean).snapshot()
+
+
+class PendingListing:
+    """A pane read started and not yet parsed (begin_listing)."""
+
+    def __init__(self, listing: Listing, pending: Pending, stamp_poll_ms: int | None) -> None:
+        self.listing, self.pending, self.stamp_poll_ms = listing, pending, stamp_poll_ms
+
+    def snapshot(self) -> Snapshot:
+        return self.listing.parse(self.pending.result())
+
+
+def begin_listing(server: Server, stamp_poll_ms: int | None = None,
+                  lean: bool = False) -> PendingListing:
+    """list_panes in two halves: tmux reads the panes while the caller goes on."""
     listing = Listing(lean)
     # a read: the poll stamp it may set is the stampede guard's, which no row shows
-    return listing.parse(server.run(*listing.args(stamp_poll_ms), writes=False))
+    return PendingListing(listing, server.begin(*listing.args(stamp_poll_ms), writes=False),
+                          stamp_poll_ms)
 
 
 # ---------------------------------------------------------------- captures

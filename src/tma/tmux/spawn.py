@@ -97,6 +97,18 @@ def run(argv: list[str], stdin: bytes | None = None, timeout: float = 3.0,
         env: dict[str, str] | None = None, new_group: bool = False) -> tuple[int, bytes, bytes]:
     """Run argv; return (returncode, stdout, stderr). Raises FileNotFoundError, SpawnTimeout.
     `new_group`: as start()'s; a timeout then ends the whole group (kill_group)."""
+    return finish(begin(argv, stdin, env, new_group), timeout)
+
+
+#: A child begun and not yet read: (pid, stdin, its stdin's write end, stdout, stderr,
+#: new_group).
+Begun = tuple[int, "bytes | None", "int | None", int, int, bool]
+
+
+def begin(argv: list[str], stdin: bytes | None = None, env: dict[str, str] | None = None,
+          new_group: bool = False) -> Begun:
+    """run()'s first half: the child started with its pipes (raises FileNotFoundError).
+    Its output waits in the pipes (and the child, once they are full) until finish()."""
     in_r, in_w = os.pipe() if stdin is not None else (None, None)
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
@@ -123,6 +135,13 @@ def run(argv: list[str], stdin: bytes | None = None, timeout: float = 3.0,
     os.close(err_w)
     if in_r is not None:
         os.close(in_r)
+    return pid, stdin, in_w, out_r, err_r, new_group
+
+
+def finish(begun: Begun, timeout: float = 3.0) -> tuple[int, bytes, bytes]:
+    """run()'s second half: (returncode, stdout, stderr) within `timeout` from now.
+    Raises SpawnTimeout."""
+    pid, stdin, in_w, out_r, err_r, new_group = begun
     return _communicate(pid, stdin, in_w, out_r, err_r, timeout, new_group)
 
 
