@@ -29,13 +29,13 @@ class _Daemon:
 def _counting(srv) -> tuple[Server, list[list[str]]]:
     server = Server(srv.tmux_bin, socket_name=srv.name)
     argvs: list[list[str]] = []
-    spawn = server._spawn
+    begin = server._begin  # every spawn, run or begun
 
     def counted(argv, data=None, *a, **kw):
         argvs.append(list(argv))
-        return spawn(argv, data, *a, **kw)
+        return begin(argv, data, *a, **kw)
 
-    server._spawn = counted  # type: ignore[method-assign]
+    server._begin = counted  # type: ignore[method-assign]
     return server, argvs
 
 

@@ -232,9 +232,8 @@ class Manifest(Record):
     def scrollback_needed(self, height: int) -> int:
         """Lines above the visible screen the rules can read: a tail_lines(N) region
         taller than the pane (`visible` and `title` never need any)."""
-        tallest = max((r.region.lines for r in self.rules if r.region.kind == "tail_lines"),
-                      default=0)
-        return max(0, tallest - height) if height > 0 else tallest
+        return scrollback(max((r.region.lines for r in self.rules
+                               if r.region.kind == "tail_lines"), default=0), height)
 
     @property
     def hook_events(self) -> tuple[str, ...]:
@@ -439,6 +438,20 @@ def _groups(pattern: re.Pattern[str]) -> tuple[str, ...]:
 
 
 _REGION = re.compile(r"tail_lines\((\d+)\)")
+
+
+def scrollback(tallest: int, height: int) -> int:
+    """Lines above a pane HEIGHT rows tall that a tail_lines(TALLEST) region reads."""
+    return max(0, tallest - height) if height > 0 else tallest
+
+
+def tail_lines(value: Any) -> int:
+    """N of a valid tail_lines(N) region as a manifest's rule spells it; 0 otherwise."""
+    try:
+        region = _region(value, "")
+    except ManifestError:
+        return 0
+    return region.lines if region.kind == "tail_lines" else 0
 
 
 def _region(value: Any, where: str) -> Region:

@@ -554,11 +554,22 @@ class Cycle:
         """One batched capture of every pane that needs reading."""
         if not work.to_capture:
             return
-        mset = self.manifests()
-        captured = read.capture_many(self.server, [
-            (p.pane_id, mset.get(i.agent).scrollback_needed(p.height)
-             if mset.get(i.agent) is not None else 50)
-            for p, _, i in work.to_capture])
+        if self._mset is None:
+            # the first read of this cycle's set (every cold refresh): the captures begin
+            # on the cached documents' depths, and the set is validated while tmux captures
+            from tma.core.manifest import scrollback
+            from tma.runtime import manifests
+
+            tails = manifests.tallest_tails(self.manifest_dir)
+            captured = read.capture_many(self.server, [
+                (p.pane_id, scrollback(tails[i.agent], p.height) if i.agent in tails else 50)
+                for p, _, i in work.to_capture], meanwhile=self.manifests)
+        else:
+            mset = self._mset
+            captured = read.capture_many(self.server, [
+                (p.pane_id, mset.get(i.agent).scrollback_needed(p.height)
+                 if mset.get(i.agent) is not None else 50)
+                for p, _, i in work.to_capture])
         work.captured_at = _monotonic()
         work.captures.update(captured)
         work.stats.captures += len(captured)

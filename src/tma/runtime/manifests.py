@@ -278,6 +278,24 @@ def blocked_enders(manifest_dir: str | None = None) -> frozenset[str]:
     return frozenset(out)
 
 
+def tallest_tails(manifest_dir: str | None = None) -> dict[str, int]:
+    """name -> the tallest tail_lines(N) region among its rules, from the cached documents
+    (no validation): the largest over every file of a name, so never less than the
+    validated manifest's (Manifest.scrollback_needed): a capture begun on these depths
+    before the set is validated reads every line its rules can."""
+    from tma.core.manifest import tail_lines
+
+    entries, decoded = _docs(manifest_dir)
+    out: dict[str, int] = {}
+    for stem, path, _m, _s in entries:
+        doc, err = decoded.get(path, (None, "x"))
+        rules = doc.get("rules") if err is None and isinstance(doc, dict) else None
+        tallest = max((tail_lines(r.get("region")) for r in rules if isinstance(r, dict)),
+                      default=0) if isinstance(rules, list) else 0
+        out[stem] = max(out.get(stem, 0), tallest)
+    return out
+
+
 def context_formats(manifest_dir: str | None = None,
                     agents_cfg: list[dict[str, Any]] | None = None) -> dict[str, str]:
     """name -> [telemetry.context].format, from the cached documents (no validation)."""

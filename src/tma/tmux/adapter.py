@@ -173,15 +173,13 @@ class Server:
         (a usage error) stops the whole file on 3.2a, so none may be sent. Returns
         (stdout, stderr); raises only when the server itself is unreachable.
         """
-        if not lines:
-            return "", ""
+        return self.begin_source(lines).result()
+
+    def begin_source(self, lines: list[str]) -> PendingSource:
+        """`source` in two halves: the lines go to tmux now, `result()` reads the answer."""
         data = ("\n".join(lines) + "\n").encode()
-        rc, out, err = self._spawn(self.argv("source-file", "-"), data)
-        if rc != 0:
-            exc = classify(err)
-            if isinstance(exc, (NoServer, ProtocolMismatch)):
-                raise exc
-        return out, err
+        return PendingSource(self, self._begin(self.argv("source-file", "-"), data)
+                             if lines else None)
 
 
 class Pending:
@@ -195,6 +193,24 @@ class Pending:
         if rc != 0:
             raise classify(err)
         return out
+
+
+class PendingSource:
+    """A command file `Server.begin_source` sent; `result()` once: (stdout, stderr), or
+    NoServer / ProtocolMismatch."""
+
+    def __init__(self, server: Server, begun: spawn.Begun | None) -> None:
+        self.server, self.begun = server, begun
+
+    def result(self) -> tuple[str, str]:
+        if self.begun is None:
+            return "", ""
+        rc, out, err = self.server._finish(self.begun, True)
+        if rc != 0:
+            exc = classify(err)
+            if isinstance(exc, (NoServer, ProtocolMismatch)):
+                raise exc
+        return out, err
 
 
 def quote(value: str) -> str:

@@ -13,11 +13,11 @@ import os
 from tma.core import options
 from tma.core.record import Record
 from tma.tmux import frame
-from tma.tmux.adapter import Pending, Server, quote
+from tma.tmux.adapter import Pending, PendingSource, Server, quote
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
 PANE_FIELDS = (
     "pane_id", "pane_pid", "session_name", "window_index", "pane_index",
@@ -274,22 +274,40 @@ class Captured(Record):
 
 
 def capture_many(server: Server, panes: Sequence[str | tuple[str, int]],
-                 scrollback: int = 50) -> dict[str, Captured]:
+                 scrollback: int = 50, meanwhile: Callable[[], object] | None = None,
+                 ) -> dict[str, Captured]:
     """Capture every pane in one spawn. A pane that died in between is simply absent.
 
     `panes` holds pane ids, or (pane id, scrollback lines) pairs: the cycle asks only
     for the scrollback its rules can read, which halves the server's work.
     """
-    if not panes:
-        return {}
+    pending = begin_captures(server, panes, scrollback)
+    if meanwhile is not None:
+        meanwhile()  # while tmux captures
+    return pending.result()
+
+
+class PendingCaptures:
+    """Captures sent and not yet read (begin_captures)."""
+
+    def __init__(self, pending: PendingSource, nonce: str) -> None:
+        self.pending, self.nonce = pending, nonce
+
+    def result(self) -> dict[str, Captured]:
+        out, _err = self.pending.result()
+        return parse_captures(out, self.nonce) if out else {}
+
+
+def begin_captures(server: Server, panes: Sequence[str | tuple[str, int]],
+                   scrollback: int = 50) -> PendingCaptures:
+    """capture_many in two halves: tmux captures while the caller goes on."""
     nonce = "TMA" + os.urandom(6).hex()
     lines = []
     for entry in panes:
         pid, back = entry if isinstance(entry, tuple) else (entry, scrollback)
         lines.append(f"display-message -p -t {pid} {quote(nonce + ' #{pane_id} #{pane_height}')}")
         lines.append(f"capture-pane -p -e -t {pid}" + (f" -S -{int(back)}" if back > 0 else ""))
-    out, _err = server.source(lines)
-    return parse_captures(out, nonce)
+    return PendingCaptures(server.begin_source(lines), nonce)
 
 
 def parse_captures(out: str, nonce: str) -> dict[str, Captured]:

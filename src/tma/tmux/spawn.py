@@ -107,8 +107,10 @@ Begun = tuple[int, "bytes | None", "int | None", int, int, bool]
 
 def begin(argv: list[str], stdin: bytes | None = None, env: dict[str, str] | None = None,
           new_group: bool = False) -> Begun:
-    """run()'s first half: the child started with its pipes (raises FileNotFoundError).
-    Its output waits in the pipes (and the child, once they are full) until finish()."""
+    """run()'s first half: the child started with its pipes (raises FileNotFoundError),
+    and as much of `stdin` written as the pipe takes without waiting (all of a tmux
+    command file: the child can work before finish()). Its output waits in the pipes
+    (and the child, once they are full) until finish()."""
     in_r, in_w = os.pipe() if stdin is not None else (None, None)
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
@@ -135,6 +137,17 @@ def begin(argv: list[str], stdin: bytes | None = None, env: dict[str, str] | Non
     os.close(err_w)
     if in_r is not None:
         os.close(in_r)
+    if in_w is not None and stdin:
+        os.set_blocking(in_w, False)
+        try:
+            stdin = stdin[os.write(in_w, stdin):]
+        except BlockingIOError:
+            pass
+        except BrokenPipeError:
+            stdin = b""  # the child is gone: finish() reads what it said
+        if not stdin:
+            os.close(in_w)
+            in_w = None
     return pid, stdin, in_w, out_r, err_r, new_group
 
 
