@@ -100,6 +100,16 @@ class Server:
                             "#{pane_id}", command)
         return out.strip()
 
+    def logging_tmux(self) -> tuple[Path, Path]:
+        """(a tmux that logs each of its command lines, then runs the build's; the log):
+        every tmux process tma starts is counted when TMA_TMUX_BIN names it."""
+        log = self.root / "tmux-calls"
+        log.touch()
+        wrapper = self.bin / "tmux-logged"
+        wrapper.write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {self.tmux_bin} "$@"\n')
+        wrapper.chmod(0o755)
+        return wrapper, log
+
     def agent_pane(self, agent: str = "fakeagent", **kw) -> str:
         pane = self.new_pane(f"exec {self.fake(agent)} 100000", **kw)
         self.wait_for(lambda: self.display(pane, "#{pane_current_command}") == agent)

@@ -8,15 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def _logging_tmux(srv) -> tuple[Path, Path]:
-    log = srv.root / "tmux-calls"
-    log.touch()
-    wrapper = srv.bin / "tmux-logged"
-    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {srv.tmux_bin} "$@"\n')
-    wrapper.chmod(0o755)
-    return wrapper, log
-
-
 def _calls(log: Path) -> list[str]:
     return log.read_text().splitlines()
 
@@ -24,7 +15,7 @@ def _calls(log: Path) -> list[str]:
 def test_the_early_read_is_the_cycles_own_with_the_configs_binary(srv):
     pane = srv.agent_pane()
     srv.draw(pane, "FAKE-IDLE\n")
-    wrapper, log = _logging_tmux(srv)
+    wrapper, log = srv.logging_tmux()
     srv.config.write_text(f'[tmux]\nbin = "{wrapper}"\n')
     env = {"TMA_TMUX_BIN": ""}  # the config names the binary
     res = srv.tma("--debug-timing", "ls", "--json", check=True, env=env)
@@ -37,7 +28,7 @@ def test_the_early_read_is_the_cycles_own_with_the_configs_binary(srv):
 
 def test_ls_help_begins_no_read(srv):
     srv.agent_pane()
-    wrapper, log = _logging_tmux(srv)
+    wrapper, log = srv.logging_tmux()
     for argv in (["ls", "--help"], ["ls", "-h"]):
         res = srv.tma(*argv, check=True, env={"TMA_TMUX_BIN": str(wrapper)})
         assert "--json" in res.stdout
@@ -46,7 +37,7 @@ def test_ls_help_begins_no_read(srv):
 
 def test_a_broken_config_is_still_the_error_ls_reports(srv):
     srv.agent_pane()
-    wrapper, log = _logging_tmux(srv)
+    wrapper, log = srv.logging_tmux()
     srv.config.write_text("[tmux]\nbinn = 1\n")
     res = srv.tma("ls", env={"TMA_TMUX_BIN": str(wrapper)})
     assert res.returncode == 1 and "tmux.binn" in res.stderr, res.stderr

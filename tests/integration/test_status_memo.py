@@ -23,11 +23,7 @@ def _config(srv, freshness: int) -> None:
 
 def _counted(srv) -> tuple[dict, Path]:
     """A TMA_TMUX_BIN that logs every tmux process tma starts."""
-    log = srv.root / "tmux-calls"
-    log.touch()
-    wrapper = srv.bin / "tmux-counted"
-    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {srv.tmux_bin} "$@"\n')
-    wrapper.chmod(0o755)
+    wrapper, log = srv.logging_tmux()
     return {"TMA_TMUX_BIN": str(wrapper)}, log
 
 
