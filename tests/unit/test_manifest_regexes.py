@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -117,10 +118,68 @@ def test_the_runtime_remembers_what_compiled(tmp_path, monkeypatch):
     first = manifests.load(None, [])
     learned = cache.get("regexes", manifests._REGEX_KEY)
     assert learned and all(isinstance(g, tuple) and isinstance(n, tuple | None)
-                           for g, n in learned.values())
+                           and isinstance(prog, tuple | None)
+                           for g, n, prog in learned.values())
     compiled = []
     real = re.compile
     monkeypatch.setattr(manifest.re, "compile", lambda p, *a: compiled.append(p) or real(p, *a))
     second = manifests.load(None, [])
     assert compiled == []  # nothing compiled at load: every pattern was known
     assert list(second.manifests) == list(first.manifests)
+
+
+# ------------------------------------------------------------ kept programs (manifest.learn_program)
+
+
+CPYTHON = sys.implementation.name == "cpython"
+
+
+@pytest.mark.skipif(not CPYTHON, reason="a program is CPython's code")
+def test_every_bundled_pattern_keeps_a_program_equal_to_its_compile():
+    """On CPython every bundled pattern's program is kept, and the Pattern built from it
+    equals re.compile's (flags and code word for word): no pattern falls back silently."""
+    known = _known()
+    assert all(prog is not None for _g, _n, prog in known.values()), \
+        [p for p, (_g, _n, prog) in known.items() if prog is None]
+    for pattern, (_g, _n, prog) in known.items():
+        assert manifest.build_program(pattern, prog) == re.compile(pattern), pattern
+
+
+@pytest.mark.skipif(not CPYTHON, reason="a program is CPython's code")
+def test_a_known_pattern_with_a_program_is_built_not_compiled(monkeypatch):
+    known = _known()
+    m = from_dict("claude", bundled.document("claude"), regexes=Regexes(known))
+    deferred = m.dialog.anchor
+    compiled = []
+    real = re.compile
+    monkeypatch.setattr(manifest.re, "compile", lambda p, *a: compiled.append(p) or real(p, *a))
+    text = " ".join(deferred.needles or ("x",))
+    deferred.search(text)
+    assert compiled == [] and deferred._compiled == real(deferred.pattern)
+
+
+@pytest.mark.parametrize("program", [
+    (0, b"\xff\xff\xff\xff" * 8, 0, {}, ()),  # code _sre refuses
+    (0, b"abc", 0, {}, ()),                        # not whole words
+    ("flags", b"", 0, {}, ()),                     # a foreign shape
+    (0, b"", 0),                                   # too short
+])
+def test_a_program_that_does_not_build_falls_back_to_compiling(program):
+    """A damaged or foreign cache entry costs a compile, never a wrong or failed match."""
+    assert manifest.build_program("a(b)c", program) is None
+    deferred = manifest._Deferred("a(b)c", (), None, program)
+    assert deferred.search("xxabcxx").group(1) == "b"
+    assert deferred._compiled == re.compile("a(b)c")
+
+
+@pytest.mark.skipif(not CPYTHON, reason="a program is CPython's code")
+def test_a_program_is_kept_only_when_it_builds_the_same_pattern(monkeypatch):
+    """learn() checks what it kept against re.compile's Pattern: internals that generate
+    other code (another interpreter's, a changed compiler) keep nothing."""
+    plain = re.compile(r"(?P<n>\d+) items?")
+    assert manifest.learn_program(plain.pattern, plain) is not None
+    assert manifest.learn_program(plain.pattern, re.compile(r"(?P<n>\d+) item")) is None
+    from re import _compiler
+
+    monkeypatch.setattr(_compiler, "_code", lambda *a: [])
+    assert manifest.learn_program(plain.pattern, plain) is None

@@ -140,11 +140,12 @@ def test_a_cached_entry_of_the_old_shape_is_learned_again(tmp_path, monkeypatch)
 
     manifests.load(None, [])
     learned = cache.get("regexes", manifests._REGEX_KEY)
-    old = {p: g for p, (g, _n) in learned.items()}  # names only, as before needles
-    cache.put("regexes", manifests._REGEX_KEY, old)
-    assert manifests._known_regexes() == {}
-    manifests.load(None, [])
-    assert cache.get("regexes", manifests._REGEX_KEY) == learned
+    for old in ({p: g for p, (g, _n, _prog) in learned.items()},  # names only (no needles)
+                {p: (g, n) for p, (g, n, _prog) in learned.items()}):  # no programs yet
+        cache.put("regexes", manifests._REGEX_KEY, old)
+        assert manifests._known_regexes() == {}
+        manifests.load(None, [])
+        assert cache.get("regexes", manifests._REGEX_KEY) == learned
 
 
 @settings(max_examples=300, deadline=None)
@@ -156,8 +157,15 @@ def test_a_deferred_pattern_answers_as_re_does(pattern, text):
         real = re.compile(pattern)
     except re.error:
         return
-    d = manifest._Deferred(pattern, tuple(real.groupindex), needles(pattern))
+    # without a kept program, and built from one (manifest.learn_program) as a warm
+    # cache's pattern is
+    for program in (None, manifest.learn_program(pattern, real)):
+        _answers_as_re_does(
+            manifest._Deferred(pattern, tuple(real.groupindex), needles(pattern), program),
+            real, text)
 
+
+def _answers_as_re_does(d, real, text):
     def same(a, b):
         return (a is None and b is None) or (a is not None and b is not None
                                              and a.span() == b.span())

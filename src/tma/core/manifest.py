@@ -21,8 +21,11 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any
 
-    #: what is known of a pattern that compiled: (its group names, its needles or None)
-    Learned = tuple[tuple[str, ...], tuple[str, ...] | None]
+    #: (flags, code as 32-bit words in native order, groups, {name: index}, index -> name)
+    Program = tuple[int, bytes, int, dict[str, int], tuple[str | None, ...]]
+    #: what is known of a pattern that compiled: (its group names, its needles or None,
+    #: its program or None: learn_program)
+    Learned = tuple[tuple[str, ...], tuple[str, ...] | None, Program | None]
 
 ENGINE_VERSION = "0.1.0"
 
@@ -334,24 +337,86 @@ class Regexes:
 _REGEXES: Regexes | None = None  # the one a from_dict in progress was given
 
 
+# ------------------------------------------------------------------ kept programs
+#
+# A compiled regex's program, kept so a later process can skip compiling it. Compiling
+# is parsing the pattern and generating its matcher code (`re._parser`, `re._compiler`):
+# ~45 µs a pattern, ~2 ms of a cold refresh's ~60 (about 50 patterns meet a needle on 19
+# screens). Building the Pattern from the generated code (`_sre.compile`, the last step
+# of `re.compile`) costs ~1 µs. So the load that first compiles a pattern keeps its
+# program in `Regexes.seen` (flags, code, groups), the runtime caches it with the rest
+# (keyed by the interpreter's exact version, whose code format it is), and a deferred
+# pattern of a later load is built from it.
+#
+# These are CPython's internals, so nothing here is trusted blindly: a program is kept
+# only when the Pattern built from it equals `re.compile`'s (a Pattern's equality
+# compares its flags and its code word for word), `_sre` validates code before it runs
+# it, and any failure, here or on another interpreter, means None: the pattern is
+# compiled as ever.
+
+
+def learn_program(pattern: str, compiled: re.Pattern[str]) -> Program | None:
+    """The program of PATTERN, which `re.compile` made into COMPILED; None when this
+    interpreter's internals do not give back the same Pattern."""
+    try:
+        import _sre  # type: ignore[import-not-found]
+        from re import _compiler, _parser  # type: ignore[attr-defined]
+
+        if _sre.CODESIZE != 4:
+            return None
+        parsed = _parser.parse(pattern, 0)
+        code = _compiler._code(parsed, 0)
+        groupindex = dict(parsed.state.groupdict)
+        indexgroup: list[str | None] = [None] * parsed.state.groups
+        for name, i in groupindex.items():
+            indexgroup[i] = name
+        import array
+
+        kept: Program = (int(parsed.state.flags), array.array("I", code).tobytes(),
+                         parsed.state.groups - 1, groupindex, tuple(indexgroup))
+        built = build_program(pattern, kept)
+        return kept if built is not None and built == compiled else None
+    except Exception:  # noqa: BLE001 - any internal difference: compile as ever
+        return None
+
+
+def build_program(pattern: str, program: Any) -> re.Pattern[str] | None:
+    """PATTERN's Pattern from a kept program; None when it cannot be built here."""
+    try:
+        import _sre
+
+        flags, code, groups, groupindex, indexgroup = program
+        built: re.Pattern[str] = _sre.compile(
+            pattern, flags, memoryview(code).cast("I").tolist(), groups, dict(groupindex),
+            tuple(indexgroup))
+        return built
+    except Exception:  # noqa: BLE001 - a program from elsewhere: compile as ever
+        return None
+
+
+
 class _Deferred:
     """A regex known to compile, compiled on first use: the part of re.Pattern the
     manifest's readers call. A string holding none of its needles (tma.core.needles)
     cannot match, so it is answered as no match without compiling: the dialog readers
     try many patterns on every line of a blocked pane's screen."""
 
-    __slots__ = ("pattern", "groups_named", "needles", "_compiled")
+    __slots__ = ("pattern", "groups_named", "needles", "program", "_compiled")
 
     def __init__(self, pattern: str, groups_named: tuple[str, ...],
-                 needles: tuple[str, ...] | None = None) -> None:
+                 needles: tuple[str, ...] | None = None, program: Any = None) -> None:
         self.pattern = pattern
         self.groups_named = groups_named
         self.needles = needles
+        self.program = program
         self._compiled: re.Pattern[str] | None = None
 
     def _re(self) -> re.Pattern[str]:
         if self._compiled is None:
-            self._compiled = re.compile(self.pattern)
+            built = None
+            if self.program is not None:  # built from the kept code: no parse, no codegen
+                built = build_program(self.pattern, self.program)
+            self._compiled = built if built is not None else re.compile(self.pattern)
         return self._compiled
 
     def _absent(self, args: tuple[Any, ...], at: int = 0) -> bool:
@@ -413,7 +478,8 @@ def _compile(pattern: Any, where: str) -> re.Pattern[str]:
     if memo is not None:
         from tma.core.needles import needles
 
-        memo.seen[pattern] = (tuple(compiled.groupindex), needles(pattern))
+        memo.seen[pattern] = (tuple(compiled.groupindex), needles(pattern),
+                              learn_program(pattern, compiled))
         memo.learned = True
     return compiled
 

@@ -180,13 +180,14 @@ def load(manifest_dir: str | None = None, agents_cfg: list[dict[str, Any]] | Non
 
 
 #: the regexes cache is this interpreter's: a pattern that compiles on one Python may not
-#: on another (tma's own version is in every cache key already); ":2", since each entry
-#: carries the pattern's needles beside its group names. NEEDLES is tma.core.needles'
+#: on another, and a kept program (tma.core.manifest.learn_program) is its exact version's code
+#: (tma's own version is in every cache key already); ":3", since each entry carries the
+#: pattern's needles and program beside its group names. NEEDLES is tma.core.needles'
 #: version: a change to what needles() returns must bump it, or a cache written by the
 #: old code keeps serving old needles (a needle a match lacks silences its rule);
 #: tests/unit/test_needles.py holds needles.py's hash beside it, so an edit cannot forget
 NEEDLES = 1
-_REGEX_KEY = f"{sys.hexversion:#x}:2:{NEEDLES}"
+_REGEX_KEY = f"{sys.hexversion:#x}:3:{NEEDLES}"
 
 
 def _known_regexes() -> dict[str, Any]:
@@ -200,12 +201,15 @@ def _known_regexes() -> dict[str, Any]:
 
 
 def _learned(value: Any) -> bool:
-    if not (isinstance(value, tuple) and len(value) == 2):
+    if not (isinstance(value, tuple) and len(value) == 3):
         return False
-    groups, needles = value
+    groups, needles, program = value
     return (isinstance(groups, tuple) and all(isinstance(n, str) for n in groups)
             and (needles is None or (isinstance(needles, tuple) and bool(needles)
-                                     and all(isinstance(n, str) and n for n in needles))))
+                                     and all(isinstance(n, str) and n for n in needles)))
+            # a program of another shape is built by nobody (manifest.build_program
+            # answers None and the pattern is compiled): only its outline is checked
+            and (program is None or (isinstance(program, tuple) and len(program) == 5)))
 
 
 def _skips_key(entries: tuple, agents_cfg) -> tuple:
