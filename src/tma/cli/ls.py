@@ -32,7 +32,7 @@ def main(session: Session, argv: list[str]) -> int:
             return common.FAIL
     git = GitInfo()
     try:
-        result = session.cycle()
+        result = session.cycle(meanwhile=_json_modules if args.json else None)
     except Exception as exc:
         if not args.hosts or type(exc).__name__ != "NoServer":
             raise
@@ -48,9 +48,7 @@ def main(session: Session, argv: list[str]) -> int:
         common.err(f"tma: {line}")
 
     if args.json:
-        from tma.runtime.act import card_screen  # what a blocked row asks: the document only
-        from tma.ui import text
-
+        card_screen, text = _json_modules()
         screen = {}
         if any(card_screen.wants_screen(r) for r in rows):  # only the screen knows what they ask
             # the screens this run's cycle read are read from its captures (a cold
@@ -71,6 +69,13 @@ def main(session: Session, argv: list[str]) -> int:
     sys.stdout.write("".join(render.text_line(r, git) for r in rows))  # scripts: TSV
     sys.stdout.write("".join(render.fleet_text_line(d) for d in remote))
     return 0
+
+
+def _json_modules():  # loaded while tmux writes the stamps (json and its encoder)
+    from tma.runtime.act import card_screen  # what a blocked row asks: the document only
+    from tma.ui import text
+
+    return card_screen, text
 
 
 def _for_a_person(rows, remote, git, cfg) -> str:

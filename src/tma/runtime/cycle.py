@@ -26,6 +26,8 @@ from tma.tmux import read
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from tma.runtime.manifests import ManifestSet
 
 
@@ -397,7 +399,8 @@ class Cycle:
 
     # -- the cycle
     def run(self, produce: bool = True, focus=None, demoted=frozenset(),
-            everything: bool = False, current: bool = False, early=None) -> Result:
+            everything: bool = False, current: bool = False, early=None,
+            meanwhile: Callable[[], object] | None = None) -> Result:
         """One cycle. `focus` (pane ids): the daemon's one-pane read on a quiet edge —
         just those panes are produced and read even with a fresh stamp, every other
         pane is consumed as it stands, and nothing else (poll stamp, seen clear,
@@ -412,7 +415,9 @@ class Cycle:
         consumed only when its window has printed nothing since it was written; the
         status line (many clients at once) keeps both shortcuts. `early`: this cycle's
         pane read, begun before (read.begin_listing, stamping the poll at its clock),
-        which is then the cycle's clock."""
+        which is then the cycle's clock. `meanwhile`: the caller's work that does not
+        need this cycle's rows (loading what renders them), done while tmux runs the
+        cycle's writes; not called when the cycle writes nothing."""
         import time
 
         t0 = time.perf_counter()
@@ -440,7 +445,7 @@ class Cycle:
             # attention cleared by input (ordered against the raise; never for -CC clients)
             work.lines.extend(self._seen_clear(snap, work.rows, work.touched - work.held))
             work.lines.extend(self._rollout(snap, now))
-        final = self._commit(work, snap)
+        final = self._commit(work, snap, meanwhile)
         self._store_titles()
         if work.producing:
             # nothing written: the rollups count the states this read already decoded
@@ -676,8 +681,9 @@ class Cycle:
                 refold.append(i)
         return refold
 
-    def _commit(self, work: _Pass, snap):
-        """Send every line with a re-read behind it; rows then show what stuck."""
+    def _commit(self, work: _Pass, snap, meanwhile: Callable[[], object] | None = None):
+        """Send every line with a re-read behind it; rows then show what stuck.
+        `meanwhile` runs while tmux writes and re-reads (run()'s)."""
         if not work.lines:
             return snap
         listing = read.Listing(self.lean)
@@ -688,7 +694,12 @@ class Cycle:
         rollups = []
         if work.producing:
             rollups = rollup_lines(snap, {**work.decoded, **work.predicted})
-        out, _err = self.server.source(work.lines + rollups + [listing.line()])
+        pending = self.server.begin_source(work.lines + rollups + [listing.line()])
+        try:
+            if meanwhile is not None:
+                meanwhile()
+        finally:  # the spawn is read (and reaped) whatever the caller's work raised
+            out, _err = pending.result()
         final = listing.parse(out)
         final_by_id = {p.pane_id: p for p in final.panes}
         # every row reads from the re-read: the writes (stamps, telemetry lanes,

@@ -177,14 +177,17 @@ class Session:
 
     def cycle(self, *, produce: bool = True, report: bool = True, lean: bool = False,
               current: bool = True,
-              warn: Callable[[str], object] | None | bool = True) -> Result:
+              warn: Callable[[str], object] | None | bool = True,
+              meanwhile: Callable[[], object] | None = None) -> Result:
         """One poll cycle on this server: its CycleResult (rows, snapshot, stats).
         NoServer, TmuxError and BundledManifestError reach the error boundary (exit 1).
         `report`: name broken user manifests even when the cycle did not need the full
         set. `lean`: rows without telemetry, request lane or pane path (the status
         line's counts). `current`: no verdict older than its screen; only the status
         line, polled by every client at once, passes False. `warn`: the cycle's own
-        complaints (True: this session's; None: dropped, and no --debug-timing line)."""
+        complaints (True: this session's; None: dropped, and no --debug-timing line).
+        `meanwhile`: the caller's work done while tmux runs the cycle's writes
+        (Cycle.run's)."""
         from tma.runtime.cycle import Cycle
 
         sink = self.warn if warn is True else (warn or None)
@@ -194,7 +197,8 @@ class Session:
         if self._manifests is not None:
             cycle.use_manifests(self._manifests)
         early, self._early = self._early, None
-        result = cycle.run(produce=produce, current=current, early=early)
+        result = cycle.run(produce=produce, current=current, early=early,
+                           meanwhile=meanwhile)
         if self._manifests is None and result.manifests is not None:
             from tma.runtime import manifests
 
