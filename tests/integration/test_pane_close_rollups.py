@@ -95,7 +95,7 @@ def test_rollups_predicted_wrong_by_a_lost_race_are_written_again(srv, monkeypat
     a = srv.agent_pane()
     srv.draw(a, "FAKE-IDLE\n")
     server, cycle = _in_process(srv, monkeypatch)
-    real = server.source
+    real = server.begin_source  # every batch of lines goes through it (source too)
     raced = []
 
     def hook_first(lines):
@@ -109,10 +109,10 @@ def test_rollups_predicted_wrong_by_a_lost_race_are_written_again(srv, monkeypat
             now = time.time_ns() // 1_000_000
             real([write.render(a, P.Plan(P.PUBLISH, state="blocked", detail="permission",
                                          source="hook", evidence_at=now), now,
-                               name="fakeagent", pid=0, guarded=False)])
+                               name="fakeagent", pid=0, guarded=False)]).result()
         return real(lines)
 
-    monkeypatch.setattr(server, "source", hook_first)
+    monkeypatch.setattr(server, "begin_source", hook_first)
     res = cycle.run()
     assert raced and srv.option(a, "@agent_state") == "blocked"
     assert _rollups(srv, a) == ("blocked:1", "blocked:1")

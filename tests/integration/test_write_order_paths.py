@@ -12,7 +12,7 @@ import json
 import re
 
 from tma.runtime import config, cycle, hook, manifests
-from tma.tmux.adapter import Server
+from tma.tmux.adapter import PendingSource, Server
 
 PANE_SET = re.compile(r"set-option -p ((?:-F |-u )*)-t (%\d+) (@\w+)")
 
@@ -24,9 +24,9 @@ class Recording(Server):
         super().__init__(*args, **kw)
         self.lines: list[str] = []
 
-    def source(self, lines: list[str]) -> tuple[str, str]:
+    def begin_source(self, lines: list[str]) -> PendingSource:  # source() sends through it
         self.lines.extend(lines)
-        return super().source(lines)
+        return super().begin_source(lines)
 
 
 def recorder(srv) -> Recording:
