@@ -121,3 +121,31 @@ def test_hook_read_of_a_gone_pane_raises(srv, server):
     srv.agent_pane()
     with pytest.raises(TmuxError):
         read.hook_panes(server, "%999")
+
+
+def test_a_re_read_carries_the_first_reads_command_and_path(srv, server, tmp_path):
+    """A cycle's re-read after its writes (read.Listing(prior=)) leaves each pane's command
+    and path to the read before it (tmux resolves them through /proc for every pane):
+    the values are the first read's, decoded alike (a backslash in a directory's name),
+    and a pane the first read did not hold has none."""
+    srv.agent_pane()
+    odd = tmp_path / "a\\b c"
+    odd.mkdir()
+    a = srv.tmux("new-window", "-d", "-t", "s:", "-c", str(odd), "-P", "-F", "#{pane_id}",
+                 f"exec {srv.fake('fakeagent')} 100000").strip()
+    srv.wait_for(lambda: srv.display(a, "#{pane_current_command}") == "fakeagent")
+    first = read.list_panes(server)
+    was = {p.pane_id: p for p in first.panes}[a]
+    assert was.current_path == str(odd) and was.current_command == "fakeagent"
+    b = srv.agent_pane()  # after the first read
+    for lean in (False, True):
+        listing = read.Listing(lean, prior=first)
+        assert "pane_current_path" not in listing.pane_format()
+        assert "pane_current_command" not in listing.pane_format()
+        again = {p.pane_id: p for p in listing.parse(server.run(*listing.pane_args())).panes}
+        assert again.keys() == {p.pane_id for p in first.panes} | {b}
+        assert again[a].current_command == "fakeagent"
+        assert again[a].current_path == str(odd)
+        assert again[b].current_command == again[b].current_path == ""
+    fresh = {p.pane_id: p for p in read.list_panes(server).panes}
+    assert fresh[b].current_command == "fakeagent"  # a read with no prior reads them

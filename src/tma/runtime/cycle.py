@@ -686,7 +686,7 @@ class Cycle:
         `meanwhile` runs while tmux writes and re-reads (run()'s)."""
         if not work.lines:
             return snap
-        listing = read.Listing(self.lean)
+        listing = read.Listing(self.lean, prior=snap)  # path and command: the first read's
         # The rollups these writes should leave go in the same batch (one spawn fewer on
         # every cold refresh). A guarded write a hook beat is refused, so the prediction
         # can be wrong: the re-read shows what stuck, and run() writes the rollups again

@@ -100,6 +100,19 @@ def _lean_expr(name: str) -> str:
 
 _LEAN_EXPRS = tuple(_lean_expr(f) for f in LEAN_RECORD)
 
+#: What a re-read after a write batch leaves to the read before it: the pane's command
+#: and path, which tmux finds through /proc for every pane (~17 us a pane) and no write
+#: of tma's changes.
+_CARRIED = ("pane_current_command", "pane_current_path")
+_CARRIED_AT = tuple(PANE_FIELDS.index(f) for f in _CARRIED)
+
+
+def _reread(exprs: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple("" if i in _CARRIED_AT else e for i, e in enumerate(exprs))
+
+
+_FULL_REREAD, _LEAN_REREAD = _reread(_FULL_EXPRS), _reread(_LEAN_EXPRS)
+
 
 def _int(value: str, default: int = 0) -> int:
     try:
@@ -181,17 +194,24 @@ def _pane(values: list[str], names: tuple[str, ...]) -> Pane | None:
 class Listing:
     """One read of every pane, the server's facts and the clients: the formats to send
     and the parser of what came back, sharing one frame. `lean`: the pane records
-    hold only what the cycle reads (see CYCLE_OPTIONS)."""
+    hold only what the cycle reads (see CYCLE_OPTIONS). `prior`: this is a re-read
+    after writes, and each pane's command and path are PRIOR's (empty for a pane
+    PRIOR does not hold)."""
 
-    __slots__ = ("lean", "frame")
+    __slots__ = ("lean", "frame", "prior")
 
-    def __init__(self, lean: bool = False, fr: frame.Frame | None = None) -> None:
+    def __init__(self, lean: bool = False, fr: frame.Frame | None = None,
+                 prior: Snapshot | None = None) -> None:
         self.lean = lean
         self.frame = fr or frame.Frame()
+        self.prior = prior
 
     def pane_format(self) -> str:
-        return self.frame.record("L" if self.lean else "P",
-                                 _LEAN_EXPRS if self.lean else _FULL_EXPRS)
+        if self.prior is not None:
+            exprs = _LEAN_REREAD if self.lean else _FULL_REREAD
+        else:
+            exprs = _LEAN_EXPRS if self.lean else _FULL_EXPRS
+        return self.frame.record("L" if self.lean else "P", exprs)
 
     def server_format(self) -> str:
         return self.frame.record("S", [_expr(f) for f in SERVER_FIELDS])
@@ -221,8 +241,17 @@ class Listing:
     def parse(self, out: str) -> Snapshot:
         fr = self.frame
         kind, names = ("L", LEAN_RECORD) if self.lean else ("P", PANE_RECORD)
-        panes = [p for p in (_pane(v, names) for v in fr.records(out, kind, len(names)))
-                 if p is not None]
+        records = fr.records(out, kind, len(names))
+        if self.prior is not None:
+            before = {p.pane_id: p for p in self.prior.panes}
+            decoded = _TEXT_AT[names]
+            for values in records:
+                was = before.get(values[0])
+                for i, value in zip(_CARRIED_AT, (was.current_command, was.current_path)
+                                    if was is not None else ("", ""), strict=True):
+                    # as tmux would print it: _pane decodes a free-text field
+                    values[i] = value.replace("\\", "\\\\") if i in decoded else value
+        panes = [p for p in (_pane(v, names) for v in records) if p is not None]
         clients = [Client(c[0], c[1], _int(c[2]), c[3] == "1", c[4], c[5])
                    for c in (_unescape(CLIENT_FIELDS, v)
                              for v in fr.records(out, "C", len(CLIENT_FIELDS)))]
