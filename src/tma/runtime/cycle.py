@@ -233,6 +233,9 @@ class _Pass:
         # pane id -> the state this pass's write leaves (None: removed): the rollups
         # ride in the same batch as the stamps (see Cycle._commit)
         self.predicted: dict[str, str | None] = {}
+        # the first half's writes of a many-pane fold, sent ahead (PendingSource, the
+        # wait-for channel it signals at its end); _commit reads it
+        self.first_batch: tuple | None = None
 
     def add_row(self, pane, stamp: codec.Stamp, agent: str, *, foreign: bool = False) -> None:
         self.rows[pane.pane_id] = Row(pane, stamp, agent, foreign, _muted(pane, self.now))
@@ -586,17 +589,41 @@ class Cycle:
     def _fold_all(self, work: _Pass) -> None:
         if not work.pending:
             return  # (a status line over fresh stamps imports no plan)
+        items = work.pending
+        half = len(items) // 2 if len(items) >= PIPELINE_PANES and work.producing else 0
+        if not half:
+            self._fold(work, items)
+            return
+        # Many panes: the first half's writes go to tmux while the rules read the second
+        # half's screens (tmux applies ~10 set-options a pane: ~0.4 ms, about what the
+        # rules take). _commit's batch waits in tmux for this one (wait-for), so the
+        # re-read still follows every write.
+        self._fold(work, items[:half])
+        if work.lines:
+            channel = f"tma-cycle-{os.getpid()}-{os.urandom(4).hex()}"
+            work.first_batch = (self.server.begin_source(
+                [*work.lines, f"wait-for -S {channel}"]), channel)
+            work.lines = []
+        try:
+            self._fold(work, items[half:])
+        except BaseException:
+            if work.first_batch is not None:  # read and reaped before the error goes on
+                work.first_batch[0].result()
+            raise
+
+    def _fold(self, work: _Pass, items: list) -> None:
+        """Read ITEMS' screens by their rules and add each verdict's write to the pass."""
         from tma.core import plan as P
 
-        seen = [self._evaluate(pane, ident, cap) for pane, _stamp, ident, cap in work.pending]
+        seen = [self._evaluate(pane, ident, cap) for pane, _stamp, ident, cap in items]
         verdicts = [self._verdict(pane, stamp, ident, cap, work.now,
                                   pane.pane_id in work.demoted, s)
-                    for (pane, stamp, ident, cap), s in zip(work.pending, seen, strict=True)]
-        for i in self._confirm_prompts(work, seen, verdicts):
-            pane, stamp, ident, cap = work.pending[i]
+                    for (pane, stamp, ident, cap), s in zip(items, seen, strict=True)]
+        for i in self._confirm_prompts(work, items, seen, verdicts):
+            pane, stamp, ident, cap = items[i]
             verdicts[i] = self._verdict(pane, stamp, ident, cap, work.now,
                                         pane.pane_id in work.demoted, seen[i])
-        for (pane, stamp, ident, _cap), v in zip(work.pending, verdicts, strict=True):
+        for (pane, stamp, ident, _cap), v in zip(items, verdicts, strict=True):
             if v is None:
                 continue
             plan, guarded, body_hash = v
@@ -635,7 +662,8 @@ class Cycle:
         result = evaluate(manifest, screen)
         return _Seen(result, _prompt_of(screen, result, manifest))
 
-    def _confirm_prompts(self, work: _Pass, seen: list, verdicts: list) -> list[int]:
+    def _confirm_prompts(self, work: _Pass, items: list, seen: list,
+                         verdicts: list) -> list[int]:
         """A prompt about to be recorded for an episode, or to start one, is read twice.
         A repaint caught half-way (the agent redrawing after a resize, a row cut at the
         old width) reads as another prompt for a few milliseconds, and a new episode
@@ -647,7 +675,7 @@ class Cycle:
         from tma.core.prompt import names_target
 
         unsure = []
-        for i, ((pane, stamp, _ident, _cap), v) in enumerate(zip(work.pending, verdicts,
+        for i, ((pane, stamp, _ident, _cap), v) in enumerate(zip(items, verdicts,
                                                                 strict=True)):
             recorded = stamp.prompt if stamp is not None else ""
             # a detail alone comes from the rule that said blocked, trusted on one read
@@ -663,7 +691,7 @@ class Cycle:
         left = CONFIRM_MS - int((_monotonic() - work.captured_at) * 1000)
         settle(max(0, min(CONFIRM_MS, left)))
         mset = self.manifests()
-        wanted = [work.pending[i] for i in unsure]
+        wanted = [items[i] for i in unsure]
         again = read.capture_many(self.server, [
             (p.pane_id, mset.get(ident.agent).scrollback_needed(p.height))
             for p, _stamp, ident, _cap in wanted])
@@ -684,7 +712,8 @@ class Cycle:
     def _commit(self, work: _Pass, snap, meanwhile: Callable[[], object] | None = None):
         """Send every line with a re-read behind it; rows then show what stuck.
         `meanwhile` runs while tmux writes and re-reads (run()'s)."""
-        if not work.lines:
+        first = work.first_batch
+        if not work.lines and first is None:
             return snap
         listing = read.Listing(self.lean, prior=snap)  # path and command: the first read's
         # The rollups these writes should leave go in the same batch (one spawn fewer on
@@ -694,12 +723,19 @@ class Cycle:
         rollups = []
         if work.producing:
             rollups = rollup_lines(snap, {**work.decoded, **work.predicted})
-        pending = self.server.begin_source(work.lines + rollups + [listing.line()])
+        # after the first half's writes, when they went ahead: tmux holds this batch
+        # until that one signals its end
+        head = [f"wait-for {first[1]}"] if first is not None else []
+        pending = self.server.begin_source(head + work.lines + rollups + [listing.line()])
         try:
             if meanwhile is not None:
                 meanwhile()
-        finally:  # the spawn is read (and reaped) whatever the caller's work raised
-            out, _err = pending.result()
+        finally:  # every spawn is read (and reaped) whatever the caller's work raised
+            try:
+                if first is not None:
+                    first[0].result()
+            finally:
+                out, _err = pending.result()
         final = listing.parse(out)
         final_by_id = {p.pane_id: p for p in final.panes}
         # every row reads from the re-read: the writes (stamps, telemetry lanes,
@@ -872,6 +908,10 @@ class _Seen:
         self.result = result
         self.prompt = prompt
 
+
+#: From this many panes to fold, the first half's writes go to tmux while the rules read
+#: the second half (Cycle._fold_all): one spawn more, about half the fold's time less.
+PIPELINE_PANES = 24
 
 #: How long after a first read a new prompt is read again to be believed (agents repaint
 #: within a few milliseconds of a resize; a half-drawn frame lasts no longer).
