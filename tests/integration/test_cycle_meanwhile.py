@@ -51,17 +51,25 @@ def _idle_agents(srv, n: int) -> list[str]:
 def test_the_callers_work_runs_while_the_write_batch_is_out(srv, monkeypatch):
     panes = _idle_agents(srv, 2)
     cycle = _cycle(srv, monkeypatch)
-    seen = []
+    batches, seen = [], []
+    real = cycle.server.begin_source
+
+    def begin_source(lines):
+        pending = real(lines)
+        batches.append(pending.begun[0] if pending.begun else None)  # the child's pid
+        return pending
+
+    monkeypatch.setattr(cycle.server, "begin_source", begin_source)
 
     def meanwhile():
-        seen.append((cycle.server.spawns, _children()))
+        seen.append((cycle.server.spawns, set(_children())))
 
     result = cycle.run(current=True, meanwhile=meanwhile)
     assert len(seen) == 1
     spawns, children = seen[0]
     # the write batch was the last spawn begun, and its tmux client was not read yet
-    assert spawns == cycle.server.spawns and "tmux" in children.values(), seen
-    assert not set(children) & set(_children())  # read and reaped by the time run returns
+    assert spawns == cycle.server.spawns and batches[-1] in children, (batches, seen)
+    assert batches[-1] not in _children()  # read and reaped by the time run returns
     assert sorted(r.pane.pane_id for r in result.rows) == sorted(panes)
     assert {r.state for r in result.rows} == {"idle"}
     assert all(srv.option(p, "@agent_state") == "idle" for p in panes)

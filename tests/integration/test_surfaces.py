@@ -329,6 +329,10 @@ def test_stampede_guard_consumes_only(srv):
 
 @pytest.mark.tmux_contract
 def test_spawns_do_not_grow_with_agents(srv):
+    # the first session's stamp stays fresh while the second is made (a loaded machine
+    # took longer than the 3 s default to start six panes: its pane was captured again)
+    srv.config.write_text("[fold]\nfreshness_secs = 600\n")
+
     def cold(n: int) -> int:
         panes = [srv.agent_pane(session=f"n{n}") for _ in range(n)]
         for p in panes:
