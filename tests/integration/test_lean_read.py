@@ -134,7 +134,12 @@ def test_a_re_read_carries_the_first_reads_command_and_path(srv, server, tmp_pat
     a = srv.tmux("new-window", "-d", "-t", "s:", "-c", str(odd), "-P", "-F", "#{pane_id}",
                  f"exec {srv.fake('fakeagent')} 100000").strip()
     srv.wait_for(lambda: srv.display(a, "#{pane_current_command}") == "fakeagent")
-    first = read.list_panes(server)
+
+    def read_with_path():  # 3.7c under load may read a just-started pane's path as ""
+        snap = read.list_panes(server)
+        return snap if {p.pane_id: p for p in snap.panes}[a].current_path else None
+
+    first = srv.wait_for(read_with_path, timeout=10)
     was = {p.pane_id: p for p in first.panes}[a]
     assert was.current_path == str(odd) and was.current_command == "fakeagent"
     b = srv.agent_pane()  # after the first read
